@@ -1,0 +1,1 @@
+"""Agent sources: bundle-safe (standard library + numpy) modules exposing agent(obs, config)."""

@@ -1,0 +1,105 @@
+"""The agent registry: short names, where each agent lives, and what it must achieve.
+
+This module is for the tools (build, check, match, tests); it is never bundled.
+Agent modules are imported lazily, by name, only when an agent is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+Agent = Callable[[Any, Any], int]
+
+
+class UnknownAgent(KeyError):
+    """A name that is not in the registry."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """One registered agent.
+
+    ``floors`` maps an opponent (``random``, ``negamax``) to the win rate the agent
+    must reach against it, over both seats.  ``valid`` is False for an agent that is
+    kept on purpose although it plays illegal moves (the checker must catch it).
+    ``submittable`` is False for agents that are not meant for Kaggle (no time limit).
+    ``move_budget_s`` bounds one move in the property tests.  ``strength`` orders the
+    agents: ``make submission`` without ``AGENT`` builds the strongest submittable one.
+    """
+
+    name: str
+    module: str
+    description: str
+    source: str
+    function: str = "agent"
+    floors: dict[str, float] = field(default_factory=dict)
+    valid: bool = True
+    submittable: bool = True
+    move_budget_s: float = 1.0
+    strength: int = 0
+    tactical: bool = False  # takes a win in one and blocks a loss in one
+    sizes: str = "any"  # "any" board size, or "standard" (6x7x4 only)
+
+    def load(self) -> Agent:
+        """Import the agent's module and return its agent function."""
+        module = importlib.import_module(self.module)
+        return getattr(module, self.function)
+
+
+_SPECS: list[AgentSpec] = [
+    AgentSpec(
+        name="random", module="agents.simple", function="random_agent",
+        description="A uniformly random legal column.",
+        source="Kaggle Learn, Intro to Game AI, lesson 1 (agent_random)",
+        floors={"random": 0.30}, strength=0, move_budget_s=0.05,
+    ),
+    AgentSpec(
+        name="leftmost", module="agents.simple", function="leftmost_agent",
+        description="The leftmost legal column.",
+        source="Kaggle Learn, Intro to Game AI, lesson 1 (agent_leftmost)",
+        floors={"random": 0.70}, strength=1, move_budget_s=0.05,
+    ),
+    AgentSpec(
+        name="lookahead", module="agents.lookahead",
+        description="One-step lookahead with the course heuristic (+1e6 four, +1 own three, -100 opponent three), random tie-break.",
+        source="Kaggle Learn, Intro to Game AI, lesson 2 (one-step lookahead)",
+        floors={"random": 0.90, "negamax": 0.20}, strength=10, tactical=True, move_budget_s=0.5,
+    ),
+    AgentSpec(
+        name="weighted", module="agents.weighted",
+        description="Wins or blocks in one, else the move onto the cell in the most lines of four (table read from agents/data/cell_weights.json).",
+        source="The classic Connect Four cell-weight table (number of winning lines through each cell)",
+        floors={"random": 0.85}, strength=5, move_budget_s=0.1,
+    ),
+]
+
+REGISTRY: dict[str, AgentSpec] = {spec.name: spec for spec in _SPECS}
+
+
+def register(spec: AgentSpec) -> AgentSpec:
+    """Add an agent to the registry (used by agent families and plugins)."""
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get(name: str) -> AgentSpec:
+    """The spec registered as ``name``; ``UnknownAgent`` names the known ones otherwise."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise UnknownAgent(f"unknown agent {name!r}; registered agents: {', '.join(sorted(REGISTRY))}") from None
+
+
+def load(name: str) -> Agent:
+    """The agent function registered as ``name``."""
+    return get(name).load()
+
+
+def strongest() -> AgentSpec:
+    """The strongest submittable agent: the default of ``make submission``."""
+    return max((s for s in REGISTRY.values() if s.submittable and s.valid), key=lambda s: s.strength)

@@ -1,0 +1,1 @@
+"""Everything around the agents: checking, matches, solving, books, training, upload."""
