@@ -43,7 +43,7 @@ class Geometry(NamedTuple):
     directions: tuple[int, ...]
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64, typed=True)  # typed: 6.0 must not hit the cached 6
 def geometry(rows: int, columns: int, inarow: int) -> Geometry:
     """The masks for a ``rows x columns`` board where ``inarow`` stones win."""
     if not (isinstance(rows, int) and isinstance(columns, int) and isinstance(inarow, int)):
@@ -235,6 +235,12 @@ class Board:
     def winning_moves(self) -> list[int]:
         """The legal columns that win at once for the side to move."""
         return [c for c in self.legal_moves() if self.is_winning_move(c)]
+
+    def opponent_winning_moves(self) -> list[int]:
+        """The legal columns where the opponent would win if it moved there now: the ones to block."""
+        geo, theirs = self.geo, self.current ^ self.mask
+        return [c for c in self.legal_moves()
+                if has_alignment(theirs | ((self.mask + geo.bottom_masks[c]) & geo.column_masks[c]), geo)]
 
     def stones(self, mark: int) -> int:
         """The bitboard of ``mark``'s stones."""

@@ -71,6 +71,48 @@ _SPECS: list[AgentSpec] = [
         floors={"random": 0.90, "negamax": 0.20}, strength=10, tactical=True, move_budget_s=0.5,
     ),
     AgentSpec(
+        name="middle", module="agents.simple", function="middle_agent", valid=False,
+        description="Always the middle column, even when it is full: a known-invalid baseline, kept as the course kept it (the checker must catch it).",
+        source="Kaggle Learn, Intro to Game AI, lesson 1 (agent_middle)",
+        floors={}, strength=0, move_budget_s=0.05,
+    ),
+    AgentSpec(
+        name="lookahead-berkeley", module="agents.lookahead", function="berkeley_agent",
+        description="One-step lookahead with the Berkeley report's weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: a move making two own threes can outscore a win.",
+        source="Kaggle Learn lesson 2's one-step lookahead with the Berkeley report's weights",
+        floors={"random": 0.90, "negamax": 0.20}, strength=9, move_budget_s=0.5,
+    ),
+    AgentSpec(
+        name="minimax", module="agents.minimax",
+        description="3-step minimax with the course heuristic (+1e6 four, +1 own three, -100 opponent three, -1e4 opponent four), random tie-break. Blocks; may prefer a forced win to a win in one.",
+        source="Kaggle Learn, Intro to Game AI, lesson 3 (N-step lookahead, N_STEPS = 3)",
+        floors={"random": 0.90, "negamax": 0.40}, strength=12, move_budget_s=1.0,
+    ),
+    AgentSpec(
+        name="minimax-2", module="agents.minimax", function="minimax2_agent",
+        description="The course's minimax with N_STEPS = 2 (our move and the reply), random tie-break.",
+        source="Kaggle Learn, Intro to Game AI, lesson 3 (N-step lookahead, N_STEPS = 2)",
+        floors={"random": 0.90, "negamax": 0.20}, strength=11, tactical=True, move_budget_s=0.5,
+    ),
+    AgentSpec(
+        name="alphabeta", module="agents.alphabeta",
+        description="3-step lookahead with alpha-beta pruning and the Berkeley report's tuned weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: its weights can outscore a win in one.",
+        source="Berkeley report on ConnectX: multistep lookahead with alpha-beta pruning and tuned weights",
+        floors={"random": 0.90, "negamax": 0.40}, strength=13, move_budget_s=1.0,
+    ),
+    AgentSpec(
+        name="alphabeta-4", module="agents.alphabeta", function="alphabeta4_agent",
+        description="The Berkeley alpha-beta agent searching 4 steps.",
+        source="Berkeley report on ConnectX (depth raised to 4)",
+        floors={"random": 0.90, "negamax": 0.40}, strength=14, move_budget_s=2.0,
+    ),
+    AgentSpec(
+        name="improved", module="agents.improved",
+        description="The DQN notebook's improved minimax: 2 plies, +-inf on a line, else 4**i per own window of i+1 stones and -2**(2i+1) per opponent one, random tie-break.",
+        source="The ConnectX DQN notebook's improved minimax agent",
+        floors={"random": 0.90, "negamax": 0.40}, strength=12, tactical=True, move_budget_s=0.5,
+    ),
+    AgentSpec(
         name="weighted", module="agents.weighted",
         description="Wins or blocks in one, else the move onto the cell in the most lines of four (table read from agents/data/cell_weights.json).",
         source="The classic Connect Four cell-weight table (number of winning lines through each cell)",

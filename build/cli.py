@@ -1,0 +1,59 @@
+"""``cxforge build``: bundle an agent into one self-contained submission file and its manifest."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, default_root, resolve_target, write
+from build.errors import BuildError
+
+HELP = "bundle an agent and what it uses into one self-contained submission file"
+DEFAULT_OUTPUT = {"py": Path("submissions/submission.py"), "tar.gz": Path("submissions/submission.tar.gz")}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", metavar="NAME",
+                        help="a registered agent (default: the strongest), or a path to a .py file")
+    parser.add_argument("-o", "--output", type=Path, metavar="PATH",
+                        help="where to write it (default: submissions/submission.py, or .tar.gz)")
+    parser.add_argument("--format", choices=FORMATS, help="a single .py file, or a .tar.gz with main.py "
+                        "(default: from the output's suffix, else py)")
+    parser.add_argument("--size-limit", type=int, default=DEFAULT_SIZE_LIMIT, metavar="BYTES",
+                        help=f"fail above this size (default {DEFAULT_SIZE_LIMIT:,})")
+    parser.add_argument("--module", metavar="MODULE", help="build agents.MODULE's function instead of a NAME")
+    parser.add_argument("--function", metavar="NAME", help="the agent function (default: the registry's, or agent)")
+    parser.add_argument("--project-root", type=Path, metavar="DIR",
+                        help="the project holding agents/ (default: this checkout)")
+
+
+def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
+    """The output path and format, each defaulting from the other; a mismatch is an error."""
+    suffix_fmt = None if output is None else "tar.gz" if output.name.endswith(".tar.gz") else "py"
+    fmt = fmt or suffix_fmt or "py"
+    if output is None:
+        return DEFAULT_OUTPUT[fmt], fmt
+    if fmt == "tar.gz" and suffix_fmt != "tar.gz":
+        raise BuildError(f"{output}: a --format tar.gz output must end in .tar.gz")
+    if fmt == "py" and suffix_fmt == "tar.gz":
+        raise BuildError(f"{output}: a .tar.gz output needs --format tar.gz")
+    return output, fmt
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.size_limit <= 0:
+        raise BuildError(f"--size-limit must be a positive number of bytes, got {args.size_limit}")
+    if args.module and args.name:
+        raise BuildError("give either NAME or --module, not both")
+    root = (args.project_root or default_root()).resolve()
+    if not (root / "agents").is_dir():
+        raise BuildError(f"{root}: no agents/ package there (see --project-root)")
+    output, fmt = output_format(args.output, args.format)
+    target = resolve_target(args.name, root, args.module, args.function)
+    built = build(target, root, fmt, args.size_limit)
+    manifest = write(built, output)
+    m = built.manifest
+    print(f"built agent {target.name!r} ({target.module}.{target.function}): "
+          f"{len(m['modules'])} module(s), {len(m['data'])} data file(s); manifest {manifest}")
+    print(f"{output}  {m['size']:,} bytes  sha256 {m['sha256']}")
+    return 0

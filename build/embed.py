@@ -1,0 +1,92 @@
+"""Data files in a submission: which ones a module reads, and how they are embedded.
+
+An agent reads its data with ``read_data("name")`` (agents/resources.py).  The
+bundler finds those calls statically, so the argument must be a string literal.
+Each file is embedded zlib-compressed and base64-encoded with its sha256; the
+bundle decodes it once at load time and refuses to start on a mismatch.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from build.errors import BuildError
+from build.imports import SourceModule
+
+READER = "read_data"
+DATA_DIR = ("agents", "data")
+LINE_WIDTH = 96
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One embedded data file: its name under agents/data/, its bytes and their sha256."""
+
+    name: str
+    content: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.content).hexdigest()
+
+
+def data_names(module: SourceModule) -> dict[str, int]:
+    """The data files ``module`` reads (name -> first line), from its ``read_data("...")`` calls."""
+    found: dict[str, int] = {}
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if called != READER:
+            continue
+        where = f"{module.path}:{node.lineno}"
+        if len(node.args) != 1 or node.keywords:
+            raise BuildError(f"{where}: {READER}() takes exactly one argument, a string literal naming the file")
+        arg = node.args[0]
+        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            raise BuildError(f"{where}: {READER}({ast.unparse(arg)}) needs a string literal, so the bundler "
+                             "can find the file without running the code")
+        name = arg.value
+        parts = PurePosixPath(name).parts
+        if not name or PurePosixPath(name).is_absolute() or ".." in parts or "\\" in name:
+            raise BuildError(f"{where}: data file name {name!r} must be a relative path inside agents/data/")
+        found.setdefault(name, node.lineno)
+    return found
+
+
+def load_data(root: Path, modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
+    """The data files the modules read, sorted by name; a missing file is a ``BuildError``."""
+    files: dict[str, DataFile] = {}
+    for module in modules:
+        for name, line in data_names(module).items():
+            if name in files:
+                continue
+            path = root.joinpath(*DATA_DIR, *PurePosixPath(name).parts)
+            try:
+                files[name] = DataFile(name, path.read_bytes())
+            except OSError as exc:
+                raise BuildError(f"{module.path}:{line}: data file {'/'.join(DATA_DIR)}/{name} "
+                                 f"cannot be read ({exc.strerror})") from None
+    return tuple(files[n] for n in sorted(files))
+
+
+def encode(content: bytes) -> str:
+    """``content`` compressed (zlib, level 9) and base64-encoded."""
+    return base64.b64encode(zlib.compress(content, 9)).decode("ascii")
+
+
+def decode(blob: str) -> bytes:
+    """The inverse of ``encode`` (the bundle's loader does the same)."""
+    return zlib.decompress(base64.b64decode(blob))
+
+
+def wrapped_literal(blob: str, indent: str) -> str:
+    """A parenthesised, line-wrapped Python literal for a long base64 string."""
+    lines = [blob[i:i + LINE_WIDTH] for i in range(0, len(blob), LINE_WIDTH)] or [""]
+    return "(\n" + "".join(f"{indent}    {line!r}\n" for line in lines) + f"{indent})"
