@@ -1,0 +1,340 @@
+"""The game loop (tools/match.py) judges games exactly as kaggle_environments does."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.board import Board
+from agents.simple import random_agent
+from tools.errors import UserError
+from tools.match import (RULE_BREAKS, GameRecord, MatchResult, game_seed, load_records, play_game,
+                         run_match)
+from tools.players import resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- test agents (module level, so worker processes can unpickle them) ----------
+def legal(obs, config) -> list[int]:  # type: ignore[no-untyped-def]
+    return [c for c in range(config.columns) if obs.board[c] == 0]
+
+
+def flaky_agent(obs, config):  # type: ignore[no-untyped-def]
+    """Mostly random; sometimes returns one of the many kinds of bad action, or raises."""
+    cols = legal(obs, config)
+    roll = random.random()
+    if roll < 0.03:
+        raise ValueError("flaky agent failed")
+    if roll < 0.08:
+        full = [c for c in range(config.columns) if obs.board[c] != 0]
+        bad = [-1, config.columns, np.int64(cols[0]), True, str(cols[0]), None] + full
+        return random.choice(bad)
+    return random.choice(cols)
+
+
+def numpy_agent(obs, config):  # type: ignore[no-untyped-def]
+    return np.int64(legal(obs, config)[0])
+
+
+def float_agent(obs, config):  # type: ignore[no-untyped-def]
+    return float(legal(obs, config)[0])
+
+
+def none_agent(obs, config):  # type: ignore[no-untyped-def]
+    """Returns None: Kaggle plays its schema default, column 0, until column 0 is full."""
+    return None
+
+
+def one_arg_agent(obs):  # type: ignore[no-untyped-def]
+    return [c for c in range(len(obs.board)) if obs.board[c] == 0][0] % 4
+
+
+def attribute_and_item_agent(obs, config):  # type: ignore[no-untyped-def]
+    assert obs.board is obs["board"] and config.columns == config["columns"]
+    assert obs.remainingOverageTime == obs["remainingOverageTime"] and config.actTimeout == 2
+    assert obs.step == sum(v != 0 for v in obs.board) and obs.mark == 1 + obs.step % 2
+    return random.choice(legal(obs, config))
+
+
+def slow_agent(obs, config):  # type: ignore[no-untyped-def]
+    """50 ms a move, on spread-out columns (so it does not win before it runs out of overage)."""
+    time.sleep(0.05)
+    cols = legal(obs, config)
+    want = 2 * (obs.step // 2) % config.columns
+    return want if want in cols else cols[0]
+
+
+# -- replaying a record through kaggle_environments ------------------------------
+_ENVS: dict = {}
+
+
+def kaggle_replay(rec: GameRecord, culprit_action: object = None) -> tuple[list[str], list]:
+    """Step the recorded moves through the real env; return its final statuses and rewards."""
+    from kaggle_environments import make
+    from kaggle_environments.errors import DeadlineExceeded
+
+    rows, columns, inarow = rec.size
+    if rec.size not in _ENVS:
+        _ENVS[rec.size] = make("connectx", configuration={"rows": rows, "columns": columns, "inarow": inarow})
+    env = _ENVS[rec.size]
+    env.reset()
+    for ply, col in enumerate(rec.moves):
+        assert not env.done
+        env.step([col, None] if ply % 2 == 0 else [None, col])
+    if rec.outcome in RULE_BREAKS:
+        assert not env.done
+        if rec.outcome == "invalid":
+            bad = eval(rec.bad_action, {"np": np})  # noqa: S307 - our own repr of a test agent's action
+        elif rec.outcome == "error":
+            bad = ValueError(rec.error)
+        else:
+            bad = DeadlineExceeded()
+        env.step([bad, None] if rec.culprit == 1 else [None, bad])
+    assert env.done
+    assert list(env.state[0].observation.board) == Board.from_moves(rec.moves, rows, columns, inarow).to_grid()
+    return [s.status for s in env.state], [s.reward for s in env.state]
+
+
+MATCHUPS = [
+    ("random", "kaggle:random", (6, 7, 4)),
+    ("random", "random", (4, 4, 3)),
+    ("random", "random", (4, 4, 4)),
+    (flaky_agent, "random", (6, 7, 4)),
+    ("random", flaky_agent, (5, 5, 4)),
+    (flaky_agent, flaky_agent, (4, 4, 3)),
+    ("kaggle:negamax", flaky_agent, (4, 5, 3)),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def matchup_games(i: int) -> MatchResult:
+    a, b, size = MATCHUPS[i]
+    return run_match(a, b, games=24, workers=1, seed=3, size=size, progress=False)
+
+
+@pytest.mark.parametrize("i", range(len(MATCHUPS)),
+                         ids=[f"{getattr(a, '__name__', a)}-{getattr(b, '__name__', b)}-{'x'.join(map(str, s))}"
+                              for a, b, s in MATCHUPS])
+def test_outcomes_equal_kaggle_replay(i: int) -> None:
+    result = matchup_games(i)
+    assert len(result.records) == 24
+    for rec in result.records:
+        assert kaggle_replay(rec) == rec.kaggle_result(), rec
+
+
+def test_replays_cover_every_outcome() -> None:
+    """The matchups above really produce wins of both seats, draws, invalid moves and errors."""
+    outcomes = set()
+    for i in range(len(MATCHUPS)):
+        for rec in matchup_games(i).records:
+            outcomes.add((rec.outcome, rec.winner if rec.outcome == "win" else rec.culprit))
+    assert {("win", 1), ("win", 2), ("draw", None), ("invalid", 1), ("invalid", 2),
+            ("error", 1), ("error", 2)} <= outcomes
+
+
+@pytest.mark.parametrize("agent", [flaky_agent, random_agent], ids=["flaky", "random"])
+def test_same_game_as_kaggle_env_run(agent) -> None:  # type: ignore[no-untyped-def]
+    """Seeded alike, env.run plays move for move the game our loop plays, bad actions included."""
+    from kaggle_environments import make
+
+    for index in range(8):
+        s = game_seed(0, index)
+        rec = play_game(agent, agent, (5, 6, 4), s)
+        random.seed(s)
+        np.random.seed(s)
+        env = make("connectx", configuration={"rows": 5, "columns": 6, "inarow": 4})
+        steps = env.run([agent, agent])
+        calls = len(rec.moves) + (rec.outcome in RULE_BREAKS)
+        assert len(steps) == 1 + calls  # the reset state, then one step per call
+        assert list(steps[-1][0].observation.board) == Board.from_moves(rec.moves, 5, 6, 4).to_grid()
+        assert ([s.status for s in steps[-1]], [s.reward for s in steps[-1]]) == rec.kaggle_result()
+
+
+@pytest.mark.parametrize("agent, bad", [(numpy_agent, "np.int64(0)"), (float_agent, "0.0")])
+def test_non_int_actions_are_invalid(agent, bad) -> None:  # type: ignore[no-untyped-def]
+    rec = play_game(agent, "random", (6, 7, 4), 0)
+    assert (rec.outcome, rec.culprit, rec.winner, rec.bad_action, rec.moves) == ("invalid", 1, 2, bad, [])
+    if agent is numpy_agent:  # (env.step crashes on a float: Kaggle has no verdict to compare with)
+        assert kaggle_replay(rec) == rec.kaggle_result() == (["INVALID", "DONE"], [None, 0])
+
+
+def test_none_plays_column_zero_like_kaggle() -> None:
+    from kaggle_environments import make
+
+    from agents.simple import leftmost_agent
+
+    rec = play_game(none_agent, leftmost_agent, (4, 5, 4), 0)
+    assert (rec.moves, rec.outcome, rec.culprit, rec.bad_action) == ([0, 0, 0, 0], "invalid", 1, "0")
+    assert kaggle_replay(rec) == rec.kaggle_result()
+    steps = make("connectx", configuration={"rows": 4, "columns": 5, "inarow": 4}).run([none_agent, leftmost_agent])
+    assert len(steps) == 6 and [s.status for s in steps[-1]] == ["INVALID", "DONE"]
+
+
+def test_errors_and_one_argument_agents() -> None:
+    def boom(obs, config):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    rec = play_game(one_arg_agent, boom, (6, 7, 4), 1)
+    assert rec.outcome == "error" and rec.culprit == 2 and rec.error == "RuntimeError: boom"
+    assert rec.moves == [0] and rec.kaggle_result() == (["DONE", "ERROR"], [0, None])
+    rec = play_game(attribute_and_item_agent, attribute_and_item_agent, (6, 7, 4), 2)
+    assert rec.outcome in ("win", "draw")
+
+
+def test_timeouts_follow_kaggles_overage_rule() -> None:
+    rec = play_game(slow_agent, "random", (6, 7, 4), 0, act_timeout=0.01, overage=0.1)
+    assert rec.outcome == "timeout" and rec.culprit == 1 and rec.winner == 2
+    mine = rec.times[0::2]
+    left, timed_out_at = 0.1, None
+    for k, t in enumerate(mine):
+        if t - 0.01 > left:
+            timed_out_at = k
+            break
+        left -= max(0.0, round(t, 6) - 0.01)
+    assert timed_out_at == len(mine) - 1  # the call that broke Kaggle's rule, and no earlier one
+    assert kaggle_replay(rec) == rec.kaggle_result() == (["TIMEOUT", "DONE"], [None, 0])
+    assert play_game(slow_agent, "random", (6, 7, 4), 0).outcome != "timeout"
+
+
+# -- seeds, seats, workers -----------------------------------------------------------
+def _games(result: MatchResult) -> list[tuple]:
+    return [(r.index, r.seed, r.a_seat, r.players, r.moves, r.outcome, r.winner, r.culprit, r.bad_action)
+            for r in result.records]
+
+
+def test_same_seed_same_games_whatever_the_workers() -> None:
+    one = run_match(flaky_agent, "random", games=16, workers=1, seed=42, progress=False)
+    again = run_match(flaky_agent, "random", games=16, workers=1, seed=42, progress=False)
+    pooled = run_match(flaky_agent, "random", games=16, workers=2, seed=42, chunk=3, progress=False)
+    other = run_match(flaky_agent, "random", games=16, workers=1, seed=43, progress=False)
+    assert _games(one) == _games(again) == _games(pooled)
+    assert [r.moves for r in one.records] != [r.moves for r in other.records]
+    assert pooled.workers == 2 and one.workers == 1
+
+
+def test_seats_alternate_and_tallies_add_up() -> None:
+    result = run_match("leftmost", "random", games=21, workers=1, seed=0, size=(5, 5, 4), progress=False)
+    for i, rec in enumerate(result.records):
+        assert rec.index == i and rec.a_seat == (1 if i % 2 == 0 else 2)
+        assert rec.players[rec.a_seat - 1] == "leftmost" and rec.players[2 - rec.a_seat] == "random"
+        assert rec.seed == game_seed(0, i)
+    first, second, overall = result.tally(1), result.tally(2), result.tally()
+    assert (first.games, second.games, overall.games) == (11, 10, 21)
+    for t in (first, second, overall):
+        assert t.wins + t.draws + t.losses == t.games
+    assert overall.wins == first.wins + second.wins
+    assert overall.wins == sum(r.winner == r.a_seat for r in result.records)
+    assert overall.losses == sum(r.winner == 3 - r.a_seat for r in result.records)
+    a_moves = sum(len(r.times[r.a_seat - 1::2]) for r in result.records)
+    stats = result.time_stats("A")
+    assert stats["moves"] == a_moves and 0 < stats["median_s"] <= stats["max_s"]
+    summary = result.to_json()
+    assert summary["overall"]["wins"] == overall.wins and summary["a_first"]["games"] == 11
+    lo, hi = summary["overall"]["win_rate_ci95"]
+    assert lo <= overall.wins / 21 <= hi
+
+
+def test_rule_breaks_are_tallied_to_the_culprit() -> None:
+    result = run_match(numpy_agent, "random", games=4, workers=1, progress=False)
+    a, = [result.tally()]
+    assert (a.invalid, a.losses, a.wins, a.opponent_invalid) == (4, 4, 0, 0)
+    b = run_match("random", numpy_agent, games=4, workers=1, progress=False).tally()
+    assert (b.opponent_invalid, b.wins, b.invalid) == (4, 4, 0)
+
+
+def test_run_match_rejects_bad_arguments() -> None:
+    with pytest.raises(UserError, match="positive integer"):
+        run_match("random", "random", games=0)
+    with pytest.raises(UserError, match="unknown player 'nobody'"):
+        run_match("nobody", "random", games=2)
+    with pytest.raises(UserError, match="workers"):
+        run_match("random", "random", games=2, workers=0)
+
+
+# -- submission files ------------------------------------------------------------------
+def test_files_load_like_kaggle(tmp_path: Path) -> None:
+    sub = tmp_path / "sub.py"
+    sub.write_text("import time\ntime.sleep(0.2)\ncalls = [0]\n\n"
+                   "def agent(obs, config):\n"
+                   "    calls[0] += 1\n"
+                   "    if calls[0] != obs.step // 2 + 1:\n"
+                   "        return -1  # state leaked from another game\n"
+                   "    return [c for c in range(config.columns) if obs.board[c] == 0][0]\n")
+    result = run_match(str(sub), "random", games=4, workers=1, progress=False)
+    assert all(r.outcome in ("win", "draw") for r in result.records)  # fresh globals every game
+    assert all(r.times[r.a_seat - 1] >= 0.2 for r in result.records)  # loading counts against move 1
+    rec = play_game(str(sub), "random", (6, 7, 4), 0, act_timeout=0.05, overage=0.1)
+    assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
+
+    trailing = tmp_path / "trailing.py"
+    trailing.write_text("def agent(obs, config):\n    return 3\n\nfrom math import floor\n")
+    rec = play_game(str(trailing), "random", (6, 7, 4), 0)
+    assert rec.outcome == "error" and rec.culprit == 1  # the last callable, floor, is the agent
+
+
+# -- the command line ----------------------------------------------------------------------
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.cli", "match", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_and_save(tmp_path: Path) -> None:
+    save = tmp_path / "games.jsonl"
+    out = cli("random", "kaggle:random", "-n", "6", "-w", "2", "--rows", "5", "--columns", "6",
+              "--json", "--save", str(save), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["games"] == 6 and summary["size"] == [5, 6, 4] and summary["b"] == "kaggle:random"
+    records = load_records(str(save))
+    assert [r.index for r in records] == list(range(6))
+    assert sum(r.result(r.a_seat) == "win" for r in records) == summary["overall"]["wins"]
+    again = run_match("random", "kaggle:random", games=6, workers=1, size=(5, 6, 4), progress=False)
+    assert [r.moves for r in records] == [r.moves for r in again.records]
+
+
+def test_cli_text_report() -> None:
+    out = cli("leftmost", "negamax", "-n", "4", "--rows", "4", "--columns", "4", "--inarow", "3")
+    assert out.returncode == 0, out.stderr
+    assert "A = leftmost  vs  B = kaggle:negamax: 4 games on 4x4x3" in out.stdout
+    assert "overall" in out.stdout and "move time B (kaggle:negamax)" in out.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["nobody", "random"], "unknown player 'nobody'"),
+    (["random", "kaggle:minimax"], "unknown Kaggle agent 'kaggle:minimax'"),
+    (["random", "no/such/agent.py"], "player file not found: no/such/agent.py"),
+    (["random", "random", "-n", "0"], "-n/--games must be at least 1"),
+    (["random", "random", "-n", "ten"], "invalid int value: 'ten'"),
+    (["random", "random", "--workers", "0"], "--workers must be at least 1"),
+    (["random", "random", "--rows", "0"], "must be positive"),
+    (["random", "random", "--seed", "-3"], "--seed must be non-negative"),
+])
+def test_cli_bad_input_is_one_line(args: list[str], message: str) -> None:
+    out = cli(*args)
+    assert out.returncode != 0
+    assert message in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_cli_rejects_a_file_that_does_not_compile(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("def agent(obs, config)\n    return 0\n")
+    out = cli("random", str(bad))
+    assert out.returncode == 1 and "does not compile" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_resolve_names() -> None:
+    from agents.registry import REGISTRY
+
+    if "negamax" not in REGISTRY:  # ours would take precedence
+        assert resolve("negamax").name == "kaggle:negamax"
+    assert resolve("random").kind == "registry" and resolve("kaggle:random").kind == "kaggle"
