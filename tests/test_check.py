@@ -1,0 +1,242 @@
+"""``cxforge check``: the real kaggle_environments loads small hand-written files from an empty folder.
+
+Each test writes a tiny single-file agent and checks it with few games (mostly
+against ``random``, which is fast); the timeout tests shrink actTimeout and the
+overage bank so that Kaggle's own timeout rule triggers in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tools import check
+from tools.check import CheckReport, check_file, summarize
+from tools.cli import main
+
+LEFTMOST = """
+def agent(obs, config):
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def quick(path: Path, games: int = 2, **kwargs: object) -> CheckReport:
+    kwargs.setdefault("opponents", ("random",))
+    return check_file(path, games, workers=1, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_legal_agent_passes_against_both_opponents_in_both_seats(tmp_path: Path) -> None:
+    report = check_file(write(tmp_path, "good.py", LEFTMOST), games=2, workers=2)
+    assert report.passed, report.problems
+    assert [(s.opponent, s.seat, s.games) for s in report.seats] == [
+        ("random", "first", 1), ("random", "second", 1), ("negamax", "first", 1), ("negamax", "second", 1)]
+    for s in report.seats:
+        assert s.wins + s.draws + s.losses == s.games
+    assert (report.invalid, report.errors, report.timeouts) == (0, 0, 0)
+    assert report.moves >= 4 and report.slowest_first_move_s > 0
+    assert any("no manifest" in n for n in report.notes)
+
+
+def test_an_invalid_column_fails_with_exit_1_and_is_counted(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, "bad.py", "def agent(obs, config):\n    return config.columns\n")
+    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert out["passed"] is False and out["invalid"] == 2 and out["errors"] == 0
+    assert "column 7" in out["errors_seen"][0]
+
+
+def test_a_numpy_int_is_invalid_as_on_kaggle(tmp_path: Path) -> None:
+    path = write(tmp_path, "np_int.py", "import numpy as np\ndef agent(obs, config):\n    return np.int64(3)\n")
+    report = quick(path, games=1)
+    assert report.invalid == 1 and not report.passed
+
+
+def test_a_raising_agent_fails_with_its_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "raises.py", "def agent(obs, config):\n    raise RuntimeError('boom at move')\n")
+    report = quick(path)
+    assert report.errors == 2 and not report.passed
+    assert "boom at move" in report.errors_seen[0]
+
+
+def test_a_file_without_a_callable_fails(tmp_path: Path) -> None:
+    report = quick(write(tmp_path, "nothing.py", "x = 3\n"), games=1)
+    assert report.errors == 1 and not report.passed
+
+
+def test_a_syntax_error_or_a_missing_file_is_one_clear_line(tmp_path: Path, capsys) -> None:
+    broken = write(tmp_path, "broken.py", "def agent(obs, config)\n    return 1\n")
+    assert main(["check", str(broken)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "syntax error" in err and "line 1" in err
+    assert main(["check", str(tmp_path / "absent.py")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+
+
+def test_a_slow_agent_is_a_timeout_under_kaggles_rule(tmp_path: Path) -> None:
+    path = write(tmp_path, "slow.py", """
+        import time
+        def agent(obs, config):
+            time.sleep(0.15)
+            return [c for c in range(config.columns) if obs.board[c] == 0][0]
+    """)
+    report = quick(path, act_timeout=0.05, overage=0.2)
+    assert report.timeouts == 2 and not report.passed
+    assert report.moves_over_act_timeout >= 2
+
+
+def test_the_load_counts_against_the_first_move(tmp_path: Path) -> None:
+    path = write(tmp_path, "slow_load.py", "import time\ntime.sleep(0.4)\n" + LEFTMOST)
+    enough = quick(path, games=1, act_timeout=0.1, overage=1.0)
+    assert enough.passed, enough.problems
+    assert enough.slowest_first_move_s >= 0.4 > enough.slowest_move_s
+    short = quick(path, games=1, act_timeout=0.1, overage=0.1)
+    assert short.timeouts == 1 and not short.passed
+
+
+def test_a_hung_agent_is_killed_and_counted_as_timeout(tmp_path: Path) -> None:
+    path = write(tmp_path, "hangs.py", "def agent(obs, config):\n    while True:\n        pass\n")
+    report = check_file(path, 2, workers=1, opponents=("random",), act_timeout=0.05, overage=0.1,
+                        hang_slack_s=1.0)
+    assert report.timeouts == 2  # the second game ran in a fresh process
+    assert "did not finish" in report.errors_seen[0]
+
+
+def test_an_agent_that_kills_its_process_is_an_error(tmp_path: Path) -> None:
+    report = quick(write(tmp_path, "exits.py", "import os\ndef agent(obs, config):\n    os._exit(3)\n"))
+    assert report.errors == 2 and "exited (code 3)" in report.errors_seen[0]
+
+
+def test_a_sibling_import_fails_although_the_sibling_exists(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    write(src, "cxf_sibling_helper.py", LEFTMOST.replace("def agent", "def pick"))
+    path = write(src, "uses_sibling.py", "from cxf_sibling_helper import pick\n"
+                                         "def agent(obs, config):\n    return pick(obs, config)\n")
+    # Where it is, Kaggle's loader finds the sibling (it appends the file's folder to sys.path) ...
+    from kaggle_environments import make
+    env = make("connectx")
+    env.run([str(path), "random"])
+    assert env.steps[-1][0].status == "DONE"
+    # ... but alone, as Kaggle runs an uploaded file, it cannot.
+    report = quick(path)
+    assert report.errors == 2 and not report.passed
+    assert "cxf_sibling_helper" in report.errors_seen[0]
+    assert any("imports a module" in n for n in report.notes)
+
+
+def test_the_project_is_invisible_to_the_loaded_file(tmp_path: Path) -> None:
+    import agents.board  # importable here ...
+
+    assert agents.board.Board
+    path = write(tmp_path, "uses_project.py", "from agents.board import Board\n" + LEFTMOST)
+    report = quick(path)  # ... not in the checker's processes
+    assert report.errors == 2 and not report.passed
+
+
+def test_floors_from_the_manifest_are_enforced(tmp_path: Path) -> None:
+    path = write(tmp_path, "submission.py", LEFTMOST)
+    manifest = tmp_path / "submission.json"
+    manifest.write_text(json.dumps({"agent": "leftmost", "floors": {"negamax": 0.9, "random": 0.05},
+                                    "valid": True}))
+    report = check_file(path, 2, workers=2)
+    assert report.agent == "leftmost" and report.manifest == str(manifest)
+    assert (report.invalid, report.errors, report.timeouts) == (0, 0, 0)
+    verdicts = {f.opponent: f.verdict for f in report.floors}
+    assert verdicts["negamax"] == "fail"  # negamax stops a column stacker: it cannot win 2 of 2
+    assert verdicts["random"] != "fail"
+    assert not report.passed and report.problems == [p for p in report.problems if "negamax" in p]
+
+
+def test_a_broken_manifest_is_one_clear_error(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, "submission.py", LEFTMOST)
+    (tmp_path / "submission.json").write_text("{not json")
+    assert main(["check", str(path), "--games", "1"]) == 1
+    assert "submission.json: not a readable JSON manifest" in capsys.readouterr().err
+
+
+def _games(opponent: str, wins: int, n: int) -> list[dict]:
+    return [{"opponent": opponent, "seat": i % 2, "status": "DONE", "outcome": "win" if i < wins else "loss",
+             "durations": [0.01]} for i in range(n)]
+
+
+@pytest.mark.parametrize("wins, verdict, passed", [
+    (10, "pass", True),  # 100%
+    (7, "not significant", True),  # 70%: under the floor, but the upper bound 89.2% is not
+    (5, "fail", False),  # 50%: upper bound 76.3%
+])
+def test_the_floor_rule_is_the_wilson_upper_bound(wins: int, verdict: str, passed: bool) -> None:
+    from tools.stats import wilson
+
+    floor = 0.85
+    assert (wilson(wins, 10)[1] < floor) == (verdict == "fail")  # the rule, stated in --help
+    report = summarize("x.py", 10, 2.0, 60.0, ("random",), _games("random", wins, 10),
+                       Path("x.json"), {"floors": {"random": floor}})
+    assert [f.verdict for f in report.floors] == [verdict]
+    assert report.passed is passed
+
+
+def test_help_states_the_floor_rule(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "upper end of the 95% Wilson interval" in text
+
+
+def test_games_are_split_evenly_across_seats() -> None:
+    jobs = check._jobs(("random", "negamax"), 5, 2.0, 60.0, None)
+    for opponent in ("random", "negamax"):
+        seats = [j["seat"] for j in jobs if j["opponent"] == opponent]
+        assert sorted(seats) == [0, 0, 0, 1, 1]
+
+
+def _tar(folder: Path, name: str, files: dict[str, str]) -> Path:
+    import io
+    import tarfile
+
+    path = folder / name
+    with tarfile.open(path, "w:gz") as archive:
+        for member, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_a_tar_gz_runs_main_py_with_its_own_files_beside_it(tmp_path: Path) -> None:
+    path = _tar(tmp_path, "submission.tar.gz", {
+        "main.py": "from cxf_tar_helper import pick\ndef agent(obs, config):\n    return pick(obs, config)\n",
+        "cxf_tar_helper.py": LEFTMOST.replace("def agent", "def pick")})
+    (tmp_path / "submission.json").write_text(json.dumps({"agent": "tarred", "floors": {}}))
+    report = quick(path)
+    assert report.passed, report.problems
+    assert report.agent == "tarred"
+
+
+def test_a_tar_gz_without_main_py_is_one_clear_line(tmp_path: Path, capsys) -> None:
+    path = _tar(tmp_path, "sub.tar.gz", {"agent.py": LEFTMOST})
+    assert main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no main.py" in err
+
+
+def test_a_built_submission_is_checked_with_its_manifest(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "submission.py"
+    assert main(["build", "random", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(out), "--games", "2", "--opponents", "random", "--json"]) in (0, 1)
+    report = json.loads(capsys.readouterr().out)
+    assert report["agent"] == "random" and report["manifest"] == str(tmp_path / "submission.json")
+    assert (report["invalid"], report["errors"], report["timeouts"]) == (0, 0, 0)
+    assert [f["opponent"] for f in report["floors"]] == ["random"]

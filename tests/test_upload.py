@@ -1,0 +1,173 @@
+"""``cxforge upload``: the real kaggle CLI against a LOCAL FAKE Kaggle API server.
+
+``tests/fake_kaggle.py`` is a local fake server speaking the real protocol of the
+kaggle CLI 2.2.4 (StartSubmissionUpload, a PUT of the file, CreateSubmission).
+The real ``kaggle`` executable reaches it through ``KAGGLE_API_ENVIRONMENT=LOCALHOST``
+and ``HTTP_PROXY``.  Credentials are fake, and every test asserts the key never
+appears in what we print.  Nothing here talks to kaggle.com.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.fake_kaggle import FakeKaggle, FakeKaggleServer
+from tools import upload
+from tools.cli import main
+
+FAKE_USER = "forge-tester"
+FAKE_KEY = "0123456789abcdef-fake-kaggle-key"
+GOOD = textwrap.dedent("""
+    def agent(obs, config):
+        return [c for c in range(config.columns) if obs.board[c] == 0][-1]
+""")
+
+
+@pytest.fixture
+def isolated_kaggle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No real credentials or proxies reach the CLI; it will call http://localhost/api/..."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY", "HTTPS_PROXY", "https_proxy",
+                "ALL_PROXY", "all_proxy", "XDG_CONFIG_HOME", "VERBOSE", "VERBOSE_OUTPUT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(tmp_path / "kaggle-config"))
+    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "LOCALHOST")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.setenv("no_proxy", "")
+    return tmp_path
+
+
+@pytest.fixture
+def fake(isolated_kaggle: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKaggle]:
+    with FakeKaggleServer() as server:
+        monkeypatch.setenv("HTTP_PROXY", server.proxy_url)
+        monkeypatch.setenv("http_proxy", server.proxy_url)
+        yield server
+
+
+def env_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAGGLE_USERNAME", FAKE_USER)
+    monkeypatch.setenv("KAGGLE_KEY", FAKE_KEY)
+
+
+def file_credentials(folder: Path) -> None:
+    config = folder / "kaggle-config"
+    config.mkdir(exist_ok=True)
+    (config / "kaggle.json").write_text(json.dumps({"username": FAKE_USER, "key": FAKE_KEY}))
+
+
+def submission(folder: Path, source: str = GOOD) -> Path:
+    path = folder / "submission.py"
+    path.write_text(source)
+    return path
+
+
+def cxforge_upload(path: Path, message: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["upload", str(path), "-m", message, "--games", "2"])
+    out, err = capsys.readouterr()
+    assert FAKE_KEY not in out + err
+    return code, out, err
+
+
+def test_a_checked_file_is_submitted_with_its_exact_bytes_and_message(
+        fake: FakeKaggle, isolated_kaggle: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    env_credentials(monkeypatch)
+    path = submission(isolated_kaggle, GOOD + "# non-ASCII bytes travel intact: \u00e9\u00e8\u2014\n")
+    code, out, err = cxforge_upload(path, "forge test: v1 (lookahead)", capsys)
+    assert code == 0, err
+    assert fake.methods() == ["StartSubmissionUpload", "PUT", "CreateSubmission", "GetSubmissionLimits"]
+    start = fake.requests[0].json()
+    assert start["competitionName"] == "connectx" and start["fileName"] == "submission.py"
+    assert start["contentLength"] == path.stat().st_size
+    assert list(fake.uploads.values()) == [path.read_bytes()]
+    [token] = fake.uploads
+    assert fake.submissions == [{"competitionName": "connectx", "blobFileTokens": token,
+                                 "submissionDescription": "forge test: v1 (lookahead)"}]
+    assert fake.requests[0].headers.get("Authorization", "").startswith("Basic ")  # the creds were used
+    assert "PASS" in out and "Successfully submitted to ConnectX" in out
+
+
+def test_a_server_error_exits_1_with_the_servers_message_and_no_key(
+        fake: FakeKaggle, isolated_kaggle: Path, capsys) -> None:
+    file_credentials(isolated_kaggle)
+    fake.create_error = (400, f"Submission rejected: daily limit reached (key {FAKE_KEY})")
+    code, out, err = cxforge_upload(submission(isolated_kaggle), "over the limit", capsys)
+    assert code == 1
+    assert "Submission rejected: daily limit reached (key ***)" in err
+    assert err.strip().splitlines()[-1].startswith("cxforge upload: error: upload failed: Submission rejected")
+    assert fake.methods() == ["StartSubmissionUpload", "PUT", "CreateSubmission"]
+
+
+def test_an_unreachable_server_is_a_clear_error(isolated_kaggle: Path, monkeypatch, capsys) -> None:
+    env_credentials(monkeypatch)
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
+    code, out, err = cxforge_upload(submission(isolated_kaggle), "nowhere", capsys)
+    assert code == 1
+    assert "could not reach Kaggle's API" in err.strip().splitlines()[-1]
+
+
+def test_a_file_that_fails_the_check_is_refused_before_any_request(
+        fake: FakeKaggle, isolated_kaggle: Path, monkeypatch, capsys) -> None:
+    env_credentials(monkeypatch)
+    path = submission(isolated_kaggle, "def agent(obs, config):\n    return -1\n")
+    code, out, err = cxforge_upload(path, "broken", capsys)
+    assert code == 1
+    assert "refusing to upload" in err and "INVALID" in err
+    assert "FAIL" in out
+    assert fake.requests == []
+
+
+def test_missing_credentials_are_one_line_before_the_check(fake: FakeKaggle, isolated_kaggle: Path,
+                                                            capsys) -> None:
+    code, out, err = cxforge_upload(submission(isolated_kaggle), "no creds", capsys)
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "no Kaggle credentials found" in err and "KAGGLE_CONFIG_DIR" in err
+    assert fake.requests == []
+
+
+def test_a_missing_file_is_one_line(isolated_kaggle: Path, capsys) -> None:
+    code = main(["upload", str(isolated_kaggle / "absent.py"), "-m", "x"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "no such file" in err
+
+
+def test_secrets_cover_env_files_and_the_basic_auth_header(isolated_kaggle: Path, monkeypatch) -> None:
+    import base64
+    file_credentials(isolated_kaggle)
+    monkeypatch.setenv("KAGGLE_API_TOKEN", "KGAT_fake_token_value")
+    hidden = upload.secrets()
+    basic = base64.b64encode(f"{FAKE_USER}:{FAKE_KEY}".encode()).decode()
+    text = f"key={FAKE_KEY} token=KGAT_fake_token_value auth=Basic {basic}"
+    assert upload.scrub(text, hidden) == "key=*** token=*** auth=Basic ***"
+    assert upload.credential_source() == "KAGGLE_API_TOKEN"
+
+
+def test_credentials_are_found_where_the_cli_looks(isolated_kaggle: Path, monkeypatch) -> None:
+    assert upload.credential_source() is None
+    env_credentials(monkeypatch)
+    assert upload.credential_source() == "KAGGLE_USERNAME/KAGGLE_KEY"
+    file_credentials(isolated_kaggle)
+    assert upload.credential_source() == str(isolated_kaggle / "kaggle-config" / "kaggle.json")
+    token = Path(os.environ["HOME"]) / ".kaggle" / "access_token"
+    token.parent.mkdir()
+    token.write_text("KGAT_x")
+    assert upload.credential_source() == "~/.kaggle/access_token"
+
+
+def test_upload_offers_no_way_to_skip_the_check(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["upload", "--help"])
+    assert "skip" not in capsys.readouterr().out.replace("no way to skip", "")
