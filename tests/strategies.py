@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 
-from agents.board import Board
+from agents.board import Board, has_alignment
 
 Size = tuple[int, int, int]
 
@@ -63,3 +63,69 @@ def obs_config(board: Board) -> tuple[dict[str, Any], dict[str, Any]]:
     config = {"rows": board.rows, "columns": board.columns, "inarow": board.inarow,
               "actTimeout": 2, "timeout": 2, "episodeSteps": 1000}
     return obs, config
+
+
+def threats(board: Board) -> list[int]:
+    """The columns where the opponent (the side that just moved) would win by playing now."""
+    geo = board.geo
+    opp = board.current ^ board.mask
+    return [c for c in board.legal_moves()
+            if has_alignment(opp | ((board.mask + geo.bottom_masks[c]) & geo.column_masks[c]), geo)]
+
+
+@st.composite
+def one_open_column_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
+    """A position where every column but one is full and nobody has won.
+
+    The full columns follow a pattern with no three in a line (mark by
+    ``column // 2 + height`` parity); the moves are ordered greedily so that the
+    players alternate, and the draw is rejected when they cannot.
+    """
+    rows, columns, inarow = size if size is not None else draw(sizes())
+    open_col = draw(st.integers(0, columns - 1))
+    flip = draw(st.integers(0, 1))
+    heights = [rows] * columns
+    heights[open_col] = draw(st.integers(0, rows - 1))
+    stacks = {c: [1 + ((c // 2 + h + flip) % 2) for h in range(heights[c])] for c in range(columns)}
+    board, placed = Board(rows, columns, inarow), {c: 0 for c in range(columns)}
+    for _ in range(sum(heights)):
+        ready = [c for c in range(columns) if placed[c] < heights[c] and stacks[c][placed[c]] == board.mark]
+        assume(ready)
+        c = ready[0]
+        board, placed[c] = board.play(c), placed[c] + 1
+    assume(not board.is_over())
+    return board
+
+
+def _play_until(draw: st.DrawFn, size: Size | None, wanted: Any, max_moves: int = 200) -> Board:
+    """Random play that never ends the game, until ``wanted(board)``; rejected if never."""
+    board = Board(*(size if size is not None else draw(sizes())))
+    for _ in range(max_moves):
+        if board.moves and wanted(board):
+            return board
+        open_moves = [c for c in board.legal_moves() if not board.play(c).is_over()]
+        if not open_moves:
+            break
+        board = board.play(draw(st.sampled_from(open_moves)))
+    assume(False)
+    return board  # unreachable
+
+
+@st.composite
+def win_in_one_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
+    """A position where the side to move can win at once."""
+    return _play_until(draw, size, lambda b: b.winning_moves())
+
+
+@st.composite
+def forced_block_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
+    """A position where the opponent threatens to win in exactly one column and we cannot win.
+
+    The block must not itself hand the opponent a win (no second threat right
+    above it), so blocking is the one move that does not lose at once.
+    """
+    def wanted(b: Board) -> bool:
+        t = threats(b)
+        return (len(t) == 1 and not b.winning_moves()
+                and not b.play(t[0]).winning_moves())
+    return _play_until(draw, size, wanted)
