@@ -68,7 +68,7 @@ _SPECS: list[AgentSpec] = [
         name="lookahead", module="agents.lookahead",
         description="One-step lookahead with the course heuristic (+1e6 four, +1 own three, -100 opponent three), random tie-break.",
         source="Kaggle Learn, Intro to Game AI, lesson 2 (one-step lookahead)",
-        floors={"random": 0.90, "negamax": 0.20}, strength=10, tactical=True, move_budget_s=0.5,
+        floors={"random": 0.85, "negamax": 0.40}, strength=10, tactical=True, move_budget_s=0.5,
     ),
     AgentSpec(
         name="middle", module="agents.simple", function="middle_agent", valid=False,
@@ -80,43 +80,75 @@ _SPECS: list[AgentSpec] = [
         name="lookahead-berkeley", module="agents.lookahead", function="berkeley_agent",
         description="One-step lookahead with the Berkeley report's weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: a move making two own threes can outscore a win.",
         source="Kaggle Learn lesson 2's one-step lookahead with the Berkeley report's weights",
-        floors={"random": 0.90, "negamax": 0.20}, strength=9, move_budget_s=0.5,
+        floors={"random": 0.85, "negamax": 0.30}, strength=9, move_budget_s=0.25,
     ),
     AgentSpec(
         name="minimax", module="agents.minimax",
         description="3-step minimax with the course heuristic (+1e6 four, +1 own three, -100 opponent three, -1e4 opponent four), random tie-break. Blocks; may prefer a forced win to a win in one.",
         source="Kaggle Learn, Intro to Game AI, lesson 3 (N-step lookahead, N_STEPS = 3)",
-        floors={"random": 0.90, "negamax": 0.40}, strength=12, move_budget_s=1.0,
+        floors={"random": 0.90, "negamax": 0.60}, strength=12, move_budget_s=0.5,
     ),
     AgentSpec(
         name="minimax-2", module="agents.minimax", function="minimax2_agent",
         description="The course's minimax with N_STEPS = 2 (our move and the reply), random tie-break.",
         source="Kaggle Learn, Intro to Game AI, lesson 3 (N-step lookahead, N_STEPS = 2)",
-        floors={"random": 0.90, "negamax": 0.20}, strength=11, tactical=True, move_budget_s=0.5,
+        floors={"random": 0.85, "negamax": 0.55}, strength=11, tactical=True, move_budget_s=0.25,
     ),
     AgentSpec(
         name="alphabeta", module="agents.alphabeta",
         description="3-step lookahead with alpha-beta pruning and the Berkeley report's tuned weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: its weights can outscore a win in one.",
         source="Berkeley report on ConnectX: multistep lookahead with alpha-beta pruning and tuned weights",
-        floors={"random": 0.90, "negamax": 0.40}, strength=13, move_budget_s=1.0,
+        floors={"random": 0.85, "negamax": 0.75}, strength=13, move_budget_s=0.5,
     ),
     AgentSpec(
         name="alphabeta-4", module="agents.alphabeta", function="alphabeta4_agent",
         description="The Berkeley alpha-beta agent searching 4 steps.",
         source="Berkeley report on ConnectX (depth raised to 4)",
-        floors={"random": 0.90, "negamax": 0.40}, strength=14, move_budget_s=2.0,
+        floors={"random": 0.90, "negamax": 0.75}, strength=13, move_budget_s=1.0,
     ),
     AgentSpec(
         name="improved", module="agents.improved",
         description="The DQN notebook's improved minimax: 2 plies, +-inf on a line, else 4**i per own window of i+1 stones and -2**(2i+1) per opponent one, random tie-break.",
         source="The ConnectX DQN notebook's improved minimax agent",
-        floors={"random": 0.90, "negamax": 0.40}, strength=12, tactical=True, move_budget_s=0.5,
+        floors={"random": 0.90, "negamax": 0.75}, strength=14, tactical=True, move_budget_s=0.25,
     ),
     AgentSpec(
         name="weighted", module="agents.weighted",
         description="Wins or blocks in one, else the move onto the cell in the most lines of four (table read from agents/data/cell_weights.json).",
         source="The classic Connect Four cell-weight table (number of winning lines through each cell)",
         floors={"random": 0.85}, strength=5, move_budget_s=0.1,
+    ),
+    AgentSpec(
+        name="dqn", module="agents.dqn",
+        description="A double-DQN Q-network (MLP on threat features), trained in torch by `cxforge train --method dqn`, run with numpy; full columns masked.",
+        source="The ConnectX DQN notebook's agent, rebuilt (masking at action selection and in the target max)",
+        floors={"random": 0.60}, strength=6, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+    ),
+    AgentSpec(
+        name="net", module="agents.net.agent",
+        description="A policy+value MLP trained on exact solver labels (`cxforge train`); plays the policy's best legal column, numpy only.",
+        source="connectx-forge: supervised learning on Pons-style solver labels",
+        floors={"random": 0.90, "negamax": 0.50}, strength=15, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+    ),
+    AgentSpec(
+        name="net-search", module="agents.net.search",
+        description="The net's policy and value guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a move; from 20 stones the exact solver gets half the budget first.",
+        source="connectx-forge: network-guided alpha-beta search",
+        floors={"random": 0.95, "negamax": 0.80}, strength=20, tactical=True, move_budget_s=2.0,
+        sizes="standard",
+    ),
+    AgentSpec(
+        name="solver", module="agents.solver.agent",
+        description="Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search) with an opening book; "
+                    "1 s a move, overage for hard moves, iterative-deepening heuristic search when the solve cannot finish.",
+        source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
+        floors={"random": 0.99, "negamax": 0.95}, strength=100, tactical=True, move_budget_s=10.0,
+    ),
+    AgentSpec(
+        name="perfect", module="agents.solver.agent", function="perfect_agent",
+        description="The solver without a time limit: always a perfect move (slow before move ~12 without a deep book).",
+        source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
+        submittable=False, strength=99, tactical=True, sizes="standard", move_budget_s=600.0,
     ),
 ]
 

@@ -1,0 +1,31 @@
+"""``net``: the policy network alone, one forward pass per move, illegal columns masked."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from agents.board import STANDARD, Board
+from agents.net.features import VERSION, encode
+from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
+from agents.resources import read_data
+
+
+@lru_cache(maxsize=1)
+def policy_value_net() -> MLP:
+    """The supervised policy+value network behind ``net`` and ``net-search`` (loaded once)."""
+    return checked(load_mlp(read_data("net_weights.npz")), "net_weights.npz", VERSION)
+
+
+def net_move(board: Board) -> int:
+    """The legal column the policy ranks highest."""
+    logits, _ = policy_value_net().policy_value(encode(board))
+    return masked_argmax(logits[0], board.legal_moves())
+
+
+def agent(obs: Any, config: Any) -> int:
+    """Kaggle entry point (6x7x4 only: the network was trained on that board)."""
+    board = Board.from_obs(obs, config)
+    if (board.rows, board.columns, board.inarow) != STANDARD:
+        raise ValueError(f"net plays only 6x7x4, got {board.rows}x{board.columns}x{board.inarow}")
+    return net_move(board)

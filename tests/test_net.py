@@ -1,0 +1,274 @@
+"""The network agents: features, the numpy forward pass against torch, the agents, training."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from agents.board import Board, has_alignment
+from agents.net.features import encode, feature_size, winning_cells
+from agents.net.mlp import load_mlp, masked_argmax, save_mlp
+from agents.resources import read_data
+from tests.strategies import obs_config, positions, sizes, standard_positions
+
+torch = pytest.importorskip("torch")
+
+
+def _brute_winning_cells(stones: int, mask: int, board: Board) -> int:
+    out = 0
+    for c in range(board.columns):
+        for h in range(board.rows):
+            bit = 1 << (c * board.geo.height + h)
+            if not mask & bit and has_alignment(stones | bit, board.geo):
+                out |= bit
+    return out
+
+
+# -- features -----------------------------------------------------------------
+@given(positions())
+def test_winning_cells_match_the_core(board: Board) -> None:
+    opp = board.current ^ board.mask
+    assert winning_cells(board.current, board.mask, board.geo) == _brute_winning_cells(board.current, board.mask, board)
+    assert winning_cells(opp, board.mask, board.geo) == _brute_winning_cells(opp, board.mask, board)
+
+
+@given(positions(size=None))
+def test_encoding_planes_follow_the_grid(board: Board) -> None:
+    x = encode(board)
+    n = board.rows * board.columns
+    assert x.shape == (feature_size(board.rows, board.columns),) and x.dtype == np.float32
+    grid = np.array(board.to_grid())
+    assert np.array_equal(x[:n], (grid == board.mark).astype(np.float32))
+    assert np.array_equal(x[n:2 * n], (grid == board.opponent).astype(np.float32))
+    playable = x[2 * n:3 * n].reshape(board.rows, board.columns)
+    assert [int(playable[:, c].sum()) for c in range(board.columns)] == \
+        [1 if board.can_play(c) else 0 for c in range(board.columns)]
+    assert x[-1] == (1.0 if board.mark == 1 else 0.0)
+
+
+# -- numpy forward pass vs torch -------------------------------------------------
+def _torch_model(seed: int, outputs: int = 8):
+    from tools.netlib import build_mlp
+
+    torch.manual_seed(seed)
+    return build_mlp(feature_size(6, 7), (64, 32), outputs)
+
+
+@pytest.mark.parametrize("dtype,atol", [("float32", 1e-5), ("float16", 2e-2), ("int8", 1e-1)])
+def test_numpy_forward_matches_torch(dtype: str, atol: float) -> None:
+    from tools.netlib import export_bytes
+
+    model = _torch_model(1)
+    rng = np.random.default_rng(0)
+    boards = []
+    for _ in range(64):
+        b = Board()
+        for _ in range(int(rng.integers(0, 30))):
+            moves = [c for c in b.legal_moves() if not b.is_winning_move(c)]
+            if not moves:
+                break
+            b = b.play(int(rng.choice(moves)))
+        boards.append(b)
+    x = np.stack([encode(b) for b in boards])
+    with torch.no_grad():
+        expected = model(torch.from_numpy(x)).numpy()
+    mlp = load_mlp(export_bytes(model, "policy_value", dtype))
+    got = mlp.forward(x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, atol=atol, rtol=0)
+    logits, value = mlp.policy_value(x)
+    np.testing.assert_allclose(value, np.tanh(expected[:, 7]), atol=atol)
+
+
+def test_weight_file_round_trip_keeps_meta() -> None:
+    w = [np.arange(6, dtype=np.float32).reshape(2, 3)]
+    b = [np.ones(3, dtype=np.float32)]
+    mlp = load_mlp(save_mlp(w, b, {"kind": "q", "columns": 3, "features": 1}, dtype="float32"))
+    assert mlp.meta["kind"] == "q" and mlp.meta["dtype"] == "float32"
+    np.testing.assert_array_equal(mlp.forward(np.array([1.0, 1.0])), [[4.0, 6.0, 8.0]])
+
+
+@pytest.mark.parametrize("name,kind", [("net_weights.npz", "policy_value"), ("dqn_weights.npz", "q")])
+def test_committed_weights_load(name: str, kind: str) -> None:
+    from agents.net.features import VERSION
+
+    mlp = load_mlp(read_data(name))
+    assert mlp.meta["kind"] == kind and mlp.meta["features"] == VERSION
+    assert mlp.weights[0].shape[0] == feature_size(6, 7)
+    out = mlp.forward(encode(Board.from_pons("4453")))
+    assert out.shape == (1, 8 if kind == "policy_value" else 7) and np.isfinite(out).all()
+
+
+def test_masked_argmax_never_picks_an_illegal_column() -> None:
+    scores = np.array([9.0, 1.0, 9.5, 0.0, 3.0, 2.0, 8.0])
+    assert masked_argmax(scores, [1, 3, 4]) == 4
+    assert type(masked_argmax(scores, [0, 6])) is int
+
+
+# -- the agents -------------------------------------------------------------------
+@pytest.mark.parametrize("module", ["agents.net.agent", "agents.dqn"])
+@given(board=standard_positions())
+@settings(max_examples=30)
+def test_network_agents_play_legal_ints(module: str, board: Board) -> None:
+    import importlib
+
+    agent = importlib.import_module(module).agent
+    obs, config = obs_config(board)
+    before = list(obs["board"])
+    move = agent(obs, config)
+    assert type(move) is int and board.can_play(move)
+    assert obs["board"] == before
+
+
+def test_net_masks_full_columns() -> None:
+    from agents.net.agent import net_move
+
+    # columns 0-5 full without a line; only column 6 is open
+    board = Board.from_moves([0, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1, 0, 2, 3, 2, 3, 2, 3, 3, 2, 3, 2, 3, 2,
+                              4, 5, 4, 5, 4, 5, 5, 4, 5, 4, 5, 4])
+    assert board.legal_moves() == [6]
+    assert net_move(board) == 6
+
+
+def _tactic(board: Board) -> tuple[list[int], list[int]]:
+    """(winning columns for the side to move, columns the opponent would win in)."""
+    wins = board.winning_moves()
+    flipped = Board._from(board.geo, board.current ^ board.mask, board.mask, board.moves + 1)
+    return wins, [c for c in board.legal_moves() if flipped.is_winning_move(c)]
+
+
+@given(standard_positions(min_moves=6))
+@settings(max_examples=25)
+def test_net_search_takes_wins_and_blocks_losses(board: Board) -> None:
+    from agents.net.search import search_move
+
+    wins, threats = _tactic(board)
+    move = search_move(board, budget_s=0.05)
+    assert board.can_play(move)
+    if wins:
+        assert move in wins
+    elif len(threats) == 1:
+        assert move == threats[0]
+
+
+def test_net_search_stays_within_its_budget() -> None:
+    from agents.net.search import MAX_BUDGET_S, search_move
+
+    board = Board.from_pons("4453")
+    search_move(board, 0.01)  # load the weights
+    for budget in (0.05, 0.2):
+        start = time.perf_counter()
+        search_move(board, budget)
+        assert time.perf_counter() - start < budget + 0.25  # one leaf batch past the deadline at most
+    start = time.perf_counter()
+    search_move(board, 60.0)  # asked for more than Kaggle allows: capped
+    assert time.perf_counter() - start < MAX_BUDGET_S + 0.25 < 2.0
+
+
+@pytest.mark.parametrize("name", ["net", "net-search", "dqn"])
+def test_registered(name: str) -> None:
+    from agents import registry
+
+    spec = registry.get(name)
+    assert spec.sizes == "standard"
+    obs, config = obs_config(Board.from_pons("44"))
+    assert Board.from_pons("44").can_play(spec.load()(obs, config))
+
+
+# -- training -------------------------------------------------------------------
+def _tiny_labels(folder: Path) -> None:
+    """Exact labels for a few late positions (cheap for the solver)."""
+    import json
+
+    from agents.solver.search import Solver
+
+    rng = np.random.default_rng(3)
+    solver = Solver()
+    lines = []
+    while len(lines) < 24:
+        b = Board()
+        moves = []
+        while b.moves < 34:
+            legal = [c for c in b.legal_moves() if not b.is_winning_move(c)]
+            if not legal:
+                break
+            c = int(rng.choice(legal))
+            b, moves = b.play(c), moves + [c]
+        if b.moves < 34 or b.is_over():
+            continue
+        lines.append(json.dumps({"game": len(lines), "moves": "".join(str(c + 1) for c in moves),
+                                 "scores": solver.analyze(b)}))
+    folder.mkdir(parents=True)
+    (folder / "labels-seed0.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _train(tmp: Path, labels: Path, name: str, *extra: str) -> int:
+    from tools.cli import main
+
+    return main(["train", "--labels", str(labels), "--out", str(tmp), "--name", name, "--hidden", "32,16",
+                 "--batch-size", "16", "--threads", "1", "--no-progress", "--device", "cpu", *extra])
+
+
+def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
+    labels = tmp_path / "labels"
+    _tiny_labels(labels)
+    assert _train(tmp_path, labels, "a", "--epochs", "2", "--seed", "5") == 0
+    assert _train(tmp_path, labels, "b", "--epochs", "2", "--seed", "5") == 0
+    assert _train(tmp_path, labels, "c", "--epochs", "1", "--seed", "5") == 0
+    assert _train(tmp_path, labels, "c", "--epochs", "2", "--seed", "5", "--resume") == 0
+    assert _train(tmp_path, labels, "d", "--epochs", "2", "--seed", "6") == 0
+    nets = {n: load_mlp((tmp_path / n / "net_weights.npz").read_bytes()) for n in "abcd"}
+    for n in "bc":  # same seed: identical, resumed or not
+        for w1, w2 in zip(nets["a"].weights, nets[n].weights):
+            np.testing.assert_array_equal(w1, w2)
+    assert not np.array_equal(nets["a"].weights[0], nets["d"].weights[0])
+    for n in "abcd":
+        assert (tmp_path / n / "curves.png").stat().st_size > 1000
+        assert (tmp_path / n / "checkpoint.pt").exists()
+
+
+def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.cli import main
+
+    assert _train(tmp_path, tmp_path / "nothing", "x", "--epochs", "1") == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cxforge train: error:") and "\n" not in err
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--epochs", "zero"])
+    assert exc.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert _train(tmp_path, tmp_path / "nothing", "y", "--resume") == 1
+    assert "no checkpoint" in capsys.readouterr().err
+
+
+def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
+    from tools.cli import main
+
+    assert main(["train", "--method", "dqn", "--episodes", "12", "--out", str(tmp_path), "--name", "q",
+                 "--hidden", "16", "--threads", "1", "--no-progress", "--opponents", "random,tactical"]) == 0
+    mlp = load_mlp((tmp_path / "q" / "dqn_weights.npz").read_bytes())
+    assert mlp.meta["kind"] == "q" and mlp.forward(encode(Board())).shape == (1, 7)
+    assert (tmp_path / "q" / "checkpoint.pt").exists()
+
+
+def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
+    from agents.solver.search import Solver
+    from tools import labels
+
+    assert labels.generate(tmp_path, seed=4, games=2, budget_s=5.0, min_stones=30, progress=False) >= 0
+    first = (tmp_path / "labels-seed4.jsonl").read_text().splitlines()
+    labels.generate(tmp_path, seed=4, games=2, budget_s=5.0, min_stones=30, progress=False)
+    assert (tmp_path / "labels-seed4.jsonl").read_text().splitlines() == first  # nothing redone
+    labels.generate(tmp_path, seed=4, games=3, budget_s=5.0, min_stones=30, progress=False)
+    lines = (tmp_path / "labels-seed4.jsonl").read_text().splitlines()
+    assert lines[:len(first)] == first and len(lines) > len(first)
+    assert [json.loads(x)["game"] for x in lines if "done" in x] == [0, 1, 2]
+    solver = Solver()
+    for lab in labels.read_labels(tmp_path):
+        assert len(lab.moves) >= 30
+        assert list(lab.scores) == solver.analyze(lab.board())

@@ -1,0 +1,67 @@
+"""Torch counterparts of agents/net: the trainable MLP and its export to the numpy format.
+
+Only tools import this module (it needs torch).  The layer layout matches
+``agents.net.mlp.MLP`` exactly: Linear layers with ReLU between them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.net.features import VERSION, feature_size
+from agents.net.mlp import save_mlp
+
+
+def build_mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:
+    """Linear -> ReLU -> ... -> Linear."""
+    layers: list[nn.Module] = []
+    width = inputs
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    layers.append(nn.Linear(width, outputs))
+    return nn.Sequential(*layers)
+
+
+def linear_layers(model: nn.Sequential) -> list[nn.Linear]:
+    return [m for m in model if isinstance(m, nn.Linear)]
+
+
+def export_bytes(model: nn.Sequential, kind: str, dtype: str = "float16", rows: int = 6,
+                 columns: int = 7, extra: dict[str, Any] | None = None) -> bytes:
+    """The numpy weight file (agents.net.mlp format) of a torch MLP."""
+    weights, biases = [], []
+    for layer in linear_layers(model):
+        weights.append(layer.weight.detach().cpu().numpy().T.copy())
+        biases.append(layer.bias.detach().cpu().numpy().copy())
+    meta = {"kind": kind, "rows": rows, "columns": columns, "features": VERSION,
+            "inputs": feature_size(rows, columns), **(extra or {})}
+    return save_mlp(weights, biases, meta, dtype=dtype)
+
+
+def write_export(model: nn.Sequential, path: Path, kind: str, dtype: str = "float16",
+                 extra: dict[str, Any] | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(export_bytes(model, kind, dtype, extra=extra))
+    return path
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """CUDA when asked or when ``auto`` finds it, else the CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)

@@ -1,0 +1,185 @@
+"""``cxforge train --method dqn``: the DQN notebook's agent, trained properly in torch.
+
+Double DQN with a target network, a replay buffer and Huber loss, on the
+gymnasium environment of tools/rl_env.py (course rewards: +1 win, -1 loss,
+1/42 a move).  Full columns are masked when the agent acts (epsilon-greedy
+over legal columns only) and in the bootstrap target's max, so the agent never
+learns to value an illegal move and never plays one.
+
+Opponents (``--opponents``, one drawn per episode): any player spec
+(``random``, ``lookahead``, ``kaggle:negamax``...), ``tactical`` (wins in one,
+blocks a loss in one, else random) and ``self`` (the learner's current network,
+10% random moves).  The learner takes both seats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from tools.errors import UserError
+
+
+def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random):
+    from agents.board import Board
+    from agents.net.features import encode
+    from tools.labels import tactical_random
+
+    if spec == "tactical":
+        return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
+    if spec == "self":
+        def self_play(obs: Any, config: Any) -> int:
+            board = Board.from_obs(obs, config)
+            legal = board.legal_moves()
+            if rng.random() < 0.1:
+                return rng.choice(legal)
+            q = q_of(encode(board))
+            return max(legal, key=lambda c: q[c])
+        return self_play
+    return spec  # a player spec: the environment resolves it
+
+
+def run_dqn(args: argparse.Namespace) -> int:
+    import torch
+    from torch.nn import functional as F
+    from tqdm import tqdm
+
+    from agents.net.features import feature_size
+    from agents.resources import data_path
+    from tools.netlib import build_mlp, pick_device, seed_everything, write_export
+    from tools.rl_env import ConnectXEnv
+
+    run_dir = Path(args.out) / (args.name or "dqn")
+    ckpt_path = run_dir / "checkpoint.pt"
+    if args.resume and not ckpt_path.exists():
+        raise UserError(f"--resume: no checkpoint at {ckpt_path}")
+    if not args.resume and ckpt_path.exists():
+        raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    seed_everything(args.seed)
+    rng = random.Random(args.seed)
+    device = pick_device(args.device)
+    hidden = args.hidden or (128, 64)
+    n_in = feature_size(6, 7)
+    q_net = build_mlp(n_in, hidden, 7).to(device)
+    target = build_mlp(n_in, hidden, 7).to(device)
+    opt = torch.optim.Adam(q_net.parameters(), lr=min(args.lr, 1e-3))
+
+    def q_of(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return q_net(torch.from_numpy(x[None, :]).to(device))[0].cpu().numpy()
+
+    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    env = ConnectXEnv(opponent=[_opponent(s, q_of, rng) for s in specs], seat="random")
+
+    cap, batch, gamma = 50_000, 128, 0.99
+    buf_s = np.zeros((cap, n_in), np.float32)
+    buf_a = np.zeros(cap, np.int64)
+    buf_r = np.zeros(cap, np.float32)
+    buf_s2 = np.zeros((cap, n_in), np.float32)
+    buf_m2 = np.zeros((cap, 7), bool)
+    buf_d = np.zeros(cap, np.float32)
+    size = ptr = steps = 0
+    history: list[dict[str, float]] = []
+    start_ep = 0
+    if args.resume:
+        ckpt = torch.load(ckpt_path, map_location=device, weights_only=False)
+        q_net.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        history, start_ep, steps = ckpt["history"], ckpt["episode"], ckpt["steps"]
+        rng.setstate(ckpt["rng"])
+    target.load_state_dict(q_net.state_dict())
+
+    episodes = args.episodes
+    explore = max(1, int(0.6 * episodes))
+    outcomes: list[str] = []
+    losses: list[float] = []
+    t0 = time.time()
+    bar = tqdm(range(start_ep, episodes), desc="dqn episodes", disable=args.no_progress,
+               initial=start_ep, total=episodes)
+    for ep in bar:
+        eps = max(0.05, 1.0 - 0.95 * ep / explore)
+        obs, info = env.reset(seed=args.seed * 1_000_003 + ep)
+        done = False
+        while not done:
+            legal = np.flatnonzero(info["action_mask"])
+            if rng.random() < eps:
+                action = int(rng.choice(list(legal)))
+            else:
+                q = q_of(obs)
+                action = int(legal[np.argmax(q[legal])])
+            obs2, reward, done, _, info = env.step(action)
+            buf_s[ptr], buf_a[ptr], buf_r[ptr], buf_s2[ptr] = obs, action, reward, obs2
+            buf_m2[ptr], buf_d[ptr] = info["action_mask"], float(done)
+            ptr, size = (ptr + 1) % cap, min(size + 1, cap)
+            obs = obs2
+            steps += 1
+            if size >= 1000 and steps % 4 == 0:
+                idx = np.random.randint(0, size, batch)
+                s = torch.from_numpy(buf_s[idx]).to(device)
+                s2 = torch.from_numpy(buf_s2[idx]).to(device)
+                m2 = torch.from_numpy(buf_m2[idx]).to(device)
+                with torch.no_grad():  # double DQN, next-state max over legal columns only
+                    online = q_net(s2).masked_fill(~m2, -1e9).argmax(1, keepdim=True)
+                    nxt = target(s2).gather(1, online).squeeze(1)
+                    nxt = torch.where(m2.any(1), nxt, torch.zeros_like(nxt))
+                    y = torch.from_numpy(buf_r[idx]).to(device) + gamma * (1 - torch.from_numpy(buf_d[idx]).to(device)) * nxt
+                q = q_net(s).gather(1, torch.from_numpy(buf_a[idx]).to(device)[:, None]).squeeze(1)
+                loss = F.smooth_l1_loss(q, y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            if steps % 1000 == 0:
+                target.load_state_dict(q_net.state_dict())
+        outcomes.append(info.get("outcome", "invalid" if info.get("invalid") else "?"))
+        if (ep + 1) % 500 == 0 or ep + 1 == episodes:
+            recent = outcomes[-500:]
+            row = {"epoch": ep + 1, "train_loss": float(np.mean(losses[-2000:])) if losses else 0.0,
+                   "win_rate": recent.count("win") / len(recent),
+                   "invalid_rate": recent.count("invalid") / len(recent), "epsilon": eps,
+                   "wall_s": time.time() - t0}
+            history.append(row)
+            bar.set_postfix(win=f"{row['win_rate']:.2f}", eps=f"{eps:.2f}")
+            torch.save({"model": q_net.state_dict(), "optimizer": opt.state_dict(), "history": history,
+                        "episode": ep + 1, "steps": steps, "rng": rng.getstate(), "hidden": list(hidden)},
+                       ckpt_path)
+            (run_dir / "history.json").write_text(json.dumps(history, indent=1))
+            _plot(history, run_dir / "curves.png")
+    out = write_export(q_net.cpu(), run_dir / "dqn_weights.npz", "q", args.dtype,
+                       extra={"hidden": list(hidden), "seed": args.seed, "opponents": specs})
+    print(f"weights: {out}")
+    if args.export:
+        shutil.copyfile(out, data_path("dqn_weights.npz"))
+        print(f"exported to {data_path('dqn_weights.npz')}")
+    return 0
+
+
+def _plot(history: list[dict[str, float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [h["epoch"] for h in history]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    axes[0].plot(x, [h["train_loss"] for h in history], marker=".")
+    axes[0].set_title("Huber loss")
+    axes[1].plot(x, [h["win_rate"] for h in history], marker=".", label="wins (last 500 episodes)")
+    axes[1].plot(x, [h["epsilon"] for h in history], label="epsilon")
+    axes[1].set_title("training episodes")
+    axes[1].legend(fontsize=7)
+    for ax in axes:
+        ax.set_xlabel("episode")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
