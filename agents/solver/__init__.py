@@ -1,0 +1,14 @@
+"""An exact Connect Four solver in pure Python, and the ``solver`` agent built on it.
+
+The ideas follow Pascal Pons' "Solving Connect 4" tutorial (bitboards, negamax
+with alpha-beta, pruning of losing moves, threat-based move ordering, a
+transposition table, null-window search, an opening book); the code is our own.
+
+* ``position``      raw-int bitboard helpers (threat cells, non-losing moves)
+* ``transposition`` the bounded transposition table and its bound encoding
+* ``move_sorter``   the move order: centre first, then by threats created
+* ``search``        ``Solver``: negamax, ``solve`` (exact or weak) and ``analyze``
+* ``book``          the opening book read from ``agents/data/opening_book.bin``
+* ``heuristic``     depth-limited search for boards the exact search cannot finish
+* ``agent``         the ``solver`` and ``perfect`` agents
+"""

@@ -1,0 +1,168 @@
+"""The ``solver`` agent (perfect play within Kaggle's time) and ``perfect`` (no time limit).
+
+A move, on the 6x7 board with four in a row:
+
+0. on the empty board, the centre column (the only winning first move, Allis
+   1988; deeper than this solver can prove within a game's time);
+1. a win in one is played at once;
+2. a position in the opening book is played from the book;
+3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
+   exact solve picks the fastest win or the slowest loss with the time left
+   (before ``SOLVE_FROM`` stones the weak solve gets only ``OPENING_SHARE``);
+4. a hard position (the weak solve did not finish) may take extra time from
+   Kaggle's overage, never leaving less than half of the first overage seen;
+5. if no solve finished, the heuristic search (iterative deepening) decides.
+
+The solver's transposition table persists from move to move (bounded), so
+work on one move speeds up the next.  Other board sizes are played by the
+heuristic search alone.  ``gc`` is off during a move: collection pauses were
+reported to cause timeouts on Kaggle.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+from agents.board import Board, config_value
+from agents.solver.book import Book
+from agents.solver.heuristic import HeuristicSearch
+from agents.solver.position import layout_of
+from agents.solver.search import Solver, Timeout
+from agents.solver.transposition import TranspositionTable
+
+MOVE_BUDGET = 1.0  # seconds for an ordinary move (Kaggle allows 2)
+WEAK_SHARE = 0.6  # share of the budget for the weak solve before the fallback gets its turn
+EXTRA_CAP = 8.0  # most overage seconds one hard move may take
+OVERAGE_KEEP = 0.5  # never spend more than this share of the game's overage
+SAFETY = 0.3  # seconds kept in hand whenever overage is used
+TABLE_ENTRIES = 1 << 19  # about 50 MB
+SOLVE_FROM = 10  # below this many stones a solve rarely finishes in time (Begin-Hard: ~10^7 nodes)...
+OPENING_SHARE = 0.25  # ...so it gets only this share of the budget (decided positions still solve)
+EXTRA_FROM = 12  # stones on the board before a move may use overage
+FIRST_MOVE = 0.15  # seconds for the first move of a process, load included
+OPENING_MOVE = 3  # the centre column: the only winning first move on 6x7 (Allis 1988)
+
+
+class _State:
+    """Module-level search state, kept between moves (and games) of one process."""
+
+    def __init__(self) -> None:
+        self.book = Book.load()
+        self.solver = Solver(table=TranspositionTable(TABLE_ENTRIES), book=self.book)
+        self.heuristics: dict[Any, HeuristicSearch] = {}
+        self.overage_start = 0.0  # the largest overage seen: the game's allowance
+        self.last = ""  # how the last move was chosen (for logs and tests)
+
+    def heuristic(self, board: Board) -> HeuristicSearch:
+        lay = layout_of(board)
+        if lay not in self.heuristics:
+            self.heuristics[lay] = HeuristicSearch(lay)
+        return self.heuristics[lay]
+
+
+_STATE: _State | None = None  # the solver agent's
+_PERFECT: _State | None = None  # the perfect agent's: two agents in one process share nothing
+
+
+def state() -> _State:
+    global _STATE
+    if _STATE is None:
+        _STATE = _State()
+    return _STATE
+
+
+def perfect_state() -> _State:
+    global _PERFECT
+    if _PERFECT is None:
+        _PERFECT = _State()
+    return _PERFECT
+
+
+def reset() -> None:
+    """Forget the search tables (the book stays): the next move starts from scratch."""
+    st = state()
+    st.solver.reset()
+    st.heuristics.clear()
+
+
+def extra_time(remaining: float, st: _State) -> float:
+    """Overage seconds this move may use: at most ``EXTRA_CAP``, keeping half the game's overage."""
+    st.overage_start = max(st.overage_start, remaining)
+    spare = remaining - OVERAGE_KEEP * st.overage_start - SAFETY
+    return max(0.0, min(EXTRA_CAP, spare))
+
+
+def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None) -> int:
+    """The column to play; ``budget`` None searches without a time limit."""
+    st = st or state()
+    legal = board.legal_moves()
+    if len(legal) == 1:
+        st.last = "only move"
+        return legal[0]
+    order = layout_of(board).order
+    if board.moves == 0 and (board.rows, board.columns, board.inarow) == (6, 7, 4):
+        st.last = "opening"
+        return OPENING_MOVE
+    wins = [c for c in order if c in legal and board.is_winning_move(c)]
+    if wins:
+        st.last = "win in one"
+        return wins[0]
+    if board.inarow != 4 or (board.rows, board.columns) != (6, 7):
+        st.last = "heuristic (other size)"
+        deadline = float("inf") if budget is None else start + budget
+        return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
+    found = st.book.lookup(board.current, board.mask)
+    if found is not None and found[1] is not None:
+        st.last = "book"
+        return found[1]
+    solver = st.solver
+    if budget is None:
+        solver.deadline = float("inf")
+        st.last = "exact"
+        return solver.best_move(board)[0]
+    share = WEAK_SHARE if board.moves >= SOLVE_FROM else OPENING_SHARE
+    if board.moves < EXTRA_FROM:
+        extra = 0.0
+    weak_move = None
+    try:
+        solver.deadline = start + share * budget + extra
+        weak_move, weak = solver.best_move(board, weak=True)
+        st.last = "weak"
+        hard = time.perf_counter() > start + share * budget  # the weak solve used overage
+        solver.deadline = start + budget + (extra if hard else 0.0)
+        exact_move, _ = solver.best_move(board)
+        st.last = "exact"
+        return exact_move
+    except Timeout:
+        pass
+    finally:
+        solver.deadline = float("inf")
+    if weak_move is not None and weak >= 0:
+        return weak_move  # keeps the win or the draw; the exact search ran out of time
+    st.last = "heuristic" if weak_move is None else "heuristic (lost position)"
+    deadline = max(start + budget, time.perf_counter() + 0.05)
+    return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
+
+
+def agent(obs: Any, config: Any) -> int:
+    """Kaggle entry point: perfect play where the search finishes within the time budget."""
+    start = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        first = _STATE is None
+        st = state()  # loads the book on the first call
+        board = Board.from_obs(obs, config)
+        remaining = float(config_value(obs, "remainingOverageTime", 0.0) or 0.0)
+        budget = FIRST_MOVE if first else MOVE_BUDGET
+        return int(choose(board, start, budget, extra_time(remaining, st)))
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def perfect_agent(obs: Any, config: Any) -> int:
+    """Exact play with no time limit (for tests and matches; not for Kaggle)."""
+    return int(choose(Board.from_obs(obs, config), time.perf_counter(), None, st=perfect_state()))

@@ -1,0 +1,314 @@
+"""``Solver``: the exact score of a four-in-a-row position, by negamax with alpha-beta.
+
+Scores follow Pons' benchmark, for the side to move: a win scores
+``(cells + 1 - stones_played_at_the_win_by_both) // 2`` (22 minus the winner's
+stones on 6x7), a draw 0, a loss the negative of the opponent's win.
+
+The search (ideas from Pons' tutorial, our own code):
+
+* negamax with alpha-beta, the window clamped to the scores still reachable;
+* moves that lose at once are never searched: a forced block is the only move,
+  two opponent threats lose, and a move under an opponent's threat cell is out;
+* move order: most threats created first, centre first on ties;
+* a transposition table of upper and lower bounds;
+* ``solve`` narrows the score with null-window searches (a binary search
+  biased towards 0), ``weak=True`` only tells win, draw or loss.
+
+The hot loop works on raw ints and inlines ``position.winning_cells`` and
+``move_sorter.ordered_moves``; their own modules hold the readable versions.
+To order the moves it computes every child's threat cells in one pass: child
+``i``'s stones sit in lane ``i`` of one wide int, the lanes far enough apart
+that no shift carries a bit from one lane into another's board bits (one pass
+over a wide int costs far less than seven passes in CPython).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional, Protocol
+
+from agents.board import Board, BoardError
+from agents.solver.move_sorter import move_column, ordered_moves
+from agents.solver.position import (Layout, can_win_next, layout_of, non_losing_moves, playable,
+                                    winning_cells)
+from agents.solver.transposition import LOWER, LOWER_MIN, TranspositionTable
+
+
+
+class Book(Protocol):
+    """What the search needs of an opening book (``agents.solver.book.Book`` is one)."""
+
+    max_moves: int  # no entry has more stones than this
+
+    def score(self, current: int, mask: int) -> Optional[int]: ...
+
+
+class Timeout(Exception):
+    """The search passed its deadline; the transposition table stays valid."""
+
+
+def _half_toward_zero(x: int) -> int:
+    return -((-x) // 2) if x < 0 else x // 2
+
+
+class Solver:
+    """An exact solver for four in a row (any board of up to 120 cells; built for 6x7).
+
+    ``nodes`` counts negamax calls (``reset`` zeroes it).  ``deadline``
+    (a ``time.perf_counter`` value) makes a search raise ``Timeout`` once passed.
+    The table persists across calls; ``reset`` clears it.
+    """
+
+    def __init__(self, table: TranspositionTable | None = None, book: Book | None = None) -> None:
+        self.table = table if table is not None else TranspositionTable()
+        self.book = book
+        self.nodes = 0
+        self.deadline = float("inf")
+        self._searches: dict[Layout, Callable[..., int]] = {}
+
+    def reset(self) -> None:
+        """Forget the transposition table and the node count."""
+        self.table.reset()
+        self.nodes = 0
+
+    # -- public API ------------------------------------------------------------
+    def solve(self, board: Board, weak: bool = False) -> int:
+        """The exact score of ``board`` for the side to move; with ``weak``, only its sign."""
+        lay = self._check(board)
+        return self._solve(lay, board.current, board.mask, board.moves, weak)
+
+    def analyze(self, board: Board, weak: bool = False) -> list[int | None]:
+        """The score of each column for the side to move (``None`` for a full column)."""
+        lay = self._check(board)
+        scores: list[int | None] = []
+        for col in range(board.columns):
+            if not board.can_play(col):
+                scores.append(None)
+            elif board.is_winning_move(col):
+                win = (lay.size + 1 - board.moves) // 2
+                scores.append(1 if weak else win)
+            else:
+                child = board.play(col)
+                scores.append(-self._solve(lay, child.current, child.mask, child.moves, weak))
+        return scores
+
+    def best_move(self, board: Board, weak: bool = False) -> tuple[int, int]:
+        """``(column, score)``: a move that reaches the position's score, and that score.
+
+        Exact mode picks the fastest win or the slowest loss.  Weak mode keeps
+        the win/draw/loss class (score -1, 0 or 1); when every move loses, it
+        picks the first move in search order.  Ties go to the search order
+        (threats created, then centre first).
+        """
+        lay = self._check(board)
+        if board.moves >= lay.size:
+            raise BoardError("the board is full; there is no move to play")
+        cur, mask, moves = board.current, board.mask, board.moves
+        wins = [c for c in lay.order if board.can_play(c) and board.is_winning_move(c)]
+        if wins:
+            return wins[0], 1 if weak else (lay.size + 1 - moves) // 2
+        candidates = non_losing_moves(cur, mask, lay)
+        if not candidates:  # lost at once whatever we do: block a threat if there is one
+            threats = winning_cells(cur ^ mask, mask, lay) & playable(mask, lay)
+            move = (threats & -threats) or ordered_moves(cur, mask, playable(mask, lay), lay)[0]
+            return move_column(move, lay), -1 if weak else -((lay.size - moves) // 2)
+        score = self._solve(lay, cur, mask, moves, weak)
+        ordered = ordered_moves(cur, mask, candidates, lay)
+        if weak and score < 0:
+            return move_column(ordered[0], lay), score
+        search = self._search(lay)
+        for move in ordered:  # the first child whose value is at most -score
+            if search(cur ^ mask, mask | move, moves + 1, -score, -score + 1) <= -score:
+                return move_column(move, lay), score
+        raise AssertionError("no move reaches the solved score")  # the search is inconsistent
+
+    def negamax(self, board: Board, alpha: int, beta: int) -> int:
+        """One window search: the score if inside ``(alpha, beta)``, else a bound on that side.
+
+        The side to move must not be able to win at once (``solve`` checks that).
+        """
+        lay = self._check(board)
+        return self._search(lay)(board.current, board.mask, board.moves, alpha, beta)
+
+    # -- internals ---------------------------------------------------------------
+    def _check(self, board: Board) -> Layout:
+        lay = layout_of(board)
+        if board.inarow != 4:
+            raise BoardError(f"the solver plays four in a row, not {board.inarow} in a row")
+        if lay.size > 120:
+            raise BoardError(f"the solver handles boards of up to 120 cells, not {lay.size}")
+        if board.winner() is not None:
+            raise BoardError("the game is already won; there is nothing to solve")
+        return lay
+
+    def _solve(self, lay: Layout, current: int, mask: int, moves: int, weak: bool) -> int:
+        if moves >= lay.size:
+            return 0
+        if can_win_next(current, mask, lay):
+            return 1 if weak else (lay.size + 1 - moves) // 2
+        lo, hi = (-1, 1) if weak else (-((lay.size - moves) // 2), (lay.size + 1 - moves) // 2)
+        search = self._search(lay)
+        while lo < hi:  # null-window searches, probing nearer 0 first
+            med = lo + (hi - lo) // 2
+            if med <= 0 and _half_toward_zero(lo) < med:
+                med = _half_toward_zero(lo)
+            elif med >= 0 and hi // 2 > med:
+                med = hi // 2
+            r = search(current, mask, moves, med, med + 1)
+            if r <= med:
+                hi = r
+            else:
+                lo = r
+        if weak:
+            return (lo > 0) - (lo < 0)
+        return lo
+
+    def _search(self, lay: Layout) -> Callable[[int, int, int, int, int], int]:
+        search = self._searches.get(lay)
+        if search is None:
+            search = self._searches[lay] = self._make_negamax(lay)
+        return search
+
+    def _make_negamax(self, lay: Layout) -> Callable[[int, int, int, int, int], int]:
+        """The negamax function for one layout, with its constants bound as locals."""
+        solver = self
+        size = lay.size
+        h = lay.geo.height
+        h1, h2 = h - 1, h + 1
+        bottom, full = lay.geo.bottom, lay.geo.full
+        cols = tuple(enumerate(lay.column_masks))
+        width = lay.geo.columns * h + 3 * h2 + 1  # a lane: the board, and room for shifts
+        n = len(cols)
+        lanes = tuple((n - 1 - rank, m, rank * width) for rank, m in cols)  # (tie-break, column, lane)
+        repl = sum(1 << shift for _, _, shift in lanes)
+        diag = sum(m << shift for _, m, shift in lanes)
+        tie_bits = max(1, (n - 1).bit_length())
+        tie_mask = (1 << tie_bits) - 1
+        tie_masks = [0] * (1 << tie_bits)
+        for tie, m, _ in lanes:
+            tie_masks[tie] = m
+        lane = (1 << width) - 1
+        table = self.table
+        entries = table.entries
+        capacity = table.capacity
+        book = self.book
+        book_moves = book.max_moves if book is not None else -1
+        clock = time.perf_counter
+        hx2, hx3, h1x2, h1x3, h2x2, h2x3 = 2 * h, 3 * h, 2 * h1, 3 * h1, 2 * h2, 3 * h2
+
+        def threat_cells(s: int, mask: int) -> int:
+            t = (s << 1) & (s << 2) & (s << 3)
+            p = (s << h) & (s << hx2)
+            t |= p & ((s << hx3) | (s >> h))
+            p = (s >> h) & (s >> hx2)
+            t |= p & ((s << h) | (s >> hx3))
+            p = (s << h1) & (s << h1x2)
+            t |= p & ((s << h1x3) | (s >> h1))
+            p = (s >> h1) & (s >> h1x2)
+            t |= p & ((s << h1) | (s >> h1x3))
+            p = (s << h2) & (s << h2x2)
+            t |= p & ((s << h2x3) | (s >> h2))
+            p = (s >> h2) & (s >> h2x2)
+            t |= p & ((s << h2) | (s >> h2x3))
+            return t & (full ^ mask)
+
+        def negamax(cur: int, mask: int, moves: int, alpha: int, beta: int, t: int = -1) -> int:
+            """``t``: the opponent's threat cells when the caller knows them (it ordered its moves by them)."""
+            nodes = solver.nodes = solver.nodes + 1
+            if not nodes & 4095 and clock() > solver.deadline:
+                raise Timeout
+            if t < 0:  # the opponent's threat cells (position.winning_cells, inlined)
+                t = threat_cells(cur ^ mask, mask)
+            # moves that do not lose at once (position.non_losing_moves, inlined)
+            possible = (mask + bottom) & full
+            forced = possible & t
+            if forced:
+                if forced & (forced - 1):
+                    return -((size - moves) // 2)
+                possible = forced
+            possible &= ~(t >> 1)
+            if not possible:
+                return -((size - moves) // 2)
+            if moves >= size - 2:
+                return 0
+            lo = -((size - 2 - moves) // 2)  # the opponent cannot win at once
+            if alpha < lo:
+                alpha = lo
+                if alpha >= beta:
+                    return alpha
+            hi = (size - 1 - moves) // 2  # we cannot win at once
+            key = cur + mask
+            entry = entries.get(key)
+            if entry is not None:
+                if entry >= LOWER_MIN:
+                    lo = entry - LOWER
+                    if alpha < lo:
+                        alpha = lo
+                        if alpha >= beta:
+                            return alpha
+                elif entry < hi:
+                    hi = entry
+            if beta > hi:
+                beta = hi
+                if alpha >= beta:
+                    return beta
+            if moves <= book_moves:
+                known = book.score(cur, mask)
+                if known is not None:
+                    return known
+            # order the moves: threats created, then centre first (move_sorter, inlined)
+            opp = cur ^ mask
+            if not possible & (possible - 1):  # a single move: nothing to order
+                score = -negamax(opp, mask | possible, moves + 1, -beta, -alpha)
+                if score >= beta:
+                    if len(entries) >= capacity:
+                        table.make_room()
+                    entries[key] = score + LOWER
+                    return score
+                if score > alpha:
+                    alpha = score
+                if len(entries) >= capacity:
+                    table.make_room()
+                entries[key] = alpha
+                return alpha
+            # every child's threat cells at once: child i in lane i of one wide int
+            s = cur * repl | (possible * repl) & diag
+            r = (s << 1) & (s << 2) & (s << 3)
+            p = (s << h) & (s << hx2)
+            r |= p & ((s << hx3) | (s >> h))
+            p = (s >> h) & (s >> hx2)
+            r |= p & ((s << h) | (s >> hx3))
+            p = (s << h1) & (s << h1x2)
+            r |= p & ((s << h1x3) | (s >> h1))
+            p = (s >> h1) & (s >> h1x2)
+            r |= p & ((s << h1) | (s >> h1x3))
+            p = (s << h2) & (s << h2x2)
+            r |= p & ((s << h2x3) | (s >> h2))
+            p = (s >> h2) & (s >> h2x2)
+            r |= p & ((s << h2) | (s >> h2x3))
+            r &= (full ^ mask) * repl
+            child_threats = [0] * len(tie_masks)
+            scored = []  # threats, then the centre-first tie-break, packed in one int
+            for tie, col_mask, shift in lanes:
+                if possible & col_mask:
+                    cells = (r >> shift) & lane
+                    child_threats[tie] = cells
+                    scored.append(cells.bit_count() << tie_bits | tie)
+            scored.sort(reverse=True)
+            for order_key in scored:
+                tie = order_key & tie_mask
+                move = possible & tie_masks[tie]
+                score = -negamax(opp, mask | move, moves + 1, -beta, -alpha, child_threats[tie] & ~move)
+                if score >= beta:
+                    if len(entries) >= capacity:
+                        table.make_room()
+                    entries[key] = score + LOWER
+                    return score
+                if score > alpha:
+                    alpha = score
+            if len(entries) >= capacity:
+                table.make_room()
+            entries[key] = alpha
+            return alpha
+
+        return negamax

@@ -1,0 +1,148 @@
+"""The opening book: its file format, mirror folding, lookups, and the resumable builder."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+
+from agents.board import Board
+from agents.solver.book import Book, BookError, Entry, NO_MOVE
+from agents.solver.search import Solver
+from tests.strategies import standard_positions
+from tools.book import add_arguments, read_progress, run
+
+LATE = "6614446666373154"  # a Middle-Medium position: its subtree solves in seconds
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def canonical_entry(board: Board, score: int, move: int) -> Entry:
+    mirrored = board.mirror()
+    if mirrored.key() < board.key():
+        return Entry(mirrored.key(), score, 6 - move)
+    return Entry(board.key(), score, move)
+
+
+@given(standard_positions(max_moves=20))
+def test_lookup_finds_a_position_and_its_mirror(board: Board) -> None:
+    move = board.legal_moves()[0]
+    book = Book.from_bytes(Book.from_entries([canonical_entry(board, 5, move)], board.moves).to_bytes())
+    assert book.lookup(board.current, board.mask) == (5, move)
+    mirrored = board.mirror()
+    if mirrored.key() != board.key():  # a symmetric position is its own mirror
+        assert book.lookup(mirrored.current, mirrored.mask) == (5, 6 - move)
+    assert book.score(board.current, board.mask) == 5
+
+
+def test_round_trip_and_misses() -> None:
+    boards = [Board.from_pons(m) for m in ("", "4", "44", "43", "1", "7")]
+    entries = {}
+    for i, b in enumerate(boards):
+        e = canonical_entry(b, i - 2, 3)
+        entries[e.key] = e
+    book = Book.from_entries(entries.values(), 2)
+    again = Book.from_bytes(book.to_bytes())
+    assert again.entries() == book.entries() and again.max_moves == 2
+    assert len(again) == 5  # "1" and "7" are mirrors: one entry
+    assert again.lookup(Board.from_pons("46").current, Board.from_pons("46").mask) is None
+    no_move = Book.from_entries([Entry(Board().key(), 1, NO_MOVE)], 0)
+    assert no_move.lookup(0, 0) == (1, None)
+
+
+def test_bad_files_are_rejected() -> None:
+    with pytest.raises(BookError, match="magic"):
+        Book.from_bytes(b"XXXX" + bytes(8))
+    with pytest.raises(BookError, match="expected"):
+        Book.from_bytes(Book.empty().to_bytes() + b"x")
+    with pytest.raises(BookError, match="twice"):
+        Book.from_entries([Entry(1, 0, 0), Entry(1, 2, 0)], 0)
+
+
+def test_the_shipped_book_loads_and_its_late_entries_are_exact() -> None:
+    from agents.resources import read_data
+
+    book = Book.from_bytes(read_data("opening_book.bin"))  # raises on a damaged file
+    assert len(Book.load()) == len(book)
+    solver = Solver()
+    for entry in [e for e in book.entries() if bin(e.key).count("1") >= 14][:5]:
+        board = next(b for b in _boards_of(entry.key))
+        assert solver.solve(board) == entry.score
+
+
+def _boards_of(key: int):
+    """The board whose key is ``key`` (decoded column by column)."""
+    current = mask = 0
+    for c in range(7):
+        col = (key >> (7 * c)) & 0x7F
+        h = (col + 1).bit_length() - 1
+        mask |= ((1 << h) - 1) << (7 * c)
+        current |= (col - ((1 << h) - 1)) << (7 * c)
+    moves = bin(mask).count("1")
+    yield Board._from(Board().geo, current, mask, moves)
+
+
+def test_book_scores_speed_up_the_solver_and_stay_exact(tmp_path: Path) -> None:
+    root = Board.from_pons(LATE)
+    solver = Solver()
+    score = solver.solve(root)
+    plain_nodes = solver.nodes
+    entries = []
+    for col in root.legal_moves():
+        child = root.play(col)
+        entries.append(canonical_entry(child, Solver().solve(child), 0))
+    book = Book.from_entries(entries, root.moves + 1)
+    with_book = Solver(book=book)
+    assert with_book.solve(root) == score
+    assert with_book.nodes < plain_nodes
+
+
+def test_build_is_resumable_and_writes_a_loadable_book(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    progress, out = tmp_path / "progress.jsonl", tmp_path / "book.bin"
+    args = ["build", "--root", LATE, "--plies", str(len(LATE) + 1), "--side", "both",
+            "--workers", "1", "--seconds", "30", "--progress", str(progress), "--out", str(out)]
+    assert run(parse(*args)) == 0
+    done = read_progress(progress)
+    root = Board.from_pons(LATE)
+    kids = {min(c.key(), c.mirror().key()) for c in (root.play(m) for m in root.legal_moves())}
+    assert len(done) == 1 + len(kids)  # the root and its children, mirrors folded
+    book = Book.from_bytes(out.read_bytes())
+    assert len(book) == len(done) and book.max_moves == len(LATE) + 1
+    solver = Solver()
+    for r in done.values():
+        board = Board.from_pons(r.moves)
+        assert book.lookup(board.current, board.mask) == (r.score, r.move)
+        assert solver.analyze(board)[r.move] == r.score == solver.solve(board)
+    lines_before = progress.read_text().count("\n")
+    capsys.readouterr()
+    assert run(parse(*args)) == 0  # a rerun solves nothing again
+    assert progress.read_text().count("\n") == lines_before
+    assert "0 to solve" in capsys.readouterr().out
+
+
+def test_torn_progress_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    good = {"key": 5, "moves": "4", "score": None, "move": None, "nodes": 10, "seconds": 1.0}
+    path.write_text(json.dumps(good) + "\n" + '{"key": 7, "mo')
+    assert list(read_progress(path)) == [5]
+
+
+def test_book_cli_errors(tmp_path: Path) -> None:
+    from tools.errors import UserError
+
+    with pytest.raises(UserError, match="min-plies"):
+        run(parse("build", "--plies", "2", "--min-plies", "3"))
+    with pytest.raises(UserError, match="bad move string"):
+        run(parse("build", "--root", "448", "--plies", "5"))
+    with pytest.raises(UserError, match="cannot read"):
+        run(parse("info", str(tmp_path / "missing.bin")))
+    (tmp_path / "junk.bin").write_bytes(b"junkjunkjunkjunk")
+    with pytest.raises(UserError, match="not a book"):
+        run(parse("info", str(tmp_path / "junk.bin")))

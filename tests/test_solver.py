@@ -1,0 +1,334 @@
+"""The exact solver: Pons' benchmark scores, weak mode, analyze, and negamax consistency.
+
+Default run: every position of End-Easy, Middle-Easy and Begin-Easy (exact),
+a seeded sample of Middle-Medium, weak mode on samples, and property tests.
+``-m slow``: all of Middle-Medium and samples of Begin-Medium and Begin-Hard.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents.board import Board, BoardError
+from agents.solver.move_sorter import move_column, ordered_moves
+from agents.solver.position import (canonical_key, centre_first, layout, mirror_bits,
+                                    non_losing_moves, winning_cells)
+from agents.solver.search import Solver, Timeout
+from tests.strategies import positions, standard_positions
+
+
+def read_set(pons_dir: Path, name: str) -> list[tuple[str, int]]:
+    lines = (pons_dir / name).read_text().split("\n")
+    return [(m, int(s)) for m, s in (line.split() for line in lines if line.strip())]
+
+
+def sample(items: list, n: int, seed: int = 4) -> list:
+    return random.Random(seed).sample(items, min(n, len(items)))
+
+
+def check_exact(positions: list[tuple[str, int]], weak: bool = False) -> None:
+    solver = Solver()
+    wrong = []
+    for moves, expected in positions:
+        solver.reset()
+        got = solver.solve(Board.from_pons(moves), weak=weak)
+        want = (expected > 0) - (expected < 0) if weak else expected
+        if got != want:
+            wrong.append((moves, got, want))
+    assert not wrong, f"{len(wrong)} wrong scores, first: {wrong[:3]}"
+
+
+@pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1"])
+def test_exact_on_every_easy_position(pons_dir: Path, name: str) -> None:
+    positions = read_set(pons_dir, name)
+    assert len(positions) == 1000
+    check_exact(positions)
+
+
+def test_exact_on_a_middle_medium_sample(pons_dir: Path) -> None:
+    check_exact(sample(read_set(pons_dir, "Test_L2_R2"), 15))
+
+
+@pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1", "Test_L2_R2"])
+def test_weak_mode_gives_the_sign(pons_dir: Path, name: str) -> None:
+    check_exact(sample(read_set(pons_dir, name), {"Test_L2_R2": 10, "Test_L1_R1": 30}.get(name, 100)), weak=True)
+
+
+@pytest.mark.slow
+def test_exact_on_every_middle_medium_position(pons_dir: Path) -> None:
+    check_exact(read_set(pons_dir, "Test_L2_R2"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,n", [("Test_L1_R2", 20), ("Test_L1_R3", 2)])
+def test_exact_on_begin_samples(pons_dir: Path, name: str, n: int) -> None:
+    check_exact(sample(read_set(pons_dir, name), n))
+
+
+def test_analyze_agrees_with_solve(pons_dir: Path) -> None:
+    solver = Solver()
+    for moves, expected in sample(read_set(pons_dir, "Test_L2_R1"), 40):
+        board = Board.from_pons(moves)
+        scores = solver.analyze(board)
+        assert len(scores) == 7
+        for col, score in enumerate(scores):
+            assert (score is None) == (not board.can_play(col))
+        assert max(s for s in scores if s is not None) == expected == solver.solve(board)
+
+
+def test_analyze_scores_an_immediate_win_and_weak_columns(pons_dir: Path) -> None:
+    solver = Solver()
+    checked = 0
+    for moves, _ in read_set(pons_dir, "Test_L3_R1")[:100]:
+        parent = Board.from_pons(moves)  # its children that leave a win in one
+        children = [parent.play(c) for c in parent.legal_moves() if not parent.is_winning_move(c)]
+        board = next((b for b in children if b.winning_moves()), None)
+        if board is None:
+            continue
+        wins = board.winning_moves()
+        win_score = (42 + 1 - board.moves) // 2
+        scores = solver.analyze(board)
+        assert all(scores[c] == win_score for c in wins)
+        assert win_score == solver.solve(board)
+        weak = solver.analyze(board, weak=True)
+        assert all(weak[c] == 1 for c in wins)
+        assert all(w is None or w == (s > 0) - (s < 0) for w, s in zip(weak, scores))
+        checked += 1
+    assert checked >= 5
+
+
+def test_nodes_are_counted_and_reset() -> None:
+    solver = Solver()
+    solver.solve(Board.from_pons("1233722555341451114725221333"))
+    assert solver.nodes > 0
+    solver.reset()
+    assert solver.nodes == 0 and len(solver.table) == 0
+
+
+def test_full_and_finished_boards() -> None:
+    solver = Solver()
+    with pytest.raises(BoardError):
+        solver.solve(Board.from_pons("1212121"))
+    with pytest.raises(BoardError):
+        solver.solve(Board(6, 7, 5))
+
+
+def test_deadline_raises_timeout_and_the_table_stays_usable() -> None:
+    solver = Solver()
+    board = Board.from_pons("4453")
+    solver.deadline = 0.0  # already passed: the first clock check raises
+    with pytest.raises(Timeout):
+        solver.solve(board)
+    solver.deadline = float("inf")
+    late = Board.from_pons("1233722555341451114725221333")
+    assert solver.solve(late) == -1
+
+
+def test_tiny_table_still_gives_exact_scores(pons_dir: Path) -> None:
+    from agents.solver.transposition import TranspositionTable
+
+    table = TranspositionTable(capacity=64)
+    solver = Solver(table=table)
+    for moves, expected in sample(read_set(pons_dir, "Test_L2_R1"), 30):
+        assert solver.solve(Board.from_pons(moves)) == expected
+    assert len(table) <= 64 and table.clears > 0
+
+
+# -- bitboard helpers -------------------------------------------------------------
+def test_centre_first_order() -> None:
+    assert centre_first(7) == (3, 2, 4, 1, 5, 0, 6)
+    assert centre_first(6) == (2, 3, 1, 4, 0, 5)
+
+
+@given(standard_positions(max_moves=36))
+def test_winning_cells_are_exactly_the_cells_that_complete_four(board: Board) -> None:
+    lay = layout()
+    cells = winning_cells(board.current, board.mask, lay)
+    for col in range(7):
+        for row in range(6):
+            bit = 1 << (col * 7 + row)
+            if board.mask & bit:
+                assert not cells & bit
+                continue
+            trial = Board._from(board.geo, board.current | bit, board.mask | bit, board.moves)
+            assert bool(cells & bit) == (trial.winner() == board.mark)
+
+
+@given(standard_positions(max_moves=38))
+def test_non_losing_moves_leave_no_win_in_one(board: Board) -> None:
+    lay = layout()
+    if board.winning_moves():
+        return
+    keep = non_losing_moves(board.current, board.mask, lay)
+    for col in board.legal_moves():
+        child = board.play(col)
+        loses = bool(child.winning_moves())
+        kept = bool(keep & lay.geo.column_masks[col])
+        if kept:
+            assert not loses
+        elif not loses:  # dropped although safe: only when another move is forced
+            forced = [c for c in board.legal_moves() if board.play(c).winning_moves() == []]
+            assert forced  # there was a safe move...
+            opp = Board._from(board.geo, board.current ^ board.mask, board.mask, board.moves + 1)
+            assert opp.winning_moves()  # ...and the opponent threatened to win
+
+
+@given(standard_positions())
+def test_mirror_bits_match_board_mirror(board: Board) -> None:
+    lay = layout()
+    mirrored = board.mirror()
+    assert mirror_bits(board.key(), lay) == mirrored.key()
+    assert canonical_key(board.current, board.mask, lay) == canonical_key(mirrored.current, mirrored.mask, lay)
+
+
+@given(standard_positions(max_moves=40))
+def test_ordered_moves_are_a_permutation_centre_first_on_ties(board: Board) -> None:
+    lay = layout()
+    candidates = (board.mask + lay.geo.bottom) & lay.geo.full
+    moves = ordered_moves(board.current, board.mask, candidates, lay)
+    assert sorted(move_column(m, lay) for m in moves) == board.legal_moves()
+    threats = [winning_cells(board.current | m, board.mask, lay).bit_count() for m in moves]
+    assert threats == sorted(threats, reverse=True)
+    rank = {c: i for i, c in enumerate(lay.order)}
+    for a, b, ta, tb in zip(moves, moves[1:], threats, threats[1:]):
+        if ta == tb:
+            assert rank[move_column(a, lay)] < rank[move_column(b, lay)]
+
+
+# -- exactness against brute force and negamax consistency ---------------------------
+@lru_cache(maxsize=None)
+def brute_force(board: Board) -> int:
+    """Plain minimax over every move, in the solver's score convention."""
+    size = board.rows * board.columns
+    if board.is_full():
+        return 0
+    best = -size
+    for col in board.legal_moves():
+        if board.is_winning_move(col):
+            return (size + 1 - board.moves) // 2
+        best = max(best, -brute_force(board.play(col)))
+    return best
+
+
+@settings(max_examples=40)
+@given(st.sampled_from([(4, 4), (4, 5), (5, 4), (5, 5), (4, 6), (4, 9)]).flatmap(
+    lambda rc: positions(size=(rc[0], rc[1], 4), min_moves=rc[0] * rc[1] - 12)))
+def test_exact_against_brute_force_on_small_boards(board: Board) -> None:
+    assert Solver().solve(board) == brute_force(board)
+    assert Solver().solve(board, weak=True) == (lambda s: (s > 0) - (s < 0))(brute_force(board))
+
+
+@settings(max_examples=25)
+@given(standard_positions(min_moves=26))
+def test_score_is_the_best_child_score(board: Board) -> None:
+    solver = Solver()
+    score = solver.solve(board)
+    children = solver.analyze(board)
+    best = max(s for s in children if s is not None)
+    assert score == best
+    for col, child_score in enumerate(children):
+        if child_score is not None and not board.is_winning_move(col):
+            assert child_score == -Solver().solve(board.play(col))
+
+
+# -- the solver agent ----------------------------------------------------------------
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _quick_agent(board: Board) -> int:
+    """The agent's move with a 0.2 s budget (property tests play many positions)."""
+    import agents.solver.agent as solver_agent
+    from tests.strategies import obs_config
+
+    saved = solver_agent.MOVE_BUDGET
+    solver_agent.MOVE_BUDGET = 0.2
+    try:
+        return solver_agent.agent(*obs_config(board))
+    finally:
+        solver_agent.MOVE_BUDGET = saved
+
+
+def test_agent_plays_a_perfect_move_on_end_easy_positions(pons_dir: Path) -> None:
+    from agents.solver.agent import agent
+    from tests.strategies import obs_config
+
+    solver = Solver()
+    for moves, expected in sample(read_set(pons_dir, "Test_L3_R1"), 150, seed=7):
+        board = Board.from_pons(moves)
+        col = agent(*obs_config(board))
+        assert type(col) is int and board.can_play(col)
+        scores = solver.analyze(board)
+        assert max(s for s in scores if s is not None) == expected
+        assert _sign(scores[col]) == _sign(expected), (moves, col, scores)
+
+
+def test_agent_plays_the_fastest_win_and_the_slowest_loss(pons_dir: Path) -> None:
+    from agents.solver.agent import agent
+    from tests.strategies import obs_config
+
+    solver = Solver()
+    for moves, expected in sample(read_set(pons_dir, "Test_L2_R1"), 60, seed=8):
+        board = Board.from_pons(moves)
+        col = agent(*obs_config(board))
+        assert solver.analyze(board)[col] == expected, moves
+
+
+@given(standard_positions(min_moves=8, max_moves=40))
+def test_agent_takes_a_win_in_one(board: Board) -> None:
+    wins = board.winning_moves()
+    col = _quick_agent(board)
+    assert board.can_play(col)
+    if wins:
+        assert col in wins
+
+
+@settings(max_examples=15)
+@given(positions(min_moves=0))
+def test_agent_plays_legally_on_any_board_size(board: Board) -> None:
+    col = _quick_agent(board)
+    assert type(col) is int and board.can_play(col)
+    wins = board.winning_moves()
+    if wins:
+        assert col in wins
+
+
+def test_heuristic_search_blocks_and_sees_short_forced_wins() -> None:
+    from agents.solver.heuristic import WIN, HeuristicSearch
+    from agents.solver.position import layout
+
+    search = HeuristicSearch(layout())
+    board = Board.from_pons("4455")  # X to move: 3 or 6 makes two threats at once
+    col = search.best_move(board.current, board.mask, board.moves, deadline=float("inf"), max_depth=5)
+    assert col in (2, 5)
+    assert search.root(board.current, board.mask, board.moves, 3)[1] >= WIN
+    blocked = Board.from_pons("41424")  # O to move must block column 4
+    assert search.best_move(blocked.current, blocked.mask, blocked.moves, float("inf"), max_depth=4) == 3
+
+
+def test_extra_time_keeps_half_of_the_overage() -> None:
+    from agents.solver.agent import EXTRA_CAP, _State, extra_time
+
+    st = _State.__new__(_State)
+    st.overage_start = 0.0
+    assert extra_time(60.0, st) == EXTRA_CAP
+    assert extra_time(31.0, st) < 1.0
+    assert extra_time(29.0, st) == 0.0
+    assert st.overage_start == 60.0
+
+
+@given(positions(min_moves=0))
+def test_lane_ordering_equals_one_child_at_a_time(board: Board) -> None:
+    from agents.solver.move_sorter import ordered_moves_plain
+    from agents.solver.position import layout_of
+
+    lay = layout_of(board)
+    candidates = (board.mask + lay.geo.bottom) & lay.geo.full
+    assert ordered_moves(board.current, board.mask, candidates, lay) == \
+        ordered_moves_plain(board.current, board.mask, candidates, lay)
