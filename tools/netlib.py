@@ -15,6 +15,7 @@ from torch import nn
 
 from agents.net.features import VERSION, feature_size
 from agents.net.mlp import save_mlp
+from tools.errors import UserError
 
 
 def build_mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:
@@ -65,3 +66,15 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+def prepare_run_dir(out: str | Path, name: str, resume: bool) -> tuple[Path, Path]:
+    """The run folder and its checkpoint path; refuses to overwrite a run unless resuming one."""
+    run_dir = Path(out) / name
+    ckpt_path = run_dir / "checkpoint.pt"
+    if resume and not ckpt_path.exists():
+        raise UserError(f"--resume: no checkpoint at {ckpt_path}")
+    if not resume and ckpt_path.exists():
+        raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return run_dir, ckpt_path

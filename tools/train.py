@@ -198,15 +198,9 @@ def run_supervised(args: argparse.Namespace) -> int:
     from agents.net.features import feature_size
     from agents.resources import data_path
     from tools import labels as labelling
-    from tools.netlib import build_mlp, pick_device, seed_everything, write_export
+    from tools.netlib import build_mlp, pick_device, prepare_run_dir, seed_everything, write_export
 
-    run_dir = Path(args.out) / (args.name or "supervised")
-    ckpt_path = run_dir / "checkpoint.pt"
-    if args.resume and not ckpt_path.exists():
-        raise UserError(f"--resume: no checkpoint at {ckpt_path}")
-    if not args.resume and ckpt_path.exists():
-        raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
 
     if args.generate:
         labelling.generate(args.labels, args.seed, labelling._last_game(
