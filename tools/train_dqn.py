@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tools.errors import UserError
 
 
 def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random):
