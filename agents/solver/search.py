@@ -196,7 +196,8 @@ class Solver:
         clock = time.perf_counter
         hx2, hx3, h1x2, h1x3, h2x2, h2x3 = 2 * h, 3 * h, 2 * h1, 3 * h1, 2 * h2, 3 * h2
 
-        def threat_cells(s: int, mask: int) -> int:
+        def threat_cells(s: int, empty: int) -> int:
+            """Empty cells completing a line of ``s`` (one board, or several packed in lanes)."""
             t = (s << 1) & (s << 2) & (s << 3)
             p = (s << h) & (s << hx2)
             t |= p & ((s << hx3) | (s >> h))
@@ -210,7 +211,7 @@ class Solver:
             t |= p & ((s << h2x3) | (s >> h2))
             p = (s >> h2) & (s >> h2x2)
             t |= p & ((s << h2) | (s >> h2x3))
-            return t & (full ^ mask)
+            return t & empty
 
         def negamax(cur: int, mask: int, moves: int, alpha: int, beta: int, t: int = -1) -> int:
             """``t``: the opponent's threat cells when the caller knows them (it ordered its moves by them)."""
@@ -218,7 +219,7 @@ class Solver:
             if not nodes & 4095 and clock() > solver.deadline:
                 raise Timeout
             if t < 0:  # the opponent's threat cells (position.winning_cells, inlined)
-                t = threat_cells(cur ^ mask, mask)
+                t = threat_cells(cur ^ mask, full ^ mask)
             # moves that do not lose at once (position.non_losing_moves, inlined)
             possible = (mask + bottom) & full
             forced = possible & t
@@ -272,21 +273,7 @@ class Solver:
                 entries[key] = alpha
                 return alpha
             # every child's threat cells at once: child i in lane i of one wide int
-            s = cur * repl | (possible * repl) & diag
-            r = (s << 1) & (s << 2) & (s << 3)
-            p = (s << h) & (s << hx2)
-            r |= p & ((s << hx3) | (s >> h))
-            p = (s >> h) & (s >> hx2)
-            r |= p & ((s << h) | (s >> hx3))
-            p = (s << h1) & (s << h1x2)
-            r |= p & ((s << h1x3) | (s >> h1))
-            p = (s >> h1) & (s >> h1x2)
-            r |= p & ((s << h1) | (s >> h1x3))
-            p = (s << h2) & (s << h2x2)
-            r |= p & ((s << h2x3) | (s >> h2))
-            p = (s >> h2) & (s >> h2x2)
-            r |= p & ((s << h2) | (s >> h2x3))
-            r &= (full ^ mask) * repl
+            r = threat_cells(cur * repl | (possible * repl) & diag, (full ^ mask) * repl)
             child_threats = [0] * len(tie_masks)
             scored = []  # threats, then the centre-first tie-break, packed in one int
             for tie, col_mask, shift in lanes:
