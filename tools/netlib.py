@@ -78,3 +78,31 @@ def prepare_run_dir(out: str | Path, name: str, resume: bool) -> tuple[Path, Pat
         raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
     run_dir.mkdir(parents=True, exist_ok=True)
     return run_dir, ckpt_path
+
+
+Panels = Sequence[tuple[str, Sequence[str]]]
+SUPERVISED_PANELS: Panels = [("loss", ["train_loss", "val_policy_loss", "val_value_mse"]),
+                             ("validation accuracy", ["val_accuracy"]),
+                             ("validation mistake rate", ["val_mistake_rate"])]
+DQN_PANELS: Panels = [("Huber loss", ["train_loss"]), ("training episodes", ["win_rate", "epsilon"])]
+
+
+def plot_curves(history: list[dict[str, float]], path: Path, panels: Panels, xlabel: str = "epoch") -> None:
+    """Training curves as a PNG: one panel per (title, history keys), against ``history[i]["epoch"]``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [h["epoch"] for h in history]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.6))
+    for ax, (title, keys) in zip(axes, panels):
+        for k in keys:
+            ax.plot(x, [h[k] for h in history], marker=".", label=k)
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)

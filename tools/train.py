@@ -198,7 +198,8 @@ def run_supervised(args: argparse.Namespace) -> int:
     from agents.net.features import feature_size
     from agents.resources import data_path
     from tools import labels as labelling
-    from tools.netlib import build_mlp, pick_device, prepare_run_dir, seed_everything, write_export
+    from tools.netlib import (SUPERVISED_PANELS, build_mlp, pick_device, plot_curves, prepare_run_dir,
+                               seed_everything, write_export)
 
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
 
@@ -272,7 +273,7 @@ def run_supervised(args: argparse.Namespace) -> int:
                     "history": history, "epoch": epoch,
                     "torch_rng": torch.get_rng_state(), "hidden": list(hidden)}, ckpt_path)
         (run_dir / "history.json").write_text(json.dumps(history, indent=1))
-        plot_curves(history, run_dir / "curves.png")
+        plot_curves(history, run_dir / "curves.png", SUPERVISED_PANELS)
 
     out = write_export(model.cpu(), run_dir / "net_weights.npz", "policy_value", args.dtype,
                        extra={"hidden": list(hidden), "seed": args.seed})
@@ -283,24 +284,3 @@ def run_supervised(args: argparse.Namespace) -> int:
     return 0
 
 
-def plot_curves(history: list[dict[str, float]], path: Path) -> None:
-    """Loss, accuracy and mistake-rate curves, one panel each, as a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    epochs = [h["epoch"] for h in history]
-    panels = [("loss", ["train_loss", "val_policy_loss", "val_value_mse"]),
-              ("validation accuracy", ["val_accuracy"]), ("validation mistake rate", ["val_mistake_rate"])]
-    fig, axes = plt.subplots(1, len(panels), figsize=(13, 3.6))
-    for ax, (title, keys) in zip(axes, panels):
-        for k in keys:
-            ax.plot(epochs, [h[k] for h in history], marker=".", label=k)
-        ax.set_title(title)
-        ax.set_xlabel("epoch")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)

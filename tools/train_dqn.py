@@ -52,7 +52,8 @@ def run_dqn(args: argparse.Namespace) -> int:
 
     from agents.net.features import feature_size
     from agents.resources import data_path
-    from tools.netlib import build_mlp, pick_device, prepare_run_dir, seed_everything, write_export
+    from tools.netlib import (DQN_PANELS, build_mlp, pick_device, plot_curves, prepare_run_dir,
+                               seed_everything, write_export)
     from tools.rl_env import ConnectXEnv
 
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume)
@@ -146,7 +147,7 @@ def run_dqn(args: argparse.Namespace) -> int:
                         "episode": ep + 1, "steps": steps, "rng": rng.getstate(), "hidden": list(hidden)},
                        ckpt_path)
             (run_dir / "history.json").write_text(json.dumps(history, indent=1))
-            _plot(history, run_dir / "curves.png")
+            plot_curves(history, run_dir / "curves.png", DQN_PANELS, xlabel="episode")
     out = write_export(q_net.cpu(), run_dir / "dqn_weights.npz", "q", args.dtype,
                        extra={"hidden": list(hidden), "seed": args.seed, "opponents": specs})
     print(f"weights: {out}")
@@ -156,23 +157,3 @@ def run_dqn(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(history: list[dict[str, float]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    x = [h["epoch"] for h in history]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    axes[0].plot(x, [h["train_loss"] for h in history], marker=".")
-    axes[0].set_title("Huber loss")
-    axes[1].plot(x, [h["win_rate"] for h in history], marker=".", label="wins (last 500 episodes)")
-    axes[1].plot(x, [h["epsilon"] for h in history], label="epsilon")
-    axes[1].set_title("training episodes")
-    axes[1].legend(fontsize=7)
-    for ax in axes:
-        ax.set_xlabel("episode")
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
