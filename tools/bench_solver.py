@@ -98,41 +98,10 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool) -> dict
             "mean_time": elapsed / n, "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong}
 
 
-def agent_mistakes(path: Path, positions: list[tuple[str, int]], budget: float) -> dict:
-    """Play the agent on each position (fresh tables, no overage) and label its move exactly.
-
-    The best class comes from the file's score; the move's class from a weak solve
-    of the position it leads to.
-    """
-    from tqdm import tqdm
-
-    from agents.solver import agent as solver_agent
-    from agents.solver.search import Solver
-
-    solver = Solver()
-    mistakes, how, think, worst = [], {}, 0.0, 0.0
-    for moves, expected in tqdm(positions, desc=path.name, unit="pos", leave=False):
-        board = Board.from_pons(moves)
-        solver_agent.reset()
-        start = time.perf_counter()
-        col = solver_agent.choose(board, start, budget, 0.0)
-        spent = time.perf_counter() - start
-        think, worst = think + spent, max(worst, spent)
-        how[solver_agent.state().last] = how.get(solver_agent.state().last, 0) + 1
-        if board.is_winning_move(col):
-            got = 1
-        else:
-            solver.reset()
-            got = -solver.solve(board.play(col), weak=True)
-        best = (expected > 0) - (expected < 0)
-        if got < best:
-            mistakes.append(f"{moves}: played {col + 1} ({got:+d}), best class {best:+d}")
-    return {"n": len(positions), "mistakes": mistakes, "how": how,
-            "mean_time": think / max(len(positions), 1), "max_time": worst}
-
-
 def run_agent(files: list, args: argparse.Namespace) -> int:
+    """The solver agent's mistake rate per file (tools/mistakes.py's harness)."""
     from agents.solver.agent import MOVE_BUDGET
+    from tools.mistakes import measure, solver_mover
     from tools.stats import format_rate
 
     budget = MOVE_BUDGET if args.budget is None else args.budget
@@ -142,12 +111,13 @@ def run_agent(files: list, args: argparse.Namespace) -> int:
     print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  how the moves were chosen")
     for path, positions in files:
         positions = select(positions, args.limit, args.sample, args.seed)
-        r = agent_mistakes(path, positions, budget)
         name = PONS_NODES.get(path.name, (path.name,))[0]
-        how = ", ".join(f"{k} {v}" for k, v in sorted(r["how"].items(), key=lambda kv: -kv[1]))
-        print(f"{name:<16} {len(r['mistakes']):>4}/{r['n']:<5} {format_rate(len(r['mistakes']), r['n']):>22} "
-              f"{r['mean_time']:>9.3f}s {r['max_time']:>8.2f}s  {how}")
-        for line in r["mistakes"][:3]:
+        r = measure(name, positions, {"solver": solver_mover(budget)})["solver"]
+        n, think = len(r.mistakes), r.think_s or [0.0]
+        how = ", ".join(f"{k} {v}" for k, v in r.how.most_common())
+        print(f"{name:<16} {n:>4}/{r.judged:<5} {format_rate(n, r.judged):>22} "
+              f"{sum(think) / len(think):>9.3f}s {max(think):>8.2f}s  {how}")
+        for line in r.mistakes[:3]:
             print(f"  mistake: {line}")
     return 0
 

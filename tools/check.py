@@ -33,6 +33,7 @@ from typing import IO, Any, Callable, Iterable
 
 from tools import kaggle_load
 from tools.errors import UserError
+from tools.match import Tally
 from tools.stats import format_rate, wilson
 
 HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"
@@ -42,23 +43,17 @@ DEFAULT_GAMES = 8  # a ~1 s/move agent: about 100 s on 2 cores (see the report)
 KAGGLE_ACT_TIMEOUT = 2.0
 KAGGLE_OVERAGE = 60.0
 SEAT_NAMES = ("first", "second")
+STATUS_FAILURES = {"INVALID": "invalid", "ERROR": "error", "TIMEOUT": "timeout"}  # Kaggle status -> Tally
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 HANG_SLACK_S = 30.0  # beyond the agent's whole time budget, a game is declared hung
 
 
 @dataclass
-class SeatResult:
-    """The results of one opponent and seat."""
+class SeatResult(Tally):
+    """The games against one opponent in one seat, counted as the game loop counts them."""
 
-    opponent: str
-    seat: str
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    invalid: int = 0
-    errors: int = 0
-    timeouts: int = 0
+    opponent: str = ""
+    seat: str = ""
 
     @property
     def win_interval(self) -> tuple[float, float]:
@@ -338,21 +333,13 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
               results: list[dict[str, Any]], manifest_path: Path | None,
               manifest: dict[str, Any]) -> CheckReport:
     """Tally the games and decide: invalid moves, errors, timeouts and floors."""
-    seats = {(o, s): SeatResult(o, SEAT_NAMES[s]) for o in opponents for s in (0, 1)}
+    seats = {(o, s): SeatResult(opponent=o, seat=SEAT_NAMES[s]) for o in opponents for s in (0, 1)}
     errors_seen: list[str] = []
     first_moves, later_moves = [], []
     for r in results:
-        seat = seats[(r["opponent"], r["seat"])]
-        seat.games += 1
-        tally = {"win": "wins", "draw": "draws"}.get(r["outcome"], "losses")
-        setattr(seat, tally, getattr(seat, tally) + 1)
         status = r["status"]
-        if status == "INVALID":
-            seat.invalid += 1
-        elif status == "ERROR":
-            seat.errors += 1
-        elif status == "TIMEOUT":
-            seat.timeouts += 1
+        result = r["outcome"] if r["outcome"] in ("win", "draw") else "loss"
+        seats[(r["opponent"], r["seat"])].count(result, STATUS_FAILURES.get(status))
         if status in kaggle_load.FAILED_STATUSES and r.get("error") and r["error"] not in errors_seen:
             errors_seen.append(r["error"])
         if r["durations"]:

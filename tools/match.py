@@ -269,6 +269,9 @@ def _play_chunk(job: _Chunk) -> list[GameRecord]:
     return out
 
 
+FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts"}
+
+
 @dataclass
 class Tally:
     """Results from A's side over some games; ``invalid``... count A's own rule breaks."""
@@ -285,15 +288,20 @@ class Tally:
     opponent_timeouts: int = 0
 
     def add(self, rec: GameRecord, mark: int) -> None:
+        """Count game ``rec`` from the side of the player with ``mark``."""
+        failure = rec.outcome if rec.culprit is not None else None
+        self.count(rec.result(mark), failure, own=rec.culprit == mark)
+
+    def count(self, result: str, failure: str | None = None, own: bool = True) -> None:
+        """Count one game: ``result`` is win, draw or loss; ``failure`` (invalid, error or
+        timeout) is the rule break that ended it, ``own`` when it was ours."""
         self.games += 1
-        res = rec.result(mark)
-        self.wins += res == "win"
-        self.draws += res == "draw"
-        self.losses += res == "loss"
-        if rec.culprit is not None:
-            prefix = "" if rec.culprit == mark else "opponent_"
-            name = {"invalid": "invalid", "error": "errors", "timeout": "timeouts"}[rec.outcome]
-            setattr(self, prefix + name, getattr(self, prefix + name) + 1)
+        self.wins += result == "win"
+        self.draws += result == "draw"
+        self.losses += result == "loss"
+        if failure is not None:
+            name = ("" if own else "opponent_") + FAILURE_FIELDS[failure]
+            setattr(self, name, getattr(self, name) + 1)
 
     @property
     def win_rate(self) -> float:

@@ -132,6 +132,13 @@ def _positive(kind: type):
     return parse
 
 
+def _fraction(text: str) -> float:
+    value = _positive(float)(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
+    return value
+
+
 def _hidden(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(t) for t in text.split(","))
@@ -163,6 +170,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--min-stones", type=int, default=0, help="label only positions with this many stones")
     parser.add_argument("--episodes", type=_positive(int), default=20000, help="dqn: training episodes")
+    parser.add_argument("--explore", type=_fraction, default=0.6,
+                        help="dqn: fraction of the episodes over which epsilon falls from 1 to 0.05 (default 0.6)")
     parser.add_argument("--opponents", default="random,tactical,self",
                         help="dqn: comma-separated opponents (player specs, 'tactical', 'self')")
     parser.add_argument("--dtype", choices=("float16", "int8", "float32"), default="float16",

@@ -6,8 +6,9 @@ gymnasium environment of tools/rl_env.py (course rewards: +1 win, -1 loss,
 over legal columns only) and in the bootstrap target's max, so the agent never
 learns to value an illegal move and never plays one.
 
-Opponents (``--opponents``, one drawn per episode): any player spec
-(``random``, ``lookahead``, ``kaggle:negamax``...), ``tactical`` (wins in one,
+Opponents (``--opponents``, one drawn per episode; repeat a spec to weight it):
+any player spec (``random``, ``lookahead``, ``negamax-fast`` (Kaggle's negamax,
+10x faster), ``kaggle:negamax``...), ``tactical`` (wins in one,
 blocks a loss in one, else random) and ``self`` (the learner's current network,
 10% random moves).  The learner takes both seats.
 """
@@ -24,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tools.players import FAST_NEGAMAX
 
 
 def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random):
@@ -33,6 +35,9 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
 
     if spec == "tactical":
         return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
+    if spec == FAST_NEGAMAX:  # seeded coin flips, so that a run is reproducible
+        from tools.fast_negamax import make_agent
+        return make_agent(rng)
     if spec == "self":
         def self_play(obs: Any, config: Any) -> int:
             board = Board.from_obs(obs, config)
@@ -93,7 +98,7 @@ def run_dqn(args: argparse.Namespace) -> int:
     target.load_state_dict(q_net.state_dict())
 
     episodes = args.episodes
-    explore = max(1, int(0.6 * episodes))
+    explore = max(1, int(args.explore * episodes))
     outcomes: list[str] = []
     losses: list[float] = []
     t0 = time.time()

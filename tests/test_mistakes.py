@@ -1,0 +1,31 @@
+"""tools/mistakes.py: one weak solve per move gives the verdict of labelling every move."""
+
+from __future__ import annotations
+
+from agents.board import Board
+from agents.solver.search import Solver
+from tools.bench_solver import read_positions
+from tools.mistakes import measure, sign, solver_mover
+
+
+def leftmost(board: Board) -> tuple[int, str]:
+    return board.legal_moves()[0], "leftmost"
+
+
+def test_one_solve_per_move_matches_full_labelling(pons_dir) -> None:
+    positions = read_positions(pons_dir / "Test_L2_R1")[:25]  # Middle-Easy
+    res = measure("Middle-Easy", positions, {"leftmost": leftmost}, progress=False)["leftmost"]
+    solver = Solver()
+    expected = 0
+    for moves, _ in positions:
+        board = Board.from_pons(moves)
+        classes = [sign(s) for s in solver.analyze(board, weak=True) if s is not None]
+        expected += sign(solver.analyze(board, weak=True)[leftmost(board)[0]]) < max(classes)
+    assert expected > 0  # the sample must hold mistakes for the count to mean anything
+    assert (len(res.mistakes), res.judged, res.skipped) == (expected, 25, 0)
+
+
+def test_solver_agent_makes_no_mistakes_at_the_end(pons_dir) -> None:
+    positions = read_positions(pons_dir / "Test_L3_R1")[:40]  # End-Easy
+    res = measure("End-Easy", positions, {"solver": solver_mover()}, progress=False)["solver"]
+    assert res.judged == 40 and res.mistakes == []

@@ -1,0 +1,193 @@
+"""Benchmark: mistake rates of any agent on Pascal Pons' six test sets.
+
+A mistake is a move whose win/draw/loss class is below the best available one.
+The best class is the sign of the set's exact score for the side to move; the
+played move's class is minus the exact solver's weak score of the position it
+leads to.  That is the verdict of labelling every move with ``perfect``, for
+one solve per position instead of seven.  Positions whose labelling passes
+``--solve-budget`` seconds are skipped and counted.
+
+The ``solver`` agent is measured at its normal per-move budget (``--budget``)
+with fresh tables per position and no overage; other agents are called as
+Kaggle calls them.  ``cxforge bench-solver --agent`` uses this harness too.
+
+    .venv/bin/python -m tools.mistakes --agents net,net-search,solver --sample 100 --seed 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from agents.board import Board
+
+SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2", "Middle-Medium"),
+        ("Test_L1_R1", "Begin-Easy"), ("Test_L1_R2", "Begin-Medium"), ("Test_L1_R3", "Begin-Hard")]
+SET_NAMES = dict(SETS)
+HARD_SETS = ("Begin-Medium", "Begin-Hard")
+PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
+
+Mover = Callable[[Board], tuple[int, str]]  # the column played and how it was chosen
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def solver_mover(budget: float | None = None) -> Mover:
+    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables, no overage."""
+    from agents.solver import agent as solver_agent
+
+    budget = solver_agent.MOVE_BUDGET if budget is None else budget
+
+    def move(board: Board) -> tuple[int, str]:
+        solver_agent.reset()
+        col = solver_agent.choose(board, time.perf_counter(), budget, 0.0)
+        return col, solver_agent.state().last
+
+    return move
+
+
+def agent_mover(name: str) -> Mover:
+    """A registered agent, called with Kaggle's ``obs`` and ``config``."""
+    from agents import registry
+
+    fn = registry.get(name).load()
+
+    def move(board: Board) -> tuple[int, str]:
+        obs = {"board": board.to_grid(), "mark": board.mark, "remainingOverageTime": 0.0}
+        config = {"rows": board.rows, "columns": board.columns, "inarow": board.inarow}
+        return int(fn(obs, config)), "agent"
+
+    return move
+
+
+def mover(name: str, budget: float | None = None) -> Mover:
+    return solver_mover(budget) if name == "solver" else agent_mover(name)
+
+
+def move_class(board: Board, col: int, solver, budget_s: float | None = None) -> int | None:
+    """The win/draw/loss class of playing ``col`` for the side to move; None past ``budget_s``."""
+    from agents.solver.search import Timeout
+
+    if board.is_winning_move(col):
+        return 1
+    solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
+    try:
+        return -solver.solve(board.play(col), weak=True)
+    except Timeout:
+        return None
+    finally:
+        solver.deadline = float("inf")
+
+
+@dataclass
+class Mistakes:
+    """One agent's moves on one set of positions, judged against exact play."""
+
+    agent: str
+    set: str
+    judged: int = 0
+    skipped: int = 0
+    mistakes: list[str] = field(default_factory=list)
+    how: Counter = field(default_factory=Counter)
+    think_s: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float | None:
+        return len(self.mistakes) / self.judged if self.judged else None
+
+    def to_json(self) -> dict:
+        return {"set": self.set, "agent": self.agent, "mistakes": len(self.mistakes), "judged": self.judged,
+                "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5], "how": dict(self.how),
+                "mean_move_s": sum(self.think_s) / max(len(self.think_s), 1),
+                "max_move_s": max(self.think_s, default=0.0)}
+
+
+def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[str, Mover],
+            solve_budget: float | None = None, progress: bool = True) -> dict[str, Mistakes]:
+    """Each mover's mistakes on ``positions`` (``(moves, exact score)`` pairs)."""
+    from tqdm import tqdm
+
+    from agents.solver.search import Solver
+
+    solver = Solver()
+    out = {name: Mistakes(name, set_name) for name in movers}
+    for moves, score in tqdm(positions, desc=set_name, unit="pos", leave=False, disable=not progress):
+        board = Board.from_pons(moves)
+        best = sign(int(score))
+        for name, move in movers.items():
+            res = out[name]
+            start = time.perf_counter()
+            col, how = move(board)
+            res.think_s.append(time.perf_counter() - start)
+            res.how[how] += 1
+            cls = move_class(board, col, solver, solve_budget)
+            if cls is None:
+                res.skipped += 1
+                continue
+            res.judged += 1
+            if cls < best:
+                res.mistakes.append(f"{moves}: played {col + 1} ({cls:+d}), best class {best:+d}")
+    return out
+
+
+def format_line(res: Mistakes) -> str:
+    from tools.stats import format_rate
+
+    n = len(res.mistakes)
+    think = res.think_s or [0.0]
+    return (f"{res.set:<14} {res.agent:<11} {n:>4}/{res.judged:<5} {format_rate(n, res.judged):>22}"
+            f"  skipped {res.skipped:<3} mean {sum(think) / len(think):.3f}s max {max(think):.2f}s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tools.bench_solver import read_positions
+
+    parser = argparse.ArgumentParser(prog="python -m tools.mistakes", description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents")
+    parser.add_argument("--sample", type=int, default=200, help="positions per set (sampled, seeded)")
+    parser.add_argument("--hard-sample", type=int, default=None, help="positions for Begin-Medium and Begin-Hard")
+    parser.add_argument("--sets", default=",".join(SET_NAMES.values()))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--budget", type=float, default=None, help="the solver agent's seconds a move")
+    parser.add_argument("--solve-budget", type=float, default=20.0, help="labelling seconds per move before skipping")
+    parser.add_argument("--pons", type=Path, default=PONS_DIR, help="folder of Pons' Test_L*_R* files")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+
+    from agents import registry
+
+    names = [a for a in args.agents.split(",") if a]
+    unknown = [a for a in names if a not in registry.REGISTRY]
+    wanted = [s for s in args.sets.split(",") if s]
+    bad_sets = [s for s in wanted if s not in SET_NAMES.values()]
+    if unknown or bad_sets:
+        parser.error(f"unknown agents {unknown} or sets {bad_sets}; sets are {', '.join(SET_NAMES.values())}")
+    if not args.pons.is_dir():
+        parser.error(f"no Pons test sets at {args.pons} (pass --pons)")
+    movers = {a: mover(a, args.budget) for a in names}
+    results = []
+    for fname, label in SETS:
+        if label not in wanted:
+            continue
+        positions = read_positions(args.pons / fname)
+        n = args.hard_sample if args.hard_sample is not None and label in HARD_SETS else args.sample
+        picked = random.Random(args.seed).sample(positions, min(n, len(positions)))
+        for res in measure(label, picked, movers, args.solve_budget, sys.stderr.isatty()).values():
+            results.append(res.to_json())
+            print(format_line(res), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
