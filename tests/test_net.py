@@ -256,6 +256,35 @@ def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
     assert (tmp_path / "q" / "checkpoint.pt").exists()
 
 
+@settings(max_examples=20, deadline=None)
+@given(standard_positions())
+def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
+    from agents.net.agent import policy_value_net
+    from tools.netlib import build_mlp
+    from tools.train_dqn import warm_start
+
+    net = policy_value_net()
+    hidden = [w.shape[1] for w in net.weights[:-1]]
+    q_net = build_mlp(feature_size(6, 7), hidden, 7)
+    warm_start(q_net, net, 0.1)
+    x = encode(board)[None, :]
+    with torch.no_grad():
+        q = q_net(torch.from_numpy(x))[0].numpy()
+    logits, _ = net.policy_value(x)
+    np.testing.assert_allclose(q, 0.1 * logits[0], rtol=1e-3, atol=1e-3)
+
+
+def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
+    from agents.resources import data_path
+    from tools.cli import main
+
+    assert main(["train", "--method", "dqn", "--episodes", "6", "--out", str(tmp_path), "--name", "w",
+                 "--init", str(data_path("net_weights.npz")), "--threads", "1", "--no-progress",
+                 "--opponents", "negamax-fast"]) == 0
+    mlp = load_mlp((tmp_path / "w" / "dqn_weights.npz").read_bytes())
+    assert [w.shape[1] for w in mlp.weights] == [384, 256, 128, 7] and mlp.meta["init"]
+
+
 def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
     from agents.solver.search import Solver
     from tools import labels

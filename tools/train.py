@@ -172,6 +172,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--episodes", type=_positive(int), default=20000, help="dqn: training episodes")
     parser.add_argument("--explore", type=_fraction, default=0.6,
                         help="dqn: fraction of the episodes over which epsilon falls from 1 to 0.05 (default 0.6)")
+    parser.add_argument("--init", type=Path, default=None, metavar="WEIGHTS",
+                        help="dqn: start from this weight file's hidden layers and move logits (e.g. agents/data/net_weights.npz)")
+    parser.add_argument("--init-scale", type=_positive(float), default=0.1,
+                        help="dqn: factor from --init's move logits to first action values (default 0.1)")
     parser.add_argument("--opponents", default="random,tactical,self",
                         help="dqn: comma-separated opponents (player specs, 'tactical', 'self')")
     parser.add_argument("--dtype", choices=("float16", "int8", "float32"), default="float16",

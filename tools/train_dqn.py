@@ -11,6 +11,11 @@ any player spec (``random``, ``lookahead``, ``negamax-fast`` (Kaggle's negamax,
 10x faster), ``kaggle:negamax``...), ``tactical`` (wins in one,
 blocks a loss in one, else random) and ``self`` (the learner's current network,
 10% random moves).  The learner takes both seats.
+
+``--init FILE`` starts the Q-network from another network of this project (the
+supervised ``net``): its hidden layers, and its move logits times
+``--init-scale`` as the first action values.  Without it the network starts
+from random weights, as the notebook's did.
 """
 
 from __future__ import annotations
@@ -50,6 +55,36 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
     return spec  # a player spec: the environment resolves it
 
 
+def load_init(path: Path):
+    """The weight file to start from (a network of this project, e.g. the supervised ``net``)."""
+    from agents.net.features import VERSION
+    from agents.net.mlp import checked, load_mlp
+    from tools.errors import UserError
+
+    try:
+        return checked(load_mlp(Path(path).read_bytes()), str(path), VERSION)
+    except OSError as exc:
+        raise UserError(f"cannot read --init weights {path}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError) as exc:
+        raise UserError(f"--init {path} is not a usable weight file: {exc}") from None
+
+
+def warm_start(q_net, init, scale: float) -> None:
+    """Copy ``init``'s hidden layers; its first 7 outputs (move logits), times ``scale``, start the Q head."""
+    import torch
+
+    from tools.netlib import linear_layers
+
+    layers = linear_layers(q_net)
+    with torch.no_grad():
+        for i, layer in enumerate(layers):
+            w, b = init.weights[i], init.biases[i]
+            if i == len(layers) - 1:
+                w, b = scale * w[:, :7], scale * b[:7]
+            layer.weight.copy_(torch.from_numpy(w.T.copy()))
+            layer.bias.copy_(torch.from_numpy(b.copy()))
+
+
 def run_dqn(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
@@ -61,15 +96,18 @@ def run_dqn(args: argparse.Namespace) -> int:
                                seed_everything, write_export)
     from tools.rl_env import ConnectXEnv
 
+    init = load_init(args.init) if args.init else None  # before the run folder: a bad file leaves nothing
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume)
 
     seed_everything(args.seed)
     rng = random.Random(args.seed)
     device = pick_device(args.device)
-    hidden = args.hidden or (128, 64)
     n_in = feature_size(6, 7)
+    hidden = tuple(w.shape[1] for w in init.weights[:-1]) if init else (args.hidden or (128, 64))
     q_net = build_mlp(n_in, hidden, 7).to(device)
     target = build_mlp(n_in, hidden, 7).to(device)
+    if init and not args.resume:
+        warm_start(q_net, init, args.init_scale)
     opt = torch.optim.Adam(q_net.parameters(), lr=min(args.lr, 1e-3))
 
     def q_of(x: np.ndarray) -> np.ndarray:
@@ -154,7 +192,8 @@ def run_dqn(args: argparse.Namespace) -> int:
             (run_dir / "history.json").write_text(json.dumps(history, indent=1))
             plot_curves(history, run_dir / "curves.png", DQN_PANELS, xlabel="episode")
     out = write_export(q_net.cpu(), run_dir / "dqn_weights.npz", "q", args.dtype,
-                       extra={"hidden": list(hidden), "seed": args.seed, "opponents": specs})
+                       extra={"hidden": list(hidden), "seed": args.seed, "opponents": specs,
+                              "init": str(args.init) if args.init else None})
     print(f"weights: {out}")
     if args.export:
         shutil.copyfile(out, data_path("dqn_weights.npz"))
