@@ -93,11 +93,15 @@ def choose(board: Board, coin: Callable[[], bool]) -> int:
 
 
 def make_agent(rng: random.Random | None = None) -> Callable[[Any, Any], int]:
-    """A Kaggle-style ``agent(obs, config)`` drawing its coin flips from ``rng``."""
-    rng = rng or random.Random()
+    """A Kaggle-style ``agent(obs, config)`` drawing its coin flips from ``rng``.
+
+    Without ``rng`` it uses the ``random`` module, as Kaggle's agent does, so the
+    game loop's per-game seeding makes matches reproducible.
+    """
+    flip = rng.random if rng is not None else random.random
 
     def agent(obs: Any, config: Any) -> int:
-        return choose(Board.from_obs(obs, config), lambda: rng.random() < 0.5)
+        return choose(Board.from_obs(obs, config), lambda: flip() < 0.5)
 
     return agent
 

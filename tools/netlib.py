@@ -84,7 +84,8 @@ Panels = Sequence[tuple[str, Sequence[str]]]
 SUPERVISED_PANELS: Panels = [("loss", ["train_loss", "val_policy_loss", "val_value_mse"]),
                              ("validation accuracy", ["val_accuracy"]),
                              ("validation mistake rate", ["val_mistake_rate"])]
-DQN_PANELS: Panels = [("Huber loss", ["train_loss"]), ("training episodes", ["win_rate", "epsilon"])]
+DQN_PANELS: Panels = [("Huber loss", ["train_loss"]),
+                      ("win rate", ["win_rate", "epsilon", "eval_win_rate"])]
 
 
 def plot_curves(history: list[dict[str, float]], path: Path, panels: Panels, xlabel: str = "epoch") -> None:
@@ -94,11 +95,11 @@ def plot_curves(history: list[dict[str, float]], path: Path, panels: Panels, xla
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    x = [h["epoch"] for h in history]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.6))
     for ax, (title, keys) in zip(axes, panels):
-        for k in keys:
-            ax.plot(x, [h[k] for h in history], marker=".", label=k)
+        for k in keys:  # a key missing from some rows (an evaluation every few rows) plots where present
+            rows = [h for h in history if h.get(k) is not None]
+            ax.plot([h["epoch"] for h in rows], [h[k] for h in rows], marker=".", label=k)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.legend(fontsize=7)

@@ -176,6 +176,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="dqn: start from this weight file's hidden layers and move logits (e.g. agents/data/net_weights.npz)")
     parser.add_argument("--init-scale", type=_positive(float), default=0.1,
                         help="dqn: factor from --init's move logits to first action values (default 0.1)")
+    parser.add_argument("--eval-every", type=int, default=0, metavar="EPISODES",
+                        help="dqn: every EPISODES (a multiple of 500), play greedy games and keep the best policy (default off)")
+    parser.add_argument("--eval-games", type=_positive(int), default=100, help="dqn: games per evaluation (default 100)")
+    parser.add_argument("--eval-opponent", default="negamax-fast", help="dqn: evaluation opponent (default negamax-fast)")
     parser.add_argument("--opponents", default="random,tactical,self",
                         help="dqn: comma-separated opponents (player specs, 'tactical', 'self')")
     parser.add_argument("--dtype", choices=("float16", "int8", "float32"), default="float16",

@@ -85,6 +85,21 @@ def warm_start(q_net, init, scale: float) -> None:
             layer.bias.copy_(torch.from_numpy(b.copy()))
 
 
+def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, games: int, seed: int) -> float:
+    """The learner's win rate, playing greedily, over ``games`` seeded games (seats swapped)."""
+    from agents.board import Board
+    from agents.net.features import encode
+    from tools.match import run_match
+
+    def greedy(obs: Any, config: Any) -> int:
+        board = Board.from_obs(obs, config)
+        q = q_of(encode(board))
+        return max(board.legal_moves(), key=lambda c: q[c])
+
+    result = run_match(greedy, opponent, games, workers=1, seed=seed + 7_919, progress=False)
+    return result.tally().win_rate
+
+
 def run_dqn(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
@@ -96,6 +111,10 @@ def run_dqn(args: argparse.Namespace) -> int:
                                seed_everything, write_export)
     from tools.rl_env import ConnectXEnv
 
+    from tools.errors import UserError
+
+    if args.eval_every < 0 or args.eval_every % 500:
+        raise UserError(f"--eval-every must be a multiple of 500 (the logging interval), got {args.eval_every}")
     init = load_init(args.init) if args.init else None  # before the run folder: a bad file leaves nothing
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume)
 
@@ -135,6 +154,12 @@ def run_dqn(args: argparse.Namespace) -> int:
         rng.setstate(ckpt["rng"])
     target.load_state_dict(q_net.state_dict())
 
+    extra = {"hidden": list(hidden), "seed": args.seed, "opponents": specs,
+             "init": str(args.init) if args.init else None}
+    best_path = run_dir / "best_dqn_weights.npz"
+    best = (-1.0, 0)  # greedy evaluation win rate, episode
+    if args.resume:
+        best = tuple(ckpt.get("best", best))
     episodes = args.episodes
     explore = max(1, int(args.explore * episodes))
     outcomes: list[str] = []
@@ -184,16 +209,24 @@ def run_dqn(args: argparse.Namespace) -> int:
                    "win_rate": recent.count("win") / len(recent),
                    "invalid_rate": recent.count("invalid") / len(recent), "epsilon": eps,
                    "wall_s": time.time() - t0}
+            if args.eval_every and ((ep + 1) % args.eval_every == 0 or ep + 1 == episodes):
+                row["eval_win_rate"] = greedy_win_rate(q_of, args.eval_opponent, args.eval_games, args.seed)
+                if row["eval_win_rate"] > best[0]:
+                    best = (row["eval_win_rate"], ep + 1)
+                    write_export(q_net, best_path, "q", args.dtype, extra={**extra, "episode": ep + 1})
             history.append(row)
-            bar.set_postfix(win=f"{row['win_rate']:.2f}", eps=f"{eps:.2f}")
+            bar.set_postfix(win=f"{row['win_rate']:.2f}", eps=f"{eps:.2f}", best=f"{best[0]:.2f}@{best[1]}")
             torch.save({"model": q_net.state_dict(), "optimizer": opt.state_dict(), "history": history,
-                        "episode": ep + 1, "steps": steps, "rng": rng.getstate(), "hidden": list(hidden)},
-                       ckpt_path)
+                        "episode": ep + 1, "steps": steps, "rng": rng.getstate(), "hidden": list(hidden),
+                        "best": best}, ckpt_path)
             (run_dir / "history.json").write_text(json.dumps(history, indent=1))
             plot_curves(history, run_dir / "curves.png", DQN_PANELS, xlabel="episode")
-    out = write_export(q_net.cpu(), run_dir / "dqn_weights.npz", "q", args.dtype,
-                       extra={"hidden": list(hidden), "seed": args.seed, "opponents": specs,
-                              "init": str(args.init) if args.init else None})
+    out = run_dir / "dqn_weights.npz"
+    if best[1]:
+        shutil.copyfile(best_path, out)
+        print(f"best greedy win rate vs {args.eval_opponent}: {best[0]:.1%} at episode {best[1]} (exported)")
+    else:
+        write_export(q_net.cpu(), out, "q", args.dtype, extra={**extra, "episode": episodes})
     print(f"weights: {out}")
     if args.export:
         shutil.copyfile(out, data_path("dqn_weights.npz"))

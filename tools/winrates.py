@@ -1,6 +1,7 @@
 """Benchmark: the README's win-rate table, every listed agent vs ``random`` and ``negamax``.
 
-Run: ``nice .venv/bin/python -m tools.winrates [-n 400] [--agents a b ...] [--rows 10]``.
+Run: ``nice .venv/bin/python -m tools.winrates [-n 400] [--agents a b ...] [--rows 10]``;
+``--opponents`` takes other player specs, e.g. every classic agent.
 Seats are swapped equally; each cell is a seeded ``run_match`` of the game loop.
 Prints a markdown table (and ``--json`` writes the raw tallies) with 95% Wilson
 intervals, invalid plays and the agent's median and max move time.
@@ -14,7 +15,9 @@ import sys
 from typing import Sequence
 
 from agents.registry import REGISTRY
+from tools.errors import UserError
 from tools.match import MatchResult, run_match
+from tools.players import resolve
 from tools.stats import format_rate
 
 OPPONENTS = ("kaggle:random", "kaggle:negamax")
@@ -43,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.winrates", description=__doc__.splitlines()[0])
     parser.add_argument("-n", "--games", type=int, default=400, help="games per opponent (default 400)")
     parser.add_argument("--agents", nargs="+", default=None, help="registered agents (default: all submittable)")
+    parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS),
+                        help="player specs to play (default kaggle:random kaggle:negamax)")
     parser.add_argument("--rows", type=int, default=6)
     parser.add_argument("--columns", type=int, default=7)
     parser.add_argument("--inarow", type=int, default=4)
@@ -55,13 +60,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown agents: {', '.join(unknown)}")
     size = (args.rows, args.columns, args.inarow)
+    try:
+        for spec in args.opponents:
+            resolve(spec)
+    except UserError as exc:
+        parser.error(str(exc))
     print(f"{args.games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {args.seed}")
-    print("| agent | vs random: win % [95% CI] | vs negamax: win % [95% CI] | median move ms | max move ms |")
-    print("|---|---|---|---|---|")
+    heads = [f"vs {o.removeprefix('kaggle:')}: win % [95% CI]" for o in args.opponents]
+    print("| agent | " + " | ".join(heads) + " | median move ms | max move ms |")
+    print("|---" * (len(heads) + 3) + "|")
     raw = {}
     for name in names:
         results = [run_match(name, opp, args.games, workers=args.workers, seed=args.seed, size=size,
-                             progress=sys.stderr.isatty()) for opp in OPPONENTS]
+                             progress=sys.stderr.isatty()) for opp in args.opponents]
         raw[name] = [r.to_json() for r in results]
         print(table_row(name, results), flush=True)
     if args.json:
