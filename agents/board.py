@@ -96,6 +96,14 @@ def config_size(config: Any) -> tuple[int, int, int]:
     return tuple(int(config_value(config, k, d)) for k, d in zip(("rows", "columns", "inarow"), STANDARD))  # type: ignore[return-value]
 
 
+def standard_board(obs: Any, config: Any, who: str) -> "Board":
+    """The position from ``obs``, for an agent (``who``) that plays only the 6x7x4 board."""
+    board = Board.from_obs(obs, config)
+    if (board.rows, board.columns, board.inarow) != STANDARD:
+        raise ValueError(f"{who} plays only 6x7x4, got {board.rows}x{board.columns}x{board.inarow}")
+    return board
+
+
 class Board:
     """An immutable ConnectX position.  ``play`` returns a new board."""
 

@@ -120,9 +120,15 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="dqn", module="agents.dqn",
-        description="A double-DQN Q-network (MLP on threat features), trained in torch by `cxforge train --method dqn`, run with numpy; full columns masked.",
+        description="A double-DQN Q-network (MLP on threat features) trained from random weights in torch by `cxforge train --method dqn`, mostly against Kaggle's negamax; run with numpy, full columns masked.",
         source="The ConnectX DQN notebook's agent, rebuilt (masking at action selection and in the target max)",
-        floors={"random": 0.60}, strength=6, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+        floors={"random": 0.85, "negamax": 0.70}, strength=14, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+    ),
+    AgentSpec(
+        name="dqn-warm", module="agents.dqn_warm",
+        description="The dqn method started from the supervised net's layers (`--init`), then DQN-trained against Kaggle's negamax; run with numpy, full columns masked.",
+        source="dqn, warm-started from net",
+        floors={"random": 0.90, "negamax": 0.80}, strength=16, move_budget_s=0.5, sizes="standard",  # first call loads the weights
     ),
     AgentSpec(
         name="net", module="agents.net.agent",

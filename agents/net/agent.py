@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from agents.board import STANDARD, Board
+from agents.board import Board, standard_board
 from agents.net.features import VERSION, encode
 from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
 from agents.resources import read_data
@@ -25,7 +25,5 @@ def net_move(board: Board) -> int:
 
 def agent(obs: Any, config: Any) -> int:
     """Kaggle entry point (6x7x4 only: the network was trained on that board)."""
-    board = Board.from_obs(obs, config)
-    if (board.rows, board.columns, board.inarow) != STANDARD:
-        raise ValueError(f"net plays only 6x7x4, got {board.rows}x{board.columns}x{board.inarow}")
+    board = standard_board(obs, config, "net")
     return net_move(board)

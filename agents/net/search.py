@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.board import STANDARD, Board
+from agents.board import Board, standard_board
 from agents.net.features import encode, winning_cells
 from agents.net.mlp import MLP
 from agents.net.agent import policy_value_net
@@ -183,7 +183,5 @@ def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool 
 
 def agent(obs: Any, config: Any) -> int:
     """Kaggle entry point (6x7x4 only)."""
-    board = Board.from_obs(obs, config)
-    if (board.rows, board.columns, board.inarow) != STANDARD:
-        raise ValueError(f"net-search plays only 6x7x4, got {board.rows}x{board.columns}x{board.inarow}")
+    board = standard_board(obs, config, "net-search")
     return search_move(board)

@@ -1,0 +1,30 @@
+"""``dqn-warm``: the ``dqn`` method started from the supervised ``net``.
+
+Its Q-network took the hidden layers and move logits of agents/data/net_weights.npz
+(``cxforge train --method dqn --init``), then DQN trained it against a clone of
+Kaggle's negamax.  Stronger than ``dqn``, but no longer a from-scratch rebuild of
+the notebook's agent, so it is registered apart.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from agents.board import standard_board
+from agents.net.features import VERSION, encode
+from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
+from agents.resources import read_data
+
+
+@lru_cache(maxsize=1)
+def warm_net() -> MLP:
+    """The warm-started action-value network (loaded once)."""
+    return checked(load_mlp(read_data("dqn_warm_weights.npz")), "dqn_warm_weights.npz", VERSION)
+
+
+def agent(obs: Any, config: Any) -> int:
+    """Kaggle entry point (6x7x4 only)."""
+    board = standard_board(obs, config, "dqn-warm")
+    q = warm_net().forward(encode(board)[None, :])[0]  # as agents/dqn.py, without its weights
+    return masked_argmax(q, board.legal_moves())
