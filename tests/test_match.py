@@ -338,3 +338,14 @@ def test_resolve_names() -> None:
     if "negamax" not in REGISTRY:  # ours would take precedence
         assert resolve("negamax").name == "kaggle:negamax"
     assert resolve("random").kind == "registry" and resolve("kaggle:random").kind == "kaggle"
+
+
+def test_overage_used_counts_each_game_time_beyond_act_timeout() -> None:
+    from tools.match import GameRecord, MatchResult
+
+    a_first = GameRecord(("a", "b"), (6, 7, 4), 0, [3, 3, 3], [2.5, 9.0, 3.0], "win", winner=1, a_seat=1)
+    a_second = GameRecord(("b", "a"), (6, 7, 4), 0, [3, 3], [1.0, 2.25], "win", winner=2, index=1, a_seat=2)
+    result = MatchResult("a", "b", (6, 7, 4), 0, 1, 1.0, [a_first, a_second], act_timeout=2)
+    assert result.overage_used("A") == pytest.approx([1.5, 0.25])
+    assert result.overage_used("B") == pytest.approx([7.0, 0.0])
+    assert result.time_stats("A")["max_overage_s"] == pytest.approx(1.5)

@@ -326,6 +326,7 @@ class MatchResult:
     workers: int
     seconds: float
     records: list[GameRecord] = field(default_factory=list)
+    act_timeout: float = ACT_TIMEOUT
 
     def tally(self, a_seat: int | None = None) -> Tally:
         """A's results over all games, or only those where A played seat ``a_seat`` (1 = first)."""
@@ -343,10 +344,18 @@ class MatchResult:
             out.extend(rec.times[mark - 1::2])
         return out
 
+    def overage_used(self, side: str) -> list[float]:
+        """Overage seconds ``side`` spent in each game: its moves' time beyond ``act_timeout``."""
+        out = []
+        for rec in self.records:
+            mark = rec.a_seat if side == "A" else 3 - rec.a_seat
+            out.append(sum(max(0.0, t - self.act_timeout) for t in rec.times[mark - 1::2]))
+        return out
+
     def time_stats(self, side: str) -> dict[str, float | None]:
         ts = self.move_times(side)
         return {"moves": len(ts), "median_s": statistics.median(ts) if ts else None,
-                "max_s": max(ts) if ts else None}
+                "max_s": max(ts) if ts else None, "max_overage_s": max(self.overage_used(side), default=None)}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -372,7 +381,8 @@ class MatchResult:
             s = self.time_stats(side)
             if s["moves"]:
                 lines.append(f"move time {side} ({name}): median {_duration(s['median_s'])}, "
-                             f"max {_duration(s['max_s'])} over {s['moves']} moves")
+                             f"max {_duration(s['max_s'])} over {s['moves']} moves; "
+                             f"most overage in one game {s['max_overage_s']:.2f} s")
         return "\n".join(lines)
 
 
@@ -464,7 +474,7 @@ def run_match(a: Player | str | Callable[..., Any], b: Player | str | Callable[.
                 pool.shutdown(cancel_futures=True)
     records.sort(key=lambda r: r.index)
     return MatchResult(pa.name, pb.name, tuple(size), seed, n_workers,  # type: ignore[arg-type]
-                       time.perf_counter() - start, records)
+                       time.perf_counter() - start, records, act_timeout)
 
 
 def save_records(records: Iterable[GameRecord], path: str) -> None:

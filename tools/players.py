@@ -6,7 +6,7 @@ A spec is one of
 * ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents
   (plain ``negamax`` means Kaggle's too, as no agent of ours has that name);
 * ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
-  distribution, about 10x faster (tools/fast_negamax.py), for training and quick runs;
+  distribution, 5x faster or more (tools/fast_negamax.py), for training and quick runs;
 * a path to a ``.py`` file, e.g. a built ``submissions/submission.py``: loaded the
   way Kaggle loads a submission (exec in a fresh globals dict, last callable),
   afresh for every game and inside the first move, so load time counts against

@@ -8,7 +8,7 @@ learns to value an illegal move and never plays one.
 
 Opponents (``--opponents``, one drawn per episode; repeat a spec to weight it):
 any player spec (``random``, ``lookahead``, ``negamax-fast`` (Kaggle's negamax,
-10x faster), ``kaggle:negamax``...), ``tactical`` (wins in one,
+5x faster or more), ``kaggle:negamax``...), ``tactical`` (wins in one,
 blocks a loss in one, else random) and ``self`` (the learner's current network,
 10% random moves).  The learner takes both seats.
 
