@@ -1,13 +1,13 @@
 """Kaggle's built-in ``negamax`` agent, rewritten on the bitboard and memoised.
 
 kaggle_environments' ``negamax_agent`` searches 4 plies on a list board, up to
-90 ms a move here, too slow to train against for thousands of games (the clone
-is 5x faster with an empty memo, ``python -m tools.fast_negamax``, and far
-faster once the memo fills).  This
-clone computes the same per-column scores (its quirks included: a leaf counts
-own stones left, right and below the landing cell, "below" only when the
-column already holds two stones) and then makes the same sequence of fair coin
-flips between equal scores, so it plays with the same move distribution.
+90 ms a move here: too slow to train against for thousands of games.  The clone
+is 5x faster with an empty memo (``python -m tools.fast_negamax``) and far
+faster once the memo fills.  It computes the same per-column scores, quirks
+included (a leaf counts own stones left, right and below the landing cell,
+"below" only when the column already holds two stones), and then makes the same
+sequence of fair coin flips between equal scores, so it plays with the same
+move distribution.
 tests/test_fast_negamax.py checks it against Kaggle's code with the coin
 fixed both ways.  Scores are memoised by (position, depth) across calls.
 
