@@ -13,16 +13,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from agents.board import Board, standard_board
-from agents.net.features import VERSION, encode
-from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
+from agents.board import standard_board
+from agents.net.features import VERSION
+from agents.net.mlp import MLP, checked, load_mlp
+from agents.net.qvalue import q_move
 from agents.resources import read_data
-
-
-def q_move(q_net: MLP, board: Board) -> int:
-    """The legal column with the highest action value."""
-    q = q_net.forward(encode(board)[None, :])[0]
-    return masked_argmax(q, board.legal_moves())
 
 
 @lru_cache(maxsize=1)
@@ -31,10 +26,6 @@ def dqn_net() -> MLP:
     return checked(load_mlp(read_data("dqn_weights.npz")), "dqn_weights.npz", VERSION)
 
 
-def dqn_move(board: Board) -> int:
-    return q_move(dqn_net(), board)
-
-
 def agent(obs: Any, config: Any) -> int:
     """Kaggle entry point (6x7x4 only)."""
-    return dqn_move(standard_board(obs, config, "dqn"))
+    return q_move(dqn_net(), standard_board(obs, config, "dqn"))

@@ -12,8 +12,9 @@ from functools import lru_cache
 from typing import Any
 
 from agents.board import standard_board
-from agents.net.features import VERSION, encode
-from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
+from agents.net.features import VERSION
+from agents.net.mlp import MLP, checked, load_mlp
+from agents.net.qvalue import q_move
 from agents.resources import read_data
 
 
@@ -25,6 +26,4 @@ def warm_net() -> MLP:
 
 def agent(obs: Any, config: Any) -> int:
     """Kaggle entry point (6x7x4 only)."""
-    board = standard_board(obs, config, "dqn-warm")
-    q = warm_net().forward(encode(board)[None, :])[0]  # as agents/dqn.py, without its weights
-    return masked_argmax(q, board.legal_moves())
+    return q_move(warm_net(), standard_board(obs, config, "dqn-warm"))

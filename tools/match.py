@@ -336,21 +336,21 @@ class MatchResult:
                 t.add(rec, rec.a_seat)
         return t
 
-    def move_times(self, side: str) -> list[float]:
-        """Seconds per move of ``side`` (``"A"`` or ``"B"``) over every game."""
-        out: list[float] = []
-        for rec in self.records:
-            mark = rec.a_seat if side == "A" else 3 - rec.a_seat
-            out.extend(rec.times[mark - 1::2])
-        return out
-
-    def overage_used(self, side: str) -> list[float]:
-        """Overage seconds ``side`` spent in each game: its moves' time beyond ``act_timeout``."""
+    def _times_per_game(self, side: str) -> list[list[float]]:
+        """Seconds per move of ``side`` (``"A"`` or ``"B"``), game by game."""
         out = []
         for rec in self.records:
             mark = rec.a_seat if side == "A" else 3 - rec.a_seat
-            out.append(sum(max(0.0, t - self.act_timeout) for t in rec.times[mark - 1::2]))
+            out.append(rec.times[mark - 1::2])
         return out
+
+    def move_times(self, side: str) -> list[float]:
+        """Seconds per move of ``side`` over every game."""
+        return [t for game in self._times_per_game(side) for t in game]
+
+    def overage_used(self, side: str) -> list[float]:
+        """Overage seconds ``side`` spent in each game: its moves' time beyond ``act_timeout``."""
+        return [sum(max(0.0, t - self.act_timeout) for t in game) for game in self._times_per_game(side)]
 
     def time_stats(self, side: str) -> dict[str, float | None]:
         ts = self.move_times(side)

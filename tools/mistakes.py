@@ -171,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     bad_sets = [s for s in wanted if s not in SET_NAMES.values()]
     if unknown or bad_sets:
         parser.error(f"unknown agents {unknown} or sets {bad_sets}; sets are {', '.join(SET_NAMES.values())}")
+    for flag in ("sample", "hard_sample", "budget", "solve_budget"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            parser.error(f"--{flag.replace('_', '-')} must be positive, got {value}")
     if not args.pons.is_dir():
         parser.error(f"no Pons test sets at {args.pons} (pass --pons)")
     movers = {a: mover(a, args.budget) for a in names}

@@ -80,6 +80,15 @@ def prepare_run_dir(out: str | Path, name: str, resume: bool) -> tuple[Path, Pat
     return run_dir, ckpt_path
 
 
+def load_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
+                    device: torch.device) -> dict[str, Any]:
+    """Restore ``model`` and ``optimizer`` from a run's checkpoint; the whole checkpoint for the rest."""
+    ckpt = torch.load(path, map_location=device, weights_only=False)
+    model.load_state_dict(ckpt["model"])
+    optimizer.load_state_dict(ckpt["optimizer"])
+    return ckpt
+
+
 Panels = Sequence[tuple[str, Sequence[str]]]
 SUPERVISED_PANELS: Panels = [("loss", ["train_loss", "val_policy_loss", "val_value_mse"]),
                              ("validation accuracy", ["val_accuracy"]),

@@ -215,8 +215,8 @@ def run_supervised(args: argparse.Namespace) -> int:
     from agents.net.features import feature_size
     from agents.resources import data_path
     from tools import labels as labelling
-    from tools.netlib import (SUPERVISED_PANELS, build_mlp, pick_device, plot_curves, prepare_run_dir,
-                               seed_everything, write_export)
+    from tools.netlib import (SUPERVISED_PANELS, build_mlp, load_checkpoint, pick_device, plot_curves,
+                               prepare_run_dir, seed_everything, write_export)
 
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
 
@@ -240,9 +240,7 @@ def run_supervised(args: argparse.Namespace) -> int:
     history: list[dict[str, float]] = []
     start_epoch = 0
     if args.resume:
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=False)
-        model.load_state_dict(ckpt["model"])
-        opt.load_state_dict(ckpt["optimizer"])
+        ckpt = load_checkpoint(ckpt_path, model, opt, device)
         history, start_epoch = ckpt["history"], ckpt["epoch"] + 1
         torch.set_rng_state(ckpt["torch_rng"])
 

@@ -26,16 +26,26 @@ import random
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from tools.players import FAST_NEGAMAX
 
+if TYPE_CHECKING:
+    from agents.board import Board
+
+
+def greedy_move(q_of: Callable[[np.ndarray], np.ndarray], board: Board) -> int:
+    """The legal column the learner's current Q-network values most."""
+    from agents.net.features import encode
+
+    q = q_of(encode(board))
+    return max(board.legal_moves(), key=lambda c: q[c])
+
 
 def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random):
     from agents.board import Board
-    from agents.net.features import encode
     from tools.labels import tactical_random
 
     if spec == "tactical":
@@ -46,11 +56,9 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
     if spec == "self":
         def self_play(obs: Any, config: Any) -> int:
             board = Board.from_obs(obs, config)
-            legal = board.legal_moves()
             if rng.random() < 0.1:
-                return rng.choice(legal)
-            q = q_of(encode(board))
-            return max(legal, key=lambda c: q[c])
+                return rng.choice(board.legal_moves())
+            return greedy_move(q_of, board)
         return self_play
     return spec  # a player spec: the environment resolves it
 
@@ -88,13 +96,10 @@ def warm_start(q_net, init, scale: float) -> None:
 def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, games: int, seed: int) -> float:
     """The learner's win rate, playing greedily, over ``games`` seeded games (seats swapped)."""
     from agents.board import Board
-    from agents.net.features import encode
     from tools.match import run_match
 
     def greedy(obs: Any, config: Any) -> int:
-        board = Board.from_obs(obs, config)
-        q = q_of(encode(board))
-        return max(board.legal_moves(), key=lambda c: q[c])
+        return greedy_move(q_of, Board.from_obs(obs, config))
 
     result = run_match(greedy, opponent, games, workers=1, seed=seed + 7_919, progress=False)
     return result.tally().win_rate
@@ -107,14 +112,19 @@ def run_dqn(args: argparse.Namespace) -> int:
 
     from agents.net.features import feature_size
     from agents.resources import data_path
-    from tools.netlib import (DQN_PANELS, build_mlp, pick_device, plot_curves, prepare_run_dir,
-                               seed_everything, write_export)
-    from tools.rl_env import ConnectXEnv
-
     from tools.errors import UserError
+    from tools.netlib import (DQN_PANELS, build_mlp, load_checkpoint, pick_device, plot_curves,
+                               prepare_run_dir, seed_everything, write_export)
+    from tools.players import resolve
+    from tools.rl_env import ConnectXEnv
 
     if args.eval_every < 0 or args.eval_every % 500:
         raise UserError(f"--eval-every must be a multiple of 500 (the logging interval), got {args.eval_every}")
+    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
+    for spec in [s for s in specs if s not in ("tactical", "self")] + ([args.eval_opponent] if args.eval_every else []):
+        resolve(spec)  # a bad spec fails now, before the run folder and the first evaluation
+    if args.init and args.hidden:
+        raise UserError("--hidden and --init both set the layers: --init takes them from its weight file")
     init = load_init(args.init) if args.init else None  # before the run folder: a bad file leaves nothing
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume)
 
@@ -133,7 +143,6 @@ def run_dqn(args: argparse.Namespace) -> int:
         with torch.no_grad():
             return q_net(torch.from_numpy(x[None, :]).to(device))[0].cpu().numpy()
 
-    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
     env = ConnectXEnv(opponent=[_opponent(s, q_of, rng) for s in specs], seat="random")
 
     cap, batch, gamma = 50_000, 128, 0.99
@@ -147,9 +156,7 @@ def run_dqn(args: argparse.Namespace) -> int:
     history: list[dict[str, float]] = []
     start_ep = 0
     if args.resume:
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=False)
-        q_net.load_state_dict(ckpt["model"])
-        opt.load_state_dict(ckpt["optimizer"])
+        ckpt = load_checkpoint(ckpt_path, q_net, opt, device)
         history, start_ep, steps = ckpt["history"], ckpt["episode"], ckpt["steps"]
         rng.setstate(ckpt["rng"])
     target.load_state_dict(q_net.state_dict())
