@@ -13,6 +13,7 @@ from agents.board import Board
 from agents.solver.book import Book, BookError, Entry, NO_MOVE
 from agents.solver.search import Solver
 from tests.strategies import standard_positions
+from tools import csolver
 from tools.book import add_arguments, read_progress, run
 
 LATE = "6614446666373154"  # a Middle-Medium position: its subtree solves in seconds
@@ -72,9 +73,12 @@ def test_the_shipped_book_loads_and_its_late_entries_are_exact() -> None:
     book = Book.from_bytes(read_data("opening_book.bin"))  # raises on a damaged file
     assert len(Book.load()) == len(book)
     solver = Solver()
-    for entry in [e for e in book.entries() if bin(e.key).count("1") >= 14][:5]:
-        board = next(b for b in _boards_of(entry.key))
+    deepest = sorted(book.entries(), key=lambda e: -next(_boards_of(e.key)).moves)[:3]
+    for entry in deepest:  # the cheapest to check, with the pure-Python solver
+        board = next(_boards_of(entry.key))
         assert solver.solve(board) == entry.score
+        child = board.play(entry.move)
+        assert child.winner() is not None or -solver.solve(child) == entry.score  # the move keeps the score
 
 
 def _boards_of(key: int):
@@ -104,10 +108,15 @@ def test_book_scores_speed_up_the_solver_and_stay_exact(tmp_path: Path) -> None:
     assert with_book.nodes < plain_nodes
 
 
-def test_build_is_resumable_and_writes_a_loadable_book(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+ENGINES = ["python", pytest.param("c", marks=pytest.mark.skipif(not csolver.available(), reason="no C compiler"))]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_build_is_resumable_and_writes_a_loadable_book(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       engine: str) -> None:
     progress, out = tmp_path / "progress.jsonl", tmp_path / "book.bin"
-    args = ["build", "--root", LATE, "--plies", str(len(LATE) + 1), "--side", "both",
-            "--workers", "1", "--seconds", "30", "--progress", str(progress), "--out", str(out)]
+    args = ["build", "--root", LATE, "--plies", str(len(LATE) + 1), "--side", "both", "--easy-nodes", "0",
+            "--engine", engine, "--workers", "1", "--seconds", "30", "--progress", str(progress), "--out", str(out)]
     assert run(parse(*args)) == 0
     done = read_progress(progress)
     root = Board.from_pons(LATE)
@@ -125,6 +134,27 @@ def test_build_is_resumable_and_writes_a_loadable_book(tmp_path: Path, capsys: p
     assert run(parse(*args)) == 0  # a rerun solves nothing again
     assert progress.read_text().count("\n") == lines_before
     assert "0 to solve" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_easy_positions_are_left_to_the_agent(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    progress, out = tmp_path / "progress.jsonl", tmp_path / "book.bin"
+    args = ["build", "--root", LATE, "--plies", str(len(LATE) + 2), "--side", "first", "--engine", engine,
+            "--workers", "1", "--progress", str(progress), "--out", str(out)]
+    assert run(parse(*args, "--easy-nodes", str(10**9))) == 0
+    done = read_progress(progress)
+    assert len(done) == 1 and len(Book.from_bytes(out.read_bytes())) == 0  # the root is easy: nothing below it
+    (root,) = done.values()
+    assert "0 entries" in capsys.readouterr().out
+    assert run(parse(*args, "--easy-nodes", str(root.nodes))) == 0  # now the root is hard: kept, and followed
+    book = Book.from_bytes(out.read_bytes())
+    assert len(read_progress(progress)) > 1  # its grandchildren were solved (easier, so left out)
+    assert len(book) == 1 and book.lookup(*_bits(LATE)) == (root.score, root.move)
+
+
+def _bits(moves: str) -> tuple[int, int]:
+    board = Board.from_pons(moves)
+    return board.current, board.mask
 
 
 def test_torn_progress_lines_are_skipped(tmp_path: Path) -> None:

@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", action="store_true",
                         help="instead: the solver agent's mistake rate (a move whose win/draw/loss class is below the best)")
     parser.add_argument("--budget", type=float, help="the agent's seconds per move (default: its normal budget)")
+    parser.add_argument("--engine", choices=("python", "c"), default="python",
+                        help="solve with the agent's Python solver, or its compiled twin (tools/csolver: the same "
+                             "search, for C-speed figures and, with --agent, fast labels)")
 
 
 def read_positions(path: Path) -> list[tuple[str, int]]:
@@ -71,11 +74,14 @@ def select(positions: list, limit: int | None, sample: int | None, seed: int) ->
     return positions
 
 
-def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool) -> dict:
+def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine: str = "python") -> dict:
     """Solve each position with a cleared table; the figures for one file."""
     from tqdm import tqdm
 
-    from agents.solver.search import Solver
+    if engine == "c":
+        from tools.csolver import CSolver as Solver
+    else:
+        from agents.solver.search import Solver  # type: ignore[assignment]
 
     solver = Solver()
     correct = nodes = 0
@@ -107,12 +113,13 @@ def run_agent(files: list, args: argparse.Namespace) -> int:
     budget = MOVE_BUDGET if args.budget is None else args.budget
     if budget <= 0:
         raise UserError(f"--budget must be positive, got {budget}")
-    print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class")
+    print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class "
+          f"(labels: {'compiled twin' if args.engine == 'c' else 'Python solver'})")
     print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  how the moves were chosen")
     for path, positions in files:
         positions = select(positions, args.limit, args.sample, args.seed)
         name = PONS_NODES.get(path.name, (path.name,))[0]
-        r = measure(name, positions, {"solver": solver_mover(budget)})["solver"]
+        r = measure(name, positions, {"solver": solver_mover(budget)}, engine=args.engine)["solver"]
         n, think = len(r.mistakes), r.think_s or [0.0]
         how = ", ".join(f"{k} {v}" for k, v in r.how.most_common())
         print(f"{name:<16} {n:>4}/{r.judged:<5} {format_rate(n, r.judged):>22} "
@@ -134,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for path, positions in files:
         positions = select(positions, args.limit, args.sample, args.seed)
-        result = bench_file(path, positions, args.weak)
+        result = bench_file(path, positions, args.weak, args.engine)
         name, exact, weak = PONS_NODES.get(path.name, (path.name, 0.0, 0.0))
         pons = weak if args.weak else exact
         ratio = f"{result['mean_nodes'] / pons:.2f}" if pons else "-"

@@ -10,6 +10,13 @@ it stopped; a position that ran out of its time limit is recorded as unsolved
 and retried only with ``--retry``.  Positions are solved in parallel on all
 cores.  The book file is written from the progress file at the end.
 
+Only the positions the agent cannot solve in time are kept: one whose solve
+(a weak then an exact best move, as the agent does, from an empty table) takes
+fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
+tree is not followed below it.  The compiled twin of the solver
+(``tools.csolver``, about 25x faster) does the solving where a C compiler is
+present; ``--engine python`` uses the agent's own solver.
+
 Deeper books need only a longer run of the same command, e.g.
 ``cxforge book build --plies 8 --seconds 600``.
 """
@@ -27,10 +34,12 @@ from typing import Iterator, NamedTuple
 from agents.board import Board
 from agents.resources import data_path
 from agents.solver.agent import OPENING_MOVE
+from tools.csolver import available as csolver_available
 from tools.errors import UserError
 
 HELP = "build (resumable, parallel) or inspect the solver's opening book"
 DEFAULT_PROGRESS = "runs/book/progress.jsonl"
+EASY_NODES = 100_000  # about 0.25 s of the agent's Python search on this machine
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
     b.add_argument("--progress", default=DEFAULT_PROGRESS, help=f"append-only progress file (default {DEFAULT_PROGRESS})")
     b.add_argument("--out", default=data_path("opening_book.bin"), help="book file (default agents/data/opening_book.bin)")
+    b.add_argument("--engine", choices=("c", "python"), default=None,
+                   help="solver to build with: the compiled twin (default where a C compiler is found) or the agent's")
+    b.add_argument("--easy-nodes", type=int, default=EASY_NODES,
+                   help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES}; 0 keeps all)")
     b.add_argument("--retry", action="store_true", help="retry positions recorded as unsolved")
     b.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
     i = sub.add_parser("info", help="entries, depth, size and load time of a book")
@@ -58,7 +71,7 @@ class Result(NamedTuple):
     moves: str  # the Pons move string solved (canonical orientation)
     score: int | None  # None: not solved within the time limit
     move: int | None  # best column, canonical orientation
-    nodes: int
+    nodes: int  # of the weak and the exact solve together
     seconds: float
 
 
@@ -86,19 +99,39 @@ def solves_at(ply: int, side: str) -> bool:
 
 
 # -- solving (worker processes) -----------------------------------------------------------
-def solve_position(line: str, seconds: float) -> Result:
-    """Exact score and best move of the position after ``line``, within ``seconds``."""
-    from agents.solver.search import Solver, Timeout
+_ENGINE = None  # the worker process's compiled solver
 
+
+def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
+    """Score and best move of the position after ``line`` (weak, then exact, like the agent)."""
+    global _ENGINE
     board = Board.from_pons(line)
-    solver = Solver()
     start = time.perf_counter()
-    solver.deadline = start + seconds
+    if engine == "c":
+        from tools.csolver import CSolver, SolverTimeout
+
+        if _ENGINE is None:
+            _ENGINE = CSolver()
+        solver, timeout = _ENGINE, SolverTimeout
+        solver.reset()
+        solver.seconds = seconds
+    else:
+        from agents.solver.search import Solver, Timeout
+
+        solver, timeout = Solver(), Timeout
+        solver.deadline = start + seconds
+    first = solver.nodes
     try:
+        solver.best_move(board, weak=True)
         move, score = solver.best_move(board)
-    except Timeout:
+    except timeout:
         move = score = None
-    return Result(board.key(), line, score, move, solver.nodes, time.perf_counter() - start)
+    return Result(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
+
+
+def easy(result: Result | None, easy_nodes: int) -> bool:
+    """Whether the agent's own search solves this position in time (so the book skips it)."""
+    return result is not None and result.score is not None and result.nodes < easy_nodes
 
 
 # -- progress file ----------------------------------------------------------------------
@@ -121,12 +154,13 @@ def append_progress(path: Path, result: Result) -> None:
         fh.write(json.dumps(result._asdict()) + "\n")
 
 
-def write_book(results: dict[int, Result], out: Path) -> int:
+def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> int:
+    """Write the solved positions that are not easy; return how many."""
     from agents.solver.book import Book, Entry
 
-    entries = [Entry(r.key, r.score, r.move if r.move is not None else 255)
-               for r in results.values() if r.score is not None]
-    max_moves = max((len(r.moves) for r in results.values() if r.score is not None), default=0)
+    kept = [r for r in results.values() if r.score is not None and not easy(r, easy_nodes)]
+    entries = [Entry(r.key, r.score, r.move if r.move is not None else 255) for r in kept]
+    max_moves = max((len(r.moves) for r in kept), default=0)
     data = Book.from_entries(entries, max_moves).to_bytes()
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_bytes(data)
@@ -142,8 +176,13 @@ def build(args: argparse.Namespace) -> int:
         raise UserError(f"need 0 <= --min-plies <= --plies, got {args.min_plies} and {args.plies}")
     if args.plies > 41:
         raise UserError(f"--plies is at most 41 on a 6x7 board, got {args.plies}")
-    if args.seconds <= 0 or args.workers < 1:
-        raise UserError("--seconds must be positive and --workers at least 1")
+    if args.seconds <= 0 or args.workers < 1 or args.easy_nodes < 0:
+        raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
+    engine = args.engine or ("c" if csolver_available() else "python")
+    if engine == "c":
+        from tools.csolver import library_path
+
+        library_path()  # compile now: one clear error instead of one per worker
     progress, out = Path(args.progress), Path(args.out)
     progress.parent.mkdir(parents=True, exist_ok=True)
     if not out.parent.is_dir():
@@ -162,9 +201,9 @@ def build(args: argparse.Namespace) -> int:
             solve = ply >= max(args.min_plies, 1) and solves_at(ply, args.side)  # ply 0: the agent's fixed move
             todo = [line for key, (_, line) in frontier.items()
                     if solve and (key not in done or (args.retry and done[key].score is None))]
-            print(f"ply {ply}: {len(frontier)} positions, {len(todo) if solve else 0} to solve", flush=True)
+            print(f"ply {ply}: {len(frontier)} positions, {len(todo) if solve else 0} to solve ({engine})", flush=True)
             if todo and pool is not None:
-                futures = [pool.submit(solve_position, line, args.seconds) for line in todo]
+                futures = [pool.submit(solve_position, line, args.seconds, engine) for line in todo]
                 unsolved = 0
                 with tqdm(total=len(futures), desc=f"ply {ply}", unit="pos") as bar:
                     for fut in as_completed(futures):
@@ -178,10 +217,12 @@ def build(args: argparse.Namespace) -> int:
                 break
             nxt: dict[int, tuple[Board, str]] = {}
             for key, (board, line) in frontier.items():
-                known = done.get(key) if solves_at(ply, args.side) and args.side != "both" else None
+                known = done.get(key) if solves_at(ply, args.side) else None
                 if ply == 0 and args.side == "first":  # the agent's fixed first move
                     known = Result(key, line, None, OPENING_MOVE, 0, 0.0)
-                if known is not None and known.move is not None:
+                if easy(known, args.easy_nodes):
+                    kids = []  # the agent solves it, and what follows, itself
+                elif known is not None and known.move is not None and (args.side != "both" or ply == 0):
                     child = board.play(known.move)  # our book move: only its child
                     kids = [(child, line + str(known.move + 1))] if not child.is_full() else []
                 else:
@@ -195,9 +236,11 @@ def build(args: argparse.Namespace) -> int:
             pool.shutdown(cancel_futures=True)
     if args.dry_run:
         return 0
-    n = write_book(done, out)
+    n = write_book(done, out, args.easy_nodes)
     unsolved = sum(1 for r in done.values() if r.score is None)
-    print(f"wrote {out}: {n} entries ({out.stat().st_size} bytes); {unsolved} positions unsolved within {args.seconds:g} s")
+    n_easy = sum(1 for r in done.values() if easy(r, args.easy_nodes))
+    print(f"wrote {out}: {n} entries ({out.stat().st_size} bytes); {n_easy} easy positions left to the agent; "
+          f"{unsolved} positions unsolved within {args.seconds:g} s")
     return 0
 
 

@@ -3,7 +3,8 @@
 A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
 played move's class is minus the exact solver's weak score of the position it
-leads to.  That is the verdict of labelling every move with ``perfect``, for
+leads to (``--engine c``: the same scores from the compiled twin of the
+solver, ``tools.csolver``, fast enough for Begin-Hard).  That is the verdict of labelling every move with ``perfect``, for
 one solve per position instead of seven.  Positions whose labelling passes
 ``--solve-budget`` seconds are skipped and counted.
 
@@ -73,19 +74,48 @@ def mover(name: str, budget: float | None = None) -> Mover:
     return solver_mover(budget) if name == "solver" else agent_mover(name)
 
 
-def move_class(board: Board, col: int, solver, budget_s: float | None = None) -> int | None:
-    """The win/draw/loss class of playing ``col`` for the side to move; None past ``budget_s``."""
-    from agents.solver.search import Timeout
+Labeller = Callable[[Board], "int | None"]  # the weak score of a position, None past the time limit
 
+
+def labeller(engine: str = "python", budget_s: float | None = None) -> Labeller:
+    """Weak scores by ``perfect``'s solver, or by its compiled twin (``tools.csolver``, same scores)."""
+    if engine == "c":
+        from tools.csolver import CSolver, SolverTimeout
+
+        fast = CSolver(seconds=float("inf") if budget_s is None else budget_s)
+
+        def weak_c(board: Board) -> int | None:
+            try:
+                return fast.solve(board, weak=True)
+            except SolverTimeout:
+                return None
+
+        return weak_c
+    from agents.solver.search import Solver, Timeout
+
+    solver = Solver()
+
+    def weak_py(board: Board) -> int | None:
+        solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
+        try:
+            return solver.solve(board, weak=True)
+        except Timeout:
+            return None
+        finally:
+            solver.deadline = float("inf")
+
+    return weak_py
+
+
+def move_class(board: Board, col: int, label: Labeller) -> int | None:
+    """The win/draw/loss class of playing ``col`` for the side to move; None when unlabelled."""
     if board.is_winning_move(col):
         return 1
-    solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
-    try:
-        return -solver.solve(board.play(col), weak=True)
-    except Timeout:
-        return None
-    finally:
-        solver.deadline = float("inf")
+    child = board.play(col)
+    if child.is_full():
+        return 0
+    weak = label(child)
+    return None if weak is None else -weak
 
 
 @dataclass
@@ -112,13 +142,11 @@ class Mistakes:
 
 
 def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[str, Mover],
-            solve_budget: float | None = None, progress: bool = True) -> dict[str, Mistakes]:
+            solve_budget: float | None = None, progress: bool = True, engine: str = "python") -> dict[str, Mistakes]:
     """Each mover's mistakes on ``positions`` (``(moves, exact score)`` pairs)."""
     from tqdm import tqdm
 
-    from agents.solver.search import Solver
-
-    solver = Solver()
+    label = labeller(engine, solve_budget)
     out = {name: Mistakes(name, set_name) for name in movers}
     for moves, score in tqdm(positions, desc=set_name, unit="pos", leave=False, disable=not progress):
         board = Board.from_pons(moves)
@@ -129,7 +157,7 @@ def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[st
             col, how = move(board)
             res.think_s.append(time.perf_counter() - start)
             res.how[how] += 1
-            cls = move_class(board, col, solver, solve_budget)
+            cls = move_class(board, col, label)
             if cls is None:
                 res.skipped += 1
                 continue
@@ -159,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=None, help="the solver agent's seconds a move")
     parser.add_argument("--solve-budget", type=float, default=20.0, help="labelling seconds per move before skipping")
+    parser.add_argument("--engine", choices=("python", "c"), default="python",
+                        help="label with perfect's solver (python) or its compiled twin (c: same scores, ~25x faster)")
     parser.add_argument("--pons", type=Path, default=PONS_DIR, help="folder of Pons' Test_L*_R* files")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
@@ -185,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         positions = read_positions(args.pons / fname)
         n = args.hard_sample if args.hard_sample is not None and label in HARD_SETS else args.sample
         picked = random.Random(args.seed).sample(positions, min(n, len(positions)))
-        for res in measure(label, picked, movers, args.solve_budget, sys.stderr.isatty()).values():
+        for res in measure(label, picked, movers, args.solve_budget, sys.stderr.isatty(), args.engine).values():
             results.append(res.to_json())
             print(format_line(res), flush=True)
     if args.json:

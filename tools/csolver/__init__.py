@@ -23,7 +23,7 @@ from tools.errors import UserError
 SOURCE = Path(__file__).with_name("solver.c")
 CACHE = Path(__file__).resolve().parents[2] / ".cache" / "csolver"
 ABORTED = -1000
-DEFAULT_ENTRIES = (1 << 23) + 9  # about 85 MB
+DEFAULT_ENTRIES = 8388593  # a prime near 2**23 (about 85 MB): keys spread evenly
 
 
 class SolverTimeout(Exception):
@@ -84,7 +84,7 @@ class CSolver:
 
     ``seconds`` bounds each call; past it ``SolverTimeout`` is raised.  The
     table persists across calls; ``reset`` clears it.  ``nodes`` counts
-    negamax calls since this object was made.
+    negamax calls since this object was made or last reset.
     """
 
     def __init__(self, entries: int = DEFAULT_ENTRIES, seconds: float = float("inf")) -> None:
@@ -102,7 +102,9 @@ class CSolver:
         return self.lib.cx_nodes() - self._base
 
     def reset(self) -> None:
+        """Forget the table and the node count (as ``Solver.reset``)."""
         self.lib.cx_reset()
+        self._base = self.lib.cx_nodes()
 
     def _limit(self) -> float:
         return 1e9 if self.seconds == float("inf") else self.seconds

@@ -1,0 +1,68 @@
+"""The compiled twin of the solver (tools/csolver): same scores, best moves and (almost) node counts.
+
+The node counts differ only where two keys share a slot of the compiled
+solver's fixed-size table (the Python table is a dict): a few nodes more.
+
+Book building and labelling trust the compiled solver, so it must return what
+``agents.solver.search.Solver`` returns.  Skipped where no C compiler is found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+from agents.board import Board, BoardError
+from agents.solver.search import Solver
+from tests.strategies import standard_positions
+from tests.test_solver import read_set, sample
+from tools import csolver
+
+pytestmark = pytest.mark.skipif(not csolver.available(), reason="no C compiler (cc, gcc, clang or $CC) to build tools/csolver")
+
+SMALL = csolver.DEFAULT_ENTRIES
+
+
+@pytest.fixture(scope="module")
+def engine() -> csolver.CSolver:
+    return csolver.CSolver(entries=SMALL)
+
+
+@pytest.mark.parametrize("name, n", [("Test_L3_R1", 60), ("Test_L2_R1", 60), ("Test_L1_R1", 25)])
+def test_same_scores_moves_and_nodes_as_the_python_solver(pons_dir: Path, engine: csolver.CSolver,
+                                                           name: str, n: int) -> None:
+    c_total = py_total = 0
+    for moves, expected in sample(read_set(pons_dir, name), n):
+        board = Board.from_pons(moves)
+        py = Solver()
+        engine.reset()
+        before = engine.nodes
+        assert engine.solve(board) == py.solve(board) == expected, moves
+        nodes = engine.nodes - before
+        assert py.nodes <= nodes <= 1.02 * py.nodes + 2, moves  # slot collisions only add work
+        c_total, py_total = c_total + nodes, py_total + py.nodes
+        assert engine.best_move(board) == py.best_move(board), moves
+        assert engine.best_move(board, weak=True) == py.best_move(board, weak=True), moves
+    assert c_total <= 1.002 * py_total + 2
+
+
+@settings(max_examples=40)
+@given(standard_positions(min_moves=16))
+def test_analyze_matches_on_random_positions(board: Board) -> None:
+    engine = csolver.CSolver(entries=SMALL)
+    assert engine.analyze(board) == Solver().analyze(board)
+    assert engine.analyze(board, weak=True) == Solver().analyze(board, weak=True)
+
+
+def test_time_limit_and_bad_boards(engine: csolver.CSolver) -> None:
+    engine.reset()
+    engine.seconds = 0.001
+    with pytest.raises(csolver.SolverTimeout):
+        engine.solve(Board.from_pons("44"))
+    engine.seconds = float("inf")
+    with pytest.raises(BoardError, match="6x7"):
+        engine.solve(Board(rows=5, columns=6))
+    with pytest.raises(BoardError, match="already won"):
+        engine.solve(Board.from_pons("1212121"))
