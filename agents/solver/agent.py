@@ -5,10 +5,12 @@ A move, on the 6x7 board with four in a row:
 0. on the empty board, the centre column (the only winning first move, Allis
    1988; deeper than this solver can prove within a game's time);
 1. a win in one is played at once;
-2. a position in the opening book is played from the book;
+2. a position in the opening book is played from the book (the book holds
+   the positions of our tree that the search below cannot solve in time);
 3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones the weak solve gets only ``OPENING_SHARE``);
+   (before ``SOLVE_FROM`` stones, beyond the book's depth, the weak solve gets
+   only ``OPENING_SHARE``: the heuristic needs the time there);
 4. a hard position (the weak solve did not finish) may take extra time from
    Kaggle's overage, never leaving less than half of the first overage seen;
 5. if no solve finished, the heuristic search (iterative deepening) decides.
@@ -122,7 +124,8 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         solver.deadline = float("inf")
         st.last = "exact"
         return solver.best_move(board)[0]
-    share = WEAK_SHARE if board.moves >= SOLVE_FROM else OPENING_SHARE
+    # within the book's depth a position the book lacks is one the builder found easy
+    share = WEAK_SHARE if board.moves >= SOLVE_FROM or board.moves <= st.book.max_moves else OPENING_SHARE
     if board.moves < EXTRA_FROM:
         extra = 0.0
     weak_move = None
