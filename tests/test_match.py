@@ -243,6 +243,14 @@ def test_seats_alternate_and_tallies_add_up() -> None:
     assert lo <= overall.wins / 21 <= hi
 
 
+@pytest.mark.parametrize("seats, a_seat", [("first", 1), ("second", 2)])
+def test_a_fixed_seat(seats: str, a_seat: int) -> None:
+    result = run_match("leftmost", "random", games=5, workers=1, seed=0, size=(5, 5, 4), progress=False, seats=seats)
+    assert [rec.a_seat for rec in result.records] == [a_seat] * 5
+    assert all(rec.players[a_seat - 1] == "leftmost" for rec in result.records)
+    assert result.tally(a_seat).games == 5 and result.tally(3 - a_seat).games == 0
+
+
 def test_rule_breaks_are_tallied_to_the_culprit() -> None:
     result = run_match(numpy_agent, "random", games=4, workers=1, progress=False)
     a, = [result.tally()]
@@ -258,6 +266,8 @@ def test_run_match_rejects_bad_arguments() -> None:
         run_match("nobody", "random", games=2)
     with pytest.raises(UserError, match="workers"):
         run_match("random", "random", games=2, workers=0)
+    with pytest.raises(UserError, match="seats must be one of"):
+        run_match("random", "random", games=2, seats="middle")
 
 
 # -- submission files ------------------------------------------------------------------

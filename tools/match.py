@@ -256,13 +256,22 @@ class _Chunk:
     size: Size
     act_timeout: float
     overage: float
+    seats: str = "both"
+
+
+SEATS = ("both", "first", "second")
+
+
+def a_moves_first(i: int, seats: str) -> bool:
+    """Whether A moves first in game ``i``: alternating (``both``), or always ``first`` or ``second``."""
+    return seats == "first" or (seats == "both" and i % 2 == 0)
 
 
 def _play_chunk(job: _Chunk) -> list[GameRecord]:
     """Play games ``job.indices`` (runs in a worker process)."""
     out = []
     for i in job.indices:
-        a_first = i % 2 == 0
+        a_first = a_moves_first(i, job.seats)
         first, second = (job.a, job.b) if a_first else (job.b, job.a)
         out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
                              overage=job.overage, index=i, a_seat=1 if a_first else 2))
@@ -422,8 +431,10 @@ def _fork_pool(workers: int) -> ProcessPoolExecutor:
 def run_match(a: Player | str | Callable[..., Any], b: Player | str | Callable[..., Any], games: int = 100,
               workers: int | None = None, seed: int = 0, size: Size = STANDARD, *,
               act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, progress: bool = True,
-              chunk: int | None = None, executor: Executor | None = None) -> MatchResult:
+              chunk: int | None = None, executor: Executor | None = None, seats: str = "both") -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
+
+    ``seats`` "first" or "second" puts A in that seat in every game instead.
 
     ``workers`` processes (all cores by default; 1 plays in this process) each
     play chunks of games; pass ``executor`` to use your own instead (players
@@ -437,6 +448,8 @@ def run_match(a: Player | str | Callable[..., Any], b: Player | str | Callable[.
         raise UserError(f"the number of games must be a positive integer, got {games!r}")
     if not isinstance(seed, int) or seed < 0:
         raise UserError(f"the seed must be a non-negative integer, got {seed!r}")
+    if seats not in SEATS:
+        raise UserError(f"seats must be one of {', '.join(SEATS)}, got {seats!r}")
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise UserError(f"workers must be at least 1, got {workers}")
@@ -445,7 +458,7 @@ def run_match(a: Player | str | Callable[..., Any], b: Player | str | Callable[.
     n_workers = 1 if executor is None and workers == 1 else workers
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)
-    jobs = [_Chunk(pa, pb, idx, seed, tuple(size), act_timeout, overage)  # type: ignore[arg-type]
+    jobs = [_Chunk(pa, pb, idx, seed, tuple(size), act_timeout, overage, seats)  # type: ignore[arg-type]
             for idx in _chunks(games, n_workers, chunk)]
     records: list[GameRecord] = []
     start = time.perf_counter()
@@ -509,6 +522,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds per move before overage is used (Kaggle: 2)")
     parser.add_argument("--overage", type=float, default=OVERAGE,
                         help="overage seconds per player per game (Kaggle: 60)")
+    parser.add_argument("--seats", choices=SEATS, default="both",
+                        help="A's seat: alternate (both, default), or always first or always second")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--save", metavar="FILE", help="write one JSON line per game to FILE")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -533,7 +548,7 @@ def run(args: argparse.Namespace) -> int:
     a, b = resolve(args.a), resolve(args.b)
     result = run_match(a, b, args.games, args.workers, args.seed, (args.rows, args.columns, args.inarow),
                        act_timeout=_whole(args.act_timeout), overage=_whole(args.overage),
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, seats=args.seats)
     if args.save:
         save_records(result.records, args.save)
     print(json.dumps(result.to_json(), indent=2) if args.json else result.format())

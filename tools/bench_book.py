@@ -1,0 +1,99 @@
+"""Benchmark: the opening book's size against the search it leaves to the agent.
+
+Replays a book build's progress file (no solving) for several cut-offs:
+``--easy-nodes`` (positions solved in fewer nodes are left out) and the
+deepest ply kept.  For each it reports the entries, the file size raw and
+compressed (as the bundler embeds it), the time to load it, and the largest
+search left to the agent on the book's tree: the most nodes any position it
+can meet outside the book needs (weak + exact solve, empty table).
+
+    .venv/bin/python -m tools.bench_book [--progress runs/book/progress.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import time
+import zlib
+from pathlib import Path
+
+from agents.board import Board
+from agents.solver.agent import OPENING_MOVE
+from tools.book import DEFAULT_PROGRESS, Result, canonical, children, read_progress, solves_at
+
+CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000, 16), (100_000, 12),
+        (100_000, 8)]
+
+
+def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> tuple[list[Result], int, int]:
+    """The book entries for one cut-off, the largest search left, and the positions met but not solved."""
+    key, board, line = canonical(Board(), "")
+    frontier = {key: (board, line)}
+    kept: list[Result] = []
+    worst = missing = 0
+    for ply in range(0, 43):
+        nxt: dict[int, tuple[Board, str]] = {}
+        for key, (board, line) in frontier.items():
+            ours = solves_at(ply, side)
+            if ours and ply == 0 and side == "first":
+                kids = [(board.play(OPENING_MOVE), str(OPENING_MOVE + 1))]
+            elif ours:
+                r = done.get(key)
+                if r is None or r.score is None:
+                    missing += 1
+                    continue
+                if r.nodes < easy_nodes or ply > max_plies:
+                    worst = max(worst, r.nodes)  # the agent searches this one itself
+                    continue
+                kept.append(r)
+                child = board.play(r.move)
+                kids = [] if child.is_full() else [(child, line + str(r.move + 1))]
+            else:
+                kids = list(children(board, line))
+            for child, child_line in kids:
+                ckey, cboard, cline = canonical(child, child_line)
+                nxt.setdefault(ckey, (cboard, cline))
+        if not nxt:
+            break
+        frontier = nxt
+    return kept, worst, missing
+
+
+def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> dict:
+    from agents.solver.book import Book, Entry
+
+    kept, worst, missing = walk(done, side, easy_nodes, max_plies)
+    book = Book.from_entries([Entry(r.key, r.score, r.move) for r in kept], max((len(r.moves) for r in kept), default=0))
+    raw = book.to_bytes()
+    packed = base64.b64encode(zlib.compress(raw, 9))
+    times = []
+    for _ in range(20):  # the fastest of 20: the machine is shared
+        start = time.perf_counter()
+        Book.from_bytes(zlib.decompress(base64.b64decode(packed)))
+        times.append(time.perf_counter() - start)
+    load_ms = min(times) * 1e3
+    return {"easy_nodes": easy_nodes, "max_plies": max_plies, "entries": len(kept), "bytes": len(raw),
+            "embedded": len(packed), "load_ms": load_ms, "worst_left": worst, "unsolved_met": missing}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_book", description=__doc__.splitlines()[0])
+    parser.add_argument("--progress", type=Path, default=Path(DEFAULT_PROGRESS), help="a book build's progress file")
+    parser.add_argument("--side", choices=("first", "second"), default="first")
+    args = parser.parse_args(argv)
+    if not args.progress.is_file():
+        parser.error(f"no progress file at {args.progress}: build a book first (cxforge book build)")
+    done = read_progress(args.progress)
+    print(f"{'easy nodes':>11} {'max ply':>7} {'entries':>8} {'bytes':>8} {'embedded':>9} {'load ms':>8} "
+          f"{'largest search left':>20}")
+    for easy_nodes, max_plies in CUTS:
+        m = measure(done, args.side, easy_nodes, max_plies)
+        note = f"  ({m['unsolved_met']} positions met that the build never solved)" if m["unsolved_met"] else ""
+        print(f"{easy_nodes:>11,} {'all' if max_plies == 99 else max_plies:>7} {m['entries']:>8,} {m['bytes']:>8,} "
+              f"{m['embedded']:>9,} {m['load_ms']:>8.2f} {m['worst_left']:>20,}{note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
