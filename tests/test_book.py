@@ -58,6 +58,16 @@ def test_round_trip_and_misses() -> None:
     assert no_move.lookup(0, 0) == (1, None)
 
 
+def test_sides_say_whose_turns_a_book_covers() -> None:
+    even = Book.from_entries([canonical_entry(Board.from_pons(m), 0, 3) for m in ("", "44", "4455")], 4)
+    assert even.sides == 1 and even.covers(4) and not even.covers(3) and not even.covers(6)
+    mixed = Book.from_bytes(Book.from_entries([canonical_entry(Board.from_pons(m), 0, 3) for m in ("4", "44")], 2).to_bytes())
+    assert mixed.sides == 3 and mixed.covers(1) and mixed.covers(2)
+    assert not Book.empty().covers(0)
+    shipped = Book.load()
+    assert shipped.sides == 1 and shipped.covers(2) and not shipped.covers(1)  # the first player's book
+
+
 def test_bad_files_are_rejected() -> None:
     with pytest.raises(BookError, match="magic"):
         Book.from_bytes(b"XXXX" + bytes(8))

@@ -245,7 +245,7 @@ def build(args: argparse.Namespace) -> int:
 
 
 def info(args: argparse.Namespace) -> int:
-    from agents.solver.book import Book, BookError
+    from agents.solver.book import Book, BookError, key_stones
 
     path = Path(args.path)
     try:
@@ -259,11 +259,12 @@ def info(args: argparse.Namespace) -> int:
         raise UserError(f"{path}: {exc}") from None
     load = time.perf_counter() - start
     import zlib
-    print(f"{path}: {len(book)} entries, positions of up to {book.max_moves} stones, "
+    side = {0: "no side", 1: "the first player's turns", 2: "the second player's turns", 3: "both players' turns"}
+    print(f"{path}: {len(book)} entries for {side[book.sides]}, positions of up to {book.max_moves} stones, "
           f"{len(data)} bytes ({len(zlib.compress(data, 9))} compressed), parsed in {load * 1e3:.2f} ms")
     by_ply: dict[int, int] = {}
-    for key in book.keys:  # a column of h stones holds 2**h - 1 + (its mover's stones) in the key
-        stones = sum(((key >> (7 * c)) & 0x7F).__add__(1).bit_length() - 1 for c in range(7))
+    for key in book.keys:
+        stones = key_stones(key)
         by_ply[stones] = by_ply.get(stones, 0) + 1
     if by_ply:
         print("entries by stones: " + ", ".join(f"{p}: {n}" for p, n in sorted(by_ply.items())))

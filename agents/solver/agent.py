@@ -9,8 +9,9 @@ A move, on the 6x7 board with four in a row:
    the positions of our tree that the search below cannot solve in time);
 3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones, beyond the book's depth, the weak solve gets
-   only ``OPENING_SHARE``: the heuristic needs the time there);
+   (before ``SOLVE_FROM`` stones, where the book does not cover the position's
+   side and depth, the weak solve gets only ``OPENING_SHARE``: the heuristic
+   needs the time there);
 4. a hard position (the weak solve did not finish) may take extra time from
    Kaggle's overage, never leaving less than half of the first overage seen;
 5. if no solve finished, the heuristic search (iterative deepening) decides.
@@ -124,8 +125,8 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         solver.deadline = float("inf")
         st.last = "exact"
         return solver.best_move(board)[0]
-    # within the book's depth a position the book lacks is one the builder found easy
-    share = WEAK_SHARE if board.moves >= SOLVE_FROM or board.moves <= st.book.max_moves else OPENING_SHARE
+    # on the book's side and within its depth, a position the book lacks is one the builder found easy
+    share = WEAK_SHARE if board.moves >= SOLVE_FROM or st.book.covers(board.moves) else OPENING_SHARE
     if board.moves < EXTRA_FROM:
         extra = 0.0
     weak_move = None

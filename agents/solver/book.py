@@ -7,10 +7,15 @@ best move is stored for that orientation and mirrored back on lookup.
 
 File layout (little-endian)::
 
-    b"CXB1"  uint32 count  uint8 max_moves  3 bytes zero
+    b"CXB1"  uint32 count  uint8 max_moves  uint8 sides  2 bytes zero
     count x uint64  keys, sorted (canonical ``current + mask``)
     count x int8    exact scores for the side to move (Pons' convention)
     count x uint8   best column (0-6), 255 when not stored
+
+``sides`` says whose turns the entries are: bit 0 the first player's (an even
+number of stones), bit 1 the second player's.  A book builder keeps only the
+positions its side cannot solve in time, so within the book's depth, on a
+covered side, a position missing from the book is an easy one.
 
 Lookups use ``array`` and ``bisect`` from the standard library: loading takes
 no numpy import, which keeps the agent's first move fast.
@@ -27,8 +32,17 @@ from agents.resources import MissingData, read_data
 from agents.solver.position import Layout, layout, mirror_bits
 
 MAGIC = b"CXB1"
-HEADER = struct.Struct("<4sIB3x")
+HEADER = struct.Struct("<4sIBB2x")
 NO_MOVE = 255
+
+
+def key_stones(key: int, lay: Layout | None = None) -> int:
+    """The number of stones of the position with this key (``current + mask``)."""
+    lay = lay or layout()
+    h = lay.geo.height
+    col = (1 << h) - 1
+    # a column of k stones holds 2**k - 1 (mask) plus the mover's stones (< 2**k): from 2**k - 1 to 2**(k+1) - 2
+    return sum((((key >> (c * h)) & col) + 1).bit_length() - 1 for c in range(lay.geo.columns))
 
 
 class BookError(ValueError):
@@ -44,12 +58,18 @@ class Entry(NamedTuple):
 class Book:
     """A sorted table of canonical keys with their scores and best moves."""
 
-    def __init__(self, keys: array, scores: array, moves: bytes, max_moves: int, lay: Layout | None = None) -> None:
+    def __init__(self, keys: array, scores: array, moves: bytes, max_moves: int, lay: Layout | None = None,
+                 sides: int = 0) -> None:
         self.keys = keys
         self.scores = scores
         self.moves = moves
         self.max_moves = max_moves
         self.lay = lay or layout()
+        self.sides = sides
+
+    def covers(self, stones: int) -> bool:
+        """Whether positions with this many stones are within the book's depth and on a side it covers."""
+        return stones <= self.max_moves and bool(self.sides >> (stones % 2) & 1)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -62,7 +82,7 @@ class Book:
     def from_bytes(cls, data: bytes) -> "Book":
         if len(data) < HEADER.size:
             raise BookError(f"book is {len(data)} bytes, shorter than its header")
-        magic, count, max_moves = HEADER.unpack_from(data)
+        magic, count, max_moves, sides = HEADER.unpack_from(data)
         if magic != MAGIC:
             raise BookError(f"not a book file (magic {magic!r}, expected {MAGIC!r})")
         if len(data) != HEADER.size + 10 * count:
@@ -74,7 +94,7 @@ class Book:
         moves = data[HEADER.size + 9 * count:]
         if struct.pack("<I", 1) != array("I", [1]).tobytes():  # a big-endian host
             keys.byteswap()
-        return cls(keys, scores, moves, max_moves)
+        return cls(keys, scores, moves, max_moves, sides=sides)
 
     @classmethod
     def load(cls) -> "Book":
@@ -88,7 +108,7 @@ class Book:
         keys = array("Q", self.keys)
         if struct.pack("<I", 1) != array("I", [1]).tobytes():
             keys.byteswap()
-        return HEADER.pack(MAGIC, len(self.keys), max(self.max_moves, 0)) + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
+        return HEADER.pack(MAGIC, len(self.keys), max(self.max_moves, 0), self.sides) + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
 
     @classmethod
     def from_entries(cls, entries: Iterable[Entry], max_moves: int) -> "Book":
@@ -96,8 +116,11 @@ class Book:
         for a, b in zip(rows, rows[1:]):
             if a.key == b.key:
                 raise BookError(f"key {a.key} appears twice")
+        sides = 0
+        for e in rows:
+            sides |= 1 << (key_stones(e.key) % 2)
         return cls(array("Q", [e.key for e in rows]), array("b", [e.score for e in rows]),
-                   bytes(e.move for e in rows), max_moves)
+                   bytes(e.move for e in rows), max_moves, sides=sides)
 
     # -- lookups -------------------------------------------------------------------
     def _find(self, key: int) -> int:
