@@ -9,9 +9,10 @@ A move, on the 6x7 board with four in a row:
    the positions of our tree that the search below cannot solve in time);
 3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones, where the book does not cover the position's
-   side and depth, the weak solve gets only ``OPENING_SHARE``: the heuristic
-   needs the time there);
+   (before ``SOLVE_FROM`` stones, unless our previous move came from the book,
+   the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
+   there, while the book's builder checked that its tree's other positions
+   solve in time);
 4. a hard position (the weak solve did not finish) may take extra time from
    Kaggle's overage, never leaving less than half of the first overage seen;
 5. if no solve finished, the heuristic search (iterative deepening) decides.
@@ -57,6 +58,7 @@ class _State:
         self.heuristics: dict[Any, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
+        self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -100,6 +102,8 @@ def extra_time(remaining: float, st: _State) -> float:
 def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None) -> int:
     """The column to play; ``budget`` None searches without a time limit."""
     st = st or state()
+    if board.moves <= 1:
+        st.book_stones = -9  # a new game
     legal = board.legal_moves()
     if len(legal) == 1:
         st.last = "only move"
@@ -107,6 +111,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     order = layout_of(board).order
     if board.moves == 0 and (board.rows, board.columns, board.inarow) == (6, 7, 4):
         st.last = "opening"
+        st.book_stones = 0
         return OPENING_MOVE
     wins = [c for c in order if c in legal and board.is_winning_move(c)]
     if wins:
@@ -119,14 +124,16 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     found = st.book.lookup(board.current, board.mask)
     if found is not None and found[1] is not None:
         st.last = "book"
+        st.book_stones = board.moves
         return found[1]
     solver = st.solver
     if budget is None:
         solver.deadline = float("inf")
         st.last = "exact"
         return solver.best_move(board)[0]
-    # on the book's side and within its depth, a position the book lacks is one the builder found easy
-    share = WEAK_SHARE if board.moves >= SOLVE_FROM or st.book.covers(board.moves) else OPENING_SHARE
+    # one move after a book move, a position the book lacks is one its builder found easy
+    in_tree = st.book_stones == board.moves - 2
+    share = WEAK_SHARE if board.moves >= SOLVE_FROM or in_tree else OPENING_SHARE
     if board.moves < EXTRA_FROM:
         extra = 0.0
     weak_move = None

@@ -13,9 +13,7 @@ File layout (little-endian)::
     count x uint8   best column (0-6), 255 when not stored
 
 ``sides`` says whose turns the entries are: bit 0 the first player's (an even
-number of stones), bit 1 the second player's.  A book builder keeps only the
-positions its side cannot solve in time, so within the book's depth, on a
-covered side, a position missing from the book is an easy one.
+number of stones), bit 1 the second player's.
 
 Lookups use ``array`` and ``bisect`` from the standard library: loading takes
 no numpy import, which keeps the agent's first move fast.
@@ -67,9 +65,6 @@ class Book:
         self.lay = lay or layout()
         self.sides = sides
 
-    def covers(self, stones: int) -> bool:
-        """Whether positions with this many stones are within the book's depth and on a side it covers."""
-        return stones <= self.max_moves and bool(self.sides >> (stones % 2) & 1)
 
     def __len__(self) -> int:
         return len(self.keys)
