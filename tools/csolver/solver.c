@@ -54,6 +54,24 @@ static uint64_t possible_moves(uint64_t mask) { return (mask + BOTTOM) & FULL; }
 
 static int popcount(uint64_t x) { return __builtin_popcountll(x); }
 
+/* The moves in `candidates`, best first: most threats created, then centre first. */
+static int sorted_moves(uint64_t cur, uint64_t mask, uint64_t candidates, uint64_t list[W]) {
+    int score_of[W], n = 0;
+    for (int i = 0; i < W; i++) {  /* insertion sort, stable: centre first on ties */
+        uint64_t move = candidates & col_mask(ORDER[i]);
+        if (!move) continue;
+        int s = popcount(winning_cells(cur | move, mask));
+        int j = n++;
+        for (; j > 0 && score_of[j - 1] < s; j--) {
+            list[j] = list[j - 1];
+            score_of[j] = score_of[j - 1];
+        }
+        list[j] = move;
+        score_of[j] = s;
+    }
+    return n;
+}
+
 static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) {
     nodes++;
     if (!(nodes & 4095) && now() > deadline) longjmp(abort_jump, 1);
@@ -93,19 +111,7 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     }
     uint64_t opp = cur ^ mask;
     uint64_t list[W];
-    int score_of[W], n = 0;
-    for (int i = 0; i < W; i++) {  /* insertion sort: threats, then centre first (stable) */
-        uint64_t move = possible & col_mask(ORDER[i]);
-        if (!move) continue;
-        int s = popcount(winning_cells(cur | move, mask));
-        int j = n++;
-        for (; j > 0 && score_of[j - 1] < s; j--) {
-            list[j] = list[j - 1];
-            score_of[j] = score_of[j - 1];
-        }
-        list[j] = move;
-        score_of[j] = s;
-    }
+    int n = sorted_moves(cur, mask, possible, list);
     for (int i = 0; i < n; i++) {
         int score = -negamax(opp, mask | list[i], moves + 1, -beta, -alpha);
         if (score >= beta) {
@@ -190,20 +196,7 @@ int cx_best_move(uint64_t cur, uint64_t mask, int moves, int weak, double second
     if (forced) cand = (forced & (forced - 1)) ? 0 : forced;
     cand &= ~(t >> 1);
     uint64_t list[W];
-    int score_of[W], n = 0;
-    uint64_t src = cand ? cand : possible;
-    for (int i = 0; i < W; i++) {
-        uint64_t move = src & col_mask(ORDER[i]);
-        if (!move) continue;
-        int s = popcount(winning_cells(cur | move, mask));
-        int j = n++;
-        for (; j > 0 && score_of[j - 1] < s; j--) {
-            list[j] = list[j - 1];
-            score_of[j] = score_of[j - 1];
-        }
-        list[j] = move;
-        score_of[j] = s;
-    }
+    int n = sorted_moves(cur, mask, cand ? cand : possible, list);
     if (!cand) {
         uint64_t threats = t & possible;
         *column = threats ? column_of(threats & -threats) : column_of(list[0]);
