@@ -185,8 +185,10 @@ def test_book_cli_errors(tmp_path: Path) -> None:
         run(parse("info", str(tmp_path / "junk.bin")))
 
 
-def test_going_first_every_move_comes_from_the_book_or_a_finished_solve() -> None:
-    """The shipped book is complete for the first player: no move falls back to the heuristic."""
+@pytest.mark.parametrize("opening, we_play", [("", 0), ("2", 1), ("6", 1)])
+def test_on_the_books_tree_every_move_comes_from_the_book_or_a_finished_solve(opening: str, we_play: int) -> None:
+    """The shipped book is complete for the first player, and for the second after 2 (or its mirror 6):
+    no move there falls back to the heuristic."""
     import random
     import time
 
@@ -197,14 +199,14 @@ def test_going_first_every_move_comes_from_the_book_or_a_finished_solve() -> Non
     rng = random.Random(0)
     for _ in range(3):
         solver_agent.reset()
-        board, hows = Board(), []
+        board, hows = Board.from_pons(opening), []
         while not board.is_over():
-            if board.moves % 2 == 0:
+            if board.moves % 2 == we_play:
                 col = solver_agent.choose(board, time.perf_counter(), solver_agent.MOVE_BUDGET)
                 hows.append(solver_agent.state().last)
             else:
                 col = rng.choice(board.legal_moves())
             board = board.play(col)
-        assert board.winner() == 1
+        assert board.winner() == we_play + 1
         assert set(hows) <= {"opening", "book", "weak", "exact", "win in one", "only move"}, hows
         assert "book" in hows
