@@ -285,6 +285,18 @@ def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
     assert [w.shape[1] for w in mlp.weights] == [384, 256, 128, 7] and mlp.meta["init"]
 
 
+def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
+    from tools import csolver, labels
+
+    if not csolver.available():
+        pytest.skip("no C compiler for tools/csolver")
+    py, c = tmp_path / "py", tmp_path / "c"
+    labels.generate(py, seed=5, games=3, budget_s=5.0, min_stones=24, progress=False)
+    labels.generate(c, seed=5, games=3, budget_s=5.0, min_stones=24, progress=False, engine="c")
+    assert (py / "labels-seed5.jsonl").read_text() == (c / "labels-seed5.jsonl").read_text()
+    assert len(list(labels.read_labels(c))) > 0
+
+
 def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
     from agents.solver.search import Solver
     from tools import labels

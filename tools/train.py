@@ -166,6 +166,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use at most N labelled positions (before mirroring)")
     parser.add_argument("--generate", type=int, default=0, metavar="GAMES",
                         help="label this many more games (shard --seed) before training")
+    parser.add_argument("--label-engine", choices=("python", "c"), default="python",
+                        help="label with the agents' solver or its compiled twin (tools/csolver: same scores, ~20x faster)")
     parser.add_argument("--label-budget", type=_positive(float), default=1.0,
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--min-stones", type=int, default=0, help="label only positions with this many stones")
@@ -223,7 +225,7 @@ def run_supervised(args: argparse.Namespace) -> int:
     if args.generate:
         labelling.generate(args.labels, args.seed, labelling._last_game(
             labelling.shard_path(args.labels, args.seed)) + 1 + args.generate,
-            args.label_budget, args.min_stones, progress=not args.no_progress)
+            args.label_budget, args.min_stones, progress=not args.no_progress, engine=args.label_engine)
     data = build_arrays(labelling.read_labels(args.labels), args.positions)
     train_idx = np.flatnonzero(~data["val"])
     val_idx = np.flatnonzero(data["val"])
