@@ -105,26 +105,25 @@ _ENGINE = None  # the worker process's compiled solver
 def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
     """Score and best move of the position after ``line`` (weak, then exact, like the agent)."""
     global _ENGINE
+    from agents.solver.search import Solver, Timeout
+
     board = Board.from_pons(line)
     start = time.perf_counter()
     if engine == "c":
-        from tools.csolver import CSolver, SolverTimeout
+        from tools.csolver import CSolver
 
         if _ENGINE is None:
             _ENGINE = CSolver()
-        solver, timeout = _ENGINE, SolverTimeout
+        solver = _ENGINE
         solver.reset()
-        solver.seconds = seconds
     else:
-        from agents.solver.search import Solver, Timeout
-
-        solver, timeout = Solver(), Timeout
-        solver.deadline = start + seconds
+        solver = Solver()
+    solver.deadline = start + seconds
     first = solver.nodes
     try:
         solver.best_move(board, weak=True)
         move, score = solver.best_move(board)
-    except timeout:
+    except Timeout:
         move = score = None
     return Result(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
 

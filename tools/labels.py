@@ -76,11 +76,10 @@ def play_game(rng: random.Random, max_opening: int = 8) -> list[int]:
 def label_game(moves: list[int], solver, budget_s: float, min_stones: int = 0) -> list[Label]:
     """Labels for the positions of one game before its end, latest first, until one times out.
 
-    ``solver`` is the Python ``Solver`` (``budget_s`` bounds each ``analyze``) or the
-    compiled twin ``tools.csolver.CSolver`` (its ``seconds`` bounds each solve).
+    ``solver`` is the Python ``Solver`` or its compiled twin ``tools.csolver.CSolver``;
+    ``budget_s`` bounds each ``analyze``.
     """
     from agents.solver.search import Timeout
-    from tools.csolver import SolverTimeout
 
     boards = [Board()]
     for col in moves[:-1]:
@@ -93,7 +92,7 @@ def label_game(moves: list[int], solver, budget_s: float, min_stones: int = 0) -
         solver.deadline = time.perf_counter() + budget_s
         try:
             scores = solver.analyze(board)
-        except (Timeout, SolverTimeout):
+        except Timeout:
             break
         finally:
             solver.deadline = float("inf")
@@ -122,7 +121,7 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
     """Label ``games`` games for shard ``seed`` (resuming after the last one written).
 
     ``engine`` "c" labels with the compiled twin of the solver (the same scores,
-    about 20x faster; ``budget_s`` then bounds each of a position's solves).
+    about 20x faster).
 
     Returns how many positions were labelled in this call.
     """
@@ -137,7 +136,7 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
     if engine == "c":
         from tools.csolver import CSolver
 
-        solver = CSolver(seconds=budget_s)
+        solver = CSolver()
     else:
         solver = Solver(TranspositionTable(1 << 20))
     written = 0

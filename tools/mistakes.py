@@ -79,23 +79,16 @@ Labeller = Callable[[Board], "int | None"]  # the weak score of a position, None
 
 def labeller(engine: str = "python", budget_s: float | None = None) -> Labeller:
     """Weak scores by ``perfect``'s solver, or by its compiled twin (``tools.csolver``, same scores)."""
-    if engine == "c":
-        from tools.csolver import CSolver, SolverTimeout
-
-        fast = CSolver(seconds=float("inf") if budget_s is None else budget_s)
-
-        def weak_c(board: Board) -> int | None:
-            try:
-                return fast.solve(board, weak=True)
-            except SolverTimeout:
-                return None
-
-        return weak_c
     from agents.solver.search import Solver, Timeout
 
-    solver = Solver()
+    if engine == "c":
+        from tools.csolver import CSolver
 
-    def weak_py(board: Board) -> int | None:
+        solver = CSolver()
+    else:
+        solver = Solver()
+
+    def weak(board: Board) -> int | None:
         solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
         try:
             return solver.solve(board, weak=True)
@@ -104,7 +97,7 @@ def labeller(engine: str = "python", budget_s: float | None = None) -> Labeller:
         finally:
             solver.deadline = float("inf")
 
-    return weak_py
+    return weak
 
 
 def move_class(board: Board, col: int, label: Labeller) -> int | None:

@@ -59,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
         from tools.csolver import CSolver
 
         solver = CSolver()
-        if board.moves == 6 * 7 or (board.rows, board.columns, board.inarow) != (6, 7, 4):
-            raise UserError("the compiled solver needs a 6x7 position with a move left")
     else:
         solver = Solver(book=Book.load())  # the opening book's exact scores, where it has them
     start = time.perf_counter()

@@ -15,9 +15,11 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from agents.board import Board, BoardError
+from agents.solver.search import Timeout
 from tools.errors import UserError
 
 SOURCE = Path(__file__).with_name("solver.c")
@@ -26,8 +28,8 @@ ABORTED = -1000
 DEFAULT_ENTRIES = 8388593  # a prime near 2**23 (about 85 MB): keys spread evenly
 
 
-class SolverTimeout(Exception):
-    """The compiled search passed its time limit."""
+class SolverTimeout(Timeout):
+    """The compiled search passed its deadline (a ``Timeout``, as the Python solver raises)."""
 
 
 def compiler() -> str | None:
@@ -82,19 +84,20 @@ _LIB: ctypes.CDLL | None = None
 class CSolver:
     """The compiled solver, with ``Solver``'s API for 6x7 boards (one per process).
 
-    ``seconds`` bounds each call; past it ``SolverTimeout`` is raised.  The
-    table persists across calls; ``reset`` clears it.  ``nodes`` counts
-    negamax calls since this object was made or last reset.
+    ``deadline`` (a ``time.perf_counter`` value, as on ``Solver``) makes a
+    search raise ``SolverTimeout`` once passed.  The table persists across
+    calls; ``reset`` clears it.  ``nodes`` counts negamax calls since this
+    object was made or last reset.
     """
 
-    def __init__(self, entries: int = DEFAULT_ENTRIES, seconds: float = float("inf")) -> None:
+    def __init__(self, entries: int = DEFAULT_ENTRIES) -> None:
         global _LIB
         if _LIB is None:
             _LIB = _load()
         self.lib = _LIB
         if self.lib.cx_init(entries) != 0:
             raise MemoryError(f"cannot allocate a table of {entries} entries")
-        self.seconds = seconds
+        self.deadline = float("inf")
         self._base = self.lib.cx_nodes()
 
     @property
@@ -107,7 +110,8 @@ class CSolver:
         self._base = self.lib.cx_nodes()
 
     def _limit(self) -> float:
-        return 1e9 if self.seconds == float("inf") else self.seconds
+        """Seconds left before ``deadline`` (the C side takes a duration)."""
+        return 1e9 if self.deadline == float("inf") else max(0.0, self.deadline - time.perf_counter())
 
     @staticmethod
     def _check(board: Board) -> None:
