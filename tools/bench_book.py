@@ -20,7 +20,8 @@ from pathlib import Path
 
 from agents.board import Board
 from agents.solver.agent import OPENING_MOVE
-from tools.book import DEFAULT_PROGRESS, Result, canonical, children, read_progress, solves_at
+from tools.book import (DEFAULT_PROGRESS, Result, book_child, canonical, children, next_frontier, read_progress,
+                        solves_at)
 
 CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000, 16), (100_000, 12),
         (100_000, 8)]
@@ -33,11 +34,11 @@ def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) ->
     kept: list[Result] = []
     worst = missing = 0
     for ply in range(0, 43):
-        nxt: dict[int, tuple[Board, str]] = {}
+        kids: list[tuple[Board, str]] = []
         for key, (board, line) in frontier.items():
             ours = solves_at(ply, side)
             if ours and ply == 0 and side == "first":
-                kids = [(board.play(OPENING_MOVE), str(OPENING_MOVE + 1))]
+                kids += book_child(board, line, OPENING_MOVE)
             elif ours:
                 r = done.get(key)
                 if r is None or r.score is None:
@@ -47,16 +48,12 @@ def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) ->
                     worst = max(worst, r.nodes)  # the agent searches this one itself
                     continue
                 kept.append(r)
-                child = board.play(r.move)
-                kids = [] if child.is_full() else [(child, line + str(r.move + 1))]
+                kids += book_child(board, line, r.move)
             else:
-                kids = list(children(board, line))
-            for child, child_line in kids:
-                ckey, cboard, cline = canonical(child, child_line)
-                nxt.setdefault(ckey, (cboard, cline))
-        if not nxt:
+                kids += children(board, line)
+        frontier = next_frontier(kids)
+        if not frontier:
             break
-        frontier = nxt
     return kept, worst, missing
 
 

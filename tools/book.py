@@ -29,7 +29,7 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 from agents.board import Board
 from agents.resources import data_path
@@ -92,6 +92,21 @@ def children(board: Board, line: str) -> Iterator[tuple[Board, str]]:
         child = board.play(col)
         if not child.is_full():
             yield child, line + str(col + 1)
+
+
+def book_child(board: Board, line: str, col: int) -> list[tuple[Board, str]]:
+    """The position after our book move ``col`` (none if it fills the board): the only one followed."""
+    child = board.play(col)
+    return [] if child.is_full() else [(child, line + str(col + 1))]
+
+
+def next_frontier(kids: Iterable[tuple[Board, str]]) -> dict[int, tuple[Board, str]]:
+    """``kids`` keyed by canonical key, a position and its mirror kept once."""
+    out: dict[int, tuple[Board, str]] = {}
+    for child, child_line in kids:
+        key, board, line = canonical(child, child_line)
+        out.setdefault(key, (board, line))
+    return out
 
 
 def solves_at(ply: int, side: str) -> bool:
@@ -214,22 +229,18 @@ def build(args: argparse.Namespace) -> int:
                         bar.update()
             if ply == args.plies:
                 break
-            nxt: dict[int, tuple[Board, str]] = {}
+            kids: list[tuple[Board, str]] = []
             for key, (board, line) in frontier.items():
                 known = done.get(key) if solves_at(ply, args.side) else None
                 if ply == 0 and args.side == "first":  # the agent's fixed first move
                     known = Result(key, line, None, OPENING_MOVE, 0, 0.0)
                 if easy(known, args.easy_nodes):
-                    kids = []  # the agent solves it, and what follows, itself
-                elif known is not None and known.move is not None and (args.side != "both" or ply == 0):
-                    child = board.play(known.move)  # our book move: only its child
-                    kids = [(child, line + str(known.move + 1))] if not child.is_full() else []
+                    continue  # the agent solves it, and what follows, itself
+                if known is not None and known.move is not None and (args.side != "both" or ply == 0):
+                    kids += book_child(board, line, known.move)
                 else:
-                    kids = list(children(board, line))
-                for child, child_line in kids:
-                    ckey, cboard, cline = canonical(child, child_line)
-                    nxt.setdefault(ckey, (cboard, cline))
-            frontier = nxt
+                    kids += children(board, line)
+            frontier = next_frontier(kids)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

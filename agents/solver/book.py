@@ -65,7 +65,6 @@ class Book:
         self.lay = lay or layout()
         self.sides = sides
 
-
     def __len__(self) -> int:
         return len(self.keys)
 
