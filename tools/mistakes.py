@@ -200,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{flag.replace('_', '-')} must be positive, got {value}")
     if not args.pons.is_dir():
         parser.error(f"no Pons test sets at {args.pons} (pass --pons)")
+    if args.engine == "c":
+        from tools.csolver import library_path
+        from tools.errors import UserError
+
+        try:
+            library_path()  # compile now: one clear line if there is no compiler
+        except UserError as exc:
+            parser.error(str(exc))
     movers = {a: mover(a, args.budget) for a in names}
     results = []
     for fname, label in SETS:

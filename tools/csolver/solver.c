@@ -6,7 +6,8 @@
  * The transposition table differs: a fixed array indexed by key % size that
  * keeps the full key (no false hits) and always replaces, instead of the
  * Python dict that is cleared when full.  Node counts therefore match the
- * Python search only while neither table overflows.
+ * Python search's up to slot collisions (which only add a few nodes), and only
+ * while the Python table is not cleared.
  */
 #include <setjmp.h>
 #include <stdint.h>
