@@ -210,8 +210,9 @@ def _tiny_labels(folder: Path) -> None:
 def _train(tmp: Path, labels: Path, name: str, *extra: str) -> int:
     from tools.cli import main
 
+    holdout = () if "--holdout" in extra else ("--no-holdout",)
     return main(["train", "--labels", str(labels), "--out", str(tmp), "--name", name, "--hidden", "32,16",
-                 "--batch-size", "16", "--threads", "1", "--no-progress", "--device", "cpu", *extra])
+                 "--batch-size", "16", "--threads", "1", "--no-progress", "--device", "cpu", *holdout, *extra])
 
 
 def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
@@ -313,3 +314,63 @@ def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
     for lab in labels.read_labels(tmp_path):
         assert len(lab.moves) >= 30
         assert list(lab.scores) == solver.analyze(lab.board())
+
+
+def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
+    """A book build's solved positions give full labels (the opponent's turns) and best moves."""
+    import argparse
+
+    from agents.solver.search import Solver
+    from tools import book, csolver, labels
+
+    root = "6614446666373154"  # a Middle-Medium position (as in test_book)
+    progress = tmp_path / "progress.jsonl"
+    parser = argparse.ArgumentParser()
+    book.add_arguments(parser)
+    args = parser.parse_args(["build", "--root", root, "--plies", str(len(root) + 2), "--side", "first",
+                              "--easy-nodes", "0", "--workers", "1", "--progress", str(progress),
+                              "--out", str(tmp_path / "book.bin"),
+                              "--engine", "c" if csolver.available() else "python"])
+    assert book.run(args) == 0
+    found = list(labels.book_labels(progress))
+    full = [r for r in found if isinstance(r, labels.Label)]
+    best = [r for r in found if isinstance(r, labels.BestMove)]
+    assert full and len(best) == len(book.read_progress(progress))
+    solver = Solver()
+    for lab in full:
+        assert list(lab.scores) == solver.analyze(lab.board())
+    for bm in best:
+        scores = solver.analyze(bm.board())
+        assert scores[bm.move] == bm.score == max(s for s in scores if s is not None)
+    shard = tmp_path / "labels" / "labels-book.jsonl.gz"
+    assert labels.write_shard(shard, iter(found)) == len(found)
+    assert list(labels.read_labels(shard.parent)) == found  # gzip and both record kinds round-trip
+
+
+def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from tools import labels
+    from tools.train import build_arrays, holdout_keys
+
+    folder = tmp_path / "labels"
+    _tiny_labels(folder)
+    found = list(labels.read_labels(folder))
+    test_pos, parent = found[0].moves, found[1].moves[:-1]
+    pons = tmp_path / "Test_X"
+    pons.write_text(f"{test_pos} 0\n{parent} 0\n")
+    keys = holdout_keys([tmp_path])
+    assert Board.from_pons(test_pos).mirror().key() in keys and Board.from_pons(found[1].moves).key() in keys
+    every = build_arrays(found)
+    held = build_arrays(found, holdout=keys)
+
+    def has(data: dict, moves: str) -> bool:
+        x = encode(Board.from_pons(moves)).astype(np.uint8)
+        return bool((data["x"] == x).all(axis=1).any())
+
+    assert has(every, test_pos) and has(every, found[1].moves)
+    assert not has(held, test_pos) and not has(held, found[1].moves)  # a position, and a child of one
+    assert has(held, found[2].moves) and len(held["x"]) < len(every["x"])
+    assert _train(tmp_path, folder, "h", "--epochs", "1", "--holdout", str(pons)) == 0
+    assert "held out" in capsys.readouterr().out
+    assert _train(tmp_path, folder, "m", "--epochs", "1", "--holdout", str(tmp_path / "missing")) == 1
+    assert "--holdout: no such file" in capsys.readouterr().err

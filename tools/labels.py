@@ -18,10 +18,20 @@ Labels are cached as append-only JSON lines, one shard per seed, under
 move digits 1-7; ``null`` for a full column), then ``{"game": g, "done": true}``.
 A game's records are written together after it is labelled, so a rerun resumes
 after the last game written.
+
+The opening book's build (``cxforge book build``) solves far earlier positions
+than games can afford: ``book_labels`` turns its progress file into labels.
+Every position where the book's opponent is to move has all its children
+solved (a full ``Label``); the book side's own positions have their score and
+best move (a ``BestMove``).  ``python -m tools.labels book PROGRESS`` writes
+them to one gzipped shard, ``labels-book.jsonl.gz``:
+``{"moves": "...", "scores": [...]}`` or ``{"moves": "...", "best": c, "score": s}``
+(``c`` a 0-based column).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
@@ -44,6 +54,78 @@ class Label:
 
     def board(self) -> Board:
         return Board.from_pons(self.moves)
+
+
+@dataclass(frozen=True)
+class BestMove:
+    """A position known only by its exact score and one best move (0-based column)."""
+
+    moves: str
+    move: int
+    score: int
+
+    def board(self) -> Board:
+        return Board.from_pons(self.moves)
+
+
+def win_score(board: Board) -> int:
+    """The exact score of winning with the next stone (Pons: 22 minus the winner's stones)."""
+    return (board.geo.rows * board.geo.columns + 1 - board.moves) // 2
+
+
+def book_labels(progress: Path) -> Iterator[Label | BestMove]:
+    """Labels from a book build's progress file (tools/book.py): full labels first, then best moves.
+
+    A position whose every child was solved (the book opponent's turns) gives a
+    ``Label``; each solved position gives a ``BestMove``.  Mirrors and
+    transpositions are looked up by key.
+    """
+    from tools.book import read_progress
+
+    done = {k: r for k, r in read_progress(Path(progress)).items() if r.score is not None}
+
+    def score_of(board: Board) -> int | None:
+        r = done.get(board.key()) or done.get(board.mirror().key())
+        return None if r is None else r.score
+
+    parents: dict[int, str] = {}
+    for r in done.values():
+        if r.moves:
+            q = Board.from_pons(r.moves[:-1])
+            parents.setdefault(min(q.key(), q.mirror().key()), r.moves[:-1])
+    for line in parents.values():
+        q = Board.from_pons(line)
+        scores: list[int | None] = []
+        for col in range(q.geo.columns):
+            if not q.can_play(col):
+                scores.append(None)
+            elif q.is_winning_move(col):
+                scores.append(win_score(q))
+            else:
+                child = score_of(q.play(col))
+                if child is None:
+                    break
+                scores.append(-child)
+        else:
+            yield Label(line, tuple(scores))
+    for r in done.values():
+        if r.move is not None:
+            yield BestMove(r.moves, int(r.move), int(r.score))
+
+
+def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:
+    """Write labels to a (gzipped when the name ends in .gz) JSON-lines shard; returns the count."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    count = 0
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with opener(path, "wt", encoding="utf-8") as fh:
+        for rec in records:
+            if isinstance(rec, BestMove):
+                fh.write(json.dumps({"moves": rec.moves, "best": rec.move, "score": rec.score}) + "\n")
+            else:
+                fh.write(json.dumps({"moves": rec.moves, "scores": list(rec.scores)}) + "\n")
+            count += 1
+    return count
 
 
 def tactical_random(board: Board, rng: random.Random) -> int:
@@ -156,21 +238,34 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
     return written
 
 
-def read_labels(cache_dir: Path) -> Iterator[Label]:
+def shards(cache_dir: Path) -> list[Path]:
+    """The label shards in a folder (``labels-*.jsonl``, gzipped or not), in name order."""
+    return sorted(p for p in Path(cache_dir).glob("labels-*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.gz")))
+
+
+def read_labels(cache_dir: Path) -> Iterator[Label | BestMove]:
     """Every cached label, shard by shard (duplicates included)."""
-    for path in sorted(Path(cache_dir).glob("labels-*.jsonl")):
-        with open(path, encoding="utf-8") as fh:
+    for path in shards(cache_dir):
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as fh:
             for line in fh:
                 try:
                     rec = json.loads(line)
-                    yield Label(rec["moves"], tuple(rec["scores"]))
-                except (ValueError, KeyError):
-                    continue
+                    if "best" in rec:
+                        yield BestMove(rec["moves"], int(rec["best"]), int(rec["score"]))
+                    else:
+                        yield Label(rec["moves"], tuple(rec["scores"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a torn line, or a game's "done" marker
 
 
-if __name__ == "__main__":  # python -m tools.labels SEED GAMES [BUDGET [ENGINE]]
+if __name__ == "__main__":  # python -m tools.labels SEED GAMES [BUDGET [ENGINE]] | book PROGRESS [OUT]
     import sys
 
+    if sys.argv[1:2] == ["book"]:
+        out = Path(sys.argv[3]) if len(sys.argv) > 3 else DEFAULT_DIR / "labels-book.jsonl.gz"
+        print(f"{write_shard(out, book_labels(Path(sys.argv[2])))} labels written to {out}")
+        sys.exit(0)
     seed, games = int(sys.argv[1]), int(sys.argv[2])
     budget = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
     engine = sys.argv[4] if len(sys.argv) > 4 else "python"

@@ -53,17 +53,44 @@ def value_target(scores: Iterable[int | None]) -> float:
 
 
 # -- dataset -----------------------------------------------------------------
+def holdout_keys(paths: Iterable[Path]) -> set[int]:
+    """Keys (mirrors included) of the positions in Pons-format files, and of their children.
+
+    Training leaves these out, so that mistake rates measured on the files are
+    on positions the network never saw, and never saw one move on.
+    """
+    from agents.board import Board
+
+    keys: set[int] = set()
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(p for p in Path(path).glob("Test_*") if p.is_file()) if Path(path).is_dir() else [Path(path)])
+    for file in files:
+        for line in file.read_text().splitlines():
+            if not line.strip():
+                continue
+            board = Board.from_pons(line.split()[0])
+            for b in [board] + [board.play(c) for c in board.legal_moves()]:
+                keys.update((b.key(), b.mirror().key()))
+    return keys
+
+
 def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: float = 0.05,
-                 children: bool = True) -> dict[str, np.ndarray]:
+                 children: bool = True, holdout: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
     """Features, targets and move classes for deduplicated, mirrored positions.
 
-    Each label also gives the exact value of every child position (minus its
-    column's class); with ``children`` those become value-only rows.  Keys:
-    ``x`` features (uint8), ``p`` policy targets, ``w`` 1.0 where the policy
-    target is known, ``v`` value targets, ``cls`` each column's class (-2 where
-    full or unknown), ``val`` True for validation rows.
+    ``labels`` yields ``tools.labels.Label`` (every column's exact score) and
+    ``BestMove`` (a score and one best move: a one-hot policy target, classes
+    unknown).  Each ``Label`` also gives the exact value of every child position
+    (minus its column's class); with ``children`` those become value-only rows.
+    Positions whose key is in ``holdout`` are skipped.  Keys: ``x`` features
+    (uint8), ``p`` policy targets, ``w`` 1.0 where the policy target is known,
+    ``v`` value targets, ``cls`` each column's class (-2 where full or unknown),
+    ``full`` True where every legal column's class is known (the rows move
+    metrics use), ``val`` True for validation rows.
     """
     from agents.net.features import encode
+    from tools.labels import BestMove
 
     seen: set[int] = set()
     rows: list[tuple[Any, ...]] = []
@@ -74,21 +101,28 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
         board = lab.board()
         mirror = board.mirror()
         group = min(board.key(), mirror.key())
-        if group in seen:
+        if group in seen or board.key() in holdout:
             continue
         seen.add(group)
         count += 1
         is_val = (group * 2654435761 % 1000) < val_fraction * 1000
-        scores = list(lab.scores)
-        for b, sc in ((board, scores), (mirror, scores[::-1]))[:1 + (mirror.key() != board.key())]:
-            rows.append((b, policy_target(sc), 1.0, value_target(sc),
-                         np.array([-2 if x is None else score_class(x) for x in sc], dtype=np.int8), is_val))
-        if children:
-            for col, sc in enumerate(scores):
-                if sc is not None and not board.is_winning_move(col):
-                    child = board.play(col)
-                    if not child.is_full():
-                        pending.append((child, float(-score_class(sc)), is_val))
+        pair = (board, mirror)[:1 + (mirror.key() != board.key())]
+        if isinstance(lab, BestMove):
+            for b, col in zip(pair, (lab.move, 6 - lab.move)):
+                target = np.zeros(7, dtype=np.float32)
+                target[col] = 1.0
+                rows.append((b, target, 1.0, float(score_class(lab.score)), unknown, False, is_val))
+        else:
+            scores = list(lab.scores)
+            for b, sc in zip(pair, (scores, scores[::-1])):
+                rows.append((b, policy_target(sc), 1.0, value_target(sc),
+                             np.array([-2 if x is None else score_class(x) for x in sc], dtype=np.int8), True, is_val))
+            if children:
+                for col, sc in enumerate(scores):
+                    if sc is not None and not board.is_winning_move(col):
+                        child = board.play(col)
+                        if not child.is_full():
+                            pending.append((child, float(-score_class(sc)), is_val))
         if limit is not None and count >= limit:
             break
     if not rows:
@@ -97,15 +131,15 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
     for child, value, is_val in pending:
         mirror = child.mirror()
         group = min(child.key(), mirror.key())
-        if group in seen:
+        if group in seen or child.key() in holdout:
             continue
         seen.add(group)
         for b in (child, mirror)[:1 + (mirror.key() != child.key())]:
-            rows.append((b, zeros, 0.0, value, unknown, is_val))
+            rows.append((b, zeros, 0.0, value, unknown, False, is_val))
     return {"x": np.stack([encode(r[0]).astype(np.uint8) for r in rows]),
             "p": np.stack([r[1] for r in rows]), "w": np.array([r[2] for r in rows], dtype=np.float32),
             "v": np.array([r[3] for r in rows], dtype=np.float32), "cls": np.stack([r[4] for r in rows]),
-            "val": np.array([r[5] for r in rows], dtype=bool)}
+            "full": np.array([r[5] for r in rows], dtype=bool), "val": np.array([r[6] for r in rows], dtype=bool)}
 
 
 def move_metrics(logits: np.ndarray, p: np.ndarray, cls: np.ndarray) -> tuple[float, float]:
@@ -170,6 +204,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="label with the agents' solver or its compiled twin (tools/csolver: same scores, ~20x faster)")
     parser.add_argument("--label-budget", type=_positive(float), default=1.0,
                         help="seconds the solver may spend on one position's labels")
+    parser.add_argument("--holdout", type=Path, action="append", default=None, metavar="PATH",
+                        help="leave out the positions (and their children) of this Pons-format file or folder of "
+                             "Test_* files; repeatable (default: ../shared/data/pons where present)")
+    parser.add_argument("--no-holdout", action="store_true", help="train on every labelled position")
     parser.add_argument("--min-stones", type=int, default=0, help="label only positions with this many stones")
     parser.add_argument("--episodes", type=_positive(int), default=20000, help="dqn: training episodes")
     parser.add_argument("--explore", type=_fraction, default=0.6,
@@ -192,6 +230,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", action="store_true",
                         help="also copy the weights to agents/data/ (what the agents and builds use)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _holdout_paths(args: argparse.Namespace) -> list[Path]:
+    """The test files training must not see (the Pons sets by default, where present)."""
+    from tools.mistakes import PONS_DIR
+
+    if args.no_holdout:
+        return []
+    if args.holdout is None:
+        return [PONS_DIR] if PONS_DIR.is_dir() else []
+    missing = [str(p) for p in args.holdout if not Path(p).exists()]
+    if missing:
+        raise UserError(f"--holdout: no such file or folder: {', '.join(missing)}")
+    return list(args.holdout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -221,12 +273,16 @@ def run_supervised(args: argparse.Namespace) -> int:
                                prepare_run_dir, seed_everything, write_export)
 
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
+    args.holdout = _holdout_paths(args)
 
     if args.generate:
         labelling.generate(args.labels, args.seed, labelling._last_game(
             labelling.shard_path(args.labels, args.seed)) + 1 + args.generate,
             args.label_budget, args.min_stones, progress=not args.no_progress, engine=args.label_engine)
-    data = build_arrays(labelling.read_labels(args.labels), args.positions)
+    holdout = holdout_keys(args.holdout)
+    if args.holdout:
+        print(f"held out: {len(holdout)} keys of the positions in {', '.join(map(str, args.holdout))} and their children")
+    data = build_arrays(labelling.read_labels(args.labels), args.positions, holdout=holdout)
     train_idx = np.flatnonzero(~data["val"])
     val_idx = np.flatnonzero(data["val"])
     if len(val_idx) == 0:
@@ -277,7 +333,7 @@ def run_supervised(args: argparse.Namespace) -> int:
         with torch.no_grad():
             logits, value, ix = forward(val_idx)
             vmse = float(F.mse_loss(value.cpu(), tensors["v"][ix]))
-            pol = data["w"][val_idx] > 0
+            pol = data["full"][val_idx]
             logits, ix = logits[torch.from_numpy(pol)], ix[torch.from_numpy(pol)]
             p = tensors["p"][ix]
             vloss = float(-(p * F.log_softmax(logits.cpu(), dim=1)).sum(1).mean()) if len(ix) else 0.0
