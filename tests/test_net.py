@@ -374,3 +374,19 @@ def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path
     assert "held out" in capsys.readouterr().out
     assert _train(tmp_path, folder, "m", "--epochs", "1", "--holdout", str(tmp_path / "missing")) == 1
     assert "--holdout: no such file" in capsys.readouterr().err
+
+
+def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tools import bench_net
+
+    folder = tmp_path / "labels"
+    _tiny_labels(folder)
+    assert _train(tmp_path, folder, "b", "--epochs", "1") == 0
+    pons = tmp_path / "pons"
+    pons.mkdir()
+    (pons / "Test_L3_R1").write_text("".join(f"{m} 0\n" for m in ("4453", "4444", "1234567")))
+    capsys.readouterr()
+    assert bench_net.main(["--checkpoint", str(tmp_path / "b" / "checkpoint.pt"), "--pons", str(pons)]) == 0
+    out = capsys.readouterr().out
+    assert "float16:" in out and "/3 (" in out and "int8:" in out and "net move" in out
+    assert bench_net.main(["--checkpoint", str(tmp_path / "none.pt"), "--pons", str(pons)]) == 1

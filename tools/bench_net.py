@@ -1,0 +1,82 @@
+"""Benchmark: the policy network's weight precisions, and its move time.
+
+Exports a supervised checkpoint at float32, float16 and int8, and counts how
+often each picks the float32 file's move on Pons' positions (the mistake
+tables' positions; training holds them out).  Also times ``net`` moves (encode,
+forward, masked argmax) with the committed weights.
+
+    .venv/bin/python -m tools.bench_net --checkpoint runs/net/checkpoint.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from agents.board import Board
+
+
+def pons_positions(folder: Path, limit: int) -> list[Board]:
+    """Up to ``limit`` positions from every Pons set in ``folder``, in file order."""
+    boards: list[Board] = []
+    for path in sorted(folder.glob("Test_L*_R*")):
+        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
+        boards += [Board.from_pons(ln.split()[0]) for ln in lines[:limit // 6 + 1]]
+    return boards[:limit]
+
+
+def picks(weights: bytes, boards: list[Board]) -> list[int]:
+    """The legal column a weight file's policy ranks highest, for each board."""
+    from agents.net.features import encode
+    from agents.net.mlp import load_mlp, masked_argmax
+
+    logits, _ = load_mlp(weights).policy_value(np.stack([encode(b) for b in boards]))
+    return [masked_argmax(row, b.legal_moves()) for row, b in zip(logits, boards)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from agents.net.agent import net_move
+    from agents.net.features import feature_size
+    from tools.mistakes import PONS_DIR
+    from tools.netlib import build_mlp, export_bytes
+
+    parser = argparse.ArgumentParser(prog="python -m tools.bench_net", description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, default=Path("runs/net/checkpoint.pt"))
+    parser.add_argument("--positions", type=int, default=3000)
+    parser.add_argument("--pons", type=Path, default=PONS_DIR)
+    args = parser.parse_args(argv)
+    if not args.checkpoint.exists():
+        print(f"bench_net: no checkpoint at {args.checkpoint} (train one with cxforge train)", file=sys.stderr)
+        return 1
+    if not args.pons.is_dir():
+        print(f"bench_net: no Pons sets at {args.pons}", file=sys.stderr)
+        return 1
+    ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=False)
+    model = build_mlp(feature_size(6, 7), ckpt["hidden"], 8)
+    model.load_state_dict(ckpt["model"])
+    boards = pons_positions(args.pons, args.positions)
+    ref = picks(export_bytes(model, "policy_value", "float32"), boards)
+    for dtype in ("float16", "int8"):
+        data = export_bytes(model, "policy_value", dtype)
+        same = sum(a == b for a, b in zip(ref, picks(data, boards)))
+        print(f"{dtype}: {len(data)} bytes, same move as float32 on {same}/{len(boards)} "
+              f"({100 * same / len(boards):.2f}%)")
+    times = []
+    for b in boards:
+        start = time.perf_counter()
+        net_move(b)
+        times.append(time.perf_counter() - start)
+    print(f"net move (committed weights): median {1e3 * statistics.median(times):.3f} ms, "
+          f"max {1e3 * max(times):.2f} ms over {len(times)} positions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
