@@ -32,6 +32,7 @@ them to one gzipped shard, ``labels-book.jsonl.gz``:
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import random
@@ -115,10 +116,10 @@ def book_labels(progress: Path) -> Iterator[Label | BestMove]:
 
 def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:
     """Write labels to a (gzipped when the name ends in .gz) JSON-lines shard; returns the count."""
-    opener = gzip.open if str(path).endswith(".gz") else open
     count = 0
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with opener(path, "wt", encoding="utf-8") as fh:
+    raw = gzip.GzipFile(path, "wb", mtime=0) if str(path).endswith(".gz") else open(path, "wb")  # mtime 0: reproducible bytes
+    with io.TextIOWrapper(raw, encoding="utf-8") as fh:
         for rec in records:
             if isinstance(rec, BestMove):
                 fh.write(json.dumps({"moves": rec.moves, "best": rec.move, "score": rec.score}) + "\n")
@@ -243,28 +244,47 @@ def shards(cache_dir: Path) -> list[Path]:
     return sorted(p for p in Path(cache_dir).glob("labels-*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.gz")))
 
 
+def read_labels_file(path: Path) -> Iterator[Label | BestMove]:
+    """The labels of one shard, in order."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+                if "best" in rec:
+                    yield BestMove(rec["moves"], int(rec["best"]), int(rec["score"]))
+                else:
+                    yield Label(rec["moves"], tuple(rec["scores"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn line, or a game's "done" marker
+
+
 def read_labels(cache_dir: Path) -> Iterator[Label | BestMove]:
     """Every cached label, shard by shard (duplicates included)."""
     for path in shards(cache_dir):
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    rec = json.loads(line)
-                    if "best" in rec:
-                        yield BestMove(rec["moves"], int(rec["best"]), int(rec["score"]))
-                    else:
-                        yield Label(rec["moves"], tuple(rec["scores"]))
-                except (ValueError, KeyError, TypeError):
-                    continue  # a torn line, or a game's "done" marker
+        yield from read_labels_file(path)
 
 
-if __name__ == "__main__":  # python -m tools.labels SEED GAMES [BUDGET [ENGINE]] | book PROGRESS [OUT]
+def pack(src: Path, dst: Path) -> list[Path]:
+    """Gzipped copies in ``dst`` of every shard in ``src`` (torn lines dropped): a dataset to commit."""
+    out = []
+    for path in shards(src):
+        target = Path(dst) / (path.name if path.name.endswith(".gz") else path.name + ".gz")
+        write_shard(target, read_labels_file(path))
+        out.append(target)
+    return out
+
+
+if __name__ == "__main__":  # python -m tools.labels SEED GAMES [BUDGET [ENGINE]] | book PROGRESS [OUT] | pack SRC DST
     import sys
 
     if sys.argv[1:2] == ["book"]:
         out = Path(sys.argv[3]) if len(sys.argv) > 3 else DEFAULT_DIR / "labels-book.jsonl.gz"
         print(f"{write_shard(out, book_labels(Path(sys.argv[2])))} labels written to {out}")
+        sys.exit(0)
+    if sys.argv[1:2] == ["pack"]:
+        for path in pack(Path(sys.argv[2]), Path(sys.argv[3])):
+            print(path)
         sys.exit(0)
     seed, games = int(sys.argv[1]), int(sys.argv[2])
     budget = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
