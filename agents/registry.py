@@ -126,7 +126,7 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="dqn-warm", module="agents.dqn_warm",
-        description="The dqn method started from the supervised net's layers (`--init`), then DQN-trained against Kaggle's negamax; run with numpy, full columns masked.",
+        description="The dqn method started from the previous supervised net's layers (384-256-128) (`--init`), then DQN-trained against Kaggle's negamax; run with numpy, full columns masked.",
         source="dqn, warm-started from net",
         floors={"random": 0.90, "negamax": 0.80}, strength=16, move_budget_s=0.5, sizes="standard",  # first call loads the weights
     ),
