@@ -200,8 +200,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use at most N labelled positions (before mirroring)")
     parser.add_argument("--generate", type=int, default=0, metavar="GAMES",
                         help="label this many more games (shard --seed) before training")
-    parser.add_argument("--label-engine", choices=("python", "c"), default="python",
-                        help="label with the agents' solver or its compiled twin (tools/csolver: same scores, ~20x faster)")
+    parser.add_argument("--label-engine", choices=("auto", "python", "c"), default="auto",
+                        help="label with the agents' solver or its compiled twin (tools/csolver: same scores, ~20x "
+                             "faster); auto: c where a C compiler is found")
     parser.add_argument("--label-budget", type=_positive(float), default=1.0,
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--holdout", type=Path, action="append", default=None, metavar="PATH",
@@ -230,6 +231,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", action="store_true",
                         help="also copy the weights to agents/data/ (what the agents and builds use)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _label_engine(name: str) -> str:
+    """The labelling engine: ``auto`` picks the compiled twin where it can be built."""
+    if name != "auto":
+        return name
+    from tools import csolver
+
+    return "c" if csolver.available() else "python"
 
 
 def _holdout_paths(args: argparse.Namespace) -> list[Path]:
@@ -278,7 +288,7 @@ def run_supervised(args: argparse.Namespace) -> int:
     if args.generate:
         labelling.generate(args.labels, args.seed, labelling._last_game(
             labelling.shard_path(args.labels, args.seed)) + 1 + args.generate,
-            args.label_budget, args.min_stones, progress=not args.no_progress, engine=args.label_engine)
+            args.label_budget, args.min_stones, progress=not args.no_progress, engine=_label_engine(args.label_engine))
     holdout = holdout_keys(args.holdout)
     if args.holdout:
         print(f"held out: {len(holdout)} keys of the positions in {', '.join(map(str, args.holdout))} and their children")
