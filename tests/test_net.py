@@ -405,3 +405,15 @@ def test_pack_makes_a_gzipped_dataset_with_the_same_labels(tmp_path: Path) -> No
     assert list(labels.read_labels(tmp_path / "dataset")) == list(labels.read_labels(src))
     again = labels.pack(src, tmp_path / "dataset")[0].read_bytes()
     assert again == packed.read_bytes()  # reproducible bytes
+
+
+def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tools import labels
+
+    for argv, why in ([["book"], "book takes"], [["book", str(tmp_path / "none.jsonl")], "no progress file"],
+                      [["pack", str(tmp_path)], "pack takes"], [["pack", str(tmp_path), str(tmp_path / "o")], "no labels-"],
+                      [["x", "3"], "must be integers"], [["1", "0"], "must be positive"],
+                      [["1", "5", "1.0", "fortran"], "ENGINE python or c"], [[], "expected SEED GAMES"]):
+        assert labels.main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[0].startswith("usage:") and err[-1].startswith("tools.labels: error:") and why in err[-1]

@@ -23,10 +23,11 @@ from agents.board import Board
 
 def pons_positions(folder: Path, limit: int) -> list[Board]:
     """Up to ``limit`` positions from every Pons set in ``folder``, in file order."""
+    from tools.bench_solver import read_positions
+
     boards: list[Board] = []
     for path in sorted(folder.glob("Test_L*_R*")):
-        lines = [ln for ln in path.read_text().splitlines() if ln.strip()]
-        boards += [Board.from_pons(ln.split()[0]) for ln in lines[:limit // 6 + 1]]
+        boards += [Board.from_pons(moves) for moves, _ in read_positions(path)[:limit // 6 + 1]]
     return boards[:limit]
 
 
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--positions", type=int, default=3000)
     parser.add_argument("--pons", type=Path, default=PONS_DIR)
     args = parser.parse_args(argv)
+    if args.positions <= 0:
+        parser.error(f"--positions must be positive, got {args.positions}")
     if not args.checkpoint.exists():
         print(f"bench_net: no checkpoint at {args.checkpoint} (train one with cxforge train)", file=sys.stderr)
         return 1
@@ -61,7 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = torch.load(args.checkpoint, map_location="cpu", weights_only=False)
     model = build_mlp(feature_size(6, 7), ckpt["hidden"], 8)
     model.load_state_dict(ckpt["model"])
-    boards = pons_positions(args.pons, args.positions)
+    from tools.errors import UserError
+
+    try:
+        boards = pons_positions(args.pons, args.positions)
+    except UserError as exc:
+        print(f"bench_net: {exc}", file=sys.stderr)
+        return 1
     ref = picks(export_bytes(model, "policy_value", "float32"), boards)
     for dtype in ("float16", "int8"):
         data = export_bytes(model, "policy_value", dtype)

@@ -36,6 +36,7 @@ import io
 import json
 import os
 import random
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,19 +276,53 @@ def pack(src: Path, dst: Path) -> list[Path]:
     return out
 
 
-if __name__ == "__main__":  # python -m tools.labels SEED GAMES [BUDGET [ENGINE]] | book PROGRESS [OUT] | pack SRC DST
-    import sys
+USAGE = """usage: python -m tools.labels SEED GAMES [BUDGET [ENGINE]]   label GAMES games of shard SEED
+       python -m tools.labels book PROGRESS [OUT]              labels from a book build's progress file
+       python -m tools.labels pack SRC DST                     gzip the shards of SRC into DST"""
 
-    if sys.argv[1:2] == ["book"]:
-        out = Path(sys.argv[3]) if len(sys.argv) > 3 else DEFAULT_DIR / "labels-book.jsonl.gz"
-        print(f"{write_shard(out, book_labels(Path(sys.argv[2])))} labels written to {out}")
-        sys.exit(0)
-    if sys.argv[1:2] == ["pack"]:
-        for path in pack(Path(sys.argv[2]), Path(sys.argv[3])):
+
+def main(argv: list[str]) -> int:
+    """The command line above; a bad argument gives the usage and one line naming it."""
+    def fail(why: str) -> int:
+        print(f"{USAGE}\ntools.labels: error: {why}", file=sys.stderr)
+        return 2
+
+    if argv[:1] == ["book"]:
+        if len(argv) not in (2, 3):
+            return fail("book takes PROGRESS and an optional OUT")
+        progress = Path(argv[1])
+        if not progress.is_file():
+            return fail(f"no progress file at {progress}")
+        out = Path(argv[2]) if len(argv) > 2 else DEFAULT_DIR / "labels-book.jsonl.gz"
+        print(f"{write_shard(out, book_labels(progress))} labels written to {out}")
+        return 0
+    if argv[:1] == ["pack"]:
+        if len(argv) != 3:
+            return fail("pack takes SRC and DST")
+        if not shards(Path(argv[1])):
+            return fail(f"no labels-*.jsonl shards in {argv[1]}")
+        for path in pack(Path(argv[1]), Path(argv[2])):
             print(path)
-        sys.exit(0)
-    seed, games = int(sys.argv[1]), int(sys.argv[2])
-    budget = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
-    engine = sys.argv[4] if len(sys.argv) > 4 else "python"
+        return 0
+    if not 2 <= len(argv) <= 4:
+        return fail("expected SEED GAMES [BUDGET [ENGINE]], book or pack")
+    try:
+        seed, games = int(argv[0]), int(argv[1])
+        budget = float(argv[2]) if len(argv) > 2 else 1.0
+    except ValueError:
+        return fail(f"SEED and GAMES must be integers and BUDGET a number, got {' '.join(argv[:3])}")
+    engine = argv[3] if len(argv) > 3 else "python"
+    if engine not in ("python", "c") or games <= 0 or budget <= 0:
+        return fail(f"GAMES and BUDGET must be positive and ENGINE python or c, got {' '.join(argv)}")
+    from tools.errors import UserError
+
     os.nice(5)
-    generate(DEFAULT_DIR, seed, games, budget, engine=engine)
+    try:
+        generate(DEFAULT_DIR, seed, games, budget, engine=engine)
+    except UserError as exc:  # e.g. no C compiler for engine c
+        return fail(str(exc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -60,16 +60,15 @@ def holdout_keys(paths: Iterable[Path]) -> set[int]:
     on positions the network never saw, and never saw one move on.
     """
     from agents.board import Board
+    from tools.bench_solver import read_positions
 
     keys: set[int] = set()
     files: list[Path] = []
     for path in paths:
         files.extend(sorted(p for p in Path(path).glob("Test_*") if p.is_file()) if Path(path).is_dir() else [Path(path)])
     for file in files:
-        for line in file.read_text().splitlines():
-            if not line.strip():
-                continue
-            board = Board.from_pons(line.split()[0])
+        for moves, _ in read_positions(file):
+            board = Board.from_pons(moves)
             for b in [board] + [board.play(c) for c in board.legal_moves()]:
                 keys.update((b.key(), b.mirror().key()))
     return keys
@@ -283,15 +282,15 @@ def run_supervised(args: argparse.Namespace) -> int:
                                prepare_run_dir, seed_everything, write_export)
 
     run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
-    args.holdout = _holdout_paths(args)
+    held_files = _holdout_paths(args)
 
     if args.generate:
         labelling.generate(args.labels, args.seed, labelling._last_game(
             labelling.shard_path(args.labels, args.seed)) + 1 + args.generate,
             args.label_budget, args.min_stones, progress=not args.no_progress, engine=_label_engine(args.label_engine))
-    holdout = holdout_keys(args.holdout)
-    if args.holdout:
-        print(f"held out: {len(holdout)} keys of the positions in {', '.join(map(str, args.holdout))} and their children")
+    holdout = holdout_keys(held_files)
+    if held_files:
+        print(f"held out: {len(holdout)} keys of the positions in {', '.join(map(str, held_files))} and their children")
     data = build_arrays(labelling.read_labels(args.labels), args.positions, holdout=holdout)
     train_idx = np.flatnonzero(~data["val"])
     val_idx = np.flatnonzero(data["val"])
