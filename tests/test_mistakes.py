@@ -5,7 +5,7 @@ from __future__ import annotations
 from agents.board import Board
 from agents.solver.search import Solver
 from tools.bench_solver import read_positions
-from tools.mistakes import measure, sign, solver_mover
+from tools.mistakes import WeakCache, measure, sign, solver_mover
 
 
 def leftmost(board: Board) -> tuple[int, str]:
@@ -29,3 +29,21 @@ def test_solver_agent_makes_no_mistakes_at_the_end(pons_dir) -> None:
     positions = read_positions(pons_dir / "Test_L3_R1")[:40]  # End-Easy
     res = measure("End-Easy", positions, {"solver": solver_mover()}, progress=False)["solver"]
     assert res.judged == 40 and res.mistakes == []
+
+
+def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch) -> None:
+    positions = read_positions(pons_dir / "Test_L2_R1")[:10]
+    path = tmp_path / "weak.jsonl"
+    first = measure("Middle-Easy", positions, {"leftmost": leftmost}, progress=False,
+                    cache=WeakCache(path))["leftmost"]
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write('{"k": 12')  # a torn last line, as an interrupted run leaves
+    cache = WeakCache(path)
+    assert len(cache.scores) == first.judged > 0
+
+    def no_solving(*args, **kwargs):
+        raise AssertionError("solved a position that was in the cache")
+
+    monkeypatch.setattr(Solver, "solve", no_solving)
+    again = measure("Middle-Easy", positions, {"leftmost": leftmost}, progress=False, cache=cache)["leftmost"]
+    assert (again.judged, again.skipped, again.mistakes) == (first.judged, 0, first.mistakes)

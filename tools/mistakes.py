@@ -6,7 +6,10 @@ played move's class is minus the exact solver's weak score of the position it
 leads to (``--engine c``: the same scores from the compiled twin of the
 solver, ``tools.csolver``, fast enough for Begin-Hard).  That is the verdict of labelling every move with ``perfect``, for
 one solve per position instead of seven.  Positions whose labelling passes
-``--solve-budget`` seconds are skipped and counted.
+``--solve-budget`` seconds are skipped and counted.  Weak scores are kept in a
+cache file (``--cache``, default ``.cache/mistakes/weak.jsonl``), so measuring
+a second network on the same positions solves only the moves the first did not
+play.
 
 The ``solver`` agent is measured at its normal per-move budget (``--budget``)
 with fresh tables per position and no overage; other agents are called as
@@ -34,6 +37,7 @@ SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2"
 SET_NAMES = dict(SETS)
 HARD_SETS = ("Begin-Medium", "Begin-Hard")
 PONS_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "pons"
+DEFAULT_CACHE = Path(".cache/mistakes/weak.jsonl")
 
 Mover = Callable[[Board], tuple[int, str]]  # the column played and how it was chosen
 
@@ -77,8 +81,41 @@ def mover(name: str, budget: float | None = None) -> Mover:
 Labeller = Callable[[Board], "int | None"]  # the weak score of a position, None past the time limit
 
 
-def labeller(engine: str = "python", budget_s: float | None = None) -> Labeller:
-    """Weak scores by ``perfect``'s solver, or by its compiled twin (``tools.csolver``, same scores)."""
+class WeakCache:
+    """Weak scores already solved, by position key, appended to a JSON-lines file.
+
+    Solver scores never change, so a rerun (another agent, another sample)
+    reuses them.  A torn last line from an interrupted run is ignored.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.scores: dict[int, int] = {}
+        if path is not None and path.exists():
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                        self.scores[int(rec["k"])] = int(rec["w"])
+                    except (ValueError, KeyError, TypeError):
+                        continue
+
+    def get(self, key: int) -> int | None:
+        return self.scores.get(key)
+
+    def put(self, key: int, weak: int) -> None:
+        self.scores[key] = weak
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"k": key, "w": weak}) + "\n")
+
+
+def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakCache | None = None) -> Labeller:
+    """Weak scores by ``perfect``'s solver, or by its compiled twin (``tools.csolver``, same scores).
+
+    Scores found in ``cache`` are not solved again; new ones are added to it.
+    """
     from agents.solver.search import Solver, Timeout
 
     if engine == "c":
@@ -89,13 +126,19 @@ def labeller(engine: str = "python", budget_s: float | None = None) -> Labeller:
         solver = Solver()
 
     def weak(board: Board) -> int | None:
+        known = cache.get(board.key()) if cache is not None else None
+        if known is not None:
+            return known
         solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
         try:
-            return solver.solve(board, weak=True)
+            score = solver.solve(board, weak=True)
         except Timeout:
-            return None
+            return None  # not cached: a larger budget may solve it
         finally:
             solver.deadline = float("inf")
+        if cache is not None:
+            cache.put(board.key(), score)
+        return score
 
     return weak
 
@@ -135,11 +178,12 @@ class Mistakes:
 
 
 def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[str, Mover],
-            solve_budget: float | None = None, progress: bool = True, engine: str = "python") -> dict[str, Mistakes]:
+            solve_budget: float | None = None, progress: bool = True, engine: str = "python",
+            cache: WeakCache | None = None) -> dict[str, Mistakes]:
     """Each mover's mistakes on ``positions`` (``(moves, exact score)`` pairs)."""
     from tqdm import tqdm
 
-    label = labeller(engine, solve_budget)
+    label = labeller(engine, solve_budget, cache)
     out = {name: Mistakes(name, set_name) for name in movers}
     for moves, score in tqdm(positions, desc=set_name, unit="pos", leave=False, disable=not progress):
         board = Board.from_pons(moves)
@@ -184,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="label with perfect's solver (python) or its compiled twin (c: same scores, ~25x faster)")
     parser.add_argument("--pons", type=Path, default=PONS_DIR, help="folder of Pons' Test_L*_R* files")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE,
+                        help=f"weak scores already solved (default {DEFAULT_CACHE})")
+    parser.add_argument("--no-cache", action="store_true", help="solve every move again")
     args = parser.parse_args(argv)
 
     from agents import registry
@@ -209,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         except UserError as exc:
             parser.error(str(exc))
     movers = {a: mover(a, args.budget) for a in names}
+    cache = None if args.no_cache else WeakCache(args.cache)
     results = []
     for fname, label in SETS:
         if label not in wanted:
@@ -216,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
         positions = read_positions(args.pons / fname)
         n = args.hard_sample if args.hard_sample is not None and label in HARD_SETS else args.sample
         picked = random.Random(args.seed).sample(positions, min(n, len(positions)))
-        for res in measure(label, picked, movers, args.solve_budget, sys.stderr.isatty(), args.engine).values():
+        for res in measure(label, picked, movers, args.solve_budget, sys.stderr.isatty(), args.engine,
+                           cache).values():
             results.append(res.to_json())
             print(format_line(res), flush=True)
     if args.json:
