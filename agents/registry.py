@@ -138,7 +138,7 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="net-search", module="agents.net.search",
-        description="The net's policy and value guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a move; from 20 stones the exact solver gets half the budget first.",
+        description="A policy+value MLP (its own weight file: the 512-512-256 network its figures were measured with) guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a move; from 20 stones the exact solver gets half the budget first.",
         source="connectx-forge: network-guided alpha-beta search",
         floors={"random": 0.95, "negamax": 0.80}, strength=20, tactical=True, move_budget_s=2.0,
         sizes="standard",

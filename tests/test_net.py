@@ -93,7 +93,8 @@ def test_weight_file_round_trip_keeps_meta() -> None:
     np.testing.assert_array_equal(mlp.forward(np.array([1.0, 1.0])), [[4.0, 6.0, 8.0]])
 
 
-@pytest.mark.parametrize("name,kind", [("net_weights.npz", "policy_value"), ("dqn_weights.npz", "q")])
+@pytest.mark.parametrize("name,kind", [("net_weights.npz", "policy_value"), ("net_search_weights.npz", "policy_value"),
+                                       ("dqn_weights.npz", "q")])
 def test_committed_weights_load(name: str, kind: str) -> None:
     from agents.net.features import VERSION
 
@@ -417,3 +418,12 @@ def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.
         assert labels.main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err[0].startswith("usage:") and err[-1].startswith("tools.labels: error:") and why in err[-1]
+
+
+@pytest.mark.parametrize("name,weights", [("net", "net_weights.npz"), ("net-search", "net_search_weights.npz")])
+def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
+    from build.builder import build, default_root, resolve_target
+
+    root = default_root()
+    data = [d["name"] for d in build(resolve_target(name, root), root).manifest["data"]]
+    assert weights in data and len([d for d in data if d.endswith(".npz")]) == 1

@@ -13,7 +13,7 @@ from agents.resources import read_data
 
 @lru_cache(maxsize=1)
 def policy_value_net() -> MLP:
-    """The supervised policy+value network behind ``net`` and ``net-search`` (loaded once)."""
+    """The supervised policy+value network behind ``net`` (loaded once)."""
     return checked(load_mlp(read_data("net_weights.npz")), "net_weights.npz", VERSION)
 
 

@@ -21,19 +21,30 @@ move is played (perfect endgame play), else the network search takes over.
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from agents.board import Board, standard_board
-from agents.net.features import encode, winning_cells
-from agents.net.mlp import MLP
-from agents.net.agent import policy_value_net
+from agents.net.features import VERSION, encode, winning_cells
+from agents.net.mlp import MLP, checked, load_mlp
+from agents.resources import read_data
 
 DEFAULT_BUDGET_S = 0.3
 MAX_BUDGET_S = 1.5  # Kaggle allows 2 s a move; keep a margin for load and overhead
 WIN = 10.0  # beyond any network value (those lie in [-1, 1])
 ENDGAME_STONES = 20
+
+
+@lru_cache(maxsize=1)
+def search_net() -> MLP:
+    """The policy+value network behind ``net-search`` (loaded once).
+
+    It has its own weight file so that retraining ``net`` does not silently
+    change an agent whose strength was measured with these weights.
+    """
+    return checked(load_mlp(read_data("net_search_weights.npz")), "net_search_weights.npz", VERSION)
 
 
 class _Timeout(Exception):
@@ -177,7 +188,7 @@ def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool 
         move = exact_move(board, start + budget / 2)
         if move is not None:
             return int(move)
-    move, _, _ = NetSearch(policy_value_net(), start + budget).choose(board)
+    move, _, _ = NetSearch(search_net(), start + budget).choose(board)
     return int(move)
 
 
