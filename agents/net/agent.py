@@ -27,3 +27,6 @@ def agent(obs: Any, config: Any) -> int:
     """Kaggle entry point (6x7x4 only: the network was trained on that board)."""
     board = standard_board(obs, config, "net")
     return net_move(board)
+
+
+policy_value_net()  # load the weights at import (about 10 ms), so that no move pays for it
