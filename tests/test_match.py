@@ -270,6 +270,16 @@ def test_run_match_rejects_bad_arguments() -> None:
         run_match("random", "random", games=2, seats="middle")
 
 
+
+def test_a_registered_agent_with_missing_weights_is_one_clear_error(monkeypatch, tmp_path: Path) -> None:
+    import agents.resources as resources
+
+    monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))  # an empty agents/data/
+    monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)  # import it afresh: it loads its weights at import
+    with pytest.raises(UserError, match="'net' is registered but cannot be loaded: MissingData: .*'net_weights.npz'"):
+        resolve("net")
+
+
 # -- submission files ------------------------------------------------------------------
 def test_files_load_like_kaggle(tmp_path: Path) -> None:
     sub = tmp_path / "sub.py"

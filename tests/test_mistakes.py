@@ -47,3 +47,21 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
     monkeypatch.setattr(Solver, "solve", no_solving)
     again = measure("Middle-Easy", positions, {"leftmost": leftmost}, progress=False, cache=cache)["leftmost"]
     assert (again.judged, again.skipped, again.mistakes) == (first.judged, 0, first.mistakes)
+
+
+def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
+    import sys
+
+    import pytest
+
+    import agents.resources as resources
+    from tools.mistakes import main
+
+    monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))
+    monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", "net", "--pons", str(pons_dir), "--sample", "1"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("python -m tools.mistakes: error: agent 'net' is registered but cannot be loaded")
+    assert "net_weights.npz" in err[-1] and "Traceback" not in "\n".join(err)

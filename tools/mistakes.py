@@ -62,9 +62,9 @@ def solver_mover(budget: float | None = None) -> Mover:
 
 def agent_mover(name: str) -> Mover:
     """A registered agent, called with Kaggle's ``obs`` and ``config``."""
-    from agents import registry
+    from tools.players import resolve
 
-    fn = registry.get(name).load()
+    fn = resolve(name).new_agent()
 
     def move(board: Board) -> tuple[int, str]:
         obs = {"board": board.to_grid(), "mark": board.mark, "remainingOverageTime": 0.0}
@@ -215,6 +215,7 @@ def format_line(res: Mistakes) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from tools.bench_solver import read_positions
+    from tools.errors import UserError
 
     parser = argparse.ArgumentParser(prog="python -m tools.mistakes", description=__doc__.splitlines()[0])
     parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents")
@@ -249,13 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no Pons test sets at {args.pons} (pass --pons)")
     if args.engine == "c":
         from tools.csolver import library_path
-        from tools.errors import UserError
 
         try:
             library_path()  # compile now: one clear line if there is no compiler
         except UserError as exc:
             parser.error(str(exc))
-    movers = {a: mover(a, args.budget) for a in names}
+    try:
+        movers = {a: mover(a, args.budget) for a in names}
+    except UserError as exc:  # e.g. an agent whose weights file is missing
+        parser.error(str(exc))
     cache = None if args.no_cache else WeakCache(args.cache)
     results = []
     for fname, label in SETS:

@@ -110,8 +110,8 @@ def resolve(spec: str) -> Player:
     if spec in registry.REGISTRY:
         try:
             agent = registry.get(spec).load()
-        except (ImportError, AttributeError) as exc:
-            raise UserError(f"agent {spec!r} is registered but cannot be loaded: {exc}") from None
+        except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
+            raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
         return Player(spec, spec, "registry", agent)
     if spec == FAST_NEGAMAX:
         from tools.fast_negamax import agent as fast_negamax_agent
