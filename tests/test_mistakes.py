@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
+import agents.resources as resources
 from agents.board import Board
 from agents.solver.search import Solver
 from tools.bench_solver import read_positions
-from tools.mistakes import WeakCache, measure, sign, solver_mover
+from tools.mistakes import WeakCache, main, measure, sign, solver_mover
 
 
 def leftmost(board: Board) -> tuple[int, str]:
@@ -50,13 +55,6 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
 
 
 def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
-    import sys
-
-    import pytest
-
-    import agents.resources as resources
-    from tools.mistakes import main
-
     monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
     with pytest.raises(SystemExit) as exit_info:
@@ -65,3 +63,10 @@ def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("python -m tools.mistakes: error: agent 'net' is registered but cannot be loaded")
     assert "net_weights.npz" in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_a_cache_path_that_is_a_folder_is_one_error_line(pons_dir, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--agents", "net", "--pons", str(pons_dir), "--sample", "1", "--cache", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"--cache must be a file, {tmp_path} is a folder")

@@ -248,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{flag.replace('_', '-')} must be positive, got {value}")
     if not args.pons.is_dir():
         parser.error(f"no Pons test sets at {args.pons} (pass --pons)")
+    if not args.no_cache and args.cache.is_dir():
+        parser.error(f"--cache must be a file, {args.cache} is a folder")
     if args.engine == "c":
         from tools.csolver import library_path
 
