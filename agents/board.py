@@ -2,6 +2,12 @@
 
 Every agent, the bundler's checks, the game loop and the tools use this module;
 there is no second copy of the rules.  It is bundle-safe (standard library only).
+The threat logic lives here too, as Pascal Pons keeps it in his ``Position``:
+raw-int functions on a ``Geometry`` (``winning_cells``, ``non_losing_moves``,
+``mirror_bits``, ...) for search loops that must allocate nothing, and ``Board``
+methods built on them.  It is not in a sibling module, although that would keep
+this file shorter, because ``Board`` needs it and it needs ``Geometry``: the two
+modules would import each other, a cycle the bundler refuses.
 
 A position is a bitboard in Pascal Pons' layout, for any rows x columns x inarow
 (Python integers have no width limit):
@@ -79,6 +85,112 @@ def has_alignment(bits: int, geo: Geometry) -> bool:
         if m:
             return True
     return False
+
+
+# -- threats: raw-int functions on a Geometry (Pons keeps these in ``Position``) ----------------------------
+def winning_cells(stones: int, mask: int, geo: Geometry) -> int:
+    """The empty cells where one more stone would give ``stones`` a line of ``inarow`` through that cell.
+
+    A cell completes a line in direction ``d`` when ``a`` cells on one side of it
+    and ``inarow - 1 - a`` on the other hold stones; shifts test every cell at
+    once.  Cells that are not playable yet are included (future threats).  The
+    sentinel bit above each column is never a stone, so lines cannot wrap.  While
+    ``stones`` hold no line yet (any game still on), these are exactly the empty
+    cells ``c`` with ``has_alignment(stones | c)``.
+
+    The board's extent is read only through ``geo.full``: with ``full`` copied
+    into several lanes of one int, far enough apart that no shift carries a stone
+    from one into another, one call gives every lane's threat cells (the solver's
+    move sorter scores all children of a position so).
+    """
+    full = geo.full
+    k = geo.inarow
+    if k == 4:  # the common case, unrolled
+        s = stones
+        r = (s << 1) & (s << 2) & (s << 3)  # vertical: only from below
+        d = geo.height  # horizontal, then the two diagonals
+        p = (s << d) & (s << 2 * d)
+        r |= p & ((s << 3 * d) | (s >> d))
+        p = (s >> d) & (s >> 2 * d)
+        r |= p & ((s << d) | (s >> 3 * d))
+        d -= 1
+        p = (s << d) & (s << 2 * d)
+        r |= p & ((s << 3 * d) | (s >> d))
+        p = (s >> d) & (s >> 2 * d)
+        r |= p & ((s << d) | (s >> 3 * d))
+        d += 2
+        p = (s << d) & (s << 2 * d)
+        r |= p & ((s << 3 * d) | (s >> d))
+        p = (s >> d) & (s >> 2 * d)
+        r |= p & ((s << d) | (s >> 3 * d))
+        return r & (full ^ mask)
+    r = full
+    for i in range(1, k):
+        r &= stones << i  # vertical: the k - 1 cells below
+    for d in geo.directions[1:]:
+        back, ahead = [full], [full]  # back[a]: the a cells behind hold stones; ahead[b] likewise
+        for i in range(1, k):
+            back.append(back[-1] & (stones << i * d))
+            ahead.append(ahead[-1] & (stones >> i * d))
+        for a in range(k):
+            r |= back[a] & ahead[k - 1 - a]
+    return r & (full ^ mask)
+
+
+def playable_cells(mask: int, geo: Geometry) -> int:
+    """The cell each non-full column would receive next, as one bitboard."""
+    return (mask + geo.bottom) & geo.full
+
+
+def can_win_next(current: int, mask: int, geo: Geometry) -> bool:
+    """Whether the side to move has a move that completes a line at once."""
+    return bool(winning_cells(current, mask, geo) & playable_cells(mask, geo))
+
+
+def non_losing_moves(current: int, mask: int, geo: Geometry) -> int:
+    """The playable cells after which the opponent cannot complete a line at once (Pons' rule).
+
+    When the opponent threatens one playable cell, only that block is kept, and
+    nothing when it threatens two; a move right under an opponent's threat cell
+    is dropped.  Assumes the side to move cannot win at once (a winning move may
+    be missing from the result).
+    """
+    return safe_moves(playable_cells(mask, geo), winning_cells(current ^ mask, mask, geo))
+
+
+def safe_moves(playable: int, threats: int) -> int:
+    """``non_losing_moves`` from the playable cells and the opponent's threat cells, when known.
+
+    A search that already has the opponent's ``winning_cells`` (it ordered its
+    moves by them) calls this instead of recomputing them.
+    """
+    forced = playable & threats
+    if forced:
+        if forced & (forced - 1):
+            return 0
+        playable = forced
+    return playable & ~(threats >> 1)
+
+
+def cell_columns(cells: int, geo: Geometry) -> list[int]:
+    """The columns that hold at least one cell of ``cells``, left to right."""
+    return [c for c, col in enumerate(geo.column_masks) if cells & col]
+
+
+def mirror_bits(bits: int, geo: Geometry) -> int:
+    """``bits`` reflected left to right (column ``c`` to ``columns - 1 - c``, sentinels included)."""
+    h, last = geo.height, geo.columns - 1
+    col = (1 << h) - 1
+    out = 0
+    for c in range(geo.columns):
+        out |= ((bits >> (c * h)) & col) << ((last - c) * h)
+    return out
+
+
+def canonical_key(current: int, mask: int, geo: Geometry) -> int:
+    """The smaller of the position's key (``current + mask``) and its mirror's: one key per symmetric pair."""
+    key = current + mask
+    return min(key, mirror_bits(key, geo))
 
 
 def config_value(obj: Any, name: str, default: Any = None) -> Any:
@@ -240,15 +352,35 @@ class Board:
         drop = (self.mask + geo.bottom_masks[col]) & geo.column_masks[col]
         return has_alignment(self.current | drop, geo)
 
+    # -- threats (the functions above) -----------------------------------------
+    def winning_cells(self, mark: int | None = None) -> int:
+        """The empty cells where one more stone of ``mark`` (default: the side to move) completes a line."""
+        return winning_cells(self.current if mark is None else self.stones(mark), self.mask, self.geo)
+
+    def playable_cells(self) -> int:
+        """The cell each non-full column would receive next, as one bitboard."""
+        return playable_cells(self.mask, self.geo)
+
     def winning_moves(self) -> list[int]:
         """The legal columns that win at once for the side to move."""
-        return [c for c in self.legal_moves() if self.is_winning_move(c)]
+        return cell_columns(self.winning_cells() & self.playable_cells(), self.geo)
 
     def opponent_winning_moves(self) -> list[int]:
         """The legal columns where the opponent would win if it moved there now: the ones to block."""
-        geo, theirs = self.geo, self.current ^ self.mask
-        return [c for c in self.legal_moves()
-                if has_alignment(theirs | ((self.mask + geo.bottom_masks[c]) & geo.column_masks[c]), geo)]
+        return cell_columns(self.winning_cells(self.opponent) & self.playable_cells(), self.geo)
+
+    def non_losing_moves(self) -> list[int]:
+        """The columns after which the opponent cannot win at once, left to right.
+
+        Pons' rule (the function ``non_losing_moves``): a lone threat must be blocked,
+        two cannot be, and a stone right under an opponent's threat cell loses.
+        Assumes the side to move cannot win at once (see ``winning_moves``).
+        """
+        return cell_columns(non_losing_moves(self.current, self.mask, self.geo), self.geo)
+
+    def canonical_key(self) -> int:
+        """The smaller of ``key()`` and the mirror image's key: one key per symmetric pair."""
+        return canonical_key(self.current, self.mask, self.geo)
 
     def stones(self, mark: int) -> int:
         """The bitboard of ``mark``'s stones."""
@@ -283,15 +415,7 @@ class Board:
     def mirror(self) -> "Board":
         """The same position reflected left to right."""
         geo = self.geo
-        h, last = geo.height, geo.columns - 1
-
-        def flip(bits: int) -> int:
-            out = 0
-            for c in range(geo.columns):
-                out |= ((bits >> (c * h)) & ((1 << h) - 1)) << ((last - c) * h)
-            return out
-
-        return Board._from(geo, flip(self.current), flip(self.mask), self.moves)
+        return Board._from(geo, mirror_bits(self.current, geo), mirror_bits(self.mask, geo), self.moves)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.to_grid())

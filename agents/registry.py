@@ -145,7 +145,7 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="solver", module="agents.solver.agent",
-        description="Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search), reading the opening book when it holds the position (the shipped book is still empty); "
+        description="Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search) with an opening book for both seats (25,084 entries); "
                     "1 s a move, overage for hard moves, iterative-deepening heuristic search when the solve cannot finish.",
         source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
         floors={"random": 0.99, "negamax": 0.95}, strength=100, tactical=True, move_budget_s=10.0,

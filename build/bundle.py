@@ -22,8 +22,8 @@ import re
 import tarfile
 from dataclasses import dataclass
 
-from build.embed import DataFile, encode, wrapped_literal
-from build.imports import SourceModule
+from connectx_forge.build.embed import DataFile, encode, wrapped_literal
+from connectx_forge.build.imports import SourceModule
 
 RESOURCES_MODULE = "agents.resources"
 

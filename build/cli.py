@@ -1,22 +1,32 @@
-"""``cxforge build``: bundle an agent into one self-contained submission file and its manifest."""
+"""``cxforge build``: bundle an agent into one self-contained submission file and its manifest.
+
+The command-line face of the bundler (build/builder.py): which agent, where
+the file goes (``-o/--out``; ``--output`` is its old, unlisted spelling) and in
+which format.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, default_root, resolve_target, write
-from build.errors import BuildError
+from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, default_root, resolve_target, write
+from connectx_forge.build.errors import BuildError
+from connectx_forge.tools import options
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
+EXAMPLE = """\
+cxforge build
+cxforge build net-search -o submissions/net-search.py
+cxforge build solver -o submissions/solver.tar.gz"""
 DEFAULT_OUTPUT = {"py": Path("submissions/submission.py"), "tar.gz": Path("submissions/submission.tar.gz")}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge build``."""
     parser.add_argument("name", nargs="?", metavar="NAME",
                         help="a registered agent (default: the strongest), or a path to a .py file")
-    parser.add_argument("-o", "--output", type=Path, metavar="PATH",
-                        help="where to write it (default: submissions/submission.py, or .tar.gz)")
+    options.add_out(parser, "where to write it (default: submissions/submission.py, or .tar.gz)", old=("--output",))
     parser.add_argument("--format", choices=FORMATS, help="a single .py file, or a .tar.gz with main.py "
                         "(default: from the output's suffix, else py)")
     parser.add_argument("--size-limit", type=int, default=DEFAULT_SIZE_LIMIT, metavar="BYTES",
@@ -41,6 +51,7 @@ def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Build the agent, write the file and its manifest, print what was written."""
     if args.size_limit <= 0:
         raise BuildError(f"--size-limit must be a positive number of bytes, got {args.size_limit}")
     if args.module and args.name:
@@ -48,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     root = (args.project_root or default_root()).resolve()
     if not (root / "agents").is_dir():
         raise BuildError(f"{root}: no agents/ package there (see --project-root)")
-    output, fmt = output_format(args.output, args.format)
+    output, fmt = output_format(args.out, args.format)
     target = resolve_target(args.name, root, args.module, args.function)
     built = build(target, root, fmt, args.size_limit)
     manifest = write(built, output)

@@ -15,8 +15,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from build.errors import BuildError
-from build.imports import SourceModule
+from connectx_forge.build.errors import BuildError
+from connectx_forge.build.imports import SourceModule
 
 READER = "read_data"
 DATA_DIR = ("agents", "data")

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from build.errors import BuildError
+from connectx_forge.build.errors import BuildError
 
 PROJECT_PACKAGE = "agents"
 RUNTIME_MODULES = frozenset(sys.stdlib_module_names) | {"numpy"}

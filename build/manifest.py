@@ -12,8 +12,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from build.embed import DataFile
-from build.imports import SourceModule
+from connectx_forge.build.embed import DataFile
+from connectx_forge.build.imports import SourceModule
 
 DISTRIBUTION = "connectx-forge"
 

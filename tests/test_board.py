@@ -1,4 +1,4 @@
-"""The game core (agents/board.py) against a plain reference grid and against kaggle_environments."""
+"""The game core (agents/board.py) against a plain reference grid, brute force and kaggle_environments."""
 
 from __future__ import annotations
 
@@ -9,8 +9,22 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from agents.board import STANDARD, Board, BoardError
-from tests.strategies import positions, sizes
+from agents.board import (
+    STANDARD,
+    Board,
+    BoardError,
+    can_win_next,
+    canonical_key,
+    cell_columns,
+    geometry,
+    has_alignment,
+    mirror_bits,
+    non_losing_moves,
+    playable_cells,
+    safe_moves,
+    winning_cells,
+)
+from tests.strategies import positions, sizes, threats
 
 DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
 DRAWISH = [(4, 4, 4), (4, 5, 4), (5, 5, 5), (4, 6, 4)]  # small boards where random games often draw
@@ -263,3 +277,150 @@ def test_outcomes_equal_kaggle_interpreter(size: tuple[int, int, int]) -> None:
         assert outcomes >= {1, 2}, "both marks should win some of these games"
     if size == (4, 4, 4):
         assert None in outcomes, "some of these games should be draws"
+
+
+# -- the threat functions against brute force -------------------------------------
+# inarow 3, 4 (the unrolled formula) and 5 on several sizes, plus edge cases: lines of 1 and 2, and a line
+# longer than the columns are high (only horizontal and no diagonal lines then)
+THREAT_SIZES = [(4, 4, 3), (6, 7, 3), (5, 8, 3), (6, 7, 4), (4, 5, 4), (9, 7, 4), (7, 9, 5), (10, 10, 5),
+                (6, 6, 5), (3, 3, 2), (2, 3, 1), (5, 7, 6)]
+threat_positions = st.sampled_from(THREAT_SIZES).flatmap(lambda size: positions(size=size))
+
+
+def brute_winning_cells(stones: int, mask: int, board: Board) -> int:
+    """Each empty cell, one at a time: does a stone there give ``stones`` a line (the rules' has_alignment)?"""
+    out = 0
+    for c in range(board.columns):
+        for h in range(board.rows):
+            bit = 1 << (c * board.geo.height + h)
+            if not mask & bit and has_alignment(stones | bit, board.geo):
+                out |= bit
+    return out
+
+
+@given(threat_positions)
+def test_winning_cells_equal_brute_force(board: Board) -> None:
+    geo, mask = board.geo, board.mask
+    for mark in (1, 2):
+        stones = board.stones(mark)
+        expected = brute_winning_cells(stones, mask, board)
+        assert winning_cells(stones, mask, geo) == expected
+        assert board.winning_cells(mark) == expected
+    assert board.winning_cells() == winning_cells(board.current, mask, geo)
+    event(f"inarow {board.inarow}, threat cells {'found' if board.winning_cells() else 'none'}")
+
+
+def through_cell_winning_cells(stones: int, board: Board) -> int:
+    """Each empty cell: do the stones next to it, both ways along some direction, number ``inarow - 1``?"""
+    geo, out = board.geo, 0
+
+    def stone(c: int, r: int) -> bool:
+        return 0 <= c < board.columns and 0 <= r < board.rows and bool(stones >> (c * geo.height + r) & 1)
+
+    for c in range(board.columns):
+        for r in range(board.rows):
+            bit = 1 << (c * geo.height + r)
+            if board.mask & bit:
+                continue
+            for dc, dr in DIRECTIONS:
+                run = 1
+                for sign in (1, -1):
+                    i = 1
+                    while stone(c + sign * i * dc, r + sign * i * dr):
+                        run, i = run + 1, i + 1
+                if run >= board.inarow:
+                    out |= bit
+    return out
+
+
+@given(st.sampled_from(THREAT_SIZES).flatmap(lambda size: positions(size=size, finished=True)))
+def test_winning_cells_on_finished_games_are_lines_through_the_cell(board: Board) -> None:
+    """Once ``stones`` hold a line, a cell counts only if a line runs through it (not every empty cell)."""
+    geo = board.geo
+    for stones in (board.current, board.current ^ board.mask):
+        cells = winning_cells(stones, board.mask, geo)
+        assert not cells & board.mask and not cells & ~geo.full
+        assert cells == through_cell_winning_cells(stones, board)
+    event("game won" if board.winner() else "game on")
+
+
+@given(threat_positions)
+def test_playable_cells_and_winning_moves(board: Board) -> None:
+    geo = board.geo
+    playable = playable_cells(board.mask, geo)
+    assert board.playable_cells() == playable
+    assert cell_columns(playable, geo) == board.legal_moves()
+    for c in board.legal_moves():  # exactly the lowest empty cell of each open column
+        assert playable & geo.column_masks[c] == 1 << (c * geo.height + board.height(c))
+    assert board.winning_moves() == [c for c in board.legal_moves() if board.is_winning_move(c)]
+    assert board.opponent_winning_moves() == threats(board)
+    assert can_win_next(board.current, board.mask, geo) == bool(board.winning_moves())
+
+
+@given(threat_positions)
+def test_non_losing_moves_are_the_moves_after_which_the_opponent_cannot_win(board: Board) -> None:
+    """Pons' rule equals trying each move, whenever the side to move cannot win at once."""
+    if board.winning_moves():
+        return
+    safe = [c for c in board.legal_moves() if not board.play(c).winning_moves()]
+    assert board.non_losing_moves() == safe
+    cells = non_losing_moves(board.current, board.mask, board.geo)
+    assert cell_columns(cells, board.geo) == safe and not cells & ~playable_cells(board.mask, board.geo)
+    theirs = winning_cells(board.current ^ board.mask, board.mask, board.geo)
+    assert safe_moves(playable_cells(board.mask, board.geo), theirs) == cells
+    event("some move loses" if len(safe) < len(board.legal_moves()) else "no move loses")
+
+
+def test_non_losing_moves_drop_a_block_under_a_second_threat() -> None:
+    board = Board.from_pons("357376477772534")  # O must block column 6, but X then wins right above it
+    assert board.opponent_winning_moves() == [5]
+    assert board.play(5).winning_moves() == [5]
+    assert board.non_losing_moves() == [] and non_losing_moves(board.current, board.mask, board.geo) == 0
+    assert Board.from_pons("4455").non_losing_moves() == [0, 1, 2, 3, 4, 5, 6]
+    lone = Board.from_pons("11223")  # X on 1, 2, 3 of the bottom row: O must block column 4
+    assert lone.non_losing_moves() == [3] == lone.opponent_winning_moves()
+    double = Board.from_pons("44556")  # X on 4, 5, 6: two threats, O cannot block both
+    assert double.non_losing_moves() == [] and double.opponent_winning_moves() == [2, 6]
+
+
+@given(threat_positions, st.integers(min_value=0))
+def test_mirror_is_an_involution_and_reflects_threats(board: Board, noise: int) -> None:
+    geo = board.geo
+    bits = noise % (1 << (geo.columns * geo.height))  # any bits of the board's columns, sentinels included
+    assert mirror_bits(mirror_bits(bits, geo), geo) == bits
+    assert mirror_bits(bits, geo).bit_count() == bits.bit_count()
+    mirrored = board.mirror()
+    assert mirrored.current == mirror_bits(board.current, geo) and mirrored.mask == mirror_bits(board.mask, geo)
+    assert mirrored.mirror() == board
+    assert mirrored.to_grid() == [board.cell(r, board.columns - 1 - c)
+                                  for r in range(board.rows) for c in range(board.columns)]
+    assert mirrored.winning_cells() == mirror_bits(board.winning_cells(), geo)
+    assert mirrored.non_losing_moves() == sorted(board.columns - 1 - c for c in board.non_losing_moves())
+    key = board.canonical_key()
+    assert key == canonical_key(board.current, board.mask, geo) == min(board.key(), mirrored.key())
+    assert key == mirrored.canonical_key()
+
+
+@given(st.sampled_from([(6, 7, 4), (4, 5, 3), (5, 6, 5)]).flatmap(
+    lambda size: st.lists(positions(size=size), min_size=1, max_size=7)))
+def test_winning_cells_on_boards_packed_in_lanes(boards: list[Board]) -> None:
+    """A geometry whose ``full`` is copied into every lane gives each lane's threat cells (the move sorter's use)."""
+    geo = boards[0].geo
+    width = geo.columns * geo.height + (geo.inarow - 1) * (geo.height + 1) + 1
+    repl = sum(1 << (i * width) for i in range(len(boards)))
+    wide = geo._replace(full=geo.full * repl)
+    stones = sum(b.current << (i * width) for i, b in enumerate(boards))
+    mask = sum(b.mask << (i * width) for i, b in enumerate(boards))
+    cells = winning_cells(stones, mask, wide)
+    lane = (1 << width) - 1
+    assert [(cells >> (i * width)) & lane for i in range(len(boards))] == [b.winning_cells() for b in boards]
+    assert cells >> (len(boards) * width) == 0
+
+
+def test_threat_cells_of_a_known_position() -> None:
+    board = Board.from_pons("4455")  # X to move: 3 or 6 makes two threats at once
+    geo = geometry(6, 7, 4)
+    assert board.winning_cells() == 0 and board.winning_cells(board.opponent) == 0
+    after = board.play(2)  # X: 3, 4, 5 on the bottom row; threats at columns 2 and 6 (1-based)
+    assert after.winning_cells(1) == (1 << (1 * geo.height)) | (1 << (5 * geo.height))
+    assert after.opponent_winning_moves() == [1, 5]

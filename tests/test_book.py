@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given
 
 from agents.board import Board
-from agents.solver.book import Book, BookError, Entry, NO_MOVE
+from agents.solver.book import NO_MOVE, Book, BookError, Entry
 from agents.solver.search import Solver
+from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver.book import read_progress
+from connectx_forge.tools.solver.book_cmd import add_arguments, run
 from tests.strategies import standard_positions
-from tools import csolver
-from tools.book import add_arguments, read_progress, run
 
 LATE = "6614446666373154"  # a Middle-Medium position: its subtree solves in seconds
 
@@ -61,7 +62,8 @@ def test_round_trip_and_misses() -> None:
 def test_sides_say_whose_turns_a_book_covers() -> None:
     even = Book.from_entries([canonical_entry(Board.from_pons(m), 0, 3) for m in ("", "44", "4455")], 4)
     assert even.sides == 1
-    mixed = Book.from_bytes(Book.from_entries([canonical_entry(Board.from_pons(m), 0, 3) for m in ("4", "44")], 2).to_bytes())
+    entries = [canonical_entry(Board.from_pons(m), 0, 3) for m in ("4", "44")]
+    mixed = Book.from_bytes(Book.from_entries(entries, 2).to_bytes())
     assert mixed.sides == 3 and Book.empty().sides == 0
 
 
@@ -172,7 +174,7 @@ def test_torn_progress_lines_are_skipped(tmp_path: Path) -> None:
 
 
 def test_book_cli_errors(tmp_path: Path) -> None:
-    from tools.errors import UserError
+    from connectx_forge.tools.errors import UserError
 
     with pytest.raises(UserError, match="min-plies"):
         run(parse("build", "--plies", "2", "--min-plies", "3"))
@@ -185,7 +187,8 @@ def test_book_cli_errors(tmp_path: Path) -> None:
         run(parse("info", str(tmp_path / "junk.bin")))
 
 
-@pytest.mark.parametrize("opening, we_play", [("", 0), ("2", 1), ("6", 1), ("1", 1), ("7", 1), ("3", 1), ("5", 1), ("4", 1)])
+@pytest.mark.parametrize("opening, we_play",
+                         [("", 0), ("2", 1), ("6", 1), ("1", 1), ("7", 1), ("3", 1), ("5", 1), ("4", 1)])
 def test_on_the_books_tree_every_move_comes_from_the_book_or_a_finished_solve(opening: str, we_play: int) -> None:
     """The shipped book is complete for both players (second: after every opening, mirrors folded):
     no move there falls back to the heuristic."""

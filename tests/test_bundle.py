@@ -27,9 +27,9 @@ from hypothesis import given
 
 from agents.board import Board
 from agents.registry import REGISTRY
-from build.builder import DEFAULT_SIZE_LIMIT, Target, build, resolve_target, target_for_file, write
-from build.embed import decode, encode
-from build.errors import BuildError
+from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, Target, build, resolve_target, target_for_file, write
+from connectx_forge.build.embed import decode, encode
+from connectx_forge.build.errors import BuildError
 from tests.strategies import positions
 
 ROOT = Path(__file__).resolve().parent.parent

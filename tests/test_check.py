@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tools import check
-from tools.check import CheckReport, check_file, summarize
-from tools.cli import main
+from connectx_forge.tools.cli import main
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.match import game_seed
+from connectx_forge.tools.submit import check
+from connectx_forge.tools.submit.check import check_file
+from connectx_forge.tools.submit.verdict import CheckReport, summarize
 
 LEFTMOST = """
 def agent(obs, config):
@@ -176,7 +179,7 @@ def _games(opponent: str, wins: int, n: int) -> list[dict]:
     (5, "fail", False),  # 50%: upper bound 76.3%
 ])
 def test_the_floor_rule_is_the_wilson_upper_bound(wins: int, verdict: str, passed: bool) -> None:
-    from tools.stats import wilson
+    from connectx_forge.tools.stats import wilson
 
     floor = 0.85
     assert (wilson(wins, 10)[1] < floor) == (verdict == "fail")  # the rule, stated in --help
@@ -194,10 +197,36 @@ def test_help_states_the_floor_rule(capsys) -> None:
 
 
 def test_games_are_split_evenly_across_seats() -> None:
-    jobs = check._jobs(("random", "negamax"), 5, 2.0, 60.0, None)
+    jobs = check.jobs_for(("random", "negamax"), 5, 2.0, 60.0, None)
     for opponent in ("random", "negamax"):
         seats = [j["seat"] for j in jobs if j["opponent"] == opponent]
         assert sorted(seats) == [0, 0, 0, 1, 1]
+    assert [j["index"] for j in jobs] == list(range(10)) and {j["seed"] for j in jobs} == {None}
+
+
+def test_each_game_is_seeded_from_the_base_seed_as_in_match() -> None:
+    jobs = check.jobs_for(("random",), 4, 2.0, 60.0, 3)
+    assert [j["seed"] for j in jobs] == [game_seed(3, i) for i in range(4)]
+    assert [j["seed"] for j in check.jobs_for(("random",), 4, 2.0, 60.0, 4)] != [j["seed"] for j in jobs]
+    with pytest.raises(UserError, match="unknown opponent 'minimax'"):
+        check.jobs_for(("random", "minimax"), 1, 2.0, 60.0, 0)
+
+
+def test_the_same_seed_plays_the_same_games(tmp_path: Path, capsys) -> None:
+    """--seed (default 0) seeds Kaggle's random in each game: same seed, same moves; another, others."""
+    path = write(tmp_path, "rand.py", """
+        import random
+        def agent(obs, config):
+            return random.choice([c for c in range(config.columns) if obs.board[c] == 0])
+    """)
+    runs = []
+    for seed in ("0", "0", "1"):
+        assert main(["check", str(path), "-n", "4", "-w", "2", "--opponents", "random", "--seed", seed,
+                     "--json", "--no-progress"]) in (0, 1)
+        report = json.loads(capsys.readouterr().out)
+        runs.append([(s["wins"], s["draws"], s["losses"]) for s in report["seats"]] + [report["moves"]])
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
 
 
 def _tar(folder: Path, name: str, files: dict[str, str]) -> Path:

@@ -19,7 +19,7 @@ from agents.board import Board, BoardError
 from agents.solver.search import Solver, Timeout
 from tests.strategies import standard_positions
 from tests.test_solver import read_set, sample
-from tools import csolver
+from connectx_forge.tools.solver import csolver
 
 pytestmark = pytest.mark.skipif(not csolver.available(), reason="no C compiler (cc, gcc, clang or $CC) to build tools/csolver")
 

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 
 from agents.board import Board
 from tests.strategies import positions, sizes
-from tools import fast_negamax
-from tools.players import resolve
+from connectx_forge.tools.play import fast_negamax
+from connectx_forge.tools.play.players import resolve
 
 
 def kaggle_negamax(board: Board, coin: bool) -> int:

@@ -1,4 +1,4 @@
-"""The game loop (tools/match.py) judges games exactly as kaggle_environments does."""
+"""The game loop (tools/play: game, match, match_cmd) judges games exactly as kaggle_environments does."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
-from tools.errors import UserError
-from tools.match import (RULE_BREAKS, GameRecord, MatchResult, game_seed, load_records, play_game,
-                         run_match)
-from tools.players import resolve
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord, play_game
+from connectx_forge.tools.play.match import MatchResult, game_seed, run_match
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.play.rules import RULE_BREAKS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -115,7 +117,7 @@ MATCHUPS = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def matchup_games(i: int) -> MatchResult:
     a, b, size = MATCHUPS[i]
     return run_match(a, b, games=24, workers=1, seed=3, size=size, progress=False)
@@ -275,7 +277,8 @@ def test_a_registered_agent_with_missing_weights_is_one_clear_error(monkeypatch,
     import agents.resources as resources
 
     monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))  # an empty agents/data/
-    monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)  # import it afresh: it loads its weights at import
+    # import it afresh: it loads its weights at import
+    monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
     with pytest.raises(UserError, match="'net' is registered but cannot be loaded: MissingData: .*'net_weights.npz'"):
         resolve("net")
 
@@ -303,14 +306,14 @@ def test_files_load_like_kaggle(tmp_path: Path) -> None:
 
 # -- the command line ----------------------------------------------------------------------
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.cli", "match", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "connectx_forge.tools.cli", "match", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
-def test_cli_json_and_save(tmp_path: Path) -> None:
+def test_cli_json_and_out(tmp_path: Path) -> None:
     save = tmp_path / "games.jsonl"
     out = cli("random", "kaggle:random", "-n", "6", "-w", "2", "--rows", "5", "--columns", "6",
-              "--json", "--save", str(save), "--no-progress")
+              "--json", "-o", str(save), "--no-progress")
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["games"] == 6 and summary["size"] == [5, 6, 4] and summary["b"] == "kaggle:random"
@@ -319,6 +322,45 @@ def test_cli_json_and_save(tmp_path: Path) -> None:
     assert sum(r.result(r.a_seat) == "win" for r in records) == summary["overall"]["wins"]
     again = run_match("random", "kaggle:random", games=6, workers=1, size=(5, 6, 4), progress=False)
     assert [r.moves for r in records] == [r.moves for r in again.records]
+
+
+def _without_times(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        assert len(line.pop("times")) >= len(line["moves"])
+    return lines
+
+
+def test_out_and_the_old_save_write_the_same_games(tmp_path: Path, capsys) -> None:
+    from connectx_forge.tools.cli import main
+
+    args = ["match", "random", "leftmost", "-n", "8", "-w", "2", "--seed", "5", "--rows", "5", "--no-progress"]
+    assert main([*args, "-o", str(tmp_path / "out.jsonl")]) == 0
+    assert main([*args, "--save", str(tmp_path / "save.jsonl")]) == 0
+    assert main([*args, "--seed", "6", "--out", str(tmp_path / "other.jsonl")]) == 0
+    capsys.readouterr()
+    games = _without_times(tmp_path / "out.jsonl")
+    assert len(games) == 8 and [g["index"] for g in games] == list(range(8))
+    assert games == _without_times(tmp_path / "save.jsonl")
+    assert [g["moves"] for g in games] != [g["moves"] for g in _without_times(tmp_path / "other.jsonl")]
+    with pytest.raises(SystemExit):
+        main(["match", "--help"])
+    text = capsys.readouterr().out
+    assert "-o PATH, --out PATH" in text and "--save" not in text and "example" in text
+
+
+def test_a_spec_that_does_not_pickle_is_resolved_again_in_the_workers() -> None:
+    import pickle
+
+    player = resolve("negamax-fast")
+    with pytest.raises(AttributeError, match="local object"):
+        pickle.dumps(player.new_agent())  # a closure: it cannot cross by itself ...
+    assert pickle.loads(pickle.dumps(player)) is player  # ... its player crosses as its spec
+    pooled = run_match("random", "negamax-fast", games=6, workers=2, seed=1, size=(5, 6, 4), progress=False)
+    alone = run_match("random", "negamax-fast", games=6, workers=1, seed=1, size=(5, 6, 4), progress=False)
+    assert _games(pooled) == _games(alone) and pooled.workers == 2
+    with pytest.raises(UserError, match="cannot be sent to worker processes"):
+        run_match(lambda obs, config: 0, "random", games=2, workers=2, progress=False)
 
 
 def test_cli_text_report() -> None:
@@ -332,11 +374,14 @@ def test_cli_text_report() -> None:
     (["nobody", "random"], "unknown player 'nobody'"),
     (["random", "kaggle:minimax"], "unknown Kaggle agent 'kaggle:minimax'"),
     (["random", "no/such/agent.py"], "player file not found: no/such/agent.py"),
-    (["random", "random", "-n", "0"], "-n/--games must be at least 1"),
-    (["random", "random", "-n", "ten"], "invalid int value: 'ten'"),
-    (["random", "random", "--workers", "0"], "--workers must be at least 1"),
-    (["random", "random", "--rows", "0"], "must be positive"),
-    (["random", "random", "--seed", "-3"], "--seed must be non-negative"),
+    (["random", "random", "-n", "0"], "argument -n/--games: must be at least 1, got 0"),
+    (["random", "random", "-n", "ten"], "argument -n/--games: expected a whole number, got 'ten'"),
+    (["random", "random", "--workers", "0"], "argument -w/--workers: must be at least 1, got 0"),
+    (["random", "random", "--rows", "0"], "argument --rows: must be at least 1, got 0"),
+    (["random", "random", "--seed", "-3"], "argument --seed: must not be negative, got -3"),
+    (["random", "random", "--act-timeout", "0"], "argument --act-timeout: must be a positive number"),
+    (["random", "random", "--overage", "-1"], "--overage must not be negative, got -1"),
+    (["random", "random", "-o", "no/such/folder/games.jsonl"], "cannot write no/such/folder/games.jsonl"),
 ])
 def test_cli_bad_input_is_one_line(args: list[str], message: str) -> None:
     out = cli(*args)
@@ -361,8 +406,6 @@ def test_resolve_names() -> None:
 
 
 def test_overage_used_counts_each_game_time_beyond_act_timeout() -> None:
-    from tools.match import GameRecord, MatchResult
-
     a_first = GameRecord(("a", "b"), (6, 7, 4), 0, [3, 3, 3], [2.5, 9.0, 3.0], "win", winner=1, a_seat=1)
     a_second = GameRecord(("b", "a"), (6, 7, 4), 0, [3, 3], [1.0, 2.25], "win", winner=2, index=1, a_seat=2)
     result = MatchResult("a", "b", (6, 7, 4), 0, 1, 1.0, [a_first, a_second], act_timeout=2)

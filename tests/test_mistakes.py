@@ -1,16 +1,16 @@
-"""tools/mistakes.py: one weak solve per move gives the verdict of labelling every move."""
+"""tools/solver/mistakes.py: one weak solve per move gives the verdict of labelling every move."""
 
 from __future__ import annotations
 
 import sys
-
-import pytest
+from pathlib import Path
 
 import agents.resources as resources
 from agents.board import Board
 from agents.solver.search import Solver
-from tools.bench_solver import read_positions
-from tools.mistakes import WeakCache, main, measure, sign, solver_mover
+from connectx_forge.tools.bench.solver import read_positions
+from connectx_forge.tools.cli import main
+from connectx_forge.tools.solver.mistakes import WeakCache, measure, sign, solver_mover
 
 
 def leftmost(board: Board) -> tuple[int, str]:
@@ -57,16 +57,28 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
 def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--agents", "net", "--pons", str(pons_dir), "--sample", "1"])
-    assert exit_info.value.code == 2
+    assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("python -m tools.mistakes: error: agent 'net' is registered but cannot be loaded")
+    assert err[-1].startswith("cxforge mistakes: error: agent 'net' is registered but cannot be loaded")
     assert "net_weights.npz" in err[-1] and "Traceback" not in "\n".join(err)
 
 
 def test_a_cache_path_that_is_a_folder_is_one_error_line(pons_dir, tmp_path, capsys) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["--agents", "net", "--pons", str(pons_dir), "--sample", "1", "--cache", str(tmp_path)])
-    assert exit_info.value.code == 2
+    assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1",
+                 "--cache", str(tmp_path)]) == 1
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"--cache must be a file, {tmp_path} is a folder")
+
+
+def test_json_goes_to_stdout_and_out_to_a_file(pons_dir, tmp_path, capsys) -> None:
+    import json
+
+    base = ["mistakes", "--agents", "leftmost", "--pons", str(pons_dir), "--sample", "3", "--sets", "End-Easy",
+            "--no-cache"]
+    assert main([*base, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [r["set"] for r in printed] == ["End-Easy"] and printed[0]["judged"] == 3
+    for flags in (["-o", str(tmp_path / "new.json")], ["--json", str(tmp_path / "old.json")]):  # the old spelling too
+        assert main([*base, *flags]) == 0
+        assert capsys.readouterr().out.startswith("End-Easy       leftmost")
+        written = json.loads(Path(flags[1]).read_text())
+        assert [(r["mistakes"], r["judged"]) for r in written] == [(r["mistakes"], r["judged"]) for r in printed]

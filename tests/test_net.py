@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
 
 from agents.board import Board, has_alignment
 from agents.net.features import encode, feature_size, winning_cells
 from agents.net.mlp import load_mlp, masked_argmax, save_mlp
 from agents.resources import read_data
-from tests.strategies import obs_config, positions, sizes, standard_positions
+from tests.strategies import obs_config, positions, standard_positions
 
 torch = pytest.importorskip("torch")
 
@@ -53,7 +53,7 @@ def test_encoding_planes_follow_the_grid(board: Board) -> None:
 
 # -- numpy forward pass vs torch -------------------------------------------------
 def _torch_model(seed: int, outputs: int = 8):
-    from tools.netlib import build_mlp
+    from connectx_forge.tools.train.netlib import build_mlp
 
     torch.manual_seed(seed)
     return build_mlp(feature_size(6, 7), (64, 32), outputs)
@@ -61,7 +61,7 @@ def _torch_model(seed: int, outputs: int = 8):
 
 @pytest.mark.parametrize("dtype,atol", [("float32", 1e-5), ("float16", 2e-2), ("int8", 1e-1)])
 def test_numpy_forward_matches_torch(dtype: str, atol: float) -> None:
-    from tools.netlib import export_bytes
+    from connectx_forge.tools.train.netlib import export_bytes
 
     model = _torch_model(1)
     rng = np.random.default_rng(0)
@@ -209,7 +209,7 @@ def _tiny_labels(folder: Path) -> None:
 
 
 def _train(tmp: Path, labels: Path, name: str, *extra: str) -> int:
-    from tools.cli import main
+    from connectx_forge.tools.cli import main
 
     holdout = () if "--holdout" in extra else ("--no-holdout",)
     return main(["train", "--labels", str(labels), "--out", str(tmp), "--name", name, "--hidden", "32,16",
@@ -226,7 +226,7 @@ def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
     assert _train(tmp_path, labels, "d", "--epochs", "2", "--seed", "6") == 0
     nets = {n: load_mlp((tmp_path / n / "net_weights.npz").read_bytes()) for n in "abcd"}
     for n in "bc":  # same seed: identical, resumed or not
-        for w1, w2 in zip(nets["a"].weights, nets[n].weights):
+        for w1, w2 in zip(nets["a"].weights, nets[n].weights, strict=True):
             np.testing.assert_array_equal(w1, w2)
     assert not np.array_equal(nets["a"].weights[0], nets["d"].weights[0])
     for n in "abcd":
@@ -235,7 +235,7 @@ def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
 
 
 def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tools.cli import main
+    from connectx_forge.tools.cli import main
 
     assert _train(tmp_path, tmp_path / "nothing", "x", "--epochs", "1") == 1
     err = capsys.readouterr().err.strip()
@@ -249,7 +249,7 @@ def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
-    from tools.cli import main
+    from connectx_forge.tools.cli import main
 
     assert main(["train", "--method", "dqn", "--episodes", "12", "--out", str(tmp_path), "--name", "q",
                  "--hidden", "16", "--threads", "1", "--no-progress", "--opponents", "random,tactical"]) == 0
@@ -262,8 +262,8 @@ def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
 @given(standard_positions())
 def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
     from agents.net.agent import policy_value_net
-    from tools.netlib import build_mlp
-    from tools.train_dqn import warm_start
+    from connectx_forge.tools.train.dqn import warm_start
+    from connectx_forge.tools.train.netlib import build_mlp
 
     net = policy_value_net()
     hidden = [w.shape[1] for w in net.weights[:-1]]
@@ -278,7 +278,7 @@ def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
 
 def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
     from agents.resources import data_path
-    from tools.cli import main
+    from connectx_forge.tools.cli import main
 
     assert main(["train", "--method", "dqn", "--episodes", "6", "--out", str(tmp_path), "--name", "w",
                  "--init", str(data_path("net_weights.npz")), "--threads", "1", "--no-progress",
@@ -289,7 +289,8 @@ def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
 
 
 def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
-    from tools import csolver, labels
+    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.train import labels
 
     if not csolver.available():
         pytest.skip("no C compiler for tools/csolver")
@@ -302,7 +303,7 @@ def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
 
 def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
     from agents.solver.search import Solver
-    from tools import labels
+    from connectx_forge.tools.train import labels
 
     assert labels.generate(tmp_path, seed=4, games=2, budget_s=5.0, min_stones=30, progress=False) >= 0
     first = (tmp_path / "labels-seed4.jsonl").read_text().splitlines()
@@ -323,17 +324,18 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     import argparse
 
     from agents.solver.search import Solver
-    from tools import book, csolver, labels
+    from connectx_forge.tools.solver import book, book_cmd, csolver
+    from connectx_forge.tools.train import labels
 
     root = "6614446666373154"  # a Middle-Medium position (as in test_book)
     progress = tmp_path / "progress.jsonl"
     parser = argparse.ArgumentParser()
-    book.add_arguments(parser)
+    book_cmd.add_arguments(parser)
     args = parser.parse_args(["build", "--root", root, "--plies", str(len(root) + 2), "--side", "first",
                               "--easy-nodes", "0", "--workers", "1", "--progress", str(progress),
                               "--out", str(tmp_path / "book.bin"),
                               "--engine", "c" if csolver.available() else "python"])
-    assert book.run(args) == 0
+    assert book_cmd.run(args) == 0
     found = list(labels.book_labels(progress))
     full = [r for r in found if isinstance(r, labels.Label)]
     best = [r for r in found if isinstance(r, labels.BestMove)]
@@ -351,8 +353,8 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
 
 def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from tools import labels
-    from tools.train import build_arrays, holdout_keys
+    from connectx_forge.tools.train import labels
+    from connectx_forge.tools.train.train import build_arrays, holdout_keys
 
     folder = tmp_path / "labels"
     _tiny_labels(folder)
@@ -379,7 +381,7 @@ def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path
 
 
 def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tools import bench_net
+    from connectx_forge.tools.cli import main
 
     folder = tmp_path / "labels"
     _tiny_labels(folder)
@@ -388,14 +390,16 @@ def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: p
     pons.mkdir()
     (pons / "Test_L3_R1").write_text("".join(f"{m} 0\n" for m in ("4453", "4444", "1234567")))
     capsys.readouterr()
-    assert bench_net.main(["--checkpoint", str(tmp_path / "b" / "checkpoint.pt"), "--pons", str(pons)]) == 0
+    assert main(["bench", "net", "--checkpoint", str(tmp_path / "b" / "checkpoint.pt"), "--pons", str(pons)]) == 0
     out = capsys.readouterr().out
     assert "float16:" in out and "/3 (" in out and "int8:" in out and "net move" in out
-    assert bench_net.main(["--checkpoint", str(tmp_path / "none.pt"), "--pons", str(pons)]) == 1
+    assert main(["bench", "net", "--checkpoint", str(tmp_path / "none.pt"), "--pons", str(pons)]) == 1
+    assert capsys.readouterr().err.strip() == f"cxforge bench: error: no checkpoint at {tmp_path / 'none.pt'} " \
+                                              "(train one with cxforge train)"
 
 
 def test_pack_makes_a_gzipped_dataset_with_the_same_labels(tmp_path: Path) -> None:
-    from tools import labels
+    from connectx_forge.tools.train import labels
 
     src = tmp_path / "cache"
     _tiny_labels(src)
@@ -409,20 +413,49 @@ def test_pack_makes_a_gzipped_dataset_with_the_same_labels(tmp_path: Path) -> No
 
 
 def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tools import labels
+    from connectx_forge.tools.cli import main
 
-    for argv, why in ([["book"], "book takes"], [["book", str(tmp_path / "none.jsonl")], "no progress file"],
-                      [["pack", str(tmp_path)], "pack takes"], [["pack", str(tmp_path), str(tmp_path / "o")], "no labels-"],
-                      [["x", "3"], "must be integers"], [["1", "0"], "must be positive"],
-                      [["1", "5", "1.0", "fortran"], "ENGINE python or c"], [[], "expected SEED GAMES"]):
-        assert labels.main(argv) == 2
+    for argv, status, why in ([["book"], 2, "required: PROGRESS"],
+                              [["book", str(tmp_path / "none.jsonl")], 1, "no progress file"],
+                              [["pack", str(tmp_path)], 2, "required: DST"],
+                              [["pack", str(tmp_path), str(tmp_path / "o")], 1, "no labels-"],
+                              [["generate", "--seed", "x", "-n", "3"], 2, "--seed: expected a whole number"],
+                              [["generate", "-n", "0"], 2, "--games: must be at least 1"],
+                              [["generate", "-n", "5", "--engine", "fortran"], 2, "invalid choice: 'fortran'"],
+                              [["generate"], 1, "give the number of games with -n/--games"],
+                              [["generate", "1", "5", "1.0", "fortran"], 1, "ENGINE must be python or c"],
+                              [["generate", "x", "3"], 1, "SEED and GAMES must be whole numbers"],
+                              [["generate", "1", "5", "-n", "5"], 1, "or the old SEED GAMES"],
+                              [[], 2, "required: ACTION"]):
+        try:
+            assert main(["labels", *argv]) == status
+        except SystemExit as exc:
+            assert exc.code == status
         err = capsys.readouterr().err.strip().splitlines()
-        assert err[0].startswith("usage:") and err[-1].startswith("tools.labels: error:") and why in err[-1]
+        assert len(err) == 1 and err[0].startswith("cxforge labels") and why in err[0], err
+
+
+def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from connectx_forge.tools.cli import main
+    from connectx_forge.tools.train import labels_cmd
+
+    calls = []
+    monkeypatch.setattr(labels_cmd.os, "nice", lambda n: 0)  # not this test process
+    monkeypatch.setattr(labels_cmd, "generate", lambda *a, **k: calls.append((a, k)) or 0)
+    assert main(["labels", "generate", "--seed", "10", "-n", "20000", "--budget", "0.15", "--engine", "c",
+                 "-o", str(tmp_path), "--no-progress"]) == 0
+    assert main(["labels", "generate", "-n", "5"]) == 0
+    assert main(["labels", "generate", "10", "20000", "0.15", "c", "--no-progress"]) == 0  # the old positional form
+    assert main(["labels", "generate", "3", "7"]) == 0
+    assert calls == [((tmp_path, 10, 20000, 0.15), {"progress": False, "engine": "c"}),
+                     ((labels_cmd.DEFAULT_DIR, 0, 5, 1.0), {"progress": True, "engine": "python"}),
+                     ((labels_cmd.DEFAULT_DIR, 10, 20000, 0.15), {"progress": False, "engine": "c"}),
+                     ((labels_cmd.DEFAULT_DIR, 3, 7, 1.0), {"progress": True, "engine": "python"})]
 
 
 @pytest.mark.parametrize("name,weights", [("net", "net_weights.npz"), ("net-search", "net_search_weights.npz")])
 def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
-    from build.builder import build, default_root, resolve_target
+    from connectx_forge.build.builder import build, default_root, resolve_target
 
     root = default_root()
     data = [d["name"] for d in build(resolve_target(name, root), root).manifest["data"]]

@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.board import Board, BoardError
+from agents.board import Board, BoardError, canonical_key, mirror_bits, non_losing_moves, winning_cells
 from agents.solver.move_sorter import move_column, ordered_moves
-from agents.solver.position import (canonical_key, centre_first, layout, mirror_bits,
-                                    non_losing_moves, winning_cells)
+from agents.solver.position import centre_first, layout
 from agents.solver.search import Solver, Timeout
 from tests.strategies import positions, standard_positions
 
@@ -149,7 +148,7 @@ def test_centre_first_order() -> None:
 @given(standard_positions(max_moves=36))
 def test_winning_cells_are_exactly_the_cells_that_complete_four(board: Board) -> None:
     lay = layout()
-    cells = winning_cells(board.current, board.mask, lay)
+    cells = winning_cells(board.current, board.mask, lay.geo)
     for col in range(7):
         for row in range(6):
             bit = 1 << (col * 7 + row)
@@ -165,7 +164,7 @@ def test_non_losing_moves_leave_no_win_in_one(board: Board) -> None:
     lay = layout()
     if board.winning_moves():
         return
-    keep = non_losing_moves(board.current, board.mask, lay)
+    keep = non_losing_moves(board.current, board.mask, lay.geo)
     for col in board.legal_moves():
         child = board.play(col)
         loses = bool(child.winning_moves())
@@ -183,8 +182,8 @@ def test_non_losing_moves_leave_no_win_in_one(board: Board) -> None:
 def test_mirror_bits_match_board_mirror(board: Board) -> None:
     lay = layout()
     mirrored = board.mirror()
-    assert mirror_bits(board.key(), lay) == mirrored.key()
-    assert canonical_key(board.current, board.mask, lay) == canonical_key(mirrored.current, mirrored.mask, lay)
+    assert mirror_bits(board.key(), lay.geo) == mirrored.key()
+    assert canonical_key(board.current, board.mask, lay.geo) == canonical_key(mirrored.current, mirrored.mask, lay.geo)
 
 
 @given(standard_positions(max_moves=40))
@@ -193,7 +192,7 @@ def test_ordered_moves_are_a_permutation_centre_first_on_ties(board: Board) -> N
     candidates = (board.mask + lay.geo.bottom) & lay.geo.full
     moves = ordered_moves(board.current, board.mask, candidates, lay)
     assert sorted(move_column(m, lay) for m in moves) == board.legal_moves()
-    threats = [winning_cells(board.current | m, board.mask, lay).bit_count() for m in moves]
+    threats = [winning_cells(board.current | m, board.mask, lay.geo).bit_count() for m in moves]
     assert threats == sorted(threats, reverse=True)
     rank = {c: i for i, c in enumerate(lay.order)}
     for a, b, ta, tb in zip(moves, moves[1:], threats, threats[1:]):

@@ -13,14 +13,14 @@ import json
 import os
 import socket
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
+from connectx_forge.tools.cli import main
+from connectx_forge.tools.submit import upload
 from tests.fake_kaggle import FakeKaggle, FakeKaggleServer
-from tools import upload
-from tools.cli import main
 
 FAKE_USER = "forge-tester"
 FAKE_KEY = "0123456789abcdef-fake-kaggle-key"

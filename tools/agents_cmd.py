@@ -1,4 +1,8 @@
-"""``cxforge agents``: list the registered agents."""
+"""``cxforge agents``: list the registered agents (agents/registry.py), strongest first.
+
+Each with its description, source, and the win-rate floors ``cxforge check``
+holds its builds to; ``--json`` prints the registry as JSON instead.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,21 @@ import argparse
 import json
 
 from agents.registry import REGISTRY, strongest
+from connectx_forge.tools import options
 
 HELP = "list the registered agents, their sources and win-rate floors"
+EXAMPLE = """\
+cxforge agents
+cxforge agents --json"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    """The flags of ``cxforge agents``."""
+    options.add_json(parser, "print the registry as JSON instead of the list")
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the agents."""
     default = strongest().name
     if args.json:
         print(json.dumps({n: {"module": s.module, "function": s.function, "description": s.description,

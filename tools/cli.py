@@ -1,78 +1,193 @@
-"""``cxforge``: the command line.  Each subcommand lives in its own module.
+"""``cxforge``: the command line, one subcommand per module, imported only when it runs.
 
-A subcommand module exposes ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``.  Modules import heavy packages (kaggle_environments, torch)
-inside ``run`` so that ``cxforge --help`` stays fast.
+``COMMANDS`` maps each subcommand to its module and its one-line help, so that
+``cxforge --help`` lists every command without importing any of them (some pull
+in torch or kaggle_environments), and a command whose module cannot be imported
+is one error line naming it, never a missing entry.  A command module (a
+``*_cmd.py`` next to the code it drives) defines ``HELP`` (the registry's line),
+``EXAMPLE`` (one or more example lines, shown under ``--help``),
+``add_arguments(parser)`` and ``run(args) -> int``.  The flags several commands
+share come from ``connectx_forge.tools.options``.
+
+Bad input is one line on stderr: ``cxforge CMD: error: ...``, exit status 1 for
+a failed run, 2 for a bad command line or a missing package.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, NoReturn
 
-from agents.board import BoardError
-from agents.registry import UnknownAgent
-from tools.errors import UserError
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.options import HelpFormatter
 
-COMMANDS: dict[str, str] = {
-    "agents": "tools.agents_cmd",
-    "build": "build.cli",
-    "check": "tools.check",
-    "upload": "tools.upload",
-    "match": "tools.match",
-    "solve": "tools.solve",
-    "bench-solver": "tools.bench_solver",
-    "book": "tools.book",
-    "train": "tools.train",
+PROG = "cxforge"
+TRAINING_LAYER = ("torch", "gymnasium", "matplotlib")
+OPTIONAL = {"stable_baselines3": "pip install -e '.[sb3]'",
+            "kaggle_environments": "make setup, or pip install --no-deps kaggle-environments==1.33.2"}
+
+
+@dataclass(frozen=True)
+class Command:
+    """Where a subcommand lives, and its line in ``cxforge --help`` (equal to the module's ``HELP``)."""
+
+    module: str
+    help: str
+    fallback: str | None = None  # while ``module`` is being written: the module that holds the command until then
+
+
+COMMANDS: dict[str, Command] = {
+    "agents": Command("connectx_forge.tools.agents_cmd",
+                      "list the registered agents, their sources and win-rate floors"),
+    "build": Command("connectx_forge.build.cli",
+                     "bundle an agent and what it uses into one self-contained submission file"),
+    "check": Command("connectx_forge.tools.submit.check_cmd",
+                     "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"),
+    "upload": Command("connectx_forge.tools.submit.upload_cmd",
+                      "check a submission file, then submit it to Kaggle's ConnectX competition"),
+    "match": Command("connectx_forge.tools.play.match_cmd",
+                     "Play games between two agents with Kaggle's rules and report win rates."),
+    "winrates": Command("connectx_forge.tools.play.winrates_cmd",
+                        "the README's win-rate table: agents against random and negamax, seats swapped"),
+    "solve": Command("connectx_forge.tools.solver.solve_cmd",
+                     "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
+                     "pure Python: positions with fewer than ~12 stones can take minutes to hours"),
+    "book": Command("connectx_forge.tools.solver.book_cmd",
+                    "build (resumable, parallel) or inspect the solver's opening book"),
+    "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",
+                        "mistake rates of agents on Pons' six test sets, moves labelled by the exact solver"),
+    "train": Command("connectx_forge.tools.train.train_cmd",
+                     "Train the net / net-search (supervised on solver labels) or dqn networks."),
+    "labels": Command("connectx_forge.tools.train.labels_cmd",
+                      "generate, import and pack the exact solver labels that train uses"),
+    "ppo": Command("connectx_forge.tools.train.ppo_cmd",
+                   "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"),
+    "bench": Command("connectx_forge.tools.bench.bench_cmd",
+                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax"),
 }
+
+# old names kept working, unlisted: name -> the arguments they stand for
+ALIASES: dict[str, tuple[str, ...]] = {"bench-solver": ("bench", "solver")}
+
+class CommandUnavailable(Exception):
+    """A command's module cannot be imported (a missing package, or a module not written yet)."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line, pointing at ``--help``."""
+    """An ArgumentParser whose errors are one line, pointing at ``--help``, and whose help keeps line breaks."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _clean_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean bad input: reported as one line, no traceback."""
+    from agents.board import BoardError
+    from agents.registry import UnknownAgent
+
     errors: list[type[BaseException]] = [UserError, BoardError, UnknownAgent]
     try:
-        from build.errors import BuildError
+        from connectx_forge.build.errors import BuildError
         errors.append(BuildError)
     except ImportError:
         pass
     return tuple(errors)
 
 
+def missing_package(name: str | None) -> str:
+    """What to say about a package that is not installed, with how to install it."""
+    top = (name or "?").split(".")[0]
+    if top in TRAINING_LAYER:
+        return (f"it needs {top}, part of the training layer: install it with make test "
+                f"or pip install -e '.[train]'")
+    if top in OPTIONAL:
+        return f"it needs {top}, which is not installed: {OPTIONAL[top]}"
+    return f"it needs the module {name}, which is not installed"
+
+
+def load(name: str) -> ModuleType:
+    """The module of command ``name``; ``CommandUnavailable`` says why it cannot be imported."""
+    command = COMMANDS[name]
+    module = command.module
+    if command.fallback and importlib.util.find_spec(module) is None:
+        module = command.fallback
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise _unavailable(module, exc) from None
+    except Exception as exc:  # a module that fails as it imports: still one line
+        raise CommandUnavailable(f"cannot import its module {module}: {type(exc).__name__}: {exc}") from None
+
+
+def _unavailable(module: str, exc: ModuleNotFoundError) -> CommandUnavailable:
+    if exc.name and (module == exc.name or module.startswith(exc.name + ".")):
+        return CommandUnavailable(f"its module {module} does not exist")
+    return CommandUnavailable(f"cannot import its module {module}: {missing_package(exc.name)}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="cxforge", description="Build, check, measure and upload ConnectX agents.")
+    """The top-level parser: lists the commands from the registry alone (it imports none of them)."""
+    parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents.",
+                     epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, module_name in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name):
-                continue  # a subcommand not built yet
-            raise
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+    for name, command in COMMANDS.items():
+        sub.add_parser(name, help=command.help, add_help=False)
     return parser
 
 
+def command_parser(name: str, module: ModuleType) -> argparse.ArgumentParser:
+    """The parser of one command, its example shown under ``--help``."""
+    example = getattr(module, "EXAMPLE", "")
+    epilog = None
+    if example:
+        lines = example.strip("\n").splitlines()
+        epilog = ("example:\n" if len(lines) == 1 else "examples:\n") + "\n".join("  " + x for x in lines)
+    parser = _Parser(prog=f"{PROG} {name}", description=module.HELP, epilog=epilog)
+    module.add_arguments(parser)
+    return parser
+
+
+def _fail(name: str, message: str, status: int) -> int:
+    print(f"{PROG} {name}: error: {message}", file=sys.stderr)
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ALIASES:
+        argv = [*ALIASES[argv[0]], *argv[1:]]
+    if not argv or argv[0] not in COMMANDS:
+        build_parser().parse_args(argv)  # --help, or one line: no command, or an unknown one
+        return 2
+    name = argv[0]
     try:
-        return int(args._run(args) or 0)
+        module = load(name)
+    except CommandUnavailable as exc:
+        return _fail(name, str(exc), 2)
+    args = command_parser(name, module).parse_args(argv[1:])
+    args.command = name
+    try:
+        return int(module.run(args) or 0)
     except _clean_errors() as exc:
-        print(f"cxforge {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(name, str(exc), 1)
+    except ModuleNotFoundError as exc:  # an optional package the run needs (torch, stable-baselines3...)
+        if (exc.name or "").split(".")[0] in ("agents", "connectx_forge", "tests"):
+            raise
+        return _fail(name, missing_package(exc.name), 2)
     except KeyboardInterrupt:
-        print(f"cxforge {args.command}: interrupted", file=sys.stderr)
+        print(f"{PROG} {name}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``cxforge ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -11,7 +11,8 @@ all from the side to move's point of view, then one scalar:
 5. one value: 1.0 when the side to move is the first player, else 0.0.
 
 Planes 3 and 4 give the network Connect Four's threats directly, and plane 5 the
-parity that decides odd/even threat play.
+parity that decides odd/even threat play.  Planes 2-4 are the game core's
+``playable_cells`` and ``winning_cells`` (agents/board.py), for any line length.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from agents.board import Board, Geometry, has_alignment
+from agents.board import Board, Geometry, playable_cells, winning_cells
 
 PLANES = 5
 VERSION = 1  # bump when the features change; weight files record it
@@ -44,34 +45,6 @@ def _bits_array(bits: int, nbits: int) -> np.ndarray:
     return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little")
 
 
-def winning_cells(stones: int, mask: int, geo: Geometry) -> int:
-    """The empty cells where one more stone would give ``stones`` a line of ``inarow``.
-
-    For ``inarow == 4`` this is Pascal Pons' shift formula over the four
-    directions; other sizes check each empty cell with the core's ``has_alignment``.
-    """
-    empty = geo.full & ~mask
-    if geo.inarow != 4:
-        out, cell = 0, empty
-        while cell:
-            low = cell & -cell
-            if has_alignment(stones | low, geo):
-                out |= low
-            cell ^= low
-        return out
-    p = stones
-    h = geo.height
-    r = (p << 1) & (p << 2) & (p << 3)  # vertical: three below
-    for d in (h, h - 1, h + 1):
-        a = (p << d) & (p << 2 * d)
-        r |= a & (p << 3 * d)
-        r |= a & (p >> d)
-        a = (p >> d) & (p >> 2 * d)
-        r |= a & (p << d)
-        r |= a & (p >> 3 * d)
-    return r & empty
-
-
 def encode(board: Board) -> np.ndarray:
     """The feature vector (float32) of ``board`` for the side to move."""
     geo = board.geo
@@ -79,8 +52,7 @@ def encode(board: Board) -> np.ndarray:
     nbits = geo.height * geo.columns
     own, mask = board.current, board.mask
     opp = own ^ mask
-    playable = (mask + geo.bottom) & geo.full
-    planes = [own, opp, playable, winning_cells(own, mask, geo), winning_cells(opp, mask, geo)]
+    planes = [own, opp, playable_cells(mask, geo), winning_cells(own, mask, geo), winning_cells(opp, mask, geo)]
     out = np.empty(feature_size(geo.rows, geo.columns), dtype=np.float32)
     n = geo.rows * geo.columns
     for i, bits in enumerate(planes):

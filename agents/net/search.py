@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.board import Board, standard_board
-from agents.net.features import VERSION, encode, winning_cells
+from agents.board import Board, cell_columns, playable_cells, safe_moves, standard_board, winning_cells
+from agents.net.features import VERSION, encode
 from agents.net.mlp import MLP, checked, load_mlp
 from agents.resources import read_data
 
@@ -51,28 +51,30 @@ class _Timeout(Exception):
     """The search ran out of time."""
 
 
-def _forced(board: Board) -> tuple[float | None, list[int]]:
+def forced_moves(board: Board) -> tuple[float | None, list[int]]:
     """Exact tactics at ``board``: a known value, or the moves worth searching.
 
     Returns ``(value, [])`` when the position is decided within one move each,
-    else ``(None, moves)`` with the moves that do not lose at once.
+    else ``(None, moves)`` with the moves that do not lose at once.  Built on the
+    game core's threat functions, but not the solver's ``non_losing_moves``: a
+    lone opponent threat is always blocked here, even when the block lies right
+    under another opponent threat cell (there the solver's rule keeps no move and
+    this one keeps the block, which the search then finds lost one ply deeper).
     """
     geo = board.geo
     own, mask = board.current, board.mask
-    playable = (mask + geo.bottom) & geo.full
+    playable = playable_cells(mask, geo)
     if winning_cells(own, mask, geo) & playable:
         return WIN - board.moves * 0.01, []
-    if mask | playable == mask:  # board full
+    if not playable:  # board full
         return 0.0, []
     opp_wins = winning_cells(own ^ mask, mask, geo)
     must = opp_wins & playable
     if must:
         if must & (must - 1):  # two threats to block: lost
             return -(WIN - (board.moves + 1) * 0.01), []
-        col = next(c for c in range(geo.columns) if must & geo.column_masks[c])
-        return None, [col]
-    safe = playable & ~(opp_wins >> 1)
-    cols = [c for c in range(geo.columns) if safe & geo.column_masks[c]]
+        return None, cell_columns(must, geo)
+    cols = cell_columns(safe_moves(playable, opp_wins), geo)  # no threat to block: not under one
     if not cols:  # every move lets the opponent win
         return -(WIN - (board.moves + 1) * 0.01), []
     return None, cols
@@ -101,7 +103,7 @@ class NetSearch:
         self.nodes += 1
         if self.nodes & 63 == 0 and time.perf_counter() > self.deadline:
             raise _Timeout
-        value, moves = _forced(board)
+        value, moves = forced_moves(board)
         if value is not None:
             return value
         key = board.key()
@@ -112,7 +114,10 @@ class NetSearch:
             _, v = self._evaluate(board)
             self.table[key] = (0, v, moves)
             return v
-        order = hit[2] if hit is not None else self._ordered(board, moves, self._evaluate(board)[0] if len(moves) > 1 else None)
+        if hit is not None:
+            order = hit[2]
+        else:
+            order = self._ordered(board, moves, self._evaluate(board)[0] if len(moves) > 1 else None)
         best, best_move = -WIN * 2, order[0]
         a = alpha
         for col in order:
@@ -130,7 +135,7 @@ class NetSearch:
 
     def choose(self, board: Board) -> tuple[int, int, float]:
         """``(move, depth reached, value)`` for the side to move."""
-        value, moves = _forced(board)
+        value, moves = forced_moves(board)
         legal = board.legal_moves()
         logits, v0 = self._evaluate(board)
         if value is not None:
@@ -177,7 +182,8 @@ def exact_move(board: Board, deadline: float) -> int | None:
         return None
     finally:
         solver.deadline = float("inf")
-    return max((c for c, v in enumerate(scores) if v is not None), key=lambda c: (scores[c], -abs(2 * c - board.columns + 1)))
+    return max((c for c, v in enumerate(scores) if v is not None),
+               key=lambda c: (scores[c], -abs(2 * c - board.columns + 1)))
 
 
 def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool = True) -> int:

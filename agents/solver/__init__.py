@@ -4,7 +4,8 @@ The ideas follow Pascal Pons' "Solving Connect 4" tutorial (bitboards, negamax
 with alpha-beta, pruning of losing moves, threat-based move ordering, a
 transposition table, null-window search, an opening book); the code is our own.
 
-* ``position``      raw-int bitboard helpers (threat cells, non-losing moves)
+* ``position``      ``Layout``: a board size as the solver sees it (centre-first column order);
+                    the threat logic it uses is the game core's, ``agents.board``
 * ``transposition`` the bounded transposition table and its bound encoding
 * ``move_sorter``   the move order: centre first, then by threats created
 * ``search``        ``Solver``: negamax, ``solve`` (exact or weak) and ``analyze``

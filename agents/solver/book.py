@@ -26,8 +26,9 @@ from array import array
 from bisect import bisect_left
 from typing import Iterable, NamedTuple
 
+from agents.board import mirror_bits
 from agents.resources import MissingData, read_data
-from agents.solver.position import Layout, layout, mirror_bits
+from agents.solver.position import Layout, layout
 
 MAGIC = b"CXB1"
 HEADER = struct.Struct("<4sIBB2x")
@@ -102,7 +103,8 @@ class Book:
         keys = array("Q", self.keys)
         if struct.pack("<I", 1) != array("I", [1]).tobytes():
             keys.byteswap()
-        return HEADER.pack(MAGIC, len(self.keys), max(self.max_moves, 0), self.sides) + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
+        header = HEADER.pack(MAGIC, len(self.keys), max(self.max_moves, 0), self.sides)
+        return header + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
 
     @classmethod
     def from_entries(cls, entries: Iterable[Entry], max_moves: int) -> "Book":
@@ -124,7 +126,7 @@ class Book:
     def lookup(self, current: int, mask: int) -> tuple[int, int | None] | None:
         """``(score, best column or None)`` for the position, or ``None`` if it is not in the book."""
         key = current + mask
-        mirrored = mirror_bits(key, self.lay)
+        mirrored = mirror_bits(key, self.lay.geo)
         flip = mirrored < key
         i = self._find(mirrored if flip else key)
         if i < 0:

@@ -14,8 +14,9 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from agents.board import playable_cells, safe_moves, winning_cells
 from agents.solver.move_sorter import child_threats, move_column, ordered_moves
-from agents.solver.position import Layout, playable, winning_cells
+from agents.solver.position import Layout
 from agents.solver.search import Timeout
 
 WIN = 10_000  # decided scores are WIN + (Pons score), far above any heuristic value
@@ -94,13 +95,7 @@ class HeuristicSearch:
         if not self.nodes & 1023 and time.perf_counter() > self.deadline:
             raise Timeout
         size = self.lay.size
-        possible = playable(mask, self.lay)
-        forced = possible & theirs
-        if forced:
-            if forced & (forced - 1):
-                return -(WIN + (size - moves) // 2)
-            possible = forced
-        possible &= ~(theirs >> 1)
+        possible = safe_moves(playable_cells(mask, self.lay.geo), theirs)
         if not possible:
             return -(WIN + (size - moves) // 2)
         if moves >= size - 2:
@@ -124,14 +119,14 @@ class HeuristicSearch:
     def root(self, current: int, mask: int, moves: int, depth: int) -> tuple[int, int]:
         """``(column, value)`` of the best move at ``depth`` (a win in one at once)."""
         lay = self.lay
-        possible = playable(mask, lay)
-        wins = winning_cells(current, mask, lay) & possible
+        possible = playable_cells(mask, lay.geo)
+        wins = winning_cells(current, mask, lay.geo) & possible
         if wins:
             return move_column(ordered_moves(current, mask, wins, lay)[0], lay), WIN + (lay.size + 1 - moves) // 2
-        theirs = winning_cells(current ^ mask, mask, lay)
-        forced = possible & theirs
-        candidates = (forced or possible) & ~(theirs >> 1)
-        if forced & (forced - 1) or not candidates:  # lost anyway: block one threat if we can
+        theirs = winning_cells(current ^ mask, mask, lay.geo)
+        candidates = safe_moves(possible, theirs)
+        if not candidates:  # lost anyway: block one threat if we can
+            forced = possible & theirs
             move = (forced & -forced) if forced else ordered_moves(current, mask, possible, lay)[0]
             return move_column(move, lay), -(WIN + (lay.size - moves) // 2)
         alpha, beta = -2 * WIN, 2 * WIN

@@ -6,10 +6,11 @@ sooner.  Among moves with as many threats, central columns come first: they
 lie in more lines.
 
 Every child's threats are counted in one pass: child ``i``'s stones are put in
-lane ``i`` of one wide int, the lanes far enough apart that no shift of
-``position.winning_cells`` carries a bit from one lane into another's board.
-In CPython one pass over a wide int costs far less than seven passes.
-``search.negamax`` inlines this same rule in its hot loop.
+lane ``i`` of one wide int, the lanes far enough apart that no shift of the
+game core's ``agents.board.winning_cells`` carries a bit from one lane into
+another's board; the core function runs once, on a geometry whose ``full``
+mask is copied into every lane.  In CPython one pass over a wide int costs far
+less than seven passes.  ``search.negamax`` inlines this same rule in its hot loop.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from agents.solver.position import Layout, winning_cells
+from agents.board import Geometry, winning_cells
+from agents.solver.position import Layout
 
 
 class Lanes(NamedTuple):
@@ -49,7 +51,7 @@ def child_threats(current: int, mask: int, candidates: int, lay: Layout) -> list
     """
     ln = lanes(lay)
     wide = current * ln.repl | (candidates * ln.repl) & ln.diag
-    cells = winning_cells(wide, mask * ln.repl, _wide_layout(lay))
+    cells = winning_cells(wide, mask * ln.repl, _wide_geometry(lay))
     out = []
     for rank, (col_mask, shift) in enumerate(zip(lay.column_masks, ln.shifts)):
         move = candidates & col_mask
@@ -60,10 +62,9 @@ def child_threats(current: int, mask: int, candidates: int, lay: Layout) -> list
 
 
 @lru_cache(maxsize=64)
-def _wide_layout(lay: Layout) -> Layout:
-    """``lay`` with its ``full`` mask copied into every lane (for ``winning_cells`` on lanes)."""
-    ln = lanes(lay)
-    return lay._replace(geo=lay.geo._replace(full=lay.geo.full * ln.repl))
+def _wide_geometry(lay: Layout) -> Geometry:
+    """``lay``'s geometry with its ``full`` mask copied into every lane (for ``winning_cells`` on lanes)."""
+    return lay.geo._replace(full=lay.geo.full * lanes(lay).repl)
 
 
 def ordered_moves(current: int, mask: int, candidates: int, lay: Layout) -> list[int]:
@@ -81,7 +82,7 @@ def ordered_moves_plain(current: int, mask: int, candidates: int, lay: Layout) -
     for rank, col_mask in enumerate(lay.column_masks):
         move = candidates & col_mask
         if move:
-            scored.append((winning_cells(current | move, mask, lay).bit_count(), -rank, move))
+            scored.append((winning_cells(current | move, mask, lay.geo).bit_count(), -rank, move))
     scored.sort(reverse=True)
     return [move for _, _, move in scored]
 

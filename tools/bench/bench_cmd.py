@@ -1,0 +1,180 @@
+"""``cxforge bench [NAME]``: the command-line face of the benchmarks in tools/bench/ (and negamax-fast's).
+
+With no NAME it runs the quick set (tools/bench/quick.py, what ``make bench``
+runs); each NAME is one benchmark with its own flags: ``loop`` (our game loop
+against kaggle_environments.evaluate), ``agents`` (the classic agents against
+their plain definitions), ``solver`` (the solver on Pons' files; ``--agent``:
+the solver agent's mistake rate), ``book`` (the opening book's size against the
+search it leaves), ``net`` (the network's weight precisions and move time) and
+``negamax`` (negamax-fast against Kaggle's negamax).  ``cxforge bench-solver``
+is the old name of ``cxforge bench solver``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import PONS_DIR
+
+HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax"
+EXAMPLE = """\
+cxforge bench
+cxforge bench loop --seconds 3 -w 1 2 --json
+cxforge bench agents --rows 10 --columns 10 --fast-only
+cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100
+cxforge bench negamax"""
+
+BENCHES = ("loop", "agents", "solver", "book", "net", "negamax")
+
+
+def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, example: str,
+         run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help,
+                                                     epilog="example:\n  " + example)
+    parser.set_defaults(_bench=run)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One subparser per benchmark, each with its own flags; none: the quick set."""
+    from connectx_forge.tools.bench.agents import FAST
+
+    sub = parser.add_subparsers(dest="bench", metavar="[NAME]")
+    sub.required = False
+
+    p = _sub(sub, "loop", "games per second of our game loop against kaggle_environments.evaluate",
+             "cxforge bench loop --seconds 3 -w 1 2", _loop)
+    p.add_argument("--seconds", type=options.positive_float, default=3.0, metavar="S",
+                   help="target seconds per measurement (default 3)")
+    options.add_workers(p, many=True)
+    options.add_json(p, "print the rows as JSON instead of the table")
+
+    p = _sub(sub, "agents", "the classic agents' move time against their plain transcriptions",
+             "cxforge bench agents --rows 10 --columns 10 --fast-only", _agents)
+    options.add_size(p)
+    p.add_argument("--positions", type=options.positive_int, default=30, metavar="N",
+                   help="positions to time (default 30)")
+    p.add_argument("--ref-positions", type=options.nonnegative_int, default=None, metavar="N",
+                   help="time the plain reference on the first N positions only (default: all)")
+    options.add_seed(p, "seed of the positions")
+    p.add_argument("--agents", nargs="+", choices=list(FAST), default=None, metavar="NAME",
+                   help=f"agents to time (default all: {', '.join(FAST)})")
+    p.add_argument("--fast-only", action="store_true", help="skip the plain references (big boards)")
+    options.add_progress(p)
+
+    p = _sub(sub, "solver", "run the solver on Pons-format benchmark files (<moves> <score> per line)",
+             "cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100", _solver)
+    p.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="Pons-format files")
+    p.add_argument("--limit", type=options.positive_int, metavar="N", help="only the first N positions of each file")
+    p.add_argument("--sample", type=options.positive_int, metavar="N",
+                   help="N positions drawn at random (seeded) from each file")
+    options.add_seed(p, "seed of --sample")
+    p.add_argument("--weak", action="store_true", help="win/draw/loss only (compares signs)")
+    p.add_argument("--agent", action="store_true",
+                   help="instead: the solver agent's mistake rate (a move whose win/draw/loss class is below the best)")
+    p.add_argument("--budget", type=float, metavar="S",
+                   help="the agent's seconds per move (default: its normal budget)")
+    p.add_argument("--engine", choices=("python", "c"), default="python",
+                   help="solve with the agent's Python solver, or its compiled twin (tools/solver/csolver: the same "
+                        "search, for C-speed figures and, with --agent, fast labels)")
+    options.add_progress(p)
+
+    p = _sub(sub, "book", "the opening book's size against the search it leaves to the agent",
+             "cxforge bench book --progress runs/book/progress.jsonl --side first", _book)
+    p.add_argument("--progress", type=Path, default=Path("runs/book/progress.jsonl"), metavar="FILE",
+                   help="a book build's progress file (default runs/book/progress.jsonl)")
+    p.add_argument("--side", choices=("first", "second"), default="first", help="the book's side (default first)")
+
+    p = _sub(sub, "net", "the policy network's weight precisions, and its move time",
+             "cxforge bench net --checkpoint runs/net/checkpoint.pt", _net)
+    p.add_argument("--checkpoint", type=Path, default=Path("runs/net/checkpoint.pt"), metavar="FILE",
+                   help="a supervised training checkpoint (default runs/net/checkpoint.pt)")
+    p.add_argument("--positions", type=options.positive_int, default=3000, metavar="N",
+                   help="Pons positions to compare on (default 3000)")
+    p.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
+
+    p = _sub(sub, "negamax", "negamax-fast against Kaggle's negamax: CPU time a move, empty memo",
+             "cxforge bench negamax --positions 60", _negamax)
+    p.add_argument("--positions", type=options.positive_int, default=60, metavar="N",
+                   help="seeded positions to time (default 60)")
+
+
+def _loop(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.loop import markdown, run_bench
+
+    rows = run_bench(args.seconds, args.workers)
+    print(json.dumps(rows, indent=2) if args.json else markdown(rows))
+    return 0
+
+
+def _agents(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench import agents
+
+    size = options.size_of(args)
+    boards = agents.bench_positions(size, args.positions, args.seed)
+    ref_n = args.positions if args.ref_positions is None else args.ref_positions
+    rows = agents.run(args.agents or list(agents.FAST), boards, args.fast_only, ref_n, options.progress_of(args))
+    print(agents.table(rows, size, len(boards), args.seed, args.fast_only))
+    return 1 if any(row.get("mismatches") for row in rows) else 0
+
+
+def _solver(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.solver import agent_mistakes, read_positions, solve_files
+
+    files = [(path, read_positions(path)) for path in args.paths]
+    if args.agent:
+        return agent_mistakes(files, args.budget, args.engine, args.limit, args.sample, args.seed,
+                              options.progress_of(args))
+    return solve_files(files, args.weak, args.engine, args.limit, args.sample, args.seed, options.progress_of(args))
+
+
+def _book(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.book import report
+
+    return report(args.progress, args.side)
+
+
+def _net(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.net import compare
+
+    return compare(args.checkpoint, args.positions, args.pons)
+
+
+def _negamax(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.play.fast_negamax import bench
+
+    kaggle_ms, fast_ms = bench(args.positions)
+    print(f"Kaggle negamax {kaggle_ms:.1f} ms a move, negamax-fast (empty memo) {fast_ms:.1f} ms: "
+          f"{kaggle_ms / fast_ms:.1f}x on {args.positions} seeded positions (CPU time)")
+    return 0
+
+
+def _quick(parser: argparse.ArgumentParser) -> int:
+    """The quick set: each step's heading, then the benchmark run as ``cxforge bench NAME`` would."""
+    from connectx_forge.tools.bench.quick import steps
+
+    status = 0
+    for i, step in enumerate(steps()):
+        print(("\n" if i else "") + f"## {step.heading}\n", flush=True)
+        if step.argv is None:
+            print(step.skipped, flush=True)
+            continue
+        args = parser.parse_args(step.argv)
+        status = max(status, int(args._bench(args) or 0))
+    return status
+
+
+def run(args: argparse.Namespace) -> int:
+    """The benchmark named, or the quick set."""
+    if args.bench is None:
+        parser = argparse.ArgumentParser(prog="cxforge bench")
+        add_arguments(parser)
+        return _quick(parser)
+    if args.bench not in BENCHES:  # argparse has already refused it; here for callers that build args by hand
+        raise UserError(f"unknown benchmark {args.bench!r}; choose from {', '.join(BENCHES)}")
+    return int(args._bench(args) or 0)

@@ -1,0 +1,103 @@
+"""Benchmark: the opening book's size against the search it leaves to the agent.
+
+Replays a book build's progress file (no solving) for several cut-offs:
+``--easy-nodes`` (positions solved in fewer nodes are left out) and the
+deepest ply kept.  For each it reports the entries, the file size raw and
+compressed (as the bundler embeds it), the time to load it, and the largest
+search left to the agent on the book's tree: the most nodes any position it
+can meet outside the book needs (weak + exact solve, empty table).
+
+    cxforge bench book [--progress runs/book/progress.jsonl]
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from agents.board import Board
+from agents.solver.agent import OPENING_MOVE
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.solver.book import (
+    DEFAULT_PROGRESS,
+    Result,
+    book_child,
+    canonical,
+    children,
+    next_frontier,
+    read_progress,
+    solves_at,
+)
+
+CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000, 16), (100_000, 12),
+        (100_000, 8)]
+
+
+def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> tuple[list[Result], int, int]:
+    """The book entries for one cut-off, the largest search left, and the positions met but not solved."""
+    key, board, line = canonical(Board(), "")
+    frontier = {key: (board, line)}
+    kept: list[Result] = []
+    worst = missing = 0
+    for ply in range(0, 43):
+        kids: list[tuple[Board, str]] = []
+        for key, (board, line) in frontier.items():
+            ours = solves_at(ply, side)
+            if ours and ply == 0 and side == "first":
+                kids += book_child(board, line, OPENING_MOVE)
+            elif ours:
+                r = done.get(key)
+                if r is None or r.score is None:
+                    missing += 1
+                    continue
+                if r.nodes < easy_nodes or ply > max_plies:
+                    worst = max(worst, r.nodes)  # the agent searches this one itself
+                    continue
+                kept.append(r)
+                if r.move is not None:
+                    kids += book_child(board, line, r.move)
+            else:
+                kids += children(board, line)
+        frontier = next_frontier(kids)
+        if not frontier:
+            break
+    return kept, worst, missing
+
+
+def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> dict[str, Any]:
+    """One cut-off's book: entries, sizes, load time, and the largest search it leaves to the agent."""
+    from agents.solver.book import NO_MOVE, Book, Entry
+
+    kept, worst, missing = walk(done, side, easy_nodes, max_plies)
+    book = Book.from_entries([Entry(r.key, r.score, r.move if r.move is not None else NO_MOVE)
+                              for r in kept if r.score is not None],
+                             max((len(r.moves) for r in kept), default=0))
+    raw = book.to_bytes()
+    packed = base64.b64encode(zlib.compress(raw, 9))
+    times = []
+    for _ in range(20):  # the fastest of 20: the machine is shared
+        start = time.perf_counter()
+        Book.from_bytes(zlib.decompress(base64.b64decode(packed)))
+        times.append(time.perf_counter() - start)
+    load_ms = min(times) * 1e3
+    return {"easy_nodes": easy_nodes, "max_plies": max_plies, "entries": len(kept), "bytes": len(raw),
+            "embedded": len(packed), "load_ms": load_ms, "worst_left": worst, "unsolved_met": missing}
+
+
+def report(progress: Path = Path(DEFAULT_PROGRESS), side: str = "first") -> int:
+    """Print the table of every cut-off in ``CUTS`` for a book build's progress file; 0."""
+    progress = Path(progress)
+    if not progress.is_file():
+        raise UserError(f"no progress file at {progress}: build a book first (cxforge book build)")
+    done = read_progress(progress)
+    print(f"{'easy nodes':>11} {'max ply':>7} {'entries':>8} {'bytes':>8} {'embedded':>9} {'load ms':>8} "
+          f"{'largest search left':>20}")
+    for easy_nodes, max_plies in CUTS:
+        m = measure(done, side, easy_nodes, max_plies)
+        note = f"  ({m['unsolved_met']} positions met that the build never solved)" if m["unsolved_met"] else ""
+        print(f"{easy_nodes:>11,} {'all' if max_plies == 99 else max_plies:>7} {m['entries']:>8,} {m['bytes']:>8,} "
+              f"{m['embedded']:>9,} {m['load_ms']:>8.2f} {m['worst_left']:>20,}{note}")
+    return 0

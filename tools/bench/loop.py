@@ -1,0 +1,97 @@
+"""Benchmark: games per second of our game loop against kaggle_environments.evaluate.
+
+Run: ``nice cxforge bench loop`` (``--json`` for machine output).
+
+Both harnesses play the same agent functions, so the ratio measures the loops:
+Kaggle's built-in ``random`` against itself, and our ``lookahead`` against
+Kaggle's ``random``.  Each is timed at 1 worker and at all cores.  ``evaluate``
+has no parallelism of its own; at W workers it runs in W processes, each
+evaluating its share of the episodes (the fairest parallel Kaggle baseline).
+Every measurement first calibrates on a few games, then plays about
+``--seconds`` worth of games; pool start-up is included in the parallel figures.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from connectx_forge.tools.play.match import run_match
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.pool import fork_pool
+
+MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]
+
+
+def _evaluate_share(job: tuple[str, str, int]) -> int:
+    """Run ``n`` episodes of ``evaluate`` (in a worker process); returns how many ran."""
+    from connectx_forge.tools.kaggle_env import load
+
+    evaluate = load().evaluate
+    a, b, n = job
+    rewards = evaluate("connectx", [resolve(a).new_agent(), resolve(b).new_agent()], num_episodes=n)
+    return len(rewards)
+
+
+def evaluate_rate(a: str, b: str, games: int, workers: int) -> float:
+    """Games per second of ``kaggle_environments.evaluate`` over ``workers`` processes."""
+    start = time.perf_counter()
+    if workers == 1:
+        done = _evaluate_share((a, b, games))
+    else:
+        shares = [games // workers + (i < games % workers) for i in range(workers)]
+        with fork_pool(workers) as pool:
+            done = sum(pool.map(_evaluate_share, [(a, b, n) for n in shares if n]))
+    return done / (time.perf_counter() - start)
+
+
+def ours_rate(a: str, b: str, games: int, workers: int) -> float:
+    """Games per second of ``run_match``."""
+    result = run_match(a, b, games, workers=workers, seed=0, progress=False)
+    return len(result.records) / result.seconds
+
+
+def measure(rate: Callable[[str, str, int, int], float], a: str, b: str, workers: int, seconds: float,
+            probe: int) -> tuple[float, int]:
+    """Calibrate on ``probe`` games in one process, then time about ``seconds`` of games."""
+    single = rate(a, b, probe, 1)
+    games = max(probe, workers, math.ceil(single * workers * seconds))
+    return rate(a, b, games, workers), games
+
+
+def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None) -> list[dict[str, Any]]:
+    """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr)."""
+    rows: list[dict[str, Any]] = []
+    cores = os.cpu_count() or 1
+    for a, b in MATCHUPS:
+        note = ""
+        if not a.startswith("kaggle:"):
+            try:
+                resolve(a)
+            except Exception as exc:  # an agent not written yet
+                note = f"{a} is not available ({exc}); measured our random agent instead"
+                a = "random"
+        for w in workers_list or sorted({1, cores}):
+            ours, n_ours = measure(ours_rate, a, b, w, seconds, probe=20)
+            theirs, n_theirs = measure(evaluate_rate, a, b, w, seconds, probe=5)
+            rows.append({"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(ours, 1),
+                         "ours_games": n_ours, "evaluate_games_per_s": round(theirs, 1),
+                         "evaluate_games": n_theirs, "ratio": round(ours / theirs, 1), "note": note})
+            print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s",
+                  file=sys.stderr)
+    return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """``run_bench``'s rows as a markdown table, with the notes under it."""
+    lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |",
+             "|---|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
+                     f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |")
+    notes = sorted({r["note"] for r in rows if r["note"]})
+    return "\n".join(lines + [f"\nNote: {n}" for n in notes])

@@ -1,0 +1,146 @@
+"""Benchmark: the solver on Pascal Pons' benchmark files (``cxforge bench solver``).
+
+``agent_mistakes`` measures the ``solver`` agent's mistake rate on them instead
+(``--agent``).  ``read_positions`` reads the files for the other tools too.
+
+Each file holds ``<moves> <score>`` lines.  Per file it reports how many scores
+are right, the mean nodes and time per position, the nodes per second, and the
+ratio of the mean nodes to the counts Pons published for his C++ solver.  The
+transposition table is cleared before each position, as in Pons' protocol.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agents.board import Board, BoardError
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.errors import UserError
+
+T = TypeVar("T")
+
+# Pons' published mean nodes per position (exact, weak), keyed by file name.
+PONS_NODES: dict[str, tuple[str, float, float]] = {
+    "Test_L3_R1": ("End-Easy", 51.28, 29.4),
+    "Test_L2_R1": ("Middle-Easy", 449.6, 533),
+    "Test_L2_R2": ("Middle-Medium", 39_900, 20_210),
+    "Test_L1_R1": ("Begin-Easy", 3_298, 22_230),
+    "Test_L1_R2": ("Begin-Medium", 1_201_000, 538_700),
+    "Test_L1_R3": ("Begin-Hard", 65_920_000, 38_120_000),
+}
+
+
+def read_positions(path: Path) -> list[tuple[str, int]]:
+    """The ``(moves, score)`` pairs of a Pons file; ``UserError`` names a bad line."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    out = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise UserError(f"{path}:{no}: expected '<moves> <score>', got {line!r}")
+        try:
+            Board.from_pons(parts[0])
+            out.append((parts[0], int(parts[1])))
+        except (ValueError, BoardError) as exc:
+            raise UserError(f"{path}:{no}: {exc}") from None
+    return out
+
+
+def select(positions: list[T], limit: int | None, sample: int | None, seed: int) -> list[T]:
+    """``sample`` positions drawn with ``seed`` (all when None), then the first ``limit`` of them."""
+    if sample is not None:
+        positions = random.Random(seed).sample(positions, min(sample, len(positions)))
+    if limit is not None:
+        positions = positions[:limit]
+    return positions
+
+
+def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine: str = "python",
+               progress: bool = True) -> dict[str, Any]:
+    """Solve each position with a cleared table; the figures for one file."""
+    solver: Any
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import CSolver
+
+        solver = CSolver()
+    else:
+        from agents.solver.search import Solver
+
+        solver = Solver()
+    correct = nodes = 0
+    elapsed = 0.0
+    wrong: list[str] = []
+    bar = progress_bars.bar(len(positions), path.name, unit="pos", enabled=progress)
+    for moves, expected in positions:
+        solver.reset()
+        board = Board.from_pons(moves)
+        start = time.perf_counter()
+        score = solver.solve(board, weak=weak)
+        elapsed += time.perf_counter() - start
+        nodes += solver.nodes
+        want = (expected > 0) - (expected < 0) if weak else expected
+        if score == want:
+            correct += 1
+        else:
+            wrong.append(f"{moves} {score} (expected {want})")
+        bar.update()
+    bar.close()
+    n = max(len(positions), 1)
+    return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n,
+            "mean_time": elapsed / n, "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong}
+
+
+def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: float | None = None,
+                   engine: str = "python", limit: int | None = None, sample: int | None = None, seed: int = 0,
+                   progress: bool = True) -> int:
+    """Print the solver agent's mistake rate per file (tools/solver/mistakes.py's harness); 0."""
+    from agents.solver.agent import MOVE_BUDGET
+    from connectx_forge.tools.solver.mistakes import measure, solver_mover
+    from connectx_forge.tools.stats import format_rate
+
+    budget = MOVE_BUDGET if budget is None else budget
+    if budget <= 0:
+        raise UserError(f"--budget must be positive, got {budget}")
+    print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class "
+          f"(labels: {'compiled twin' if engine == 'c' else 'Python solver'})")
+    print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  "
+          "how the moves were chosen")
+    for path, positions in files:
+        positions = select(positions, limit, sample, seed)
+        name = PONS_NODES.get(path.name, (path.name,))[0]
+        r = measure(name, positions, {"solver": solver_mover(budget)}, progress=progress, engine=engine)["solver"]
+        n, think = len(r.mistakes), r.think_s or [0.0]
+        how = ", ".join(f"{k} {v}" for k, v in r.how.most_common())
+        print(f"{name:<16} {n:>4}/{r.judged:<5} {format_rate(n, r.judged):>22} "
+              f"{sum(think) / len(think):>9.3f}s {max(think):>8.2f}s  {how}")
+        for line in r.mistakes[:3]:
+            print(f"  mistake: {line}")
+    return 0
+
+
+def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool = False, engine: str = "python",
+                limit: int | None = None, sample: int | None = None, seed: int = 0, progress: bool = True) -> int:
+    """Print the solver's figures per file next to Pons'; 1 if any score was wrong, else 0."""
+    print(f"{'set':<22} {'correct':>11} {'mean nodes':>12} {'Pons':>12} {'ratio':>6} {'mean time':>11} {'nodes/s':>9}")
+    failed = False
+    for path, positions in files:
+        positions = select(positions, limit, sample, seed)
+        result = bench_file(path, positions, weak, engine, progress)
+        name, exact, weak_nodes = PONS_NODES.get(path.name, (path.name, 0.0, 0.0))
+        pons = weak_nodes if weak else exact
+        ratio = f"{result['mean_nodes'] / pons:.2f}" if pons else "-"
+        print(f"{name:<22} {result['correct']:>5}/{result['n']:<5} {result['mean_nodes']:>12,.1f} "
+              f"{pons:>12,.1f} {ratio:>6} {result['mean_time'] * 1e3:>9.2f}ms {result['nps']:>9,.0f}")
+        for line in result["wrong"][:5]:
+            print(f"  wrong: {line}")
+        failed |= bool(result["wrong"])
+    return 1 if failed else 0

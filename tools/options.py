@@ -1,0 +1,194 @@
+"""The flags that several ``cxforge`` commands share, defined once so that each means one thing.
+
+* ``-n/--games N``: games to play (or positions, where a command plays none);
+* ``-w/--workers W``: worker processes (default: all cores; 1 runs in this process);
+* ``--seed S``: the base seed, 0 unless given; the same seed gives the same run;
+* ``--json``: print the result as JSON on stdout instead of the table;
+* ``-o/--out PATH``: where a command writes its file(s);
+* ``--rows/--columns/--inarow``: the board size (Kaggle's leaderboard plays 6x7x4);
+* ``--no-progress``: no progress bar (bars also switch off when stderr is not a terminal).
+
+Old spellings (``--save``, ``--output``, ``--size R C K``, ``--json PATH``) stay as hidden
+aliases for one release; they print nothing in ``--help``.  The value types here
+(``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from agents.board import STANDARD
+from connectx_forge.tools.errors import UserError
+
+Size = tuple[int, int, int]
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = _whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    value = _whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+_positive_int = positive_int  # the names of the first version
+_seed = nonnegative_int
+
+
+def add_games(parser: argparse.ArgumentParser, default: int | None, what: str = "games to play",
+              required: bool = False) -> None:
+    """``-n/--games N``."""
+    suffix = f" (default {default})" if default is not None else ""
+    parser.add_argument("-n", "--games", type=positive_int, default=default, metavar="N", help=what + suffix,
+                        required=required)
+
+
+def add_workers(parser: argparse.ArgumentParser, many: bool = False) -> None:
+    """``-w/--workers W``: processes; ``None`` (all cores) unless given.
+
+    ``many``: a benchmark's list of worker counts to measure (``-w 1 2``), also ``None`` unless given.
+    """
+    if many:
+        parser.add_argument("-w", "--workers", type=positive_int, nargs="+", default=None, metavar="W",
+                            help="worker process counts to measure (default: 1 and all cores)")
+        return
+    parser.add_argument("-w", "--workers", type=positive_int, default=None, metavar="W",
+                        help="worker processes (default: all cores; 1 runs in this process)")
+
+
+def workers_of(args: argparse.Namespace) -> int:
+    """The number of workers ``-w`` asked for, all cores when it was not given."""
+    return args.workers if args.workers is not None else (os.cpu_count() or 1)
+
+
+def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:
+    """``--seed S``, default 0 in every command."""
+    parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S", help=f"{what} (default 0)")
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "print the result as JSON instead of the table",
+             old_file: bool = False) -> None:
+    """``--json``: JSON on stdout.  Pair with ``add_out`` for a file.
+
+    ``old_file``: also take the old ``--json PATH`` (the table on stdout, the JSON in PATH, as ``-o PATH``
+    does now), unlisted; only for a command without positional arguments, where it is unambiguous.
+    Read the result with ``json_and_out``.
+    """
+    if old_file:
+        parser.add_argument("--json", action=_JsonOrOldFile, help=what)
+    else:
+        parser.add_argument("--json", action="store_true", help=what)
+
+
+class _JsonOrOldFile(argparse.Action):
+    """``--json`` (True), or the old ``--json PATH`` (that path); ``--help`` shows only ``--json``."""
+
+    hide_value = True  # read by HelpFormatter
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs="?", const=True, default=False, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, True if values is True else Path(values))
+
+
+def json_and_out(args: argparse.Namespace) -> tuple[bool, Path | None]:
+    """Whether to print JSON on stdout, and the file to write (``-o``, or the old ``--json PATH``)."""
+    old = args.json if isinstance(args.json, Path) else None
+    if old is not None and args.out is not None:
+        raise UserError("give the output file with -o/--out only (--json PATH is its old spelling)")
+    return args.json is True, args.out if old is None else old
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and examples as written; an option taking an unlisted old value shows no metavar."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if getattr(action, "hide_value", False):
+            return ""
+        return super()._format_args(action, default_metavar)
+
+    def _format_action_invocation(self, action: argparse.Action) -> str:
+        if getattr(action, "hide_value", False):
+            return ", ".join(action.option_strings)
+        return super()._format_action_invocation(action)
+
+    def _format_actions_usage(self, actions: Any, groups: Any) -> str:
+        text = super()._format_actions_usage(actions, groups)
+        for action in actions:
+            if getattr(action, "hide_value", False) and action.option_strings:
+                text = text.replace(f"{action.option_strings[0]} ]", f"{action.option_strings[0]}]")
+        return text
+
+
+def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
+            old: tuple[str, ...] = ()) -> None:
+    """``-o/--out PATH``; ``old`` spellings (e.g. ``--save``) are accepted, unlisted."""
+    suffix = f" (default {default})" if default is not None else ""
+    parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
+                        metavar="PATH", help=what + suffix)
+    for flag in old:
+        parser.add_argument(flag, dest="out", type=Path, help=argparse.SUPPRESS)
+
+
+def add_size(parser: argparse.ArgumentParser) -> None:
+    """``--rows/--columns/--inarow`` (and the old ``--size R C K``, hidden)."""
+    group = parser.add_argument_group("board size")
+    for flag, default in zip(("--rows", "--columns", "--inarow"), STANDARD, strict=True):
+        group.add_argument(flag, type=positive_int, default=None, metavar="N",
+                           help=f"default {default}")
+    parser.add_argument("--size", type=positive_int, nargs=3, default=None, help=argparse.SUPPRESS)
+
+
+def size_of(args: argparse.Namespace) -> Size:
+    """The board size from ``--rows/--columns/--inarow`` (or the old ``--size``)."""
+    old = getattr(args, "size", None)
+    given = [getattr(args, k, None) for k in ("rows", "columns", "inarow")]
+    if old is not None:
+        if any(v is not None for v in given):
+            raise UserError("give the board size with --rows/--columns/--inarow or the old --size, not both")
+        return old[0], old[1], old[2]
+    rows, columns, inarow = (v if v is not None else d for v, d in zip(given, STANDARD, strict=True))
+    return rows, columns, inarow
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``."""
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is shown when stderr is not a terminal)")
+
+
+def progress_of(args: argparse.Namespace) -> bool:
+    """Whether ``--no-progress`` left progress bars on (``progress.bar`` still checks for a terminal)."""
+    return not getattr(args, "no_progress", False)
+

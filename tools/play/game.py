@@ -1,0 +1,182 @@
+"""One game of ConnectX between two players, judged exactly as kaggle_environments judges it.
+
+``play_game`` plays through the one game core (``agents.board``) and applies
+Kaggle's rules from ``rules.py``: agents get Kaggle ``Struct``s, a ``None`` is
+column 0, a non-``int`` or full column is ``invalid``, an exception is ``error``,
+too long a move is ``timeout``; otherwise a line of ``inarow`` wins and a full
+board is a draw.  The result is a ``GameRecord``, replayable move by move.
+
+Scheduling many games, counting them and storing them live elsewhere
+(``match.py``, ``tally.py``, ``records.py``).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import asdict, dataclass
+from time import perf_counter
+from typing import Any
+
+from agents.board import STANDARD, Board, geometry
+from connectx_forge.tools import kaggle_env
+from connectx_forge.tools.play import rules
+from connectx_forge.tools.play.players import PlayerLike, as_player
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, KAGGLE_STATUS, OVERAGE, Size
+
+
+@dataclass
+class GameRecord:
+    """One finished game, in seat terms: seat 1 (mark 1) moves first.
+
+    ``moves`` are the columns played; ``times`` the seconds each move took, one
+    per call (so it has one more entry than ``moves`` when the last call broke a
+    rule).  ``winner`` is the mark that won (by a line, or because the other
+    broke a rule), ``None`` for a draw; ``culprit`` is the mark that broke a rule.
+    """
+
+    players: tuple[str, str]
+    size: Size
+    seed: int
+    moves: list[int]
+    times: list[float]
+    outcome: str
+    winner: int | None = None
+    culprit: int | None = None
+    bad_action: str | None = None  # repr of an invalid action
+    error: str | None = None  # "Type: message" of an exception
+    index: int = 0
+    a_seat: int = 1  # the seat agent A played in a match
+
+    def result(self, mark: int) -> str:
+        """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
+        if self.winner is None:
+            return "draw"
+        return "win" if self.winner == mark else "loss"
+
+    def kaggle_result(self) -> tuple[list[str], list[int | None]]:
+        """The final statuses and rewards kaggle_environments gives this game, by seat."""
+        if self.outcome == "draw":
+            return ["DONE", "DONE"], [0, 0]
+        if self.outcome == "win":
+            rewards: list[int | None] = [1, -1] if self.winner == 1 else [-1, 1]
+            return ["DONE", "DONE"], rewards
+        statuses: list[str] = ["DONE", "DONE"]
+        rewards = [0, 0]
+        assert self.culprit is not None
+        statuses[self.culprit - 1] = KAGGLE_STATUS[self.outcome]
+        rewards[self.culprit - 1] = None
+        return statuses, rewards
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (one line of a games file, see ``records.py``)."""
+        out = asdict(self)
+        out["players"] = list(self.players)
+        out["size"] = list(self.size)
+        out["times"] = [round(t, 6) for t in self.times]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameRecord:
+        """The record ``to_json`` wrote."""
+        data = dict(data)
+        data["players"] = tuple(data["players"])
+        data["size"] = tuple(data["size"])
+        return cls(**data)
+
+
+class _Sink(io.TextIOBase):
+    """Swallows an agent's prints (Kaggle captures them into logs we do not keep)."""
+
+    def write(self, s: str) -> int:
+        return len(s)
+
+
+_SINK = _Sink()
+
+
+def _struct_factory() -> Callable[..., Any]:
+    """kaggle_environments' ``Struct`` (attribute and item access), imported quietly."""
+    kaggle_env.load()
+    from kaggle_environments.utils import Struct
+
+    return Struct
+
+
+def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameRecord:
+    """End ``record`` with player ``mark`` breaking a rule: it loses."""
+    record.outcome, record.culprit, record.winner = outcome, mark, 3 - mark
+    for k, v in details.items():
+        setattr(record, k, v)
+    return record
+
+
+def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed: int = 0, *,
+              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, index: int = 0,
+              a_seat: int = 1) -> GameRecord:
+    """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
+
+    Seeds ``random`` and ``numpy.random`` with ``seed`` first, so that the same
+    seed gives the same game.  ``index`` and ``a_seat`` only label the record.
+    """
+    import numpy as np
+
+    players = (as_player(first), as_player(second))
+    rows, columns, inarow = size
+    geometry(rows, columns, inarow)  # validates the size
+    Struct = _struct_factory()
+    config_items = rules.kaggle_config(size, act_timeout)
+    random.seed(seed)
+    np.random.seed(seed)
+    agents = [p.new_agent() for p in players]
+    argcs = [rules.arg_count(a) for a in agents]
+
+    board = Board(rows, columns, inarow)
+    grid = [0] * (rows * columns)
+    heights = [0] * columns
+    left = [overage, overage]
+    moves: list[int] = []
+    times: list[float] = []
+    record = GameRecord((players[0].name, players[1].name), (rows, columns, inarow), seed, moves, times,
+                        "draw", index=index, a_seat=a_seat)
+    is_timeout, overage_after, is_valid_action = rules.is_timeout, rules.overage_after, rules.is_valid_action
+    last_ply = rules.EPISODE_STEPS - 2  # the last move Kaggle's episodeSteps allows
+
+    while True:
+        ply = board.moves
+        mark = 1 + (ply & 1)
+        i = mark - 1
+        obs = Struct(remainingOverageTime=left[i], step=ply, board=grid[:], mark=mark)
+        args = (obs, Struct(**config_items))[:argcs[i]]
+        error = None
+        with redirect_stdout(_SINK), redirect_stderr(_SINK):
+            start = perf_counter()
+            try:
+                action = agents[i](*args)
+            except Exception as exc:  # Kaggle catches Exception, not BaseException
+                action, error = None, f"{type(exc).__name__}: {exc}"
+            duration = perf_counter() - start
+        times.append(duration)
+        timed_out = is_timeout(duration, act_timeout, left[i])
+        left[i] = overage_after(duration, act_timeout, left[i])
+        if timed_out:
+            return _broke(record, "timeout", mark)
+        if error is not None:
+            return _broke(record, "error", mark, error=error)
+        if action is None:
+            action = rules.NONE_ACTION
+        if not is_valid_action(action, columns, board.can_play):
+            return _broke(record, "invalid", mark, bad_action=repr(action))
+        col = int(action)
+        wins = board.is_winning_move(col)
+        grid[(rows - 1 - heights[col]) * columns + col] = mark
+        heights[col] += 1
+        board = board.play(col)
+        moves.append(col)
+        if wins:
+            record.outcome, record.winner = "win", mark
+            return record
+        if board.is_full() or ply >= last_ply:
+            return record  # a draw

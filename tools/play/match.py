@@ -1,0 +1,196 @@
+"""A match: many seeded games between players A and B, spread over the worker pool.
+
+``run_match`` plays ``games`` games between A and B.  Seats alternate (A moves
+first in even-numbered games) unless ``seats`` fixes A's seat; game ``i`` is
+seeded with ``game_seed(seed, i)``, so a run is reproducible whatever the number
+of workers.  Games go to ``pool.in_processes`` in chunks (one pickled job per
+chunk keeps the per-game overhead small) and come back as ``GameRecord``s in a
+``MatchResult``, which tallies them from A's side::
+
+    from connectx_forge.tools.play.match import run_match
+    from connectx_forge.tools.play.report import format_match
+    result = run_match("lookahead", "kaggle:negamax", games=200, seed=0)
+    print(format_match(result))     # the table cxforge match prints
+    result.tally().win_rate         # A's wins / games, both seats
+    result.tally(a_seat=1)          # only the games where A moved first
+    result.records[0].moves         # every game, replayable
+
+One game is ``game.play_game``; the rules are in ``rules.py``; storing games is
+``records.py``; the command line is ``match_cmd.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import statistics
+import time
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.board import STANDARD, geometry
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play import pool
+from connectx_forge.tools.play.game import GameRecord, play_game
+from connectx_forge.tools.play.players import Player, PlayerLike, as_player
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size
+from connectx_forge.tools.play.tally import Tally
+
+SEATS = ("both", "first", "second")
+MAX_CHUNK = 50  # games per job at most
+
+
+def game_seed(base: int, index: int) -> int:
+    """The seed of game ``index`` in a run seeded with ``base`` (independent of workers)."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([base, index]).generate_state(1)[0])
+
+
+def a_moves_first(i: int, seats: str) -> bool:
+    """Whether A moves first in game ``i``: alternating (``both``), or always ``first`` or ``second``."""
+    return seats == "first" or (seats == "both" and i % 2 == 0)
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """One job for the pool: games ``indices`` of a match."""
+
+    a: Player
+    b: Player
+    indices: tuple[int, ...]
+    seed: int
+    size: Size
+    act_timeout: float
+    overage: float
+    seats: str = "both"
+
+
+def _play_chunk(job: _Chunk) -> list[GameRecord]:
+    """Play games ``job.indices`` (in a worker process, or in this one)."""
+    out = []
+    for i in job.indices:
+        a_first = a_moves_first(i, job.seats)
+        first, second = (job.a, job.b) if a_first else (job.b, job.a)
+        out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
+                             overage=job.overage, index=i, a_seat=1 if a_first else 2))
+    return out
+
+
+def chunks(games: int, workers: int, chunk: int | None = None) -> list[tuple[int, ...]]:
+    """Game indices in jobs of ``chunk`` games (default: about four jobs a worker, at most ``MAX_CHUNK``)."""
+    size = chunk or max(1, min(MAX_CHUNK, math.ceil(games / (workers * 4))))
+    return [tuple(range(s, min(games, s + size))) for s in range(0, games, size)]
+
+
+@dataclass
+class MatchResult:
+    """The games of ``run_match``, sorted by index, with tallies and move times from A's side."""
+
+    a: str
+    b: str
+    size: Size
+    seed: int
+    workers: int
+    seconds: float
+    records: list[GameRecord] = field(default_factory=list)
+    act_timeout: float = ACT_TIMEOUT
+
+    def tally(self, a_seat: int | None = None) -> Tally:
+        """A's results over all games, or only those where A played seat ``a_seat`` (1 = first)."""
+        t = Tally()
+        for rec in self.records:
+            if a_seat is None or rec.a_seat == a_seat:
+                t.add(rec, rec.a_seat)
+        return t
+
+    def _times_per_game(self, side: str) -> list[list[float]]:
+        """Seconds per move of ``side`` (``"A"`` or ``"B"``), game by game."""
+        out = []
+        for rec in self.records:
+            mark = rec.a_seat if side == "A" else 3 - rec.a_seat
+            out.append(rec.times[mark - 1::2])
+        return out
+
+    def move_times(self, side: str) -> list[float]:
+        """Seconds per move of ``side`` over every game."""
+        return [t for game in self._times_per_game(side) for t in game]
+
+    def overage_used(self, side: str) -> list[float]:
+        """Overage seconds ``side`` spent in each game: its moves' time beyond ``act_timeout``."""
+        return [sum(max(0.0, t - self.act_timeout) for t in game) for game in self._times_per_game(side)]
+
+    def time_stats(self, side: str) -> dict[str, float | None]:
+        """Moves, median and max seconds per move of ``side``, and its most overage in one game."""
+        ts = self.move_times(side)
+        return {"moves": len(ts), "median_s": statistics.median(ts) if ts else None,
+                "max_s": max(ts) if ts else None, "max_overage_s": max(self.overage_used(side), default=None)}
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary ``cxforge match --json`` prints."""
+        return {
+            "a": self.a, "b": self.b, "games": len(self.records), "size": list(self.size),
+            "seed": self.seed, "workers": self.workers, "seconds": round(self.seconds, 3),
+            "a_first": self.tally(1).to_json(), "a_second": self.tally(2).to_json(),
+            "overall": self.tally().to_json(),
+            "move_time": {"a": self.time_stats("A"), "b": self.time_stats("B")},
+        }
+
+    def format(self) -> str:
+        """The plain-text report ``cxforge match`` prints (``report.format_match``)."""
+        from connectx_forge.tools.play.report import format_match
+
+        return format_match(self)
+
+
+def _check_picklable(*players: Player) -> None:
+    """Players cross to worker processes by pickle: say so plainly when one cannot."""
+    for p in players:
+        try:
+            pickle.dumps(p)
+        except Exception:
+            raise UserError(f"player {p.name!r} cannot be sent to worker processes (define it at module "
+                            "level, or use workers=1)") from None
+
+
+def _validate(games: int, seed: int, seats: str, workers: int) -> None:
+    if not isinstance(games, int) or games < 1:
+        raise UserError(f"the number of games must be a positive integer, got {games!r}")
+    if not isinstance(seed, int) or seed < 0:
+        raise UserError(f"the seed must be a non-negative integer, got {seed!r}")
+    if seats not in SEATS:
+        raise UserError(f"seats must be one of {', '.join(SEATS)}, got {seats!r}")
+    if workers < 1:
+        raise UserError(f"workers must be at least 1, got {workers}")
+
+
+def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0,
+              size: Size = STANDARD, *, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
+              progress: bool = True, chunk: int | None = None, executor: Executor | None = None,
+              seats: str = "both") -> MatchResult:
+    """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
+
+    ``seats`` "first" or "second" puts A in that seat in every game instead.
+
+    ``workers`` processes (all cores by default; 1 plays in this process) each
+    play chunks of games; pass ``executor`` to use your own instead (players
+    then must pickle: specs, registered agents and module-level functions do).
+    Game ``i`` is seeded with ``game_seed(seed, i)``, so results do not depend on
+    ``workers``.  A bar on stderr shows progress unless ``progress`` is False.
+    """
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    _validate(games, seed, seats, workers)
+    geometry(*size)
+    pa, pb = as_player(a), as_player(b)
+    n_workers = 1 if executor is None and workers == 1 else workers
+    if n_workers > 1 or executor is not None:
+        _check_picklable(pa, pb)
+    board: Size = (size[0], size[1], size[2])
+    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats) for idx in chunks(games, n_workers, chunk)]
+    bar = pool.Progress(f"{pa.name} vs {pb.name}", "game", total=games, enabled=progress, count=len)
+    start = time.perf_counter()
+    done = pool.in_processes(_play_chunk, jobs, n_workers, progress=bar, executor=executor)
+    records = sorted((rec for part in done for rec in part), key=lambda r: r.index)
+    return MatchResult(pa.name, pb.name, board, seed, n_workers, time.perf_counter() - start, records, act_timeout)

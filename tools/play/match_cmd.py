@@ -1,0 +1,59 @@
+"""``cxforge match``: the command-line face of ``run_match`` (flags in, report out, nothing else).
+
+The shared flags come from ``tools/options`` (-n, -w, --seed, the board size,
+--json, -o/--out with the old ``--save`` hidden, --no-progress); the flags of
+Kaggle's time rule (--act-timeout, --overage) and --seats are this command's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.match import SEATS, run_match
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.records import save_records
+from connectx_forge.tools.play.report import format_match
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+
+HELP = "Play games between two agents with Kaggle's rules and report win rates."
+EXAMPLE = """\
+cxforge match lookahead kaggle:negamax -n 200
+cxforge match net improved -n 400 -w 2 --seed 7 -o games.jsonl
+cxforge match submissions/submission.py kaggle:random --seats first --json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge match``."""
+    parser.add_argument("a", metavar="A", help="player A: a registered agent, kaggle:random, kaggle:negamax, "
+                                               "negamax-fast, or a path to a .py submission")
+    parser.add_argument("b", metavar="B", help="player B (same forms)")
+    options.add_games(parser, 100, "games to play; seats alternate")
+    options.add_workers(parser)
+    options.add_seed(parser, "base seed; the same seed replays the same games")
+    options.add_size(parser)
+    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
+                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
+    parser.add_argument("--overage", type=float, default=OVERAGE, metavar="S",
+                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
+    parser.add_argument("--seats", choices=SEATS, default="both",
+                        help="A's seat: alternate (both, default), or always first or always second")
+    options.add_json(parser, "print the summary as JSON instead of the table")
+    options.add_out(parser, "write one JSON line per game to PATH", old=("--save",))
+    options.add_progress(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play the match, save its games if asked, print the report; 0."""
+    if args.overage < 0:
+        raise UserError(f"--overage must not be negative, got {args.overage:g}")
+    a, b = resolve(args.a), resolve(args.b)
+    result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
+                       act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
+                       progress=options.progress_of(args), seats=args.seats)
+    if args.out is not None:
+        save_records(result.records, args.out)
+    print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
+    return 0

@@ -1,0 +1,168 @@
+"""Player specs: the strings ``cxforge match`` accepts, resolved into agents.
+
+A spec is one of
+
+* a registered agent name (``random``, ``lookahead``... see ``cxforge agents``);
+* ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents
+  (plain ``negamax`` means Kaggle's too, as no agent of ours has that name);
+* ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
+  distribution, several times faster (tools/play/fast_negamax.py), for training and quick runs;
+* a path to a ``.py`` file, e.g. a built ``submissions/submission.py``: loaded the
+  way Kaggle loads a submission (exec in a fresh globals dict, last callable),
+  afresh for every game and inside the first move, so load time counts against
+  move 1 as it does on Kaggle.
+
+Specs are strings so they can cross process boundaries: a player made by
+``resolve`` pickles as its spec and is resolved again on the other side
+(``resolve`` caches per process), so even an agent that cannot be pickled (a
+closure such as ``negamax-fast``) can be played by worker processes.  A player
+wrapping a Python function (``from_callable``) pickles with its function.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from agents import registry
+from connectx_forge.tools import kaggle_env
+from connectx_forge.tools.errors import UserError
+
+Agent = Callable[..., Any]
+
+KAGGLE_PREFIX = "kaggle:"
+KAGGLE_BUILTINS = ("random", "negamax")
+FAST_NEGAMAX = "negamax-fast"
+
+
+@dataclass(frozen=True)
+class Player:
+    """A resolved player: its spec, a display name, and how to get an agent for one game.
+
+    ``fresh`` players (submission files) are loaded anew for each game, as on
+    Kaggle where every episode starts from the file; the others are plain
+    functions, shared by every game a process plays.
+    """
+
+    spec: str
+    name: str
+    kind: str  # "registry", "kaggle", "file" or "callable"
+    _agent: Agent | None = None
+    by_spec: bool = False  # made by ``resolve``: pickles as its spec
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle a resolved player as ``resolve(spec)``; others field by field."""
+        if self.by_spec:
+            return (resolve, (self.spec,))
+        return (Player, (self.spec, self.name, self.kind, self._agent))
+
+    @property
+    def fresh(self) -> bool:
+        return self.kind == "file"
+
+    def new_agent(self) -> Agent:
+        """The agent function for one new game."""
+        if self.kind == "file":
+            return file_agent(self.spec)
+        assert self._agent is not None
+        return self._agent
+
+
+def kaggle_builtin(name: str) -> Agent:
+    """kaggle_environments' own ConnectX agent ``name`` (``random`` or ``negamax``)."""
+    kaggle_env.load()
+    from kaggle_environments.envs.connectx.connectx import agents as builtins
+
+    return builtins[name]
+
+
+def file_agent(path: str) -> Agent:
+    """A submission file as Kaggle runs it: loaded lazily, inside the first call.
+
+    This is ``kaggle_environments.agent.build_agent``: the source is exec'd in an
+    empty globals dict, the last callable is the agent, the file's folder is on
+    ``sys.path`` while it loads, and ``config.__raw_path__`` is set.
+    """
+    kaggle_env.load()
+    from kaggle_environments.agent import build_agent
+
+    agent, _ = build_agent(path, {}, "connectx")
+    return agent
+
+
+def _check_source(path: str) -> None:
+    """Fail early, with one line, on a file that cannot be read or compiled."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+    except OSError as exc:
+        raise UserError(f"cannot read player file {path}: {exc.strerror or exc}") from None
+    try:
+        compile(source, path, "exec")
+    except SyntaxError as exc:
+        raise UserError(f"player file {path} does not compile: {exc.msg} (line {exc.lineno})") from None
+
+
+def looks_like_path(spec: str) -> bool:
+    return spec.endswith(".py") or os.sep in spec or "/" in spec
+
+
+@cache
+def resolve(spec: str) -> Player:
+    """The player a spec names; ``UserError`` with the accepted forms otherwise."""
+    player = _resolve(spec)
+    return Player(player.spec, player.name, player.kind, player._agent, by_spec=True)
+
+
+def _resolve(spec: str) -> Player:
+    if not isinstance(spec, str) or not spec.strip():
+        raise UserError(f"empty player spec {spec!r}")
+    if spec.startswith(KAGGLE_PREFIX):
+        name = spec[len(KAGGLE_PREFIX):]
+        if name not in KAGGLE_BUILTINS:
+            raise UserError(f"unknown Kaggle agent {spec!r}; Kaggle's built-in agents are "
+                            + ", ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS))
+        return Player(spec, spec, "kaggle", kaggle_builtin(name))
+    if spec in registry.REGISTRY:
+        try:
+            agent = registry.get(spec).load()
+        except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
+            raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
+        return Player(spec, spec, "registry", agent)
+    if spec == FAST_NEGAMAX:
+        from connectx_forge.tools.play.fast_negamax import agent as fast_negamax_agent
+
+        return Player(spec, spec, "callable", fast_negamax_agent)
+    if spec in KAGGLE_BUILTINS:  # "negamax": not ours, so Kaggle's
+        return Player(spec, KAGGLE_PREFIX + spec, "kaggle", kaggle_builtin(spec))
+    if os.path.isfile(spec):
+        _check_source(spec)
+        return Player(spec, os.path.basename(spec), "file")
+    if looks_like_path(spec):
+        raise UserError(f"player file not found: {spec}")
+    kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
+    raise UserError(f"unknown player {spec!r}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
+                    f"{kaggle}, {FAST_NEGAMAX}, or a path to a .py file")
+
+
+def from_callable(agent: Agent, name: str | None = None) -> Player:
+    """A player wrapping a Python function (API use, in-process only)."""
+    label = str(name or getattr(agent, "__name__", "agent"))
+    return Player(label, label, "callable", agent)
+
+
+PlayerLike = Player | str | Agent
+
+
+def as_player(p: PlayerLike) -> Player:
+    """A player from a spec string, a ``Player`` or an agent function."""
+    if isinstance(p, Player):
+        return p
+    if isinstance(p, str):
+        return resolve(p)
+    if callable(p):
+        return from_callable(p)
+    raise TypeError(f"a player is a spec string, a Player or an agent function, got {p!r}")

@@ -1,0 +1,206 @@
+"""THE worker pool of the game tools: run a list of jobs over W workers, with one progress bar.
+
+One way of scheduling, two kinds of worker:
+
+* ``in_processes(work, jobs, workers)``: CPU-bound jobs (``cxforge match``'s
+  chunks of games) in forked worker processes.  ``work`` (a module-level
+  function) and each job cross to the workers by pickle, results come back by
+  pickle.  One worker runs the jobs in this process, without a pool; pass
+  ``executor`` to run them on an executor of your own (it is left running).
+* ``in_threads(work, jobs, workers, resource)``: I/O-bound jobs (``cxforge
+  check``'s games, each played by an isolated subprocess) in threads of this
+  process.  Each thread opens ONE resource with ``resource()`` the first time it
+  needs it and calls ``work(res, job)`` for every job it runs; a resource may
+  renew what it holds (the checker's loader replaces a hung or dead process).
+  Every resource is closed when the pool ends.
+
+Both return one result per job, IN JOB ORDER, whatever order they finished in,
+and count finished work on a bar (``tools/progress``: stderr, terminals only).
+When a job raises, or KeyboardInterrupt arrives, the pool cancels the jobs not
+started, stops its workers (worker processes are terminated, resources are
+closed with ``abort=True``, which ends whatever a thread was waiting on) and
+re-raises.  Forked workers ignore SIGINT, so Ctrl-C is handled once, here.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from connectx_forge.tools import progress as progress_bars
+
+J = TypeVar("J")
+R = TypeVar("R")
+S = TypeVar("S", bound="Resource")
+
+
+class Resource(Protocol):
+    """What a thread worker holds: closed once at the end, ``abort`` when the pool is failing."""
+
+    def close(self, abort: bool = False) -> None: ...
+
+
+class PoolStopped(RuntimeError):
+    """Raised in a thread worker that asks for its resource after the pool began to stop."""
+
+
+def _one(result: Any) -> int:
+    return 1
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How the bar counts: ``count(result)`` units per finished job, out of ``total`` (default: jobs)."""
+
+    desc: str
+    unit: str = "game"
+    total: int | None = None
+    enabled: bool = True
+    count: Callable[[Any], int] = _one
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
+    """A process pool that forks (workers start with this process's imports and caches) where it can."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=initializer)
+
+
+def _bar(progress: Progress | None, jobs: int) -> Any:
+    p = progress or Progress("", enabled=False)
+    return progress_bars.bar(p.total if p.total is not None else jobs, p.desc, p.unit, p.enabled)
+
+
+def _count(progress: Progress | None, result: Any) -> int:
+    return progress.count(result) if progress is not None else 1
+
+
+def _sequential(work: Callable[[J], R], jobs: Sequence[J], progress: Progress | None) -> list[R]:
+    """Every job in this thread, in order."""
+    results = []
+    with _bar(progress, len(jobs)) as bar:
+        for job in jobs:
+            result = work(job)
+            results.append(result)
+            bar.update(_count(progress, result))
+    return results
+
+
+def _collect(futures: list[Future[R]], progress: Progress | None) -> list[R]:
+    """The futures' results in submission order, counting each on the bar as it finishes."""
+    where = {fut: i for i, fut in enumerate(futures)}
+    results: list[Any] = [None] * len(futures)
+    with _bar(progress, len(futures)) as bar:
+        for fut in as_completed(futures):
+            result = fut.result()
+            results[where[fut]] = result
+            bar.update(_count(progress, result))
+    return results
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool's workers now, mid-job (the executor offers no public way before 3.14)."""
+    processes = getattr(pool, "_processes", None) or {}
+    for proc in list(processes.values()):
+        if proc.is_alive():
+            proc.terminate()
+
+
+def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
+                 progress: Progress | None = None, executor: Executor | None = None) -> list[R]:
+    """``[work(job) for job in jobs]`` over ``workers`` forked processes (1: in this process)."""
+    todo = list(jobs)
+    if not todo:
+        return []
+    if executor is None and workers <= 1:
+        return _sequential(work, todo, progress)
+    pool = executor or fork_pool(min(workers, len(todo)), initializer=_ignore_sigint)
+    futures: list[Future[R]] = []
+    try:
+        futures = [pool.submit(work, job) for job in todo]  # fork before the bar starts a thread
+        return _collect(futures, progress)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        if executor is None and isinstance(pool, ProcessPoolExecutor):
+            _terminate(pool)
+        raise
+    finally:
+        if executor is None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _PerThread(Generic[S]):
+    """One resource per worker thread, opened on first use; all of them closed at the end."""
+
+    def __init__(self, factory: Callable[[], S]) -> None:
+        self._factory = factory
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._opened: list[S] = []
+        self._stopping = False
+
+    def get(self) -> S:
+        res: S | None = getattr(self._local, "resource", None)
+        if res is None:
+            with self._lock:
+                if self._stopping:
+                    raise PoolStopped("the pool is stopping")
+                res = self._factory()
+                self._opened.append(res)
+            self._local.resource = res
+        return res
+
+    def close_all(self, abort: bool) -> None:
+        with self._lock:
+            self._stopping = True
+            opened = list(self._opened)
+        for res in opened:
+            res.close(abort=abort)
+
+
+def _threaded(work: Callable[[J], R], jobs: Sequence[J], workers: int, progress: Progress | None,
+              on_failure: Callable[[], None]) -> list[R]:
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cxforge-pool")
+    futures: list[Future[R]] = []
+    try:
+        futures = [pool.submit(work, job) for job in jobs]
+        return _collect(futures, progress)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        on_failure()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def in_threads(work: Callable[[S, J], R], jobs: Iterable[J], workers: int, resource: Callable[[], S], *,
+               progress: Progress | None = None) -> list[R]:
+    """``[work(res, job) for job in jobs]`` over ``workers`` threads, each with its own ``res = resource()``."""
+    todo = list(jobs)
+    resources: _PerThread[S] = _PerThread(resource)
+
+    def run_one(job: J) -> R:
+        return work(resources.get(), job)
+
+    finished = False
+    try:
+        if workers <= 1 or len(todo) <= 1:
+            results = _sequential(run_one, todo, progress)
+        else:
+            results = _threaded(run_one, todo, min(workers, len(todo)), progress,
+                                on_failure=lambda: resources.close_all(abort=True))
+        finished = True
+        return results
+    finally:
+        resources.close_all(abort=not finished)

@@ -1,0 +1,32 @@
+"""Games on disk: one ``GameRecord`` per JSON line (what ``cxforge match -o PATH`` writes).
+
+A line is ``GameRecord.to_json()``; ``load_records`` reads a file back into
+records that replay, tally and report like fresh ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+
+PathLike = str | os.PathLike[str]
+
+
+def save_records(records: Iterable[GameRecord], path: PathLike) -> None:
+    """Write one JSON line per game to ``path``; ``UserError`` when it cannot be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            for rec in records:
+                fh.write(json.dumps(rec.to_json()) + "\n")
+    except OSError as exc:
+        raise UserError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
+
+
+def load_records(path: PathLike) -> list[GameRecord]:
+    """The games of a file ``save_records`` wrote, in file order."""
+    with open(path, encoding="utf-8") as fh:
+        return [GameRecord.from_json(json.loads(line)) for line in fh if line.strip()]

@@ -1,0 +1,57 @@
+"""The text report of a match (what ``cxforge match`` prints), and how durations read in it.
+
+A header line, one row per seat of A and one overall (W/D/L, A's own rule
+breaks, A's win rate with its 95% Wilson interval, B's rule breaks), then each
+side's move times.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from connectx_forge.tools.play.tally import Tally
+from connectx_forge.tools.stats import format_rate
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.play.match import MatchResult
+
+
+def duration(seconds: float | None) -> str:
+    """``"35 us"``, ``"2.50 ms"`` or ``"1.20 s"``; ``"n/a"`` for None."""
+    if seconds is None:
+        return "n/a"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f} us"
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _header(result: MatchResult) -> list[str]:
+    rows, columns, inarow = result.size
+    return [f"A = {result.a}  vs  B = {result.b}: {len(result.records)} games on {rows}x{columns}x{inarow}, "
+            f"seed {result.seed}, {result.workers} worker(s), {result.seconds:.2f} s",
+            f"{'A plays':<10}{'games':>6}{'wins':>6}{'draws':>6}{'losses':>7}{'invalid':>8}{'errors':>7}"
+            f"{'timeouts':>9}   A win rate [95% CI]    B invalid/errors/timeouts"]
+
+
+def _row(label: str, t: Tally) -> str:
+    return (f"{label:<10}{t.games:>6}{t.wins:>6}{t.draws:>6}{t.losses:>7}{t.invalid:>8}{t.errors:>7}"
+            f"{t.timeouts:>9}   {format_rate(t.wins, t.games):<22} "
+            f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}")
+
+
+def _move_times(result: MatchResult) -> list[str]:
+    lines = []
+    for side, name in (("A", result.a), ("B", result.b)):
+        s = result.time_stats(side)
+        if s["moves"]:
+            lines.append(f"move time {side} ({name}): median {duration(s['median_s'])}, "
+                         f"max {duration(s['max_s'])} over {s['moves']} moves; "
+                         f"most overage in one game {s['max_overage_s']:.2f} s")
+    return lines
+
+
+def format_match(result: MatchResult) -> str:
+    """The plain-text report of ``result``."""
+    rows = [_row(label, t) for label, t in
+            (("first", result.tally(1)), ("second", result.tally(2)), ("overall", result.tally()))]
+    return "\n".join(_header(result) + rows + _move_times(result))

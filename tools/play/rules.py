@@ -1,0 +1,66 @@
+"""Kaggle's ConnectX rules, as kaggle_environments applies them: the constants and the judging predicates.
+
+Both the game loop (``game.py``) and the submission checker (``tools/submit``)
+play by these rules, so they live apart from any loop:
+
+* agents get ``obs`` and ``config`` (Kaggle ``Struct``s) and take one or two of
+  them, as their code object's argument count says (``arg_count``);
+* a returned ``None`` is the action schema's default, column 0 (``NONE_ACTION``);
+* an action is valid iff it is an ``int`` (not a ``bool``, not a numpy integer,
+  not a float) naming a column whose top cell is empty (``is_valid_action``);
+* a move longer than ``actTimeout`` plus the player's remaining overage is a
+  timeout; each move's excess over ``actTimeout`` is taken from the overage
+  (``overage_after``, ``is_timeout``);
+* the player who breaks a rule (``RULE_BREAKS``) loses: Kaggle gives it the status
+  in ``KAGGLE_STATUS`` and reward ``None``, and the other reward 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Size = tuple[int, int, int]
+
+OUTCOMES = ("win", "draw", "invalid", "error", "timeout")
+RULE_BREAKS = ("invalid", "error", "timeout")
+KAGGLE_STATUS = {"invalid": "INVALID", "error": "ERROR", "timeout": "TIMEOUT"}
+ACT_TIMEOUT = 2  # Kaggle's config.actTimeout, seconds
+OVERAGE = 60  # Kaggle's initial obs.remainingOverageTime, seconds
+EPISODE_STEPS = 1000  # Kaggle's config.episodeSteps
+NONE_ACTION = 0  # what a returned None becomes: the action schema's default
+
+
+def kaggle_config(size: Size, act_timeout: float = ACT_TIMEOUT) -> dict[str, Any]:
+    """The ``config`` Kaggle passes to ConnectX agents for a board ``size``."""
+    rows, columns, inarow = size
+    return {"rows": rows, "columns": columns, "inarow": inarow, "episodeSteps": EPISODE_STEPS,
+            "actTimeout": act_timeout, "runTimeout": 1200, "agentTimeout": 60, "timeout": act_timeout}
+
+
+def kaggle_number(x: float) -> float:
+    """``2.0`` as ``2``: Kaggle passes whole times as ints, which an agent may notice."""
+    return int(x) if float(x).is_integer() else x
+
+
+def arg_count(agent: Callable[..., Any]) -> int:
+    """How many of ``(obs, config)`` to pass, as Kaggle decides it (2 when it cannot tell)."""
+    code = getattr(agent, "__code__", None)
+    argc = getattr(code, "co_argcount", None)
+    return 2 if argc is None else argc
+
+
+def is_valid_action(action: object, columns: int, can_play: Callable[[int], bool]) -> bool:
+    """Kaggle's validity rule: a plain ``int`` naming a column on the board that ``can_play``."""
+    return (isinstance(action, int) and not isinstance(action, bool)
+            and 0 <= action < columns and can_play(int(action)))
+
+
+def is_timeout(duration: float, act_timeout: float, overage_left: float) -> bool:
+    """Whether a move of ``duration`` seconds breaks the time rule with ``overage_left`` in the bank."""
+    return duration - act_timeout > overage_left
+
+
+def overage_after(duration: float, act_timeout: float, overage_left: float) -> float:
+    """The overage bank after a move: its excess over ``act_timeout`` (to the microsecond) is spent."""
+    return overage_left - max(0.0, round(duration, 6) - act_timeout)

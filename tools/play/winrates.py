@@ -1,0 +1,74 @@
+"""Benchmark: the README's win-rate table, every listed agent vs ``random`` and ``negamax``.
+
+Run: ``nice cxforge winrates [-n 400] [--agents a b ...] [--rows 10]``;
+``--opponents`` takes other player specs, e.g. every classic agent.
+Seats are swapped equally; each cell is a seeded ``run_match`` of the game loop.
+Prints a markdown table (``-o PATH`` also writes the raw tallies, ``--json``
+prints them instead) with 95% Wilson intervals, invalid plays and the agent's
+median and max move time.  The command line is tools/play/winrates_cmd.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agents.board import STANDARD
+from agents.registry import REGISTRY
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.match import MatchResult, run_match
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.stats import format_rate
+
+OPPONENTS = ("kaggle:random", "kaggle:negamax")
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{1000 * seconds:.1f}"
+
+
+def table_row(agent: str, results: list[MatchResult]) -> str:
+    """One markdown row: the agent's rate, losses and rule breaks vs each opponent, and its move times."""
+    cells = [agent]
+    times: list[float] = []
+    for res in results:
+        t = res.tally()
+        cells.append(f"{format_rate(t.wins, t.games)} ({t.games} g, {t.losses} L, "
+                     f"{t.invalid + t.errors + t.timeouts} inv)")
+        times.extend(res.move_times("A"))
+    times.sort()
+    median = times[len(times) // 2] if times else None
+    cells += [_ms(median), _ms(times[-1] if times else None)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def default_agents() -> list[str]:
+    """The registered agents meant for submission: the table's rows unless others are named."""
+    return [n for n, s in REGISTRY.items() if s.submittable]
+
+
+def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games: int = 400,
+              workers: int | None = None, seed: int = 0, size: tuple[int, int, int] = STANDARD,
+              progress: bool = True, table: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """Play every agent against every opponent; print the markdown table as it fills (unless ``table`` is False).
+
+    Returns each agent's match summaries (``MatchResult.to_json``), in opponent order.
+    """
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise UserError(f"unknown agents: {', '.join(unknown)}")
+    for spec in opponents:
+        resolve(spec)  # a bad spec: one clear line before any game
+    if table:
+        print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}")
+        heads = [f"vs {o.removeprefix('kaggle:')}: win % [95% CI]" for o in opponents]
+        print("| agent | " + " | ".join(heads) + " | median move ms | max move ms |")
+        print("|---" * (len(heads) + 3) + "|")
+    raw: dict[str, list[dict[str, Any]]] = {}
+    for name in names:
+        results = [run_match(name, opp, games, workers=workers, seed=seed, size=size, progress=progress)
+                   for opp in opponents]
+        raw[name] = [r.to_json() for r in results]
+        if table:
+            print(table_row(name, results), flush=True)
+    return raw

@@ -1,0 +1,49 @@
+"""``cxforge winrates``: the command-line face of the win-rate table (tools/play/winrates.py).
+
+Prints the README's markdown table; ``--json`` prints the raw match summaries
+as JSON instead, ``-o PATH`` also writes them to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
+
+HELP = "the README's win-rate table: agents against random and negamax, seats swapped"
+EXAMPLE = """\
+nice cxforge winrates --agents net lookahead -n 400
+cxforge winrates --agents solver --opponents kaggle:negamax negamax-fast -n 100 -w 2 -o solver.json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge winrates``."""
+    options.add_games(parser, 400, "games per opponent")
+    parser.add_argument("--agents", nargs="+", default=None, metavar="NAME",
+                        help="registered agents (default: all submittable)")
+    parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), metavar="SPEC",
+                        help="player specs to play (default kaggle:random kaggle:negamax)")
+    options.add_size(parser)
+    options.add_workers(parser)
+    options.add_seed(parser, "base seed of every match")
+    options.add_json(parser, "print the match summaries as JSON instead of the table", old_file=True)
+    options.add_out(parser, "also write the match summaries as JSON to PATH")
+    options.add_progress(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play the table's matches; print the table (or JSON), write the file if asked."""
+    to_stdout, out = options.json_and_out(args)
+    if out is not None and not out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {out.parent}")
+    raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
+                    options.size_of(args), options.progress_of(args), table=not to_stdout)
+    if to_stdout:
+        print(json.dumps(raw, indent=1))
+    if out is not None:
+        with open(out, "w") as fh:
+            json.dump(raw, fh, indent=1)
+    return 0

@@ -1,0 +1,269 @@
+"""The solver's opening book: its build (resumable, parallel) and a summary of a book file.
+
+The command line is ``cxforge book`` (tools/solver/book_cmd.py).
+
+``book build`` walks the game tree ply by ply from the empty board and solves
+each position where the book's side is to move (exact score and best move,
+mirror positions folded).  Where the side already has a book move, only that
+move's child is followed (for the first player, the agent's fixed centre
+opening too); elsewhere every reply is.  Each result is appended to
+a progress file as soon as it is known, so an interrupted build resumes where
+it stopped; a position that ran out of its time limit is recorded as unsolved
+and retried only with ``--retry``.  Positions are solved in parallel on all
+cores.  The book file is written from the progress file at the end.
+
+Only the positions the agent cannot solve in time are kept: one whose solve
+(a weak then an exact best move, as the agent does, from an empty table) takes
+fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
+tree is not followed below it.  The compiled twin of the solver
+(``connectx_forge.tools.solver.csolver``, about 25x faster) does the solving where a C compiler is
+present; ``--engine python`` uses the agent's own solver.
+
+Deeper books need only a longer run of the same command, e.g.
+``cxforge book build --plies 8 --seconds 600``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agents.board import Board
+from agents.resources import data_path
+from agents.solver.agent import OPENING_MOVE
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.solver.csolver import available as csolver_available
+
+DEFAULT_PROGRESS = "runs/book/progress.jsonl"
+EASY_NODES = 100_000  # about 0.25 s of the agent's Python search on this machine
+DEFAULT_BOOK = Path(data_path("opening_book.bin"))
+
+
+class Result(NamedTuple):
+    key: int  # canonical key
+    moves: str  # the Pons move string solved (canonical orientation)
+    score: int | None  # None: not solved within the time limit
+    move: int | None  # best column, canonical orientation
+    nodes: int  # of the weak and the exact solve together
+    seconds: float
+
+
+# -- positions ------------------------------------------------------------------------
+def canonical(board: Board, line: str) -> tuple[int, Board, str]:
+    """The key of ``board`` or its mirror (the smaller), that board, and its move string."""
+    mirrored = board.mirror()
+    if mirrored.key() < board.key():
+        return mirrored.key(), mirrored, "".join(str(8 - int(c)) for c in line)
+    return board.key(), board, line
+
+
+def children(board: Board, line: str) -> Iterator[tuple[Board, str]]:
+    """The positions one move later where the game goes on and the mover cannot win at once."""
+    for col in board.legal_moves():
+        if board.is_winning_move(col):
+            continue
+        child = board.play(col)
+        if not child.is_full():
+            yield child, line + str(col + 1)
+
+
+def book_child(board: Board, line: str, col: int) -> list[tuple[Board, str]]:
+    """The position after our book move ``col`` (none if it fills the board): the only one followed."""
+    child = board.play(col)
+    return [] if child.is_full() else [(child, line + str(col + 1))]
+
+
+def next_frontier(kids: Iterable[tuple[Board, str]]) -> dict[int, tuple[Board, str]]:
+    """``kids`` keyed by canonical key, a position and its mirror kept once."""
+    out: dict[int, tuple[Board, str]] = {}
+    for child, child_line in kids:
+        key, board, line = canonical(child, child_line)
+        out.setdefault(key, (board, line))
+    return out
+
+
+def solves_at(ply: int, side: str) -> bool:
+    return side == "both" or (ply % 2 == 0) == (side == "first")
+
+
+# -- solving (worker processes) -----------------------------------------------------------
+_ENGINE = None  # the worker process's compiled solver
+
+
+def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
+    """Score and best move of the position after ``line`` (weak, then exact, like the agent)."""
+    global _ENGINE
+    from agents.solver.search import Solver, Timeout
+
+    board = Board.from_pons(line)
+    start = time.perf_counter()
+    solver: Any
+    move: int | None
+    score: int | None
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import CSolver
+
+        if _ENGINE is None:
+            _ENGINE = CSolver()
+        solver = _ENGINE
+        solver.reset()
+    else:
+        solver = Solver()
+    solver.deadline = start + seconds
+    first = solver.nodes
+    try:
+        solver.best_move(board, weak=True)
+        move, score = solver.best_move(board)
+    except Timeout:
+        move = score = None
+    return Result(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
+
+
+def easy(result: Result | None, easy_nodes: int) -> bool:
+    """Whether the agent's own search solves this position in time (so the book skips it)."""
+    return result is not None and result.score is not None and result.nodes < easy_nodes
+
+
+# -- progress file ----------------------------------------------------------------------
+def read_progress(path: Path) -> dict[int, Result]:
+    """The results recorded so far (a later line for a key wins); a torn last line is ignored."""
+    done: dict[int, Result] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text().splitlines():
+        try:
+            r = Result(**json.loads(line))
+        except (ValueError, TypeError):
+            continue  # an interrupted write
+        done[r.key] = r
+    return done
+
+
+def append_progress(path: Path, result: Result) -> None:
+    with path.open("a") as fh:
+        fh.write(json.dumps(result._asdict()) + "\n")
+
+
+def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> int:
+    """Write the solved positions that are not easy; return how many."""
+    from agents.solver.book import Book, Entry
+
+    kept = [r for r in results.values() if r.score is not None and not easy(r, easy_nodes)]
+    entries = [Entry(r.key, r.score, r.move if r.move is not None else 255) for r in kept if r.score is not None]
+    max_moves = max((len(r.moves) for r in kept), default=0)
+    data = Book.from_entries(entries, max_moves).to_bytes()
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    return len(entries)
+
+
+# -- the build ------------------------------------------------------------------------------
+def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "both", seconds: float = 60.0,
+          workers: int = 1, progress: Path = Path(DEFAULT_PROGRESS), out: Path = DEFAULT_BOOK,
+          engine: str | None = None, easy_nodes: int = EASY_NODES, retry: bool = False, dry_run: bool = False,
+          bars: bool = True) -> int:
+    """Solve the book's positions from ``root`` (a valid Pons move string) to ``plies`` stones, write ``out``.
+
+    Results go to ``progress`` as they come (a rerun resumes there).  ``engine``
+    None: the compiled twin where a C compiler is found, else the Python solver.
+    ``dry_run`` only counts the positions of each ply.  Returns 0.
+    """
+    if plies < 0 or min_plies < 0 or min_plies > plies:
+        raise UserError(f"need 0 <= --min-plies <= --plies, got {min_plies} and {plies}")
+    if plies > 41:
+        raise UserError(f"--plies is at most 41 on a 6x7 board, got {plies}")
+    if seconds <= 0 or workers < 1 or easy_nodes < 0:
+        raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
+    engine = engine or ("c" if csolver_available() else "python")
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import library_path
+
+        library_path()  # compile now: one clear error instead of one per worker
+    progress, out = Path(progress), Path(out)
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    if not out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {out.parent}")
+    start = Board.from_pons(root.strip())
+    if start.moves > plies:
+        raise UserError(f"the root has {start.moves} stones, more than --plies {plies}")
+    done = read_progress(progress)
+    key, board, line = canonical(start, root.strip())
+    frontier: dict[int, tuple[Board, str]] = {key: (board, line)}
+    pool = None if dry_run else ProcessPoolExecutor(workers)
+    try:
+        for ply in range(start.moves, plies + 1):
+            solve = ply >= max(min_plies, 1) and solves_at(ply, side)  # ply 0: the agent's fixed move
+            todo = [line for key, (_, line) in frontier.items()
+                    if solve and (key not in done or (retry and done[key].score is None))]
+            print(f"ply {ply}: {len(frontier)} positions, {len(todo) if solve else 0} to solve ({engine})", flush=True)
+            if todo and pool is not None:
+                futures = [pool.submit(solve_position, line, seconds, engine) for line in todo]
+                unsolved = 0
+                with progress_bars.bar(len(futures), f"ply {ply}", unit="pos", enabled=bars) as bar:
+                    for fut in as_completed(futures):
+                        r = fut.result()
+                        append_progress(progress, r)
+                        done[r.key] = r
+                        unsolved += r.score is None
+                        bar.set_postfix(unsolved=unsolved, refresh=False)
+                        bar.update()
+            if ply == plies:
+                break
+            kids: list[tuple[Board, str]] = []
+            for key, (board, line) in frontier.items():
+                known = done.get(key) if solves_at(ply, side) else None
+                if ply == 0 and side == "first":  # the agent's fixed first move
+                    known = Result(key, line, None, OPENING_MOVE, 0, 0.0)
+                if easy(known, easy_nodes):
+                    continue  # the agent solves it, and what follows, itself
+                if known is not None and known.move is not None and (side != "both" or ply == 0):
+                    kids += book_child(board, line, known.move)
+                else:
+                    kids += children(board, line)
+            frontier = next_frontier(kids)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if dry_run:
+        return 0
+    n = write_book(done, out, easy_nodes)
+    unsolved = sum(1 for r in done.values() if r.score is None)
+    n_easy = sum(1 for r in done.values() if easy(r, easy_nodes))
+    print(f"wrote {out}: {n} entries ({out.stat().st_size} bytes); {n_easy} easy positions left to the agent; "
+          f"{unsolved} positions unsolved within {seconds:g} s")
+    return 0
+
+
+def info(path: Path = DEFAULT_BOOK) -> int:
+    """Print a book file's entries, depth, size and load time; 0."""
+    from agents.solver.book import Book, BookError, key_stones
+
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from None
+    start = time.perf_counter()
+    try:
+        book = Book.from_bytes(data)
+    except BookError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    load = time.perf_counter() - start
+    import zlib
+    side = {0: "no side", 1: "the first player's turns", 2: "the second player's turns", 3: "both players' turns"}
+    print(f"{path}: {len(book)} entries for {side[book.sides]}, positions of up to {book.max_moves} stones, "
+          f"{len(data)} bytes ({len(zlib.compress(data, 9))} compressed), parsed in {load * 1e3:.2f} ms")
+    by_ply: dict[int, int] = {}
+    for key in book.keys:
+        stones = key_stones(key)
+        by_ply[stones] = by_ply.get(stones, 0) + 1
+    if by_ply:
+        print("entries by stones: " + ", ".join(f"{p}: {n}" for p, n in sorted(by_ply.items())))
+    return 0
+

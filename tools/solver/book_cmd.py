@@ -1,0 +1,63 @@
+"""``cxforge book``: the command-line face of the opening book's build and summary (tools/solver/book.py).
+
+``book build`` solves the positions of the first plies on all cores, resumably
+(its progress file), and writes the book; ``book info`` summarises a book file.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from connectx_forge.tools import options
+from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, build, info
+
+HELP = "build (resumable, parallel) or inspect the solver's opening book"
+EXAMPLE = """\
+cxforge book info
+cxforge book build --plies 8 --seconds 600
+cxforge book build --root 44 --plies 6 --side second -w 2 -o /tmp/book.bin --progress /tmp/progress.jsonl"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``book build`` and ``book info``, each with its flags."""
+    sub = parser.add_subparsers(dest="book_command", metavar="ACTION")
+    sub.required = True
+    b = sub.add_parser("build", help="solve positions of the first plies and write the book",
+                       description="solve positions of the first plies and write the book",
+                       epilog="example:\n  cxforge book build --plies 8 --seconds 600")
+    b.add_argument("--plies", type=int, default=4, help="deepest ply (stones on the board) to solve (default 4)")
+    b.add_argument("--min-plies", type=int, default=0, help="shallowest ply to solve (default 0)")
+    b.add_argument("--root", default="", metavar="MOVES",
+                   help="build below this position (a Pons move string) instead of the empty board")
+    b.add_argument("--side", choices=("first", "second", "both"), default="both",
+                   help="whose turns the book covers (default both)")
+    b.add_argument("--seconds", type=float, default=60.0, help="time limit per position (default 60)")
+    options.add_workers(b)
+    b.add_argument("--progress", default=DEFAULT_PROGRESS, metavar="FILE",
+                   help=f"append-only progress file (default {DEFAULT_PROGRESS})")
+    options.add_out(b, "book file (default agents/data/opening_book.bin)")
+    b.add_argument("--engine", choices=("c", "python"), default=None,
+                   help="solver to build with: the compiled twin (default where a C compiler is found) or the agent's")
+    b.add_argument("--easy-nodes", type=int, default=EASY_NODES,
+                   help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES}; "
+                        "0 keeps all)")
+    b.add_argument("--retry", action="store_true", help="retry positions recorded as unsolved")
+    b.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
+    options.add_progress(b)
+    i = sub.add_parser("info", help="entries, depth, size and load time of a book",
+                       description="entries, depth, size and load time of a book",
+                       epilog="example:\n  cxforge book info agents/data/opening_book.bin")
+    i.add_argument("path", nargs="?", default=str(DEFAULT_BOOK), help="book file (default: the agents' book)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the book, or print a summary of a book file."""
+    if args.book_command == "info":
+        return info(args.path)
+    from connectx_forge.tools.solver.solve_cmd import parse_moves
+
+    parse_moves(args.root)  # one line naming what is wrong with a bad --root
+    return build(args.plies, min_plies=args.min_plies, root=args.root, side=args.side, seconds=args.seconds,
+                 workers=options.workers_of(args), progress=args.progress, out=args.out or DEFAULT_BOOK,
+                 engine=args.engine, easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
+                 bars=options.progress_of(args))

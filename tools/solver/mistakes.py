@@ -1,0 +1,260 @@
+"""Benchmark: mistake rates of any agent on Pascal Pons' six test sets.
+
+A mistake is a move whose win/draw/loss class is below the best available one.
+The best class is the sign of the set's exact score for the side to move; the
+played move's class is minus the exact solver's weak score of the position it
+leads to (``--engine c``: the same scores from the compiled twin of the
+solver, ``connectx_forge.tools.solver.csolver``, fast enough for Begin-Hard).
+That is the verdict of labelling every move with ``perfect``, for one solve per
+position instead of seven.  Positions whose labelling passes
+``--solve-budget`` seconds are skipped and counted.  Weak scores are kept in a
+cache file (``--cache``, default ``.cache/mistakes/weak.jsonl``), so measuring
+a second network on the same positions solves only the moves the first did not
+play.
+
+The ``solver`` agent is measured at its normal per-move budget (``--budget``)
+with fresh tables per position and no overage; other agents are called as
+Kaggle calls them.  ``cxforge bench solver --agent`` uses this harness too.
+
+The command line is ``cxforge mistakes`` (tools/solver/mistakes_cmd.py), e.g.
+``cxforge mistakes --agents net,net-search,solver --sample 100 --seed 0``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.board import Board
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import PONS_DIR
+
+SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2", "Middle-Medium"),
+        ("Test_L1_R1", "Begin-Easy"), ("Test_L1_R2", "Begin-Medium"), ("Test_L1_R3", "Begin-Hard")]
+SET_NAMES = dict(SETS)
+HARD_SETS = ("Begin-Medium", "Begin-Hard")
+DEFAULT_CACHE = Path(".cache/mistakes/weak.jsonl")
+
+Mover = Callable[[Board], tuple[int, str]]  # the column played and how it was chosen
+
+
+def sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def solver_mover(budget: float | None = None) -> Mover:
+    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables, no overage."""
+    from agents.solver import agent as solver_agent
+
+    budget = solver_agent.MOVE_BUDGET if budget is None else budget
+
+    def move(board: Board) -> tuple[int, str]:
+        solver_agent.reset()
+        col = solver_agent.choose(board, time.perf_counter(), budget, 0.0)
+        return col, solver_agent.state().last
+
+    return move
+
+
+def agent_mover(name: str) -> Mover:
+    """A registered agent, called with Kaggle's ``obs`` and ``config``."""
+    from connectx_forge.tools.play.players import resolve
+
+    fn = resolve(name).new_agent()
+
+    def move(board: Board) -> tuple[int, str]:
+        obs = {"board": board.to_grid(), "mark": board.mark, "remainingOverageTime": 0.0}
+        config = {"rows": board.rows, "columns": board.columns, "inarow": board.inarow}
+        return int(fn(obs, config)), "agent"
+
+    return move
+
+
+def mover(name: str, budget: float | None = None) -> Mover:
+    return solver_mover(budget) if name == "solver" else agent_mover(name)
+
+
+Labeller = Callable[[Board], "int | None"]  # the weak score of a position, None past the time limit
+
+
+class WeakCache:
+    """Weak scores already solved, by position key, appended to a JSON-lines file.
+
+    Solver scores never change, so a rerun (another agent, another sample)
+    reuses them.  A torn last line from an interrupted run is ignored.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.scores: dict[int, int] = {}
+        if path is not None and path.exists():
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                        self.scores[int(rec["k"])] = int(rec["w"])
+                    except (ValueError, KeyError, TypeError):
+                        continue
+
+    def get(self, key: int) -> int | None:
+        return self.scores.get(key)
+
+    def put(self, key: int, weak: int) -> None:
+        self.scores[key] = weak
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"k": key, "w": weak}) + "\n")
+
+
+def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakCache | None = None) -> Labeller:
+    """Weak scores by ``perfect``'s solver, or by its compiled twin (tools/solver/csolver: the same scores).
+
+    Scores found in ``cache`` are not solved again; new ones are added to it.
+    """
+    from agents.solver.search import Solver, Timeout
+
+    solver: Any
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import CSolver
+
+        solver = CSolver()
+    else:
+        solver = Solver()
+
+    def weak(board: Board) -> int | None:
+        known = cache.get(board.key()) if cache is not None else None
+        if known is not None:
+            return known
+        solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
+        try:
+            score = solver.solve(board, weak=True)
+        except Timeout:
+            return None  # not cached: a larger budget may solve it
+        finally:
+            solver.deadline = float("inf")
+        if cache is not None:
+            cache.put(board.key(), score)
+        return score
+
+    return weak
+
+
+def move_class(board: Board, col: int, label: Labeller) -> int | None:
+    """The win/draw/loss class of playing ``col`` for the side to move; None when unlabelled."""
+    if board.is_winning_move(col):
+        return 1
+    child = board.play(col)
+    if child.is_full():
+        return 0
+    weak = label(child)
+    return None if weak is None else -weak
+
+
+@dataclass
+class Mistakes:
+    """One agent's moves on one set of positions, judged against exact play."""
+
+    agent: str
+    set: str
+    judged: int = 0
+    skipped: int = 0
+    mistakes: list[str] = field(default_factory=list)
+    how: Counter = field(default_factory=Counter)
+    think_s: list[float] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float | None:
+        return len(self.mistakes) / self.judged if self.judged else None
+
+    def to_json(self) -> dict:
+        return {"set": self.set, "agent": self.agent, "mistakes": len(self.mistakes), "judged": self.judged,
+                "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5], "how": dict(self.how),
+                "mean_move_s": sum(self.think_s) / max(len(self.think_s), 1),
+                "max_move_s": max(self.think_s, default=0.0)}
+
+
+def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[str, Mover],
+            solve_budget: float | None = None, progress: bool = True, engine: str = "python",
+            cache: WeakCache | None = None) -> dict[str, Mistakes]:
+    """Each mover's mistakes on ``positions`` (``(moves, exact score)`` pairs); a bar unless ``progress`` is False."""
+    label = labeller(engine, solve_budget, cache)
+    out = {name: Mistakes(name, set_name) for name in movers}
+    with progress_bars.bar(len(positions), set_name, unit="pos", enabled=progress) as bar:
+        for moves, score in positions:
+            _judge(moves, score, movers, label, out)
+            bar.update()
+    return out
+
+
+def _judge(moves: str, score: int, movers: dict[str, Mover], label: Labeller, out: dict[str, Mistakes]) -> None:
+    """Each mover's move on one position, and its verdict, added to ``out``."""
+    board = Board.from_pons(moves)
+    best = sign(int(score))
+    for name, move in movers.items():
+        res = out[name]
+        start = time.perf_counter()
+        col, how = move(board)
+        res.think_s.append(time.perf_counter() - start)
+        res.how[how] += 1
+        cls = move_class(board, col, label)
+        if cls is None:
+            res.skipped += 1
+            continue
+        res.judged += 1
+        if cls < best:
+            res.mistakes.append(f"{moves}: played {col + 1} ({cls:+d}), best class {best:+d}")
+
+
+def format_line(res: Mistakes) -> str:
+    from connectx_forge.tools.stats import format_rate
+
+    n = len(res.mistakes)
+    think = res.think_s or [0.0]
+    return (f"{res.set:<14} {res.agent:<11} {n:>4}/{res.judged:<5} {format_rate(n, res.judged):>22}"
+            f"  skipped {res.skipped:<3} mean {sum(think) / len(think):.3f}s max {max(think):.2f}s")
+
+
+def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard_sample: int | None = None,
+             seed: int = 0, budget: float | None = None, solve_budget: float | None = 20.0, engine: str = "python",
+             pons: Path = PONS_DIR, cache: WeakCache | None = None, progress: bool = True,
+             report: Callable[[Mistakes], None] | None = None) -> list[Mistakes]:
+    """Each agent's mistakes on ``sample`` seeded positions of each named set (``hard_sample`` for the hard ones).
+
+    Sets are measured in Pons' order; ``report`` sees each result as it is known.
+    Bad input (an unknown agent or set, no Pons folder, an agent that cannot
+    load, no C compiler for ``engine`` c) is a ``UserError`` before any solving.
+    """
+    from agents import registry
+    from connectx_forge.tools.bench.solver import read_positions
+
+    unknown = [a for a in agents if a not in registry.REGISTRY]
+    bad_sets = [s for s in sets if s not in SET_NAMES.values()]
+    if unknown or bad_sets:
+        raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are {', '.join(SET_NAMES.values())}")
+    if not Path(pons).is_dir():
+        raise UserError(f"no Pons test sets at {pons} (pass --pons)")
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import library_path
+
+        library_path()  # compile now: one clear line if there is no compiler
+    movers = {a: mover(a, budget) for a in agents}  # an agent that cannot load: one clear line
+    results: list[Mistakes] = []
+    for fname, label in SETS:
+        if label not in sets:
+            continue
+        positions = read_positions(Path(pons) / fname)
+        n = hard_sample if hard_sample is not None and label in HARD_SETS else sample
+        picked = random.Random(seed).sample(positions, min(n, len(positions)))
+        for res in measure(label, picked, movers, solve_budget, progress, engine, cache).values():
+            results.append(res)
+            if report is not None:
+                report(res)
+    return results

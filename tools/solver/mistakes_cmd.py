@@ -1,0 +1,70 @@
+"""``cxforge mistakes``: the command-line face of the mistake-rate harness (tools/solver/mistakes.py).
+
+Prints one line per agent and set as each is measured; ``--json`` prints the
+results as JSON on stdout instead, ``-o PATH`` also writes them to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import PONS_DIR
+from connectx_forge.tools.solver.mistakes import DEFAULT_CACHE, SET_NAMES, Mistakes, WeakCache, format_line, run_sets
+
+HELP = "mistake rates of agents on Pons' six test sets, moves labelled by the exact solver"
+EXAMPLE = """\
+cxforge mistakes --agents net,net-search --sample 100
+cxforge mistakes --agents solver --sample 100 --engine c --sets End-Easy,Middle-Easy -o solver.json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge mistakes``."""
+    parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents "
+                        "(default net,net-search)")
+    parser.add_argument("--sample", type=options.positive_int, default=200, metavar="N",
+                        help="positions per set (sampled, seeded; default 200)")
+    parser.add_argument("--hard-sample", type=options.positive_int, default=None, metavar="N",
+                        help="positions for Begin-Medium and Begin-Hard (default: --sample)")
+    parser.add_argument("--sets", default=",".join(SET_NAMES.values()),
+                        help="comma-separated sets (default: all six)")
+    options.add_seed(parser, "seed of the sample")
+    parser.add_argument("--budget", type=options.positive_float, default=None, metavar="S",
+                        help="the solver agent's seconds a move (default: its normal budget)")
+    parser.add_argument("--solve-budget", type=options.positive_float, default=20.0, metavar="S",
+                        help="labelling seconds per move before skipping (default 20)")
+    parser.add_argument("--engine", choices=("python", "c"), default="python",
+                        help="label with perfect's solver (python) or its compiled twin (c: same scores, ~25x faster)")
+    parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
+    options.add_json(parser, "print the results as JSON instead of the table", old_file=True)
+    options.add_out(parser, "also write the results as JSON to PATH")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="FILE",
+                        help=f"weak scores already solved (default {DEFAULT_CACHE})")
+    parser.add_argument("--no-cache", action="store_true", help="solve every move again")
+    options.add_progress(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure every agent on every set asked for; print (and save) the results."""
+    to_stdout, out = options.json_and_out(args)
+    if not args.no_cache and args.cache.is_dir():
+        raise UserError(f"--cache must be a file, {args.cache} is a folder")
+    if out is not None and not out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {out.parent}")
+
+    def report(res: Mistakes) -> None:
+        if not to_stdout:
+            print(format_line(res), flush=True)
+
+    results = run_sets([a for a in args.agents.split(",") if a], [s for s in args.sets.split(",") if s],
+                       args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget, args.engine,
+                       args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report)
+    rows = [res.to_json() for res in results]
+    if to_stdout:
+        print(json.dumps(rows, indent=1))
+    if out is not None:
+        out.write_text(json.dumps(rows, indent=1))
+    return 0

@@ -1,0 +1,157 @@
+"""Check a submission file the way Kaggle will run it, before it is uploaded: the ``check_file`` API.
+
+The file is copied ALONE into an empty temporary folder (``stage``) and loaded
+there by the real ``kaggle_environments`` (by path: exec'd inside the first
+call, last callable), in separate processes that cannot import the project
+(``loader.py`` runs ``kaggle_load.py``).  It plays Kaggle's built-in ``random``
+and ``negamax`` in both seats through ``make("connectx") ... run``, so Kaggle's
+own validity and time rules decide INVALID, ERROR and TIMEOUT.  The games run
+on the game tools' one worker pool (``tools/play/pool.in_threads``: a thread
+per worker, each keeping one loader process); ``verdict.py`` decides, with the
+floors of the build manifest beside the file (``read_manifest``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.options import positive_int
+from connectx_forge.tools.play import pool
+from connectx_forge.tools.play.match import game_seed
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.submit.loader import KaggleLoader
+from connectx_forge.tools.submit.verdict import CheckReport, summarize
+
+OPPONENTS = ("random", "negamax")
+DEFAULT_GAMES = 8  # per opponent
+KAGGLE_ACT_TIMEOUT = float(ACT_TIMEOUT)
+KAGGLE_OVERAGE = float(OVERAGE)
+HANG_SLACK_S = 30.0  # beyond the agent's whole time budget, a game is declared hung
+Job = dict[str, Any]
+
+
+def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
+               *, opponents: Iterable[str] = OPPONENTS, act_timeout: float = KAGGLE_ACT_TIMEOUT,
+               overage: float = KAGGLE_OVERAGE, seed: int | None = 0,
+               progress: bool = False, hang_slack_s: float = HANG_SLACK_S) -> CheckReport:
+    """Check the submission at ``path``: play ``games`` games per opponent, split across seats.
+
+    Game ``i`` seeds Python's ``random`` in its process with ``game_seed(seed, i)``
+    (``seed=None``: unseeded).  ``workers`` loader processes play at once (default:
+    all cores); ``progress`` shows a bar on a terminal.
+    """
+    source = Path(path)
+    _validate(source, games, act_timeout, overage)
+    chosen = tuple(opponents)
+    manifest_path, manifest = read_manifest(source)
+    jobs = jobs_for(chosen, games, act_timeout, overage, seed)
+    deadline = game_deadline(act_timeout, overage, hang_slack_s)
+    with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
+        alone = stage(source, Path(folder))
+        for job in jobs:
+            job["path"] = str(alone)
+        results = pool.in_threads(KaggleLoader.play, jobs, workers or os.cpu_count() or 1,
+                                  lambda: KaggleLoader(Path(folder), deadline),
+                                  progress=pool.Progress("check", "game", enabled=progress))
+    return summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest)
+
+
+def stage(source: Path, folder: Path) -> Path:
+    """Put the submission alone in the empty ``folder`` as Kaggle would; the path to load.
+
+    A ``.py`` file is copied alone.  A ``.tar.gz`` is unpacked there (files beside
+    ``main.py`` are importable on Kaggle too) and ``main.py`` is loaded.
+    """
+    if source.name.endswith(".tar.gz"):
+        main, label = _unpack(source, folder), f"{source} (main.py)"
+    else:
+        main, label = folder / source.name, str(source)
+        shutil.copyfile(source, main)
+    try:
+        compile(main.read_bytes(), label, "exec")
+    except SyntaxError as exc:
+        raise UserError(f"{label}, line {exc.lineno}: syntax error: {exc.msg}; Kaggle cannot load it") from None
+    except ValueError as exc:  # null bytes
+        raise UserError(f"{label}: not Python source ({exc})") from None
+    return main
+
+
+def _unpack(source: Path, folder: Path) -> Path:
+    """Unpack a ``.tar.gz`` submission into ``folder``; its ``main.py``."""
+    try:
+        with tarfile.open(source, "r:gz") as archive:
+            archive.extractall(folder, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise UserError(f"{source}: not a readable .tar.gz ({exc})") from None
+    main = folder / "main.py"
+    if not main.is_file():
+        raise UserError(f"{source}: no main.py at the top of the archive (Kaggle runs main.py)")
+    return main
+
+
+def manifest_for(path: Path) -> Path:
+    """The build manifest's path: same stem, ``.json`` (submission.tar.gz -> submission.json)."""
+    stem = path.name[: -len(".tar.gz")] if path.name.endswith(".tar.gz") else path.stem
+    return path.with_name(stem + ".json")
+
+
+def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any]]:
+    """The build manifest beside ``path``, or ``(None, {})``."""
+    manifest = manifest_for(path)
+    if not manifest.is_file():
+        return None, {}
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{manifest}: not a readable JSON manifest ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("floors", {}), dict):
+        raise UserError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
+    return manifest, data
+
+
+def _validate(source: Path, games: int, act_timeout: float, overage: float) -> None:
+    if not source.exists():
+        raise UserError(f"{source}: no such file")
+    if not source.is_file():
+        raise UserError(f"{source}: not a file")
+    if games < 1:
+        raise UserError(f"--games must be at least 1, not {games}")
+    if act_timeout <= 0 or overage < 0:
+        raise UserError("--act-timeout must be positive and --overage not negative")
+    if not os.access(source, os.R_OK):
+        raise UserError(f"{source}: cannot read it")
+
+
+def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,
+             seed: int | None) -> list[Job]:
+    """``games`` per opponent, half in each seat (the first seat takes an odd one), interleaved."""
+    unknown = [o for o in opponents if o not in OPPONENTS]
+    if unknown:
+        raise UserError(f"unknown opponent {unknown[0]!r}; Kaggle's built-ins are {', '.join(OPPONENTS)}")
+    jobs: list[Job] = []
+    for g in range(games):
+        for opponent in opponents:
+            index = len(jobs)
+            jobs.append({"index": index, "opponent": opponent, "seat": g % 2, "act_timeout": act_timeout,
+                         "overage": overage, "seed": None if seed is None else game_seed(seed, index)})
+    return jobs
+
+
+def add_workers_flag(parser: argparse.ArgumentParser) -> None:
+    """``-w/--workers W`` as the checker means it: loader processes playing at once."""
+    parser.add_argument("-w", "--workers", type=positive_int, default=None, metavar="W",
+                        help="games played at once, each in its own isolated process (default: all cores)")
+
+
+def game_deadline(act_timeout: float, overage: float, slack: float) -> float:
+    """Wall time after which a game is hung: the agent's whole 6x7 budget, plus slack for the opponent."""
+    return 21 * act_timeout + overage + slack

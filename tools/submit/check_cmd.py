@@ -1,0 +1,51 @@
+"""``cxforge check``: the command-line face of ``check_file`` (flags in, report and exit status out)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.submit import check
+from connectx_forge.tools.submit.check_report import format_report
+
+HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"
+EXAMPLE = """\
+cxforge check submissions/submission.py
+cxforge check submissions/submission.py -n 40 -w 2 --opponents negamax --json"""
+DESCRIPTION = HELP + "\n\n" + (
+    "The file is copied alone into an empty temporary folder and loaded by kaggle_environments by\n"
+    "path, in separate processes that cannot see this project.  It plays Kaggle's built-in random\n"
+    "and negamax in both seats.  Exit status 1 when it makes any invalid move, raises or times\n"
+    "out, or is significantly below a win-rate floor of the manifest beside it (submission.json\n"
+    "beside submission.py): over both seats, it fails when the upper end of the 95% Wilson\n"
+    "interval of its win rate is below the floor.  Without a manifest only validity is checked.")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge check``."""
+    parser.description = DESCRIPTION
+    parser.add_argument("path", help="the submission: a .py file, or a .tar.gz with main.py at its top")
+    options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats")
+    check.add_workers_flag(parser)
+    options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
+    options.add_json(parser, "print one JSON object instead of the table")
+    parser.add_argument("--opponents", default=",".join(check.OPPONENTS),
+                        help=f"comma-separated built-in opponents (default {','.join(check.OPPONENTS)})")
+    parser.add_argument("--act-timeout", type=options.positive_float, default=check.KAGGLE_ACT_TIMEOUT, metavar="S",
+                        help="seconds per move before overage is used (Kaggle: 2; change only to test)")
+    parser.add_argument("--overage", type=float, default=check.KAGGLE_OVERAGE, metavar="S",
+                        help="overage bank in seconds per game (Kaggle: 60; change only to test)")
+    options.add_progress(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the file and print the report; 0 when it passes, 1 when it fails."""
+    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
+    if not opponents:
+        raise UserError("--opponents names no opponent")
+    report = check.check_file(args.path, args.games, args.workers, opponents=opponents, act_timeout=args.act_timeout,
+                        overage=args.overage, seed=args.seed, progress=options.progress_of(args))
+    print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
+    return 0 if report.passed else 1

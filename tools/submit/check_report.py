@@ -1,0 +1,42 @@
+"""The text report of ``cxforge check``: the games by opponent and seat, the floors, the move times, the verdict."""
+
+from __future__ import annotations
+
+from connectx_forge.tools.stats import format_rate
+from connectx_forge.tools.submit.verdict import CheckReport
+
+
+def seconds(s: float) -> str:
+    """``"1.25 s"``, or ``"12.5 ms"`` under a second."""
+    return f"{s:.2f} s" if s >= 1 else f"{1000 * s:.1f} ms"
+
+
+def _header(report: CheckReport) -> list[str]:
+    who = f" (agent {report.agent})" if report.agent else ""
+    return [f"check {report.path}{who}: {report.games_per_opponent} game(s) per opponent, loaded as Kaggle "
+            f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
+            "",
+            f"{'opponent':<9} {'seat':<7} {'games':>5} {'W':>4} {'D':>4} {'L':>4}  {'win rate [95% Wilson]':<22}"
+            f" {'invalid':>7} {'error':>5} {'timeout':>7}"]
+
+
+def _seat_rows(report: CheckReport) -> list[str]:
+    return [f"{s.opponent:<9} {s.seat:<7} {s.games:>5} {s.wins:>4} {s.draws:>4} {s.losses:>4}  "
+            f"{format_rate(s.wins, s.games):<22} {s.invalid:>7} {s.errors:>5} {s.timeouts:>7}"
+            for s in report.seats]
+
+
+def _findings(report: CheckReport) -> list[str]:
+    lines = [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%} "
+             f"(upper 95% bound {f.upper:.0%}): {f.verdict}" for f in report.floors]
+    lines.append(f"first move, including the load: {seconds(report.slowest_first_move_s)} at most; "
+                 f"slowest later move: {seconds(report.slowest_move_s)} ({report.moves} moves timed)")
+    lines.extend(f"agent error: {e}" for e in report.errors_seen)
+    lines.extend(f"note: {n}" for n in report.notes)
+    return lines
+
+
+def format_report(report: CheckReport) -> str:
+    """The readable table ``cxforge check`` prints, ending in PASS or one FAIL line per problem."""
+    verdict = ["PASS"] if report.passed else [f"FAIL: {p}" for p in report.problems]
+    return "\n".join(_header(report) + _seat_rows(report) + [""] + _findings(report) + verdict)

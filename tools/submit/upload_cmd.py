@@ -1,0 +1,32 @@
+"""``cxforge upload``: the command-line face of ``upload.upload`` (check, then submit; no way to skip the check)."""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.submit.check import DEFAULT_GAMES, add_workers_flag
+from connectx_forge.tools.submit.upload import upload
+
+HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
+EXAMPLE = 'cxforge upload submissions/submission.py -m "lookahead, depth 4"'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge upload``."""
+    parser.description = (HELP + ". The file is checked first (see `cxforge check --help`) and refused "
+                          "if it fails; there is no way to skip the check.")
+    parser.add_argument("path", metavar="PATH", help="the submission file, e.g. submissions/submission.py")
+    parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
+    options.add_games(parser, DEFAULT_GAMES, "checker games per opponent")
+    add_workers_flag(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the file, upload it if it passed, print what Kaggle said; 0."""
+    output = upload(Path(args.path), args.message, args.games, args.workers, progress=True,
+                    show=partial(print, flush=True))
+    print(output)
+    return 0

@@ -1,0 +1,92 @@
+"""``cxforge labels``: the command-line face of the solver labels that ``cxforge train`` learns from.
+
+``labels generate`` plays and labels games into a shard of the label cache
+(resuming after its last game), ``labels book`` turns a book build's progress
+file into labels, and ``labels pack`` gzips a cache's shards into a dataset
+folder.  The logic is tools/train/labels.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.train.labels import DEFAULT_DIR, book_labels, generate, pack, shards, write_shard
+
+HELP = "generate, import and pack the exact solver labels that train uses"
+EXAMPLE = """\
+cxforge labels generate --seed 10 -n 20000 --budget 0.15 --engine c
+cxforge labels book runs/book/progress.jsonl .cache/labels/labels-book.jsonl.gz
+cxforge labels pack .cache/labels datasets/labels"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``labels generate``, ``labels book`` and ``labels pack``, each with its arguments."""
+    sub = parser.add_subparsers(dest="labels_command", metavar="ACTION")
+    sub.required = True
+    g = sub.add_parser("generate", help="label the positions of seeded random games (shard SEED, resumable)",
+                       description="label the positions of seeded random games into shard --seed of the cache\n"
+                                   "(resuming after the last game written)",
+                       epilog="example:\n  cxforge labels generate --seed 10 -n 20000 --budget 0.15 --engine c")
+    options.add_seed(g, "the shard: its games are seeded from it")
+    options.add_games(g, None, "games the shard should hold when done (required)")
+    g.add_argument("--budget", type=options.positive_float, default=1.0, metavar="S",
+                   help="seconds the solver may spend on one position's labels (default 1)")
+    g.add_argument("--engine", choices=("python", "c"), default="python",
+                   help="the agents' solver, or its compiled twin (same scores, ~20x faster; default python)")
+    options.add_out(g, "the label cache folder", default=DEFAULT_DIR)
+    options.add_progress(g)
+    g.add_argument("old", nargs="*", metavar="SEED GAMES [BUDGET [ENGINE]]", help=argparse.SUPPRESS)  # the old form
+    b = sub.add_parser("book", help="labels from a book build's progress file, in one gzipped shard",
+                       description="labels from a book build's progress file, in one gzipped shard",
+                       epilog="example:\n  cxforge labels book runs/book/progress.jsonl")
+    b.add_argument("progress", type=Path, metavar="PROGRESS", help="a book build's progress file")
+    b.add_argument("out", type=Path, nargs="?", default=DEFAULT_DIR / "labels-book.jsonl.gz", metavar="OUT",
+                   help=f"the shard to write (default {DEFAULT_DIR / 'labels-book.jsonl.gz'})")
+    p = sub.add_parser("pack", help="gzip the shards of a label cache into a dataset folder",
+                       description="gzip the shards of a label cache into a dataset folder (torn lines dropped)",
+                       epilog="example:\n  cxforge labels pack .cache/labels datasets/labels")
+    p.add_argument("src", type=Path, metavar="SRC", help="the label cache folder")
+    p.add_argument("dst", type=Path, metavar="DST", help="the dataset folder")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Generate, import or pack labels."""
+    if args.labels_command == "book":
+        if not args.progress.is_file():
+            raise UserError(f"no progress file at {args.progress}")
+        print(f"{write_shard(args.out, book_labels(args.progress))} labels written to {args.out}")
+        return 0
+    if args.labels_command == "pack":
+        if not shards(args.src):
+            raise UserError(f"no labels-*.jsonl shards in {args.src}")
+        for path in pack(args.src, args.dst):
+            print(path)
+        return 0
+    seed, games, budget, engine = _generate_args(args)
+    os.nice(5)  # a long background job
+    generate(args.out, seed, games, budget, progress=options.progress_of(args), engine=engine)
+    return 0
+
+
+def _generate_args(args: argparse.Namespace) -> tuple[int, int, float, str]:
+    """Seed, games, budget and engine, from the flags or from the old ``SEED GAMES [BUDGET [ENGINE]]``."""
+    if not args.old:
+        if args.games is None:
+            raise UserError("give the number of games with -n/--games")
+        return args.seed, args.games, args.budget, args.engine
+    flags = (args.games, args.seed, args.budget, args.engine) != (None, 0, 1.0, "python")
+    if flags or not 2 <= len(args.old) <= 4:
+        raise UserError("give --seed S -n N [--budget S] [--engine E] (or the old SEED GAMES [BUDGET [ENGINE]] alone)")
+    try:
+        seed, games = options.nonnegative_int(args.old[0]), options.positive_int(args.old[1])
+        budget = options.positive_float(args.old[2]) if len(args.old) > 2 else 1.0
+    except argparse.ArgumentTypeError as exc:
+        raise UserError(f"SEED and GAMES must be whole numbers and BUDGET a positive number: {exc}") from None
+    engine = args.old[3] if len(args.old) > 3 else "python"
+    if engine not in ("python", "c"):
+        raise UserError(f"ENGINE must be python or c, got {engine!r}")
+    return seed, games, budget, engine
