@@ -24,8 +24,9 @@ flat list of ``rows * columns`` ints, row 0 at the top.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 STANDARD = (6, 7, 4)  # rows, columns, inarow of the Kaggle leaderboard
 
@@ -205,10 +206,12 @@ def config_value(obj: Any, name: str, default: Any = None) -> Any:
 
 def config_size(config: Any) -> tuple[int, int, int]:
     """``(rows, columns, inarow)`` from a ConnectX configuration (defaults 6, 7, 4)."""
-    return tuple(int(config_value(config, k, d)) for k, d in zip(("rows", "columns", "inarow"), STANDARD))  # type: ignore[return-value]
+    rows, columns, inarow = (int(config_value(config, k, d))
+                             for k, d in zip(("rows", "columns", "inarow"), STANDARD, strict=True))
+    return rows, columns, inarow
 
 
-def standard_board(obs: Any, config: Any, who: str) -> "Board":
+def standard_board(obs: Any, config: Any, who: str) -> Board:
     """The position from ``obs``, for an agent (``who``) that plays only the 6x7x4 board."""
     board = Board.from_obs(obs, config)
     if (board.rows, board.columns, board.inarow) != STANDARD:
@@ -230,13 +233,13 @@ class Board:
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def _from(cls, geo: Geometry, current: int, mask: int, moves: int) -> "Board":
+    def _from(cls, geo: Geometry, current: int, mask: int, moves: int) -> Board:
         b = cls.__new__(cls)
         b.geo, b.current, b.mask, b.moves = geo, current, mask, moves
         return b
 
     @classmethod
-    def from_moves(cls, moves: Iterable[int], rows: int = 6, columns: int = 7, inarow: int = 4) -> "Board":
+    def from_moves(cls, moves: Iterable[int], rows: int = 6, columns: int = 7, inarow: int = 4) -> Board:
         """Play 0-based ``moves`` from the empty board; raises ``BoardError`` on an illegal one."""
         board = cls(rows, columns, inarow)
         for i, col in enumerate(moves):
@@ -248,7 +251,7 @@ class Board:
         return board
 
     @classmethod
-    def from_pons(cls, moves: str) -> "Board":
+    def from_pons(cls, moves: str) -> Board:
         """A 6x7x4 board from a Pons move string of columns ``1``-``7``."""
         if not all(ch in "1234567" for ch in moves):
             raise BoardError(f"a move string holds only the digits 1-7, got {moves!r}")
@@ -256,7 +259,7 @@ class Board:
 
     @classmethod
     def from_grid(cls, grid: Sequence[int], rows: int = 6, columns: int = 7, inarow: int = 4,
-                  mark: int | None = None) -> "Board":
+                  mark: int | None = None) -> Board:
         """A board from a flat Kaggle grid (row 0 at the top, 0 empty, marks 1 and 2).
 
         Checks the grid's length, cell values, gravity and stone counts.  ``mark``,
@@ -290,7 +293,7 @@ class Board:
         return cls._from(geo, bits[to_move], mask, stones[1] + stones[2])
 
     @classmethod
-    def from_obs(cls, obs: Any, config: Any) -> "Board":
+    def from_obs(cls, obs: Any, config: Any) -> Board:
         """The position an agent sees, from Kaggle's ``obs`` and ``config``."""
         rows, columns, inarow = config_size(config)
         grid = config_value(obs, "board")
@@ -340,7 +343,7 @@ class Board:
         """How many stones column ``col`` holds."""
         return bin(self.mask & self.geo.column_masks[col]).count("1")
 
-    def play(self, col: int) -> "Board":
+    def play(self, col: int) -> Board:
         """The board after the side to move drops a stone in ``col`` (not checked; see ``can_play``)."""
         mask = self.mask
         return Board._from(self.geo, self.current ^ mask,
@@ -412,7 +415,7 @@ class Board:
         """The flat Kaggle ``obs.board`` list for this position."""
         return [self.cell(r, c) for r in range(self.geo.rows) for c in range(self.geo.columns)]
 
-    def mirror(self) -> "Board":
+    def mirror(self) -> Board:
         """The same position reflected left to right."""
         geo = self.geo
         return Board._from(geo, mirror_bits(self.current, geo), mirror_bits(self.mask, geo), self.moves)

@@ -22,15 +22,16 @@ Bundle-safe: standard library and numpy only.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Sequence, Union
+from typing import Any
 
 import numpy as np
 
 from agents.board import Board
 
-Score = Union[int, float]  # an int, or +-inf for a won or lost position
+Score = int | float  # an int, or +-inf for a won or lost position
 Pattern = tuple[int, int, int]  # (own stones, opponent stones, points) for one window
 PatternWeights = Callable[[int], Sequence[Pattern]]  # inarow -> the patterns that score
 
@@ -74,7 +75,7 @@ def window_codes(boards: Sequence[Board], mark: int) -> np.ndarray:
         parts.append((own ^ b.mask).to_bytes(nb, "little"))
     raw = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(len(boards), 2, nb)
     bits = np.unpackbits(raw, axis=2, bitorder="little")
-    dtype = np.uint8 if geo.inarow * (geo.inarow + 1) < 256 else np.int64  # codes fit a byte
+    dtype: type[np.integer[Any]] = np.uint8 if geo.inarow * (geo.inarow + 1) < 256 else np.int64  # codes fit a byte
     cells = bits[:, 0].astype(dtype) + dtype(geo.inarow + 1) * bits[:, 1]  # per cell: 0, 1 or inarow + 1
     wins = window_bits(geo.rows, geo.columns, geo.inarow)
     codes = cells[:, wins[:, 0]]

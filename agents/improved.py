@@ -14,7 +14,8 @@ from typing import Any
 
 from agents.board import Board
 from agents.heuristics import IMPROVED, Score
-from agents.minimax import best_of, choose, move_scores as search_scores
+from agents.minimax import best_of, choose
+from agents.minimax import move_scores as search_scores
 
 DEPTH = 2
 

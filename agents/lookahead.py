@@ -13,7 +13,8 @@ from typing import Any
 
 from agents.board import Board
 from agents.heuristics import BERKELEY, COURSE_LOOKAHEAD, Score
-from agents.minimax import Heuristic, best_of, choose, move_scores as search_scores
+from agents.minimax import Heuristic, best_of, choose
+from agents.minimax import move_scores as search_scores
 
 
 def move_scores(board: Board, heuristic: Heuristic = COURSE_LOOKAHEAD) -> dict[int, Score]:

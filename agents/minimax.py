@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import random
 import sys
-from typing import Any, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from agents.board import Board
 from agents.heuristics import COURSE_MINIMAX, INF, Score
 
 Heuristic = Callable[[Sequence[Board], int], list[Score]]
-Tree = Union[int, list["Tree"]]  # a leaf's index into the batch, or the children of a node
+Tree = int | list["Tree"]  # a leaf's index into the batch, or the children of a node
 
 DEPTH = 3  # the course's N_STEPS
 

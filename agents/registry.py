@@ -7,8 +7,9 @@ Agent modules are imported lazily, by name, only when an agent is loaded.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Agent = Callable[[Any, Any], int]
 
@@ -66,25 +67,30 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="lookahead", module="agents.lookahead",
-        description="One-step lookahead with the course heuristic (+1e6 four, +1 own three, -100 opponent three), random tie-break.",
+        description=("One-step lookahead with the course heuristic (+1e6 four, +1 own three, -100 opponent three), "
+                     "random tie-break."),
         source="Kaggle Learn, Intro to Game AI, lesson 2 (one-step lookahead)",
         floors={"random": 0.85, "negamax": 0.40}, strength=10, tactical=True, move_budget_s=0.5,
     ),
     AgentSpec(
         name="middle", module="agents.simple", function="middle_agent", valid=False,
-        description="Always the middle column, even when it is full: a known-invalid baseline, kept as the course kept it (the checker must catch it).",
+        description=("Always the middle column, even when it is full: a known-invalid baseline, kept as the course kept"
+                     " it (the checker must catch it)."),
         source="Kaggle Learn, Intro to Game AI, lesson 1 (agent_middle)",
         floors={}, strength=0, move_budget_s=0.05,
     ),
     AgentSpec(
         name="lookahead-berkeley", module="agents.lookahead", function="berkeley_agent",
-        description="One-step lookahead with the Berkeley report's weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: a move making two own threes can outscore a win.",
+        description=("One-step lookahead with the Berkeley report's weights (+500/+6000/+10000 own two/three/four, "
+                     "-300/-10000/-15000 opponent's), random tie-break. Not tactical: a move making two own threes can "
+                     "outscore a win."),
         source="Kaggle Learn lesson 2's one-step lookahead with the Berkeley report's weights",
         floors={"random": 0.85, "negamax": 0.30}, strength=9, move_budget_s=0.25,
     ),
     AgentSpec(
         name="minimax", module="agents.minimax",
-        description="3-step minimax with the course heuristic (+1e6 four, +1 own three, -100 opponent three, -1e4 opponent four), random tie-break. Blocks; may prefer a forced win to a win in one.",
+        description=("3-step minimax with the course heuristic (+1e6 four, +1 own three, -100 opponent three, -1e4 "
+                     "opponent four), random tie-break. Blocks; may prefer a forced win to a win in one."),
         source="Kaggle Learn, Intro to Game AI, lesson 3 (N-step lookahead, N_STEPS = 3)",
         floors={"random": 0.90, "negamax": 0.60}, strength=12, move_budget_s=0.5,
     ),
@@ -96,7 +102,9 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="alphabeta", module="agents.alphabeta",
-        description="3-step lookahead with alpha-beta pruning and the Berkeley report's tuned weights (+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not tactical: its weights can outscore a win in one.",
+        description=("3-step lookahead with alpha-beta pruning and the Berkeley report's tuned weights "
+                     "(+500/+6000/+10000 own two/three/four, -300/-10000/-15000 opponent's), random tie-break. Not "
+                     "tactical: its weights can outscore a win in one."),
         source="Berkeley report on ConnectX: multistep lookahead with alpha-beta pruning and tuned weights",
         floors={"random": 0.85, "negamax": 0.75}, strength=13, move_budget_s=0.5,
     ),
@@ -108,51 +116,63 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="improved", module="agents.improved",
-        description="The DQN notebook's improved minimax: 2 plies, +-inf on a line, else 4**i per own window of i+1 stones and -2**(2i+1) per opponent one, random tie-break.",
+        description=("The DQN notebook's improved minimax: 2 plies, +-inf on a line, else 4**i per own window of i+1 "
+                     "stones and -2**(2i+1) per opponent one, random tie-break."),
         source="The ConnectX DQN notebook's improved minimax agent",
         floors={"random": 0.90, "negamax": 0.75}, strength=14, tactical=True, move_budget_s=0.25,
     ),
     AgentSpec(
         name="weighted", module="agents.weighted",
-        description="Wins or blocks in one, else the move onto the cell in the most lines of four (table read from agents/data/cell_weights.json).",
+        description=("Wins or blocks in one, else the move onto the cell in the most lines of four (table read from "
+                     "agents/data/cell_weights.json)."),
         source="The classic Connect Four cell-weight table (number of winning lines through each cell)",
         floors={"random": 0.85}, strength=5, move_budget_s=0.1,
     ),
     AgentSpec(
         name="dqn", module="agents.dqn",
-        description="A double-DQN Q-network (MLP on threat features) trained from random weights in torch by `cxforge train --method dqn`, mostly against Kaggle's negamax; run with numpy, full columns masked.",
+        description=("A double-DQN Q-network (MLP on threat features) trained from random weights in torch by `cxforge "
+                     "train --method dqn`, mostly against Kaggle's negamax; run with numpy, full columns masked."),
         source="The ConnectX DQN notebook's agent, rebuilt (masking at action selection and in the target max)",
-        floors={"random": 0.85, "negamax": 0.70}, strength=14, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+        # first call loads the weights
+        floors={"random": 0.85, "negamax": 0.70}, strength=14, move_budget_s=0.5, sizes="standard",
     ),
     AgentSpec(
         name="dqn-warm", module="agents.dqn_warm",
-        description="The dqn method started from the previous supervised net's layers (384-256-128) (`--init`), then DQN-trained against Kaggle's negamax; run with numpy, full columns masked.",
+        description=("The dqn method started from the previous supervised net's layers (384-256-128) (`--init`), then "
+                     "DQN-trained against Kaggle's negamax; run with numpy, full columns masked."),
         source="dqn, warm-started from net",
-        floors={"random": 0.90, "negamax": 0.80}, strength=16, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+        # first call loads the weights
+        floors={"random": 0.90, "negamax": 0.80}, strength=16, move_budget_s=0.5, sizes="standard",
     ),
     AgentSpec(
         name="net", module="agents.net.agent",
-        description="A policy+value MLP trained on exact solver labels (`cxforge train`); plays the policy's best legal column, numpy only.",
+        description=("A policy+value MLP trained on exact solver labels (`cxforge train`); plays the policy's best "
+                     "legal column, numpy only."),
         source="connectx-forge: supervised learning on Pons-style solver labels",
-        floors={"random": 0.90, "negamax": 0.50}, strength=15, move_budget_s=0.5, sizes="standard",  # first call loads the weights
+        # first call loads the weights
+        floors={"random": 0.90, "negamax": 0.50}, strength=15, move_budget_s=0.5, sizes="standard",
     ),
     AgentSpec(
         name="net-search", module="agents.net.search",
-        description="A policy+value MLP (its own weight file: the 512-512-256 network its figures were measured with) guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a move; from 20 stones the exact solver gets half the budget first.",
+        description=("A policy+value MLP (its own weight file: the 512-512-256 network its figures were measured with) "
+                     "guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a "
+                     "move; from 20 stones the exact solver gets half the budget first."),
         source="connectx-forge: network-guided alpha-beta search",
         floors={"random": 0.95, "negamax": 0.80}, strength=20, tactical=True, move_budget_s=2.0,
         sizes="standard",
     ),
     AgentSpec(
         name="solver", module="agents.solver.agent",
-        description="Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search) with an opening book for both seats (25,084 entries); "
-                    "1 s a move, overage for hard moves, iterative-deepening heuristic search when the solve cannot finish.",
+        description=("Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search) with an "
+                     "opening book for both seats (25,084 entries); 1 s a move, overage for hard moves, "
+                     "iterative-deepening heuristic search when the solve cannot finish."),
         source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
         floors={"random": 0.99, "negamax": 0.95}, strength=100, tactical=True, move_budget_s=10.0,
     ),
     AgentSpec(
         name="perfect", module="agents.solver.agent", function="perfect_agent",
-        description="The solver without a time limit: always a perfect move (slow before move ~12 without a deep book).",
+        description=("The solver without a time limit: always a perfect move (slow before move ~12 without a deep "
+                     "book)."),
         source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
         submittable=False, strength=99, tactical=True, sizes="standard", move_budget_s=600.0,
     ),

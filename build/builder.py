@@ -14,7 +14,14 @@ from typing import Any
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
 from connectx_forge.build.embed import data_names, load_data
 from connectx_forge.build.errors import BuildError
-from connectx_forge.build.imports import PROJECT_PACKAGE, RUNTIME_MODULES, check_defines, collect, positional_arity, top_level_names
+from connectx_forge.build.imports import (
+    PROJECT_PACKAGE,
+    RUNTIME_MODULES,
+    check_defines,
+    collect,
+    positional_arity,
+    top_level_names,
+)
 from connectx_forge.build.manifest import dumps, make_manifest, manifest_path, sources_sha256, tool_version
 
 DEFAULT_SIZE_LIMIT = 5_000_000

@@ -10,7 +10,7 @@ scores compare exactly.  Nothing here uses agents.board or agents.heuristics.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import assume, strategies as st
+from hypothesis import assume
+from hypothesis import strategies as st
 
 from agents.board import Board, has_alignment
 

@@ -6,9 +6,10 @@ they are registered): it returns a plain ``int`` naming a legal column, leaves
 positions from 4x4x3 to 10x10x5, near-full boards and boards with one open
 column (agents registered with ``sizes="standard"`` get 6x7x4 positions only:
 other sizes are skipped for them, as they do not play them).  Agents whose
-``move_budget_s`` exceeds ``SLOW_BUDGET_S`` are tested only under ``-m slow``.  Agents marked ``tactical`` must take a win in one and block the one
-threat of a loss in one.  ``middle`` is kept although it is invalid: its test
-asserts that it does return the middle column, full or not.
+``move_budget_s`` exceeds ``SLOW_BUDGET_S`` are tested only under ``-m slow``.
+Agents marked ``tactical`` must take a win in one and block the one threat of a
+loss in one. ``middle`` is kept although it is invalid: its test asserts that it
+does return the middle column, full or not.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ from kaggle_environments.utils import Struct
 
 from agents.board import STANDARD, Board
 from agents.registry import REGISTRY, AgentSpec
-from tests.strategies import (forced_block_positions, near_full_positions, obs_config,
-                              one_open_column_positions, positions, threats, win_in_one_positions)
+from tests.strategies import (
+    forced_block_positions,
+    near_full_positions,
+    obs_config,
+    one_open_column_positions,
+    positions,
+    threats,
+    win_in_one_positions,
+)
 
 SLOW_BUDGET_S = 10.0  # agents allowed longer moves (e.g. an untimed solver) run only with -m slow
 
@@ -54,7 +62,8 @@ def _move(spec: AgentSpec, board: Board) -> Any:
     elapsed = time.perf_counter() - start
     assert (dict(obs_s), dict(config_s)) == before, f"{spec.name} changed obs or config"
     assert type(action) is int, f"{spec.name} returned {action!r} of type {type(action).__name__}, not int"
-    assert elapsed <= spec.move_budget_s, f"{spec.name} took {elapsed:.3f} s > budget {spec.move_budget_s} s on\n{board}"
+    assert elapsed <= spec.move_budget_s, (f"{spec.name} took {elapsed:.3f} s > budget {spec.move_budget_s} s "
+                                           f"on\n{board}")
     return action
 
 

@@ -56,7 +56,8 @@ for job in json.load(sys.stdin):
         results.append({"name": agent.__name__, "move": move, "type": type(move).__name__})
     except Exception as exc:
         results.append({"error": f"{type(exc).__name__}: {exc}"})
-results.append({"project_modules": sorted(m for m in sys.modules if m.partition(".")[0] in {"agents", "tools", "build"})})
+OURS = {"agents", "connectx_forge", "tools", "build"}
+results.append({"project_modules": sorted(m for m in sys.modules if m.partition(".")[0] in OURS)})
 print(json.dumps(results))
 '''
 
@@ -127,7 +128,7 @@ def test_every_registered_agent_builds_and_loads_isolated(tmp_path: Path) -> Non
         assert built.manifest["agent"] == name and built.manifest["module"] == spec.module
         assert built.manifest["function"] == spec.function and built.manifest["floors"] == spec.floors
         jobs.append({"path": write_built(built, tmp_path / f"{name}.py"), "agent": name})
-    for job, result in zip(jobs, run_isolated(tmp_path, jobs)):
+    for job, result in zip(jobs, run_isolated(tmp_path, jobs), strict=True):
         assert "error" not in result, (job["agent"], result)
         assert result["name"] == "agent", job["agent"]
         if REGISTRY[job["agent"]].valid:
@@ -194,8 +195,8 @@ def test_tar_gz_holds_main_py_with_the_same_source_and_fixed_metadata() -> None:
 
 
 def test_sources_hash_follows_sources_and_data(tmp_path: Path) -> None:
-    root = make_project(tmp_path, {"agents/bot.py": BOT + "\nX = read_data('t.bin')\nfrom agents.resources import read_data\n"},
-                        {"t.bin": b"one"})
+    bot = BOT + "\nX = read_data('t.bin')\nfrom agents.resources import read_data\n"
+    root = make_project(tmp_path, {"agents/bot.py": bot}, {"t.bin": b"one"})
     first = build_fake(root).manifest["sources_sha256"]
     (root / "agents" / "data" / "t.bin").write_bytes(b"two")
     second = build_fake(root).manifest["sources_sha256"]

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from agents import alphabeta, improved, lookahead, minimax
 from agents.board import Board
-from agents.heuristics import (BERKELEY, COURSE_LOOKAHEAD, COURSE_MINIMAX, IMPROVED, window_bits,
-                               window_codes)
+from agents.heuristics import BERKELEY, COURSE_LOOKAHEAD, COURSE_MINIMAX, IMPROVED, window_bits, window_codes
 from agents.minimax import move_scores
 from tests import reference_agents as ref
 from tests.strategies import forced_block_positions, positions, sizes, threats, win_in_one_positions
@@ -68,7 +67,7 @@ def test_window_codes_count_each_side(board: Board) -> None:
     """Each window's code is own + (inarow + 1) * opponent, read cell by cell."""
     k, h = board.inarow, board.rows + 1
     codes = window_codes([board], board.mark)[0]
-    for code, cells in zip(codes.tolist(), window_bits(board.rows, board.columns, k).tolist()):
+    for code, cells in zip(codes.tolist(), window_bits(board.rows, board.columns, k).tolist(), strict=True):
         marks = [board.cell(board.rows - 1 - b % h, b // h) for b in cells]
         assert code == marks.count(board.mark) + (k + 1) * marks.count(board.opponent)
 

@@ -43,11 +43,6 @@ def _help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().out
 
 
-def _is_fallback(name: str) -> bool:
-    """Whether the command still lives in its old module (its ``*_cmd`` module not written yet)."""
-    return cli.load(name).__name__ == COMMANDS[name].fallback
-
-
 def _parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
     """Every command's parser and every parser under it (``book build``, ``bench solver``...)."""
     def walk(path: str, parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
@@ -58,8 +53,7 @@ def _parsers() -> Iterator[tuple[str, argparse.ArgumentParser]]:
                     yield from walk(f"{path} {sub_name}", sub)
 
     for name in COMMANDS:
-        if not _is_fallback(name):
-            yield from walk(name, cli.command_parser(name, cli.load(name)))
+        yield from walk(name, cli.command_parser(name, cli.load(name)))
 
 
 def test_help_lists_every_command_and_no_alias(capsys: pytest.CaptureFixture[str]) -> None:
@@ -76,7 +70,6 @@ def test_help_lists_every_command_and_no_alias(capsys: pytest.CaptureFixture[str
 def test_the_top_level_parser_imports_no_command() -> None:
     code = ("import sys; from connectx_forge.tools import cli; cli.build_parser().format_help(); "
             "mods = [c.module for c in cli.COMMANDS.values()]; "
-            "mods += [c.fallback for c in cli.COMMANDS.values() if c.fallback]; "
             "print([m for m in mods + ['torch', 'kaggle_environments', 'matplotlib'] if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
@@ -109,12 +102,6 @@ def test_a_command_that_cannot_be_imported_is_one_line(monkeypatch: pytest.Monke
     assert "training layer" in err[0] and "pip install -e '.[train]'" in err[0]
 
 
-def test_a_missing_new_module_falls_back_to_the_old_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(COMMANDS, "ghost", Command("connectx_forge.tools.ghost_cmd", "x",
-                                                   fallback="connectx_forge.tools.agents_cmd"))
-    assert cli.load("ghost").__name__ == "connectx_forge.tools.agents_cmd"
-
-
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_each_registry_line_is_its_modules_help(name: str) -> None:
     assert COMMANDS[name].help == cli.load(name).HELP
@@ -126,9 +113,7 @@ def test_each_command_has_help_with_an_example(name: str, capsys: pytest.Capture
     out = _help([name], capsys)
     assert out.startswith(f"usage: cxforge {name}")
     example = getattr(module, "EXAMPLE", None)
-    if example is None:
-        assert _is_fallback(name), f"{module.__name__} defines no EXAMPLE"
-        return
+    assert example is not None, f"{module.__name__} defines no EXAMPLE"
     lines = [line for line in example.splitlines() if line.strip()]
     assert lines and all(line.lstrip().startswith(("cxforge", "nice cxforge")) for line in lines)
     assert all(line in out for line in lines)

@@ -17,11 +17,12 @@ from hypothesis import given, settings
 
 from agents.board import Board, BoardError
 from agents.solver.search import Solver, Timeout
+from connectx_forge.tools.solver import csolver
 from tests.strategies import standard_positions
 from tests.test_solver import read_set, sample
-from connectx_forge.tools.solver import csolver
 
-pytestmark = pytest.mark.skipif(not csolver.available(), reason="no C compiler (cc, gcc, clang or $CC) to build tools/csolver")
+pytestmark = pytest.mark.skipif(not csolver.available(),
+                                reason="no C compiler (cc, gcc, clang or $CC) to build tools/solver/csolver")
 
 SMALL = csolver.DEFAULT_ENTRIES
 

@@ -15,9 +15,9 @@ from unittest.mock import patch
 from hypothesis import given, settings
 
 from agents.board import Board
-from tests.strategies import positions, sizes
 from connectx_forge.tools.play import fast_negamax
 from connectx_forge.tools.play.players import resolve
+from tests.strategies import positions, sizes
 
 
 def kaggle_negamax(board: Board, coin: bool) -> int:
@@ -34,7 +34,7 @@ def kaggle_negamax(board: Board, coin: bool) -> int:
 @given(board=sizes(max_side=7).flatmap(lambda s: positions(size=s)))
 def test_same_move_as_kaggle_with_the_coin_fixed(board: Board) -> None:
     for coin in (True, False):
-        assert fast_negamax.choose(board, lambda: coin) == kaggle_negamax(board, coin)
+        assert fast_negamax.choose(board, lambda coin=coin: coin) == kaggle_negamax(board, coin)
 
 
 def test_player_spec_resolves() -> None:

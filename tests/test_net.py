@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from agents.board import Board, has_alignment
-from agents.net.features import encode, feature_size, winning_cells
+from agents.board import Board
+from agents.net.features import encode, feature_size
 from agents.net.mlp import load_mlp, masked_argmax, save_mlp
 from agents.resources import read_data
 from tests.strategies import obs_config, positions, standard_positions
@@ -19,24 +19,7 @@ from tests.strategies import obs_config, positions, standard_positions
 torch = pytest.importorskip("torch")
 
 
-def _brute_winning_cells(stones: int, mask: int, board: Board) -> int:
-    out = 0
-    for c in range(board.columns):
-        for h in range(board.rows):
-            bit = 1 << (c * board.geo.height + h)
-            if not mask & bit and has_alignment(stones | bit, board.geo):
-                out |= bit
-    return out
-
-
 # -- features -----------------------------------------------------------------
-@given(positions())
-def test_winning_cells_match_the_core(board: Board) -> None:
-    opp = board.current ^ board.mask
-    assert winning_cells(board.current, board.mask, board.geo) == _brute_winning_cells(board.current, board.mask, board)
-    assert winning_cells(opp, board.mask, board.geo) == _brute_winning_cells(opp, board.mask, board)
-
-
 @given(positions(size=None))
 def test_encoding_planes_follow_the_grid(board: Board) -> None:
     x = encode(board)

@@ -8,7 +8,7 @@ a seeded sample of Middle-Medium, weak mode on samples, and property tests.
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -97,7 +97,7 @@ def test_analyze_scores_an_immediate_win_and_weak_columns(pons_dir: Path) -> Non
         assert win_score == solver.solve(board)
         weak = solver.analyze(board, weak=True)
         assert all(weak[c] == 1 for c in wins)
-        assert all(w is None or w == (s > 0) - (s < 0) for w, s in zip(weak, scores))
+        assert all(w is None or w == (s > 0) - (s < 0) for w, s in zip(weak, scores, strict=True))
         checked += 1
     assert checked >= 5
 
@@ -195,13 +195,13 @@ def test_ordered_moves_are_a_permutation_centre_first_on_ties(board: Board) -> N
     threats = [winning_cells(board.current | m, board.mask, lay.geo).bit_count() for m in moves]
     assert threats == sorted(threats, reverse=True)
     rank = {c: i for i, c in enumerate(lay.order)}
-    for a, b, ta, tb in zip(moves, moves[1:], threats, threats[1:]):
+    for a, b, ta, tb in zip(moves, moves[1:], threats, threats[1:], strict=False):
         if ta == tb:
             assert rank[move_column(a, lay)] < rank[move_column(b, lay)]
 
 
 # -- exactness against brute force and negamax consistency ---------------------------
-@lru_cache(maxsize=None)
+@cache
 def brute_force(board: Board) -> int:
     """Plain minimax over every move, in the solver's score convention."""
     size = board.rows * board.columns

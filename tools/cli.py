@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -40,7 +39,6 @@ class Command:
 
     module: str
     help: str
-    fallback: str | None = None  # while ``module`` is being written: the module that holds the command until then
 
 
 COMMANDS: dict[str, Command] = {
@@ -120,8 +118,6 @@ def load(name: str) -> ModuleType:
     """The module of command ``name``; ``CommandUnavailable`` says why it cannot be imported."""
     command = COMMANDS[name]
     module = command.module
-    if command.fallback and importlib.util.find_spec(module) is None:
-        module = command.fallback
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:

@@ -35,7 +35,7 @@ class MLP:
         """Raw outputs ``(n, outputs)`` for a batch ``x`` of shape ``(n, inputs)`` (or one vector: n = 1)."""
         h = np.atleast_2d(np.asarray(x, dtype=np.float32))
         last = len(self.weights) - 1
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             h = h @ w + b
             if i < last:
                 np.maximum(h, 0.0, out=h)
@@ -83,8 +83,8 @@ def checked(mlp: MLP, name: str, version: int) -> MLP:
 def save_mlp(weights: list[np.ndarray], biases: list[np.ndarray], meta: dict[str, Any],
              dtype: str = "float16") -> bytes:
     """The bytes of a weight file (``dtype``: "float16", "float32" or "int8")."""
-    arrays: dict[str, np.ndarray] = {}
-    for i, (w, b) in enumerate(zip(weights, biases)):
+    arrays: dict[str, Any] = {}  # savez_compressed's keyword arrays
+    for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
         w = np.asarray(w, dtype=np.float32)
         if dtype == "int8":
             scale = np.maximum(np.abs(w).max(axis=0), 1e-12) / 127.0

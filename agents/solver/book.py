@@ -24,7 +24,9 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_left
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import NamedTuple
 
 from agents.board import mirror_bits
 from agents.resources import MissingData, read_data
@@ -70,11 +72,11 @@ class Book:
         return len(self.keys)
 
     @classmethod
-    def empty(cls) -> "Book":
+    def empty(cls) -> Book:
         return cls(array("Q"), array("b"), b"", -1)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Book":
+    def from_bytes(cls, data: bytes) -> Book:
         if len(data) < HEADER.size:
             raise BookError(f"book is {len(data)} bytes, shorter than its header")
         magic, count, max_moves, sides = HEADER.unpack_from(data)
@@ -92,7 +94,7 @@ class Book:
         return cls(keys, scores, moves, max_moves, sides=sides)
 
     @classmethod
-    def load(cls) -> "Book":
+    def load(cls) -> Book:
         """The book in agents/data (or embedded in a bundle); empty when there is none."""
         try:
             return cls.from_bytes(read_data("opening_book.bin"))
@@ -107,9 +109,9 @@ class Book:
         return header + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
 
     @classmethod
-    def from_entries(cls, entries: Iterable[Entry], max_moves: int) -> "Book":
+    def from_entries(cls, entries: Iterable[Entry], max_moves: int) -> Book:
         rows = sorted(entries)
-        for a, b in zip(rows, rows[1:]):
+        for a, b in pairwise(rows):
             if a.key == b.key:
                 raise BookError(f"key {a.key} appears twice")
         sides = 0
@@ -142,4 +144,4 @@ class Book:
         return None if found is None else found[0]
 
     def entries(self) -> list[Entry]:
-        return [Entry(k, s, m) for k, s, m in zip(self.keys, self.scores, self.moves)]
+        return [Entry(k, s, m) for k, s, m in zip(self.keys, self.scores, self.moves, strict=True)]

@@ -12,7 +12,7 @@ complete a line, then how central each side's stones are.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from agents.board import playable_cells, safe_moves, winning_cells
 from agents.solver.move_sorter import child_threats, move_column, ordered_moves

@@ -39,7 +39,7 @@ def lanes(lay: Layout) -> Lanes:
     width = geo.columns * geo.height + (geo.inarow - 1) * (geo.height + 1) + 1
     shifts = tuple(rank * width for rank in range(len(lay.column_masks)))
     return Lanes(width, shifts, sum(1 << s for s in shifts),
-                 sum(m << s for m, s in zip(lay.column_masks, shifts)), (1 << width) - 1)
+                 sum(m << s for m, s in zip(lay.column_masks, shifts, strict=True)), (1 << width) - 1)
 
 
 def child_threats(current: int, mask: int, candidates: int, lay: Layout) -> list[tuple[int, int, int, int]]:
@@ -53,7 +53,7 @@ def child_threats(current: int, mask: int, candidates: int, lay: Layout) -> list
     wide = current * ln.repl | (candidates * ln.repl) & ln.diag
     cells = winning_cells(wide, mask * ln.repl, _wide_geometry(lay))
     out = []
-    for rank, (col_mask, shift) in enumerate(zip(lay.column_masks, ln.shifts)):
+    for rank, (col_mask, shift) in enumerate(zip(lay.column_masks, ln.shifts, strict=True)):
         move = candidates & col_mask
         if move:
             mine = (cells >> shift) & ln.lane

@@ -27,7 +27,8 @@ over a wide int costs far less than seven passes in CPython).
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from agents.board import Board, BoardError, can_win_next, non_losing_moves, playable_cells, winning_cells
 from agents.solver.move_sorter import move_column, ordered_moves
@@ -40,7 +41,7 @@ class Book(Protocol):
 
     max_moves: int  # no entry has more stones than this
 
-    def score(self, current: int, mask: int) -> Optional[int]: ...
+    def score(self, current: int, mask: int) -> int | None: ...
 
 
 class Timeout(Exception):
@@ -261,7 +262,7 @@ class Solver:
                 beta = hi
                 if alpha >= beta:
                     return beta
-            if moves <= book_moves:
+            if moves <= book_moves and book is not None:  # (book_moves is -1 without a book)
                 known = book.score(cur, mask)
                 if known is not None:
                     return known

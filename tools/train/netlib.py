@@ -6,8 +6,9 @@ Only tools import this module (it needs torch).  The layer layout matches
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -105,7 +106,7 @@ def plot_curves(history: list[dict[str, float]], path: Path, panels: Panels, xla
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.6))
-    for ax, (title, keys) in zip(axes, panels):
+    for ax, (title, keys) in zip(axes, panels, strict=True):
         for k in keys:  # a key missing from some rows (an evaluation every few rows) plots where present
             rows = [h for h in history if h.get(k) is not None]
             ax.plot([h["epoch"] for h in rows], [h[k] for h in rows], marker=".", label=k)

@@ -20,8 +20,9 @@ learner move followed by the opponent's reply.
 from __future__ import annotations
 
 import random as _random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence, Union
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -31,7 +32,7 @@ from agents.board import Board
 from agents.net.features import encode, feature_size
 from connectx_forge.tools.errors import UserError
 
-Opponent = Union[str, Callable[[Any, Any], int]]
+Opponent = str | Callable[[Any, Any], int]
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,8 @@ class ConnectXEnv(gym.Env):
             raise UserError(f"obs must be 'features' or 'grid', got {obs!r}")
         if render_mode not in (None, "ansi"):
             raise UserError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        specs = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
+        specs: list[Opponent] = (list(opponent) if isinstance(opponent, (list, tuple))
+                                 else [cast(Opponent, opponent)])  # a str is a Sequence too
         if not specs:
             raise UserError("no opponent given")
         self.opponents = [resolve_opponent(s) for s in specs]

@@ -117,7 +117,8 @@ class CSolver:
     @staticmethod
     def _check(board: Board) -> None:
         if (board.rows, board.columns, board.inarow) != (6, 7, 4):
-            raise BoardError(f"the compiled solver plays 6x7 four in a row, not {board.rows}x{board.columns}x{board.inarow}")
+            size = f"{board.rows}x{board.columns}x{board.inarow}"
+            raise BoardError(f"the compiled solver plays 6x7 four in a row, not {size}")
         if board.winner() is not None:
             raise BoardError("the game is already won; there is nothing to solve")
 
