@@ -91,7 +91,7 @@ def test_the_project_installs_only_its_own_import_names() -> None:
 
 def test_every_source_package_is_listed_for_the_wheel() -> None:
     package_dir, packages = _packages()
-    found = set()
+    found = set(package_dir)  # build/ is a namespace package: no __init__.py (see the next test)
     for name, folder in package_dir.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
@@ -100,14 +100,20 @@ def test_every_source_package_is_listed_for_the_wheel() -> None:
 
 
 def test_a_package_named_build_beside_the_project_keeps_its_name(tmp_path: Path) -> None:
-    """PyPA's ``build`` stands first on the path: ``python -m build`` is it, and ``cxforge build`` still works."""
+    """With PyPA's ``build`` installed, ``python -m build`` is it, even from the project root, and ``cxforge build``
+    still works.
+
+    ``python -m`` puts the working folder first on the path, so our build/ folder has no ``__init__.py``: a
+    namespace portion loses to any regular package named ``build`` later on the path.
+    """
+    assert not (ROOT / "build" / "__init__.py").exists()
     fake = tmp_path / "site" / "build"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("__version__ = '9.9.9-pypa'\n")
     (fake / "__main__.py").write_text("print('build', __import__('build').__version__)\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     out = subprocess.run([sys.executable, "-m", "build", "--version"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path)
+                         cwd=ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "build 9.9.9-pypa"
     target = tmp_path / "r.py"
     cxforge = Path(sys.executable).with_name("cxforge")
