@@ -3,7 +3,7 @@ with DQN in torch (``cxforge train --method dqn``), evaluated with numpy, full c
 
 The notebook's network read the raw 42 cells; this one reads the shared features
 (agents/net/features.py) and never plays an illegal column, because full columns
-are masked both when it acts and in its training targets.  README.md has the
+are masked both when it acts and in its training targets.  docs/networks.md has the
 training command.  ``dqn-warm`` (agents/dqn_warm.py) is the same method started
 from the supervised network.
 """

@@ -72,17 +72,18 @@ def add_games(parser: argparse.ArgumentParser, default: int | None, what: str = 
                         required=required)
 
 
-def add_workers(parser: argparse.ArgumentParser, many: bool = False) -> None:
+def add_workers(parser: argparse.ArgumentParser, many: bool = False,
+                what: str = "worker processes (default: all cores; 1 runs in this process)") -> None:
     """``-w/--workers W``: processes; ``None`` (all cores) unless given.
 
     ``many``: a benchmark's list of worker counts to measure (``-w 1 2``), also ``None`` unless given.
+    ``what``: the help line, where a command's workers are of another kind (the checker's isolated processes).
     """
     if many:
         parser.add_argument("-w", "--workers", type=positive_int, nargs="+", default=None, metavar="W",
                             help="worker process counts to measure (default: 1 and all cores)")
         return
-    parser.add_argument("-w", "--workers", type=positive_int, default=None, metavar="W",
-                        help="worker processes (default: all cores; 1 runs in this process)")
+    parser.add_argument("-w", "--workers", type=positive_int, default=None, metavar="W", help=what)
 
 
 def workers_of(args: argparse.Namespace) -> int:

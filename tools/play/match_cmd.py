@@ -18,7 +18,7 @@ from connectx_forge.tools.play.records import save_records
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 
-HELP = "Play games between two agents with Kaggle's rules and report win rates."
+HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
 cxforge match lookahead kaggle:negamax -n 200
 cxforge match net improved -n 400 -w 2 --seed 7 -o games.jsonl

@@ -1,4 +1,4 @@
-"""Benchmark: the README's win-rate table, every listed agent vs ``random`` and ``negamax``.
+"""Benchmark: the win-rate table of BENCHMARKS.md, every listed agent vs ``random`` and ``negamax``.
 
 Run: ``nice cxforge winrates [-n 400] [--agents a b ...] [--rows 10]``;
 ``--opponents`` takes other player specs, e.g. every classic agent.

@@ -1,6 +1,6 @@
 """``cxforge winrates``: the command-line face of the win-rate table (tools/play/winrates.py).
 
-Prints the README's markdown table; ``--json`` prints the raw match summaries
+Prints BENCHMARKS.md's markdown table; ``--json`` prints the raw match summaries
 as JSON instead, ``-o PATH`` also writes them to a file.
 """
 
@@ -13,7 +13,7 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
 
-HELP = "the README's win-rate table: agents against random and negamax, seats swapped"
+HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
 EXAMPLE = """\
 nice cxforge winrates --agents net lookahead -n 400
 cxforge winrates --agents solver --opponents kaggle:negamax negamax-fast -n 100 -w 2 -o solver.json"""

@@ -13,7 +13,6 @@ floors of the build manifest beside the file (``read_manifest``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -24,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import positive_int
 from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
@@ -131,6 +129,9 @@ def _validate(source: Path, games: int, act_timeout: float, overage: float) -> N
         raise UserError(f"{source}: cannot read it")
 
 
+CHECK_WORKERS = "games played at once, each in its own isolated process (default: all cores)"
+
+
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,
              seed: int | None) -> list[Job]:
     """``games`` per opponent, half in each seat (the first seat takes an odd one), interleaved."""
@@ -144,12 +145,6 @@ def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage
             jobs.append({"index": index, "opponent": opponent, "seat": g % 2, "act_timeout": act_timeout,
                          "overage": overage, "seed": None if seed is None else game_seed(seed, index)})
     return jobs
-
-
-def add_workers_flag(parser: argparse.ArgumentParser) -> None:
-    """``-w/--workers W`` as the checker means it: loader processes playing at once."""
-    parser.add_argument("-w", "--workers", type=positive_int, default=None, metavar="W",
-                        help="games played at once, each in its own isolated process (default: all cores)")
 
 
 def game_deadline(act_timeout: float, overage: float, slack: float) -> float:

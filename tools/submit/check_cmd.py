@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.add_argument("path", help="the submission: a .py file, or a .tar.gz with main.py at its top")
     options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats")
-    check.add_workers_flag(parser)
+    options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_json(parser, "print one JSON object instead of the table")
     parser.add_argument("--opponents", default=",".join(check.OPPONENTS),

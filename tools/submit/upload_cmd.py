@@ -7,7 +7,7 @@ from functools import partial
 from pathlib import Path
 
 from connectx_forge.tools import options
-from connectx_forge.tools.submit.check import DEFAULT_GAMES, add_workers_flag
+from connectx_forge.tools.submit.check import CHECK_WORKERS, DEFAULT_GAMES
 from connectx_forge.tools.submit.upload import upload
 
 HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="PATH", help="the submission file, e.g. submissions/submission.py")
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
     options.add_games(parser, DEFAULT_GAMES, "checker games per opponent")
-    add_workers_flag(parser)
+    options.add_workers(parser, what=CHECK_WORKERS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 
-HELP = "Train the net / net-search (supervised on solver labels) or dqn networks."
+HELP = "train the net / net-search (supervised on solver labels) or dqn networks"
 EXAMPLE = """\
 cxforge train --epochs 30 --export
 cxforge train --name small --hidden 128,64 --epochs 5 --generate 200 --seed 3
