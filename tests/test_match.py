@@ -390,11 +390,13 @@ def test_cli_bad_input_is_one_line(args: list[str], message: str) -> None:
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
-def test_cli_rejects_a_file_that_does_not_compile(tmp_path: Path) -> None:
+def test_cli_plays_a_file_that_does_not_compile_as_load_failures(tmp_path: Path) -> None:
+    """As on Kaggle, a file that does not compile is played, and loses every game (a ``load`` failure)."""
     bad = tmp_path / "bad.py"
     bad.write_text("def agent(obs, config)\n    return 0\n")
-    out = cli("random", str(bad))
-    assert out.returncode == 1 and "does not compile" in out.stderr and "Traceback" not in out.stderr
+    out = cli("random", str(bad), "-n", "2", "--json")
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert json.loads(out.stdout)["overall"]["opponent_kinds"] == {"load": 2}
 
 
 def test_resolve_names() -> None:

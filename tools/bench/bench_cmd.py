@@ -52,6 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=options.positive_float, default=3.0, metavar="S",
                    help="target seconds per measurement (default 3)")
     options.add_workers(p, many=True)
+    p.add_argument("--isolated", action="store_true",
+                   help="also time A as a built submission file, played in agent hosts (a process per game)")
     options.add_json(p, "print the rows as JSON instead of the table")
 
     p = _sub(sub, "agents", "the classic agents' move time against their plain transcriptions",
@@ -107,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _loop(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.loop import markdown, run_bench
 
-    rows = run_bench(args.seconds, args.workers)
+    rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False))
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     return 0
 

@@ -1,6 +1,7 @@
 """Benchmark: games per second of our game loop against kaggle_environments.evaluate.
 
-Run: ``nice cxforge bench loop`` (``--json`` for machine output).
+Run: ``nice cxforge bench loop`` (``--json`` for machine output; ``--isolated`` adds A as a built
+submission file played in agent hosts, a child process per game, ``tools/sandbox``).
 
 Both harnesses play the same agent functions, so the ratio measures the loops:
 Kaggle's built-in ``random`` against itself, and our ``lookahead`` against
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -63,10 +65,36 @@ def measure(rate: Callable[[str, str, int, int], float], a: str, b: str, workers
     return rate(a, b, games, workers), games
 
 
-def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None) -> list[dict[str, Any]]:
-    """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr)."""
+def built_file(name: str, folder: str) -> str:
+    """Agent ``name`` bundled into a submission file in ``folder`` (what ``cxforge build`` writes)."""
+    from pathlib import Path
+
+    from connectx_forge.build.builder import build, default_root, resolve_target, write
+
+    path = Path(folder) / f"{name}.py"
+    write(build(resolve_target(name, default_root())), path)
+    return str(path)
+
+
+def _isolated(a: str, b: str, w: int, seconds: float, folder: str) -> dict[str, Any]:
+    """A (a built file; our ``random`` for ``kaggle:random``) against B, A in agent hosts."""
+    file = built_file("random" if a.startswith("kaggle:") else a, folder)
+    rate, games = measure(ours_rate, file, b, w, seconds, probe=5)
+    return {"isolated_file": os.path.basename(file), "isolated_games_per_s": round(rate, 1), "isolated_games": games}
+
+
+def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
+              isolated: bool = False) -> list[dict[str, Any]]:
+    """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr).
+
+    ``isolated``: also A as a built submission file, played in agent hosts (``tools/sandbox``): a child
+    process per game that loads the file afresh, as Kaggle does.
+    """
+    import tempfile
+
     rows: list[dict[str, Any]] = []
     cores = os.cpu_count() or 1
+    folder = tempfile.mkdtemp(prefix="cxforge-bench-")
     for a, b in MATCHUPS:
         note = ""
         if not a.startswith("kaggle:"):
@@ -78,20 +106,29 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None) -> li
         for w in workers_list or sorted({1, cores}):
             ours, n_ours = measure(ours_rate, a, b, w, seconds, probe=20)
             theirs, n_theirs = measure(evaluate_rate, a, b, w, seconds, probe=5)
-            rows.append({"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(ours, 1),
-                         "ours_games": n_ours, "evaluate_games_per_s": round(theirs, 1),
-                         "evaluate_games": n_theirs, "ratio": round(ours / theirs, 1), "note": note})
-            print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s",
-                  file=sys.stderr)
+            row: dict[str, Any] = {"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(ours, 1),
+                   "ours_games": n_ours, "evaluate_games_per_s": round(theirs, 1),
+                   "evaluate_games": n_theirs, "ratio": round(ours / theirs, 1), "note": note}
+            if isolated:
+                row.update(_isolated(a, b, w, seconds, folder))
+                row["isolated_ratio"] = round(row["isolated_games_per_s"] / theirs, 1)
+            rows.append(row)
+            print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s"
+                  + (f", isolated {row['isolated_games_per_s']:.0f}/s" if isolated else ""), file=sys.stderr)
+    shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     """``run_bench``'s rows as a markdown table, with the notes under it."""
-    lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |",
-             "|---|---:|---:|---:|---:|"]
+    iso = any("isolated_games_per_s" in r for r in rows)
+    extra = (" isolated file (games/s) | isolated / evaluate |", "---:|---:|") if iso else ("", "")
+    lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |" + extra[0],
+             "|---|---:|---:|---:|---:|" + extra[1]]
     for r in rows:
+        more = (f" {r['isolated_games_per_s']:.0f} ({r['isolated_file']}) | {r['isolated_ratio']:.1f}x |"
+                if iso else "")
         lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
-                     f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |")
+                     f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |" + more)
     notes = sorted({r["note"] for r in rows if r["note"]})
     return "\n".join(lines + [f"\nNote: {n}" for n in notes])

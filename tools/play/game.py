@@ -6,6 +6,12 @@ column 0, a non-``int`` or full column is ``invalid``, an exception is ``error``
 too long a move is ``timeout``; otherwise a line of ``inarow`` wins and a full
 board is a draw.  The result is a ``GameRecord``, replayable move by move.
 
+Untrusted players never run here: a submission file (always) and, with
+``isolate=True``, every player given by a spec is played by an agent host, a
+child process per game (``tools/sandbox``), which can also break by ``crash``,
+``memory``, ``protocol`` or ``load``; its move is waited for at most actTimeout
++ its remaining overage + ``seat.MARGIN``.
+
 Scheduling many games, counting them and storing them live elsewhere
 (``match.py``, ``tally.py``, ``records.py``).
 """
@@ -23,8 +29,11 @@ from typing import Any
 from agents.board import STANDARD, Board, geometry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
-from connectx_forge.tools.play.players import PlayerLike, as_player
+from connectx_forge.tools.play.players import Player, PlayerLike, as_player
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, KAGGLE_STATUS, OVERAGE, Size
+from connectx_forge.tools.sandbox.limits import Limits
+
+MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
 
 
 @dataclass
@@ -49,6 +58,7 @@ class GameRecord:
     error: str | None = None  # "Type: message" of an exception
     index: int = 0
     a_seat: int = 1  # the seat agent A played in a match
+    detail: str | None = None  # one line on how a hosted agent broke (scrubbed of credentials)
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
@@ -76,6 +86,8 @@ class GameRecord:
         out["players"] = list(self.players)
         out["size"] = list(self.size)
         out["times"] = [round(t, 6) for t in self.times]
+        if out["detail"] is None:  # the lines of in-process games stay as they were
+            del out["detail"]
         return out
 
     @classmethod
@@ -115,11 +127,13 @@ def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameR
 
 def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed: int = 0, *,
               act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, index: int = 0,
-              a_seat: int = 1) -> GameRecord:
+              a_seat: int = 1, isolate: bool = False, limits: Limits | None = None) -> GameRecord:
     """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
 
     Seeds ``random`` and ``numpy.random`` with ``seed`` first, so that the same
     seed gives the same game.  ``index`` and ``a_seat`` only label the record.
+    Submission files are played in agent hosts, and so is every spec player when
+    ``isolate`` is set (``is_hosted``), under ``limits`` (``tools/sandbox/limits``).
     """
     import numpy as np
 
@@ -130,7 +144,36 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
     config_items = rules.kaggle_config(size, act_timeout)
     random.seed(seed)
     np.random.seed(seed)
-    agents = [p.new_agent() for p in players]
+    hosted = [is_hosted(p, isolate) for p in players]
+    hosts: list[Any] = [None, None]
+    try:
+        for i, p in enumerate(players):
+            if hosted[i]:
+                from connectx_forge.tools.sandbox.seat import HostedAgent
+
+                hosts[i] = HostedAgent(p, seed, (rows, columns, inarow), act_timeout, overage, limits)
+        agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
+        return _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
+                     Struct, config_items)
+    finally:
+        for h in hosts:
+            if h is not None:
+                h.close()
+
+
+def _no_agent(*args: Any) -> None:
+    raise AssertionError("a hosted player is never called in the referee")
+
+
+def is_hosted(player: Player, isolate: bool) -> bool:
+    """Whether ``player`` runs in an agent host: a file always; with ``isolate``, any player given by a spec."""
+    return player.kind == "file" or (isolate and player.by_spec)
+
+
+def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], size: Size,
+          seed: int, act_timeout: float, overage: float, index: int, a_seat: int, Struct: Callable[..., Any],
+          config_items: dict[str, Any]) -> GameRecord:
+    rows, columns, inarow = size
     argcs = [rules.arg_count(a) for a in agents]
 
     board = Board(rows, columns, inarow)
@@ -148,23 +191,39 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
         ply = board.moves
         mark = 1 + (ply & 1)
         i = mark - 1
-        obs = Struct(remainingOverageTime=left[i], step=ply, board=grid[:], mark=mark)
-        args = (obs, Struct(**config_items))[:argcs[i]]
-        error = None
-        with redirect_stdout(_SINK), redirect_stderr(_SINK):
-            start = perf_counter()
-            try:
-                action = agents[i](*args)
-            except Exception as exc:  # Kaggle catches Exception, not BaseException
-                action, error = None, f"{type(exc).__name__}: {exc}"
-            duration = perf_counter() - start
-        times.append(duration)
-        timed_out = is_timeout(duration, act_timeout, left[i])
-        left[i] = overage_after(duration, act_timeout, left[i])
-        if timed_out:
-            return _broke(record, "timeout", mark)
-        if error is not None:
-            return _broke(record, "error", mark, error=error)
+        action: Any
+        if hosts[i] is not None:
+            reply = hosts[i].move({"remainingOverageTime": left[i], "step": ply, "board": grid, "mark": mark},
+                                  config_items, act_timeout + left[i] + MARGIN)
+            times.append(reply.duration)
+            timed_out = reply.kind == "timeout" or is_timeout(reply.duration, act_timeout, left[i])
+            left[i] = overage_after(reply.duration, act_timeout, left[i])
+            if timed_out:
+                return _broke(record, "timeout", mark, detail=reply.detail)
+            if reply.kind != "ok":
+                error = reply.detail if reply.kind == "error" else None
+                return _broke(record, reply.kind, mark, error=error, detail=reply.detail)
+            if reply.bad_action is not None:
+                return _broke(record, "invalid", mark, bad_action=reply.bad_action)
+            action = reply.action
+        else:
+            obs = Struct(remainingOverageTime=left[i], step=ply, board=grid[:], mark=mark)
+            args = (obs, Struct(**config_items))[:argcs[i]]
+            error = None
+            with redirect_stdout(_SINK), redirect_stderr(_SINK):
+                start = perf_counter()
+                try:
+                    action = agents[i](*args)
+                except Exception as exc:  # Kaggle catches Exception, not BaseException
+                    action, error = None, f"{type(exc).__name__}: {exc}"
+                duration = perf_counter() - start
+            times.append(duration)
+            timed_out = is_timeout(duration, act_timeout, left[i])
+            left[i] = overage_after(duration, act_timeout, left[i])
+            if timed_out:
+                return _broke(record, "timeout", mark)
+            if error is not None:
+                return _broke(record, "error", mark, error=error)
         if action is None:
             action = rules.NONE_ACTION
         if not is_valid_action(action, columns, board.can_play):

@@ -33,10 +33,11 @@ from typing import Any
 from agents.board import STANDARD, geometry
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play import pool
-from connectx_forge.tools.play.game import GameRecord, play_game
+from connectx_forge.tools.play.game import GameRecord, is_hosted, play_game
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size
 from connectx_forge.tools.play.tally import Tally
+from connectx_forge.tools.sandbox.limits import Limits
 
 SEATS = ("both", "first", "second")
 MAX_CHUNK = 50  # games per job at most
@@ -66,6 +67,8 @@ class _Chunk:
     act_timeout: float
     overage: float
     seats: str = "both"
+    isolate: bool = False
+    limits: Limits | None = None
 
 
 def _play_chunk(job: _Chunk) -> list[GameRecord]:
@@ -75,7 +78,8 @@ def _play_chunk(job: _Chunk) -> list[GameRecord]:
         a_first = a_moves_first(i, job.seats)
         first, second = (job.a, job.b) if a_first else (job.b, job.a)
         out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
-                             overage=job.overage, index=i, a_seat=1 if a_first else 2))
+                             overage=job.overage, index=i, a_seat=1 if a_first else 2, isolate=job.isolate,
+                             limits=job.limits))
     return out
 
 
@@ -97,6 +101,7 @@ class MatchResult:
     seconds: float
     records: list[GameRecord] = field(default_factory=list)
     act_timeout: float = ACT_TIMEOUT
+    isolated: tuple[bool, bool] = (False, False)  # whether A, B played in agent hosts (tools/sandbox)
 
     def tally(self, a_seat: int | None = None) -> Tally:
         """A's results over all games, or only those where A played seat ``a_seat`` (1 = first)."""
@@ -133,6 +138,7 @@ class MatchResult:
         return {
             "a": self.a, "b": self.b, "games": len(self.records), "size": list(self.size),
             "seed": self.seed, "workers": self.workers, "seconds": round(self.seconds, 3),
+            "isolated": {"a": self.isolated[0], "b": self.isolated[1]},
             "a_first": self.tally(1).to_json(), "a_second": self.tally(2).to_json(),
             "overall": self.tally().to_json(),
             "move_time": {"a": self.time_stats("A"), "b": self.time_stats("B")},
@@ -169,10 +175,13 @@ def _validate(games: int, seed: int, seats: str, workers: int) -> None:
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0,
               size: Size = STANDARD, *, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
               progress: bool = True, chunk: int | None = None, executor: Executor | None = None,
-              seats: str = "both") -> MatchResult:
+              seats: str = "both", isolate: bool = False, limits: Limits | None = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``seats`` "first" or "second" puts A in that seat in every game instead.
+    Submission files always play in agent hosts (child processes, ``tools/sandbox``);
+    ``isolate`` puts every player given by a spec there too.  ``limits``: the
+    hosts' resource limits (default ``Limits()``: 2 GiB of address space...).
 
     ``workers`` processes (all cores by default; 1 plays in this process) each
     play chunks of games; pass ``executor`` to use your own instead (players
@@ -188,9 +197,11 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)
     board: Size = (size[0], size[1], size[2])
-    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats) for idx in chunks(games, n_workers, chunk)]
+    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits)
+            for idx in chunks(games, n_workers, chunk)]
     bar = pool.Progress(f"{pa.name} vs {pb.name}", "game", total=games, enabled=progress, count=len)
     start = time.perf_counter()
     done = pool.in_processes(_play_chunk, jobs, n_workers, progress=bar, executor=executor)
     records = sorted((rec for part in done for rec in part), key=lambda r: r.index)
-    return MatchResult(pa.name, pb.name, board, seed, n_workers, time.perf_counter() - start, records, act_timeout)
+    return MatchResult(pa.name, pb.name, board, seed, n_workers, time.perf_counter() - start, records, act_timeout,
+                       (is_hosted(pa, isolate), is_hosted(pb, isolate)))

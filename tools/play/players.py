@@ -10,7 +10,8 @@ A spec is one of
 * a path to a ``.py`` file, e.g. a built ``submissions/submission.py``: loaded the
   way Kaggle loads a submission (exec in a fresh globals dict, last callable),
   afresh for every game and inside the first move, so load time counts against
-  move 1 as it does on Kaggle.
+  move 1 as it does on Kaggle.  The game loop plays a file in an agent host, a
+  child process (``tools/sandbox``), never in its own process.
 
 Specs are strings so they can cross process boundaries: a player made by
 ``resolve`` pickles as its spec and is resolved again on the other side
@@ -94,16 +95,16 @@ def file_agent(path: str) -> Agent:
 
 
 def _check_source(path: str) -> None:
-    """Fail early, with one line, on a file that cannot be read or compiled."""
+    """Fail early, with one line, on a file that cannot be read.
+
+    A file that does not compile is not refused here: it is played, in an agent
+    host, and loses each game with a ``load`` failure, as it would on Kaggle.
+    """
     try:
-        with open(path, encoding="utf-8") as fh:
-            source = fh.read()
+        with open(path, "rb") as fh:
+            fh.read(1)
     except OSError as exc:
         raise UserError(f"cannot read player file {path}: {exc.strerror or exc}") from None
-    try:
-        compile(source, path, "exec")
-    except SyntaxError as exc:
-        raise UserError(f"player file {path} does not compile: {exc.msg} (line {exc.lineno})") from None
 
 
 def looks_like_path(spec: str) -> bool:

@@ -64,7 +64,11 @@ class Progress:
 
 
 def _ignore_sigint() -> None:
+    """A worker's start: Ctrl-C is the parent's to handle, and the worker dies with the parent (Linux)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from connectx_forge.tools.sandbox.limits import PR_SET_PDEATHSIG, prctl
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:

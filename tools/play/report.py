@@ -1,13 +1,15 @@
 """The text report of a match (what ``cxforge match`` prints), and how durations read in it.
 
-A header line, one row per seat of A and one overall (W/D/L, A's own rule
-breaks, A's win rate with its 95% Wilson interval, B's rule breaks), then each
+A header line, which players ran isolated in agent hosts, one row per seat of A
+and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
+interval, B's rule breaks; "crashes/other" counts crash, memory, protocol and
+load), one line per kind of rule break with the first game's detail, then each
 side's move times.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import format_rate
@@ -29,14 +31,39 @@ def _header(result: MatchResult) -> list[str]:
     rows, columns, inarow = result.size
     return [f"A = {result.a}  vs  B = {result.b}: {len(result.records)} games on {rows}x{columns}x{inarow}, "
             f"seed {result.seed}, {result.workers} worker(s), {result.seconds:.2f} s",
+            _isolation(result),
             f"{'A plays':<10}{'games':>6}{'wins':>6}{'draws':>6}{'losses':>7}{'invalid':>8}{'errors':>7}"
-            f"{'timeouts':>9}   A win rate [95% CI]    B invalid/errors/timeouts"]
+            f"{'timeouts':>9}{'crashes/other':>14}   A win rate [95% CI]    B invalid/errors/timeouts/other"]
+
+
+def _isolation(result: MatchResult) -> str:
+    hosted = [f"{side} ({name})" for side, name, on in (("A", result.a, result.isolated[0]),
+                                                        ("B", result.b, result.isolated[1])) if on]
+    if not hosted:
+        return "isolated: none (both players ran in the referee's processes)"
+    return "isolated (agent hosts, one child process per game): " + ", ".join(hosted)
 
 
 def _row(label: str, t: Tally) -> str:
     return (f"{label:<10}{t.games:>6}{t.wins:>6}{t.draws:>6}{t.losses:>7}{t.invalid:>8}{t.errors:>7}"
-            f"{t.timeouts:>9}   {format_rate(t.wins, t.games):<22} "
-            f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}")
+            f"{t.timeouts:>9}{t.crashes:>14}   {format_rate(t.wins, t.games):<22} "
+            f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}/{t.opponent_crashes}")
+
+
+def _breaks(result: MatchResult) -> list[str]:
+    """One line per side and kind of rule break: how many, and the first game's detail."""
+    seen: dict[tuple[str, str], list[Any]] = {}
+    for rec in result.records:
+        if rec.culprit is None:
+            continue
+        side = "A" if rec.culprit == rec.a_seat else "B"
+        entry = seen.setdefault((side, rec.outcome), [0, rec])
+        entry[0] += 1
+    lines = []
+    for (side, kind), (count, rec) in sorted(seen.items()):
+        why = rec.detail or rec.error or (f"returned {rec.bad_action}" if rec.bad_action else "")
+        lines.append(f"{side} {kind}: {count} game(s)" + (f"; game {rec.index}: {why}" if why else ""))
+    return lines
 
 
 def _move_times(result: MatchResult) -> list[str]:
@@ -54,4 +81,4 @@ def format_match(result: MatchResult) -> str:
     """The plain-text report of ``result``."""
     rows = [_row(label, t) for label, t in
             (("first", result.tally(1)), ("second", result.tally(2)), ("overall", result.tally()))]
-    return "\n".join(_header(result) + rows + _move_times(result))
+    return "\n".join(_header(result) + rows + _breaks(result) + _move_times(result))

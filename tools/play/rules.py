@@ -11,6 +11,9 @@ play by these rules, so they live apart from any loop:
 * a move longer than ``actTimeout`` plus the player's remaining overage is a
   timeout; each move's excess over ``actTimeout`` is taken from the overage
   (``overage_after``, ``is_timeout``);
+* an agent run in a host (``tools/sandbox``) can also break by dying (``crash``),
+  running out of memory (``memory``), garbling the channel (``protocol``) or
+  failing to load (``load``): all ERROR on Kaggle;
 * the player who breaks a rule (``RULE_BREAKS``) loses: Kaggle gives it the status
   in ``KAGGLE_STATUS`` and reward ``None``, and the other reward 0.
 """
@@ -22,9 +25,12 @@ from typing import Any
 
 Size = tuple[int, int, int]
 
-OUTCOMES = ("win", "draw", "invalid", "error", "timeout")
-RULE_BREAKS = ("invalid", "error", "timeout")
-KAGGLE_STATUS = {"invalid": "INVALID", "error": "ERROR", "timeout": "TIMEOUT"}
+OUTCOMES = ("win", "draw", "invalid", "error", "timeout", "crash", "memory", "protocol", "load")
+RULE_BREAKS = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
+# crash, memory, protocol and load only happen to an agent in a host (tools/sandbox): on Kaggle they are ERRORs
+HOST_BREAKS = ("crash", "memory", "protocol", "load")
+KAGGLE_STATUS = {"invalid": "INVALID", "error": "ERROR", "timeout": "TIMEOUT", "crash": "ERROR", "memory": "ERROR",
+                 "protocol": "ERROR", "load": "ERROR"}
 ACT_TIMEOUT = 2  # Kaggle's config.actTimeout, seconds
 OVERAGE = 60  # Kaggle's initial obs.remainingOverageTime, seconds
 EPISODE_STEPS = 1000  # Kaggle's config.episodeSteps

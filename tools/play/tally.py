@@ -3,18 +3,20 @@
 The game loop's reports (``match.py``) and the submission checker's verdict
 (``tools/submit/verdict.py``) count games the same way through ``Tally``: a
 game is a win, draw or loss for the counted side, and a rule break (invalid,
-error, timeout) is counted against whoever made it.
+error, timeout; crash, memory, protocol, load, counted together as ``crashes``)
+is counted against whoever made it, and by kind in ``kinds``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.stats import wilson
 
-FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts"}
+FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts",
+                  "crash": "crashes", "memory": "crashes", "protocol": "crashes", "load": "crashes"}
 
 
 @dataclass
@@ -31,6 +33,10 @@ class Tally:
     opponent_invalid: int = 0
     opponent_errors: int = 0
     opponent_timeouts: int = 0
+    crashes: int = 0  # crash, memory, protocol and load: only agents in hosts break these ways
+    opponent_crashes: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)  # own rule breaks by kind
+    opponent_kinds: dict[str, int] = field(default_factory=dict)
 
     def add(self, rec: GameRecord, mark: int) -> None:
         """Count game ``rec`` from the side of the player with ``mark``."""
@@ -38,8 +44,8 @@ class Tally:
         self.count(rec.result(mark), failure, own=rec.culprit == mark)
 
     def count(self, result: str, failure: str | None = None, own: bool = True) -> None:
-        """Count one game: ``result`` is win, draw or loss; ``failure`` (invalid, error or
-        timeout) is the rule break that ended it, ``own`` when it was ours."""
+        """Count one game: ``result`` is win, draw or loss; ``failure`` (invalid, error,
+        timeout, crash, memory, protocol, load) is the rule break that ended it, ``own`` when it was ours."""
         self.games += 1
         self.wins += result == "win"
         self.draws += result == "draw"
@@ -47,6 +53,8 @@ class Tally:
         if failure is not None:
             name = ("" if own else "opponent_") + FAILURE_FIELDS[failure]
             setattr(self, name, getattr(self, name) + 1)
+            kinds = self.kinds if own else self.opponent_kinds
+            kinds[failure] = kinds.get(failure, 0) + 1
 
     @property
     def win_rate(self) -> float:

@@ -34,7 +34,7 @@ def table_row(agent: str, results: list[MatchResult]) -> str:
     for res in results:
         t = res.tally()
         cells.append(f"{format_rate(t.wins, t.games)} ({t.games} g, {t.losses} L, "
-                     f"{t.invalid + t.errors + t.timeouts} inv)")
+                     f"{t.invalid + t.errors + t.timeouts + t.crashes} inv)")
         times.extend(res.move_times("A"))
     times.sort()
     median = times[len(times) // 2] if times else None

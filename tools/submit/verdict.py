@@ -17,13 +17,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools.play.rules import KAGGLE_STATUS
+from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import format_rate, wilson
 from connectx_forge.tools.submit.kaggle_load import FAILED_STATUSES
 
 SEAT_NAMES = ("first", "second")
-STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()}  # Kaggle status -> Tally
+STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()  # Kaggle status -> Tally
+                   if outcome not in HOST_BREAKS}
 
 
 @dataclass

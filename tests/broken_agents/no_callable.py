@@ -1,0 +1,2 @@
+# expected: load (no callable in the file)
+ANSWER = 3

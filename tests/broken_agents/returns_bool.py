@@ -1,0 +1,3 @@
+# expected: invalid (True)
+def agent(obs, config):
+    return True

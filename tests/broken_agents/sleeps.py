@@ -1,0 +1,7 @@
+# expected: timeout (sleeps 200 s)
+import time
+
+
+def agent(obs, config):
+    time.sleep(200)
+    return 0

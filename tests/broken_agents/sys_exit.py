@@ -1,0 +1,6 @@
+# expected: error (SystemExit)
+import sys
+
+
+def agent(obs, config):
+    sys.exit(0)

@@ -1,0 +1,337 @@
+"""Agent hosts (tools/sandbox): every way an agent file can break is named, and the harness survives it.
+
+Each broken agent in tests/broken_agents/ (its first line names the kind) is
+played through the library (``run_match``) and through ``cxforge match`` in a
+subprocess, with a fake ``KAGGLE_KEY`` and a fake ``kaggle.json`` planted for
+the harness.  Every run must report the kind, print its report and exit 0,
+print no traceback and no credential, leave no process behind, and finish in
+bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from connectx_forge.tools.play.game import play_game
+from connectx_forge.tools.play.match import run_match
+from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.sandbox import scrub
+from connectx_forge.tools.sandbox.limits import MIB, Limits, parse_memory
+from connectx_forge.tools.sandbox.seat import MARGIN
+
+ROOT = Path(__file__).resolve().parent.parent
+BROKEN = ROOT / "tests" / "broken_agents"
+ACT, OVERAGE = 0.5, 1.0
+LIMITS = Limits(memory=512 * MIB)
+FAKE_KEY = "cxforge-fake-kaggle-key-5f0c2e"
+FAKE_USER = "cxforge-fake-user-91ab"
+
+# file -> (the kind A's game ends with; "ok" when A breaks no rule, opponent)
+CASES: dict[str, tuple[str, str]] = {
+    "raises.py": ("error", "kaggle:random"),
+    "hangs.py": ("timeout", "kaggle:random"),
+    "sleeps.py": ("timeout", "kaggle:random"),
+    "returns_none.py": ("invalid", "leftmost"),  # column 0 until it is full
+    "returns_str.py": ("invalid", "kaggle:random"),
+    "returns_float.py": ("invalid", "kaggle:random"),
+    "returns_bool.py": ("invalid", "kaggle:random"),
+    "returns_numpy_int.py": ("invalid", "kaggle:random"),
+    "out_of_range.py": ("invalid", "kaggle:random"),
+    "full_column.py": ("invalid", "middle"),  # both play column 3: A fills it first
+    "prints_10mb.py": ("ok", "kaggle:random"),
+    "sys_exit.py": ("error", "kaggle:random"),
+    "os_exit.py": ("crash", "kaggle:random"),
+    "segfault.py": ("crash", "kaggle:random"),
+    "eats_memory.py": ("memory", "kaggle:random"),
+    "mutates_obs.py": ("ok", "kaggle:random"),
+    "spawns_children.py": ("ok", "kaggle:random"),
+    "burns_thread.py": ("ok", "kaggle:random"),
+    "reads_secrets.py": ("error", "kaggle:random"),
+    "fake_json.py": ("ok", "kaggle:random"),
+    "writes_channel.py": ("protocol", "kaggle:random"),
+    "missing_import.py": ("load", "kaggle:random"),
+    "syntax_error.py": ("load", "kaggle:random"),
+    "no_callable.py": ("load", "kaggle:random"),
+    "fills_disk.py": ("error", "kaggle:random"),
+    "checks_its_world.py": ("ok", "kaggle:random"),
+    "imports_project.py": ("load", "kaggle:random"),
+    "wrong_id.py": ("protocol", "kaggle:random"),
+}
+DETAILS = {"raises.py": "ValueError: this agent always fails", "sys_exit.py": "SystemExit", "os_exit.py": "status 3",
+           "segfault.py": "SIGSEGV", "missing_import.py": "no_such_module_cxforge", "syntax_error.py": "SyntaxError",
+           "fills_disk.py": "File too large", "no_callable.py": "IndexError",
+           "imports_project.py": "Invalid raw Python", "wrong_id.py": "id '999'"}
+
+
+def agent_file(name: str, folder: Path) -> Path:
+    """The corpus file ``name`` (the syntax error is stored as .txt, so that the linters can read the folder)."""
+    if name == "syntax_error.py":
+        path = folder / name
+        shutil.copyfile(BROKEN / "syntax_error.txt", path)
+        return path
+    return BROKEN / name
+
+
+def expected_kind(name: str) -> str:
+    source = BROKEN / ("syntax_error.txt" if name == "syntax_error.py" else name)
+    first = source.read_text().splitlines()[0]
+    assert first.startswith("# expected: "), first
+    return first.split()[2]
+
+
+def check_record(name: str, rec: object) -> None:
+    from connectx_forge.tools.play.game import GameRecord
+
+    assert isinstance(rec, GameRecord)
+    kind = CASES[name][0]
+    assert rec.a_seat == 1
+    if kind == "ok":
+        assert rec.culprit != 1, (rec.outcome, rec.detail, rec.error)
+        return
+    assert (rec.outcome, rec.culprit) == (kind, 1), (rec.outcome, rec.culprit, rec.detail, rec.error, rec.bad_action)
+    assert rec.kaggle_result()[0][0] == {"invalid": "INVALID", "timeout": "TIMEOUT"}.get(kind, "ERROR")
+    if name in DETAILS:
+        assert DETAILS[name] in (rec.detail or ""), rec.detail
+    if kind == "timeout":  # judged within actTimeout + the remaining overage + 1 s of the move's start
+        assert rec.times[-1] <= ACT + OVERAGE + 1.0
+
+
+# -- processes ----------------------------------------------------------------------------------
+def _stat(pid: str) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().decode().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def live_descendants(root: int) -> list[int]:
+    """Processes below ``root`` that are not zombies."""
+    parents: dict[int, int] = {}
+    states: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(entry)) is not None:
+            parents[int(entry)], states[int(entry)] = int(fields[1]), fields[0]
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        for child, parent in parents.items():
+            if parent == pid:
+                todo.append(child)
+                if states[child] != "Z":
+                    out.append(child)
+    return out
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose environment or command line carries ``marker``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmd = fh.read()
+        except OSError:
+            continue
+        fields = _stat(entry)
+        if fields is not None and fields[0] != "Z" and (marker.encode() in env or marker.encode() in cmd):
+            out.append(int(entry))
+    return out
+
+
+def wait_gone(find: object, seconds: float = 5.0) -> list[int]:
+    assert callable(find)
+    deadline = time.monotonic() + seconds
+    left: list[int] = find()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = find()
+    return left
+
+
+def hosts_of(root: int) -> list[int]:
+    """The agent hosts below ``root``: descendants in a session of their own."""
+    return [p for p in live_descendants(root) if (f := _stat(str(p))) is not None and int(f[3]) == p]
+
+
+# -- the library -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
+    assert expected_kind(name) == CASES[name][0]
+    start = time.monotonic()
+    result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
+                       act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
+    assert time.monotonic() - start < 15
+    check_record(name, result.records[0])
+    assert result.isolated == (True, False)
+    left = wait_gone(lambda: [p for p in live_descendants(os.getpid()) if p not in _wardens()])
+    assert not left, f"processes left behind: {left}"
+
+
+def _wardens() -> list[int]:
+    from connectx_forge.tools.sandbox import warden
+
+    w = getattr(warden._local, "warden", None)
+    return [] if w is None else [w.pid]
+
+
+def test_a_hung_move_is_a_timeout_when_its_budget_runs_out(tmp_path: Path) -> None:
+    """The move is cut at actTimeout + overage + the margin, measured from its start."""
+    start = time.monotonic()
+    rec = play_game(str(BROKEN / "hangs.py"), "random", (6, 7, 4), 0, act_timeout=ACT, overage=OVERAGE)
+    assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
+    assert ACT + OVERAGE <= rec.times[0] <= ACT + OVERAGE + MARGIN + 0.3
+    assert time.monotonic() - start < ACT + OVERAGE + 1.0 + 1.0  # + the host's start
+
+
+def test_details_are_scrubbed_of_the_referees_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KAGGLE_KEY", FAKE_KEY)
+    scrub.secrets.cache_clear()
+    try:
+        sub = tmp_path / "leaks.py"
+        sub.write_text(f"def agent(obs, config):\n    raise RuntimeError('my key is {FAKE_KEY}')\n")
+        rec = play_game(str(sub), "random")
+        assert rec.outcome == "error" and rec.detail == "RuntimeError: my key is ***"
+        assert FAKE_KEY not in json.dumps(rec.to_json())
+        ret = tmp_path / "returns_key.py"
+        ret.write_text(f"def agent(obs, config):\n    return '{FAKE_KEY}'\n")
+        rec = play_game(str(ret), "random")
+        assert rec.outcome == "invalid" and rec.bad_action == "'***'"
+    finally:
+        monkeypatch.delenv("KAGGLE_KEY")
+        scrub.secrets.cache_clear()
+
+
+def test_a_file_plays_the_same_games_as_the_registered_agent(tmp_path: Path) -> None:
+    built = tmp_path / "r.py"
+    out = subprocess.run([sys.executable, "-m", "connectx_forge.tools.cli", "build", "random", "-o", str(built)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    hosted = run_match(str(built), "kaggle:random", games=10, workers=1, seed=3, progress=False)
+    local = run_match("random", "kaggle:random", games=10, workers=1, seed=3, progress=False)
+    assert [(r.moves, r.outcome) for r in hosted.records] == [(r.moves, r.outcome) for r in local.records]
+    isolated = run_match("random", "kaggle:random", games=10, workers=1, seed=3, progress=False, isolate=True)
+    assert isolated.isolated == (True, True)
+    assert [(r.moves, r.outcome) for r in isolated.records] == [(r.moves, r.outcome) for r in local.records]
+
+
+def test_parse_memory() -> None:
+    assert parse_memory("512") == 512 * MIB and parse_memory("1.5G") == 1536 * MIB
+    assert parse_memory("300m") == 300 * MIB
+    from connectx_forge.tools.errors import UserError
+
+    for bad in ("lots", "12", "-5"):
+        with pytest.raises(UserError):
+            parse_memory(bad)
+
+
+# -- the command line --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An environment for cxforge with planted credentials and a unique marker."""
+    home = tmp_path_factory.mktemp("home")
+    (home / ".kaggle").mkdir()
+    (home / ".kaggle" / "kaggle.json").write_text(json.dumps({"username": FAKE_USER, "key": FAKE_KEY}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAGGLE")}
+    env.update(HOME=str(home), KAGGLE_KEY=FAKE_KEY, CXFORGE_TEST_MARKER=uuid.uuid4().hex)
+    return env
+
+
+class Run:
+    """A finished ``cxforge match``: its status, output, wall time and process group."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str, seconds: float, pgid: int) -> None:
+        self.returncode, self.stdout, self.stderr, self.seconds, self.pgid = returncode, stdout, stderr, seconds, pgid
+
+
+def cxforge(env: dict[str, str], *args: str, timeout: float = 60) -> Run:
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return Run(proc.returncode, stdout, stderr, time.monotonic() - start, proc.pid)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cli_names_every_way_of_breaking(name: str, world: dict[str, str], tmp_path: Path) -> None:
+    games = tmp_path / "games.jsonl"
+    out = cxforge(world, str(agent_file(name, tmp_path)), CASES[name][1], "-n", "1", "-w", "1",
+                  "--seats", "first", "--act-timeout", str(ACT), "--overage", str(OVERAGE),
+                  "--memory", "512", "--no-progress", "-o", str(games))
+    assert out.seconds < 20
+    assert out.returncode == 0, out.stderr
+    assert "overall" in out.stdout and "isolated (agent hosts" in out.stdout
+    text = out.stdout + out.stderr + games.read_text()
+    assert "Traceback" not in text
+    assert FAKE_KEY not in text and FAKE_USER not in text
+    check_record(name, load_records(games)[0])
+    marker = world["CXFORGE_TEST_MARKER"]
+    assert not wait_gone(lambda: marked(marker)), "processes left behind"
+    assert not wait_gone(lambda: in_group(out.pgid)), "processes left in the run's process group"
+
+
+def test_cli_json_says_who_was_isolated(world: dict[str, str]) -> None:
+    out = cxforge(world, "random", "kaggle:random", "-n", "2", "-w", "1", "--isolate", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["isolated"] == {"a": True, "b": True}
+    out = cxforge(world, "random", "kaggle:random", "-n", "2", "-w", "1", "--json")
+    assert json.loads(out.stdout)["isolated"] == {"a": False, "b": False}
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_kill_9_of_the_harness_leaves_nothing_behind(workers: str, world: dict[str, str], tmp_path: Path) -> None:
+    env = dict(world, CXFORGE_TEST_MARKER=uuid.uuid4().hex, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match", str(BROKEN / "hangs.py"),
+                             "kaggle:random", "-n", "4", "-w", workers, "--act-timeout", "60", "--no-progress"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 15
+        while len(hosts_of(proc.pid)) < int(workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert hosts_of(proc.pid), "no agent host started"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not wait_gone(lambda: marked(env["CXFORGE_TEST_MARKER"])), "processes outlived the harness"
+    assert not wait_gone(lambda: in_group(proc.pid)), "processes left in the harness's process group"
+    assert not wait_gone(lambda: list(tmp_path.glob("cxforge-game-*"))), "game folders left behind"
+
+
+def in_group(pgid: int) -> list[int]:
+    """Live members of process group ``pgid`` (zombies not reaped by this container's init do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(e)) is not None
+            and int(f[2]) == pgid and f[0] != "Z"]
+
+
+@pytest.mark.slow
+def test_an_honest_agent_taking_1_8_s_a_move_is_not_timed_out(world: dict[str, str]) -> None:
+    out = cxforge(world, str(BROKEN / "slow_honest.py"), "leftmost", "-n", "1", "-w", "1",
+                  "--seats", "first", "--rows", "4", "--columns", "4", "--inarow", "3", "--json", timeout=120)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["overall"]["timeouts"] == 0 and summary["overall"]["wins"] + summary["overall"]["losses"] == 1
+    rec = play_game(str(BROKEN / "slow_honest.py"), "leftmost", (4, 4, 3), 0)
+    assert rec.culprit is None and all(t < 2 for t in rec.times[0::2])

@@ -1,0 +1,193 @@
+"""The agent host: the child process that runs one untrusted agent for one game and answers move requests.
+
+The warden (``warden.py``) forks it per game and calls ``run`` in the child,
+which never returns.  Before any agent code runs, ``run``
+
+* makes the child its own session and process group (``setsid``), set to be
+  killed (``SIGKILL``) when the warden dies;
+* moves the private channel to fd ``protocol.CHANNEL_FD``, points fds 1 and 2 at
+  the game's log file and 0 at ``/dev/null``, and closes every other fd;
+* enters the empty game folder, drops every credential from the environment,
+  sets ``HOME`` to an empty folder, applies the rlimits (``limits.py``);
+* for a submission file, removes the project from the import system, so a file
+  that imports ``agents.*`` fails here as it does on Kaggle;
+* seeds ``random`` and ``numpy.random`` with the game's seed.
+
+Then it serves requests (``protocol.py``).  A file is loaded as
+kaggle_environments loads it (``get_last_callable``: exec in an empty globals
+dict, the last callable is the agent, ``config.__raw_path__`` set) inside the
+FIRST request, so the load counts against move 1.  Whatever the agent raises is
+caught (``BaseException``, so ``sys.exit`` is an error of type SystemExit) and
+reported; its prints go to the log, capped at ``Limits.log_chars`` characters.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from connectx_forge.tools.sandbox import limits as limits_mod
+from connectx_forge.tools.sandbox import protocol
+from connectx_forge.tools.submit.kaggle_load import _is_editable_hook
+
+_HIDDEN: list[Any] = []
+
+
+class CappedLog(io.TextIOBase):
+    """The agent's ``sys.stdout`` / ``sys.stderr``: written through to fd 2 until ``cap`` characters."""
+
+    def __init__(self, cap: int) -> None:
+        self.left = cap
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        if self.left > 0 and s:
+            part = s[:self.left]
+            self.left -= len(part)
+            try:
+                os.write(2, part.encode("utf-8", "replace"))
+            except OSError:
+                pass
+        return len(s)
+
+
+def _isolate(modules: list[str], path: list[str], roots: list[str]) -> None:
+    """Remove the project from the import system: its modules, its folders on ``sys.path`` (the warden
+    worked out ``path``, what is left; ``roots`` are the project's folders) and the editable install's hooks.
+    What is removed is kept alive in ``_HIDDEN``: freeing it would cost milliseconds of copied pages."""
+    _HIDDEN.extend(sys.modules.pop(name, None) for name in modules)
+    sys.path[:] = path
+    sys.meta_path[:] = [f for f in sys.meta_path if not _is_editable_hook(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not _is_editable_hook(h)]
+    cache = sys.path_importer_cache
+    env = os.path.realpath(sys.prefix) + os.sep
+    stale = [k for k in cache if any(k.startswith(r) for r in roots) and not k.startswith(env) or k == ""]
+    _HIDDEN.extend(cache.pop(k) for k in stale)
+
+
+def _prepare(channel: int, log: int, setup: dict[str, Any], warden: int) -> socket.socket:
+    """Everything before agent code: session, fds, folder, environment, limits, seeds."""
+    os.setsid()
+    limits_mod.die_with_parent(signal.SIGKILL, warden)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    os.dup2(channel, protocol.CHANNEL_FD)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.closerange(3, protocol.CHANNEL_FD)
+    os.closerange(protocol.CHANNEL_FD + 1, 1 << 16)
+    sock = socket.socket(fileno=protocol.CHANNEL_FD)
+    os.chdir(setup["cwd"])
+    limits_mod.clean_environment(setup["home"])
+    cap = int(setup["limits"]["log_chars"])
+    sys.stdout = CappedLog(cap)
+    sys.stderr = sys.stdout
+    limits_mod.apply(limits_mod.Limits(**setup["limits"]), int(setup["cpu_seconds"]), int(setup["nproc"]))
+    if setup["kind"] == "file":
+        _isolate(setup["project_modules"], setup["project_path"], setup["project_roots"])
+    import numpy as np
+
+    random.seed(setup["seed"])
+    np.random.seed(setup["seed"])
+    return sock
+
+
+def _load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
+    """The agent and how many of ``(obs, config)`` it takes: the file as Kaggle loads it, or a spec."""
+    if setup["kind"] == "file":
+        from kaggle_environments.agent import get_last_callable
+        from kaggle_environments.utils import read_file
+
+        path = setup["path"]
+        agent = get_last_callable(read_file(path, path), path=path)
+    else:
+        from connectx_forge.tools.play.players import resolve
+
+        agent = resolve(setup["spec"]).new_agent()
+    code = getattr(agent, "__code__", None)
+    argc = getattr(code, "co_argcount", None)
+    return agent, 2 if argc is None else int(argc)
+
+
+def _failure(kind: str, exc: BaseException) -> dict[str, Any]:
+    try:
+        traceback.print_exception(exc, file=sys.stderr)
+    except BaseException:
+        pass
+    try:
+        detail = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    except BaseException:
+        detail = [type(exc).__name__]
+    if isinstance(exc, MemoryError):
+        kind = "memory"
+    return {"kind": kind, "type": type(exc).__name__, "detail": (detail[-1] if detail else "")[:300]}
+
+
+def _lines(sock: socket.socket) -> Any:
+    """Request lines from the channel, until it closes."""
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            data = sock.recv(1 << 16)
+            if not data:
+                return
+            buf += data
+        line, buf = buf.split(b"\n", 1)
+        yield line
+
+
+def serve(sock: socket.socket, setup: dict[str, Any]) -> None:
+    """Answer move requests until the channel closes."""
+    from kaggle_environments.utils import Struct
+
+    agent: Callable[..., Any] | None = None
+    argc = 2
+    shared = protocol.SharedRandom()
+    for line in _lines(sock):
+        request = protocol.decode(line)
+        reply: dict[str, Any] = {"id": request.get("id")}
+        if "rng" in request:
+            shared.adopt(request["rng"])
+        try:
+            if agent is None:
+                agent, argc = _load(setup)
+        except BaseException as exc:
+            reply.update(_failure("load", exc))
+        else:
+            config = dict(request["config"])
+            if setup["kind"] == "file":
+                config["__raw_path__"] = setup["path"]
+            args = (Struct(**request["obs"]), Struct(**config))[:argc]
+            try:
+                action = agent(*args) if callable(agent) else agent
+                reply.update(kind="ok", action=protocol.encode_action(action))
+            except BaseException as exc:
+                reply.update(_failure("error", exc))
+        reply["rng"] = shared.state()
+        sock.sendall(protocol.encode(reply))
+
+
+def run(channel: int, log: int, setup: dict[str, Any], warden: int) -> NoReturn:
+    """The host child's whole life (after ``fork`` in the warden): prepare, serve, exit."""
+    code = 0
+    try:
+        sock = _prepare(channel, log, setup, warden)
+        serve(sock, setup)
+    except BaseException as exc:
+        code = 70
+        try:
+            os.write(2, f"agent host failed: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
+        except BaseException:
+            pass
+    os._exit(code)

@@ -1,0 +1,159 @@
+"""What an agent host may use, and the clean world it runs in: rlimits, environment, parent-death signals.
+
+Everything here runs in the host child (``host.py``) after ``fork`` and before
+any agent code, except ``parse_memory`` (the ``--memory`` flag) and
+``Limits`` itself (built by the referee, sent to the warden as JSON).
+
+* address space (``RLIMIT_AS``: 2 GiB by default, ``cxforge match --memory``, on top
+  of what the host has mapped when it starts): an allocation beyond it raises
+  ``MemoryError`` in the agent (reported as ``memory``);
+* CPU seconds (``RLIMIT_CPU``): a whole game's worth of Kaggle's time
+  (``cpu_seconds``), so a runaway background thread cannot burn forever;
+* processes (``RLIMIT_NPROC``, counted per user by Linux, so the cap is the
+  user's current count plus a generous ``extra_processes``; root is exempt);
+* file size (``RLIMIT_FSIZE``, default 64 MiB; ``SIGXFSZ`` is ignored, so a
+  write past it fails with ``EFBIG`` instead of killing the host);
+* captured output: ``LOG_CHARS`` characters (Kaggle keeps 10,000).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import os
+import re
+import resource
+import signal
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+
+MIB = 1 << 20
+DEFAULT_MEMORY = 2048 * MIB
+DEFAULT_FILE_SIZE = 64 * MIB
+LOG_CHARS = 10_000  # Kaggle's maxLogLength
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+_UNITS = {"": MIB, "K": 1 << 10, "M": MIB, "G": 1 << 30}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The resource limits of one agent host (bytes and seconds); ``cpu_seconds`` None: per game."""
+
+    memory: int = DEFAULT_MEMORY
+    file_size: int = DEFAULT_FILE_SIZE
+    cpu_seconds: int | None = None
+    extra_processes: int = 512
+    log_chars: int = LOG_CHARS
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_memory(text: str) -> int:
+    """``--memory``: MiB as a plain number (``512``), or with a suffix K, M or G (``1.5G``); bytes out."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)(?:i?B)?\s*", str(text), re.IGNORECASE)
+    if m is None:
+        raise UserError(f"--memory takes MiB (512) or a size with K, M or G (1.5G), got {text!r}")
+    size = int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    if size < 64 * MIB:
+        raise UserError(f"--memory must be at least 64 MiB (Python itself needs it), got {text!r}")
+    return size
+
+
+def game_cpu_seconds(cells: int, act_timeout: float, overage: float) -> int:
+    """CPU seconds for one game: every move at ``act_timeout``, the whole overage, twice over, and 10 s."""
+    return int(math.ceil(2 * ((cells + 1) // 2 * act_timeout + overage))) + 10
+
+
+@cache
+def _libc() -> Any:
+    """libc, found once (``find_library`` runs programs: never in a host, the warden calls this first)."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)`` on Linux; False where it is not available."""
+    try:
+        return _libc().prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent(sig: int, parent: int) -> None:
+    """Get ``sig`` when the parent (thread) dies; exit now if it is already gone."""
+    prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def user_processes() -> int:
+    """How many processes this user runs (what ``RLIMIT_NPROC`` counts)."""
+    uid, count = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                pass
+    return count
+
+
+def _set(which: int, value: int) -> None:
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    try:
+        resource.setrlimit(which, (value, hard))
+    except (ValueError, OSError):
+        pass  # a cap that cannot be set (e.g. below what is in use) is left as it is
+
+
+def address_space() -> int:
+    """This process's mapped address space now, in bytes (``VmSize``; 0 where unknown)."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def apply(limits: Limits, cpu_seconds: int, nproc: int) -> None:
+    """Set this process's rlimits (before any agent code runs).
+
+    The address-space cap is ``limits.memory`` ON TOP of what the host has mapped
+    when it starts (Python, numpy and kaggle_environments: ~170 MB here, more
+    where numpy's BLAS reserves buffers for many cores), so the agent may add
+    ``limits.memory`` bytes whatever the machine.
+    """
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _set(resource.RLIMIT_AS, limits.memory + address_space())
+    _set(resource.RLIMIT_FSIZE, limits.file_size)
+    _set(resource.RLIMIT_CPU, limits.cpu_seconds or cpu_seconds)
+    _set(resource.RLIMIT_NPROC, nproc)
+    _set(resource.RLIMIT_CORE, 0)
+
+
+def is_secret_name(name: str) -> bool:
+    """An environment variable that may hold a credential (never passed to an agent)."""
+    upper = name.upper()
+    return upper.startswith("KAGGLE") or any(w in upper for w in SECRET_WORDS)
+
+
+def clean_environment(home: str | None = None) -> None:
+    """This process's environment without credentials, and ``HOME`` the empty ``home`` (when given).
+
+    The warden cleans its own once, so a host (a fork of it) only sets ``HOME``.
+    """
+    for k in [k for k in os.environ if is_secret_name(k)]:
+        del os.environ[k]
+    if home is not None:
+        os.environ["HOME"] = home

@@ -1,0 +1,195 @@
+"""The referee's side of an agent host: start one for a game, ask for moves under Kaggle's clock, end it.
+
+``HostedAgent(player, seed, ...)`` gives the game folder a fresh copy of the
+file (or names the registered agent), asks this thread's warden to fork a host,
+and then ``move`` sends one request and waits AT MOST ``budget`` seconds
+(actTimeout + the agent's remaining overage + ``MARGIN``).  What comes back is
+a ``Reply``: ``ok`` with the action, or one of the ways of breaking:
+
+* ``timeout``: no reply within the budget; the host's whole group is killed;
+* ``error`` / ``memory`` / ``load``: the agent raised (as the host reports it);
+* ``crash``: the channel closed (the host exited, was killed by a signal, or
+  its warden died); its exit status or signal, and the last line of its log;
+* ``protocol``: a reply that is not one JSON line answering this request.
+
+Detail lines are scrubbed of credentials (``scrub.py``).  ``close`` kills the
+host's group and removes its folders.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Any
+
+from connectx_forge.tools.play.players import Player
+from connectx_forge.tools.sandbox import protocol, warden
+from connectx_forge.tools.sandbox.limits import Limits, game_cpu_seconds
+from connectx_forge.tools.sandbox.scrub import one_line, scrub
+
+MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
+CRASH_GRACE = 1.0  # seconds a host whose channel closed gets to exit, so its status can be read
+
+
+@dataclass
+class Reply:
+    """One move's outcome: ``kind`` ok (``action``/``bad_action``) or a way of breaking (``detail``)."""
+
+    kind: str
+    duration: float
+    action: int | None = None
+    bad_action: str | None = None
+    detail: str | None = None
+
+
+def describe_status(status: int | None) -> str:
+    """``"exited with status 3"`` or ``"killed by SIGSEGV"`` from a wait status."""
+    if status is None:
+        return "exited"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"killed by {name}"
+    return f"exited with status {os.waitstatus_to_exitcode(status)}"
+
+
+class HostedAgent:
+    """One untrusted player's host for one game."""
+
+    def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
+                 overage: float, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self.folder = tempfile.mkdtemp(prefix="cxforge-game-")
+        game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")
+        os.mkdir(game)
+        os.mkdir(home)
+        setup: dict[str, Any] = {"kind": "file" if player.kind == "file" else "spec", "spec": player.spec,
+                                 "seed": seed, "cwd": game, "home": home, "limits": self.limits.to_json(),
+                                 "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
+        if player.kind == "file":
+            setup["path"] = os.path.join(game, os.path.basename(player.spec))
+            shutil.copyfile(player.spec, setup["path"])
+        self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.buf = b""
+        self.shared = protocol.SharedRandom()
+        self.next_id = 0
+        self.pid: int | None = None
+        self.status: int | None = None
+        try:
+            self.pid = self._spawn(theirs.fileno(), setup)
+        finally:
+            theirs.close()
+
+    def _spawn(self, fd: int, setup: dict[str, Any]) -> int:
+        try:
+            return warden.get().spawn(fd, self.log.fileno(), setup)
+        except warden.WardenGone:
+            warden.reset()
+            return warden.get().spawn(fd, self.log.fileno(), setup)
+
+    # -- one move -------------------------------------------------------------------------------
+    def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:
+        """Ask for one move; wait at most ``budget`` seconds for the answer."""
+        self.next_id += 1
+        rid = self.next_id
+        start = time.perf_counter()
+        if self.buf:
+            return self._broke("protocol", start, "a line the referee did not ask for")
+        try:
+            self.sock.sendall(protocol.encode({"id": rid, "obs": obs, "config": config,
+                                               "rng": self.shared.state()}))
+        except OSError:
+            return self._crashed(start)
+        deadline = start + budget
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        while b"\n" not in self.buf:
+            left = deadline - time.perf_counter()
+            if left <= 0 or not poller.poll(max(1, math.ceil(left * 1000))):
+                if time.perf_counter() < deadline:
+                    continue
+                return self._timed_out(start)
+            try:
+                data = self.sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                return self._crashed(start)
+            self.buf += data
+            if len(self.buf) > protocol.MAX_LINE:
+                return self._broke("protocol", start, f"a reply longer than {protocol.MAX_LINE} bytes")
+        duration = time.perf_counter() - start
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            return self._read(rid, line, duration)
+        except protocol.ProtocolError as exc:
+            return self._broke("protocol", start, str(exc), duration)
+
+    def _read(self, rid: int, line: bytes, duration: float) -> Reply:
+        message = protocol.decode(line)
+        if message.get("id") != rid:
+            raise protocol.ProtocolError(f"a reply with id {str(message.get('id'))[:20]!r} to request {rid}")
+        if self.buf:
+            raise protocol.ProtocolError("more than one line in answer to one request")
+        if "rng" in message:
+            self.shared.adopt(message["rng"])
+        kind = message.get("kind")
+        if kind == "ok":
+            valid, action, bad = protocol.decode_action(message.get("action"))
+            return Reply("ok", duration, action=action, bad_action=None if valid else scrub(bad))
+        if kind in ("error", "memory", "load"):
+            return Reply(str(kind), duration, detail=one_line(str(message.get("detail", ""))) or kind)
+        raise protocol.ProtocolError(f"a reply of unknown kind {str(kind)[:20]!r}")
+
+    def _broke(self, kind: str, start: float, detail: str, duration: float | None = None) -> Reply:
+        self._kill()
+        return Reply(kind, time.perf_counter() - start if duration is None else duration, detail=scrub(detail))
+
+    def _timed_out(self, start: float) -> Reply:
+        duration = time.perf_counter() - start
+        self._kill()
+        return Reply("timeout", duration, detail=f"no reply within {duration:.2f} s; its process group was killed")
+
+    def _crashed(self, start: float) -> Reply:
+        duration = time.perf_counter() - start
+        self._kill(CRASH_GRACE)
+        said = one_line(self._log_tail())
+        how = describe_status(self.status)
+        kind = "memory" if said and "MemoryError" in said else "crash"
+        return Reply(kind, duration, detail=how + (f"; last words: {said}" if said else ""))
+
+    def _log_tail(self) -> str:
+        try:
+            self.log.seek(0, os.SEEK_END)
+            self.log.seek(max(0, self.log.tell() - 4000))
+            return self.log.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    # -- the end ----------------------------------------------------------------------------------
+    def _kill(self, grace: float = 0.0) -> None:
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        try:
+            self.status = warden.get().end(pid, grace)
+        except warden.WardenGone:
+            warden.reset()  # the warden's death took its hosts with it
+
+    def close(self) -> None:
+        """Kill the host's group (if it still runs) and remove its folders."""
+        self._kill()
+        self.sock.close()
+        self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)

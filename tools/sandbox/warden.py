@@ -1,0 +1,304 @@
+"""The warden: a small fork server, one per referee thread, that starts agent hosts and kills them all.
+
+Why a warden and not ``fork`` in the referee: an agent may start processes of
+its own, and a referee killed with ``kill -9`` can clean up nothing.  So the
+referee forks the warden once (it inherits numpy and kaggle_environments
+already imported: a host costs one ``fork``, not one Python start) and asks it
+over a ``SOCK_SEQPACKET`` socketpair to
+
+* ``spawn``: fork a host (``host.run``) with the channel and log fds passed by
+  ``SCM_RIGHTS``; it answers the host's pid, which is also its process group;
+* ``end``: give the host ``grace`` seconds to exit on its own (to learn how it
+  died), then ``killpg(pid, SIGKILL)`` its whole group and reap it; answers its
+  wait status.
+
+The warden dies with its referee: ``PR_SET_PDEATHSIG`` sends it ``SIGTERM``
+when the referee's thread dies (even by ``kill -9``), and the channel's EOF
+tells it when the referee exits normally.  Either way it kills every host's
+group and, being a child subreaper (``PR_SET_CHILD_SUBREAPER``), every
+orphaned descendant that escaped its group (``setsid`` and double fork), then
+exits.  Hosts get ``SIGKILL`` as their own parent-death signal.  What is not
+covered: a descendant that escapes both its group and the subreaper (none can
+on Linux without privileges), and processes started through other services.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from typing import Any, NoReturn
+
+from connectx_forge.tools.paths import PROJECT_ROOT
+from connectx_forge.tools.sandbox import host, limits
+
+_local = threading.local()
+MAX_MESSAGE = 1 << 16
+# standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
+PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
+           "heapq", "inspect", "io", "itertools", "json", "math", "operator", "pickle", "re", "statistics",
+           "struct", "time", "types", "typing", "zlib", "lzma", "gzip", "numpy.random")
+
+
+class WardenGone(RuntimeError):
+    """The warden did not answer (it died): a new one is started for the next game."""
+
+
+class Warden:
+    """The referee's handle on its warden process."""
+
+    def __init__(self) -> None:
+        _preload()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the warden
+            ours.close()
+            _serve(theirs, parent)
+        theirs.close()
+        self.pid, self.sock, self.owner = pid, ours, parent
+        self._lock = threading.Lock()
+
+    def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        data = json.dumps(message).encode()
+        with self._lock:
+            try:
+                if fds:
+                    socket.send_fds(self.sock, [data], fds)
+                else:
+                    self.sock.send(data)
+                answer = self.sock.recv(MAX_MESSAGE)
+            except OSError as exc:
+                raise WardenGone(str(exc)) from None
+        if not answer:
+            raise WardenGone("the warden closed its channel")
+        reply: dict[str, Any] = json.loads(answer)
+        return reply
+
+    def spawn(self, channel: int, log: int, setup: dict[str, Any]) -> int:
+        """Start a host; its pid (and process group)."""
+        return int(self._ask({"op": "spawn", "setup": setup}, [channel, log])["pid"])
+
+    def end(self, pid: int, grace: float = 0.0) -> int | None:
+        """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status."""
+        status = self._ask({"op": "end", "pid": pid, "grace": grace}).get("status")
+        return None if status is None else int(status)
+
+    def close(self) -> None:
+        self.sock.close()
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def get() -> Warden:
+    """This thread's warden, started on first use (and again after a fork or its death)."""
+    w: Warden | None = getattr(_local, "warden", None)
+    if w is None or w.owner != os.getpid():
+        w = _local.warden = Warden()
+    return w
+
+
+def reset() -> None:
+    """Forget a warden that stopped answering (it is closed; the next ``get`` starts another)."""
+    w: Warden | None = getattr(_local, "warden", None)
+    _local.warden = None
+    if w is not None and w.owner == os.getpid():
+        try:
+            os.kill(w.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        w.close()
+
+
+def _preload() -> None:
+    """What every host needs imported before the fork (so a host costs a fork, not imports)."""
+    import importlib
+
+    import numpy  # noqa: F401
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+    from connectx_forge.tools import kaggle_env
+
+    kaggle_env.load()
+    import kaggle_environments.agent  # noqa: F401
+    import kaggle_environments.utils  # noqa: F401
+
+    limits.prctl(0, 0)  # finds libc now, once: finding it runs programs
+
+
+def _project() -> tuple[list[str], list[str], list[str]]:
+    """What a submission file must not see: the modules loaded from the project's sources, and
+    ``sys.path`` without the project's folders (its virtualenv, often inside it, stays)."""
+    import sys
+
+    root = os.path.realpath(PROJECT_ROOT)
+    envs = (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
+
+    def inside(entry: str) -> bool:
+        real = os.path.realpath(entry or os.getcwd())
+        within = real == root or real.startswith(root + os.sep)
+        return within and not any(real == e or real.startswith(e + os.sep) for e in envs)
+
+    mods = [name for name, m in list(sys.modules.items())
+            if (f := getattr(m, "__file__", None)) and inside(f)]
+    mods += [name for name in list(sys.modules) if name == "agents" or name.startswith(("agents.", "connectx_forge"))]
+    return sorted(set(mods)), [p for p in sys.path if not inside(p)], sorted({root, str(PROJECT_ROOT)})
+
+
+# -- the warden process ------------------------------------------------------------------------
+class _State:
+    def __init__(self) -> None:
+        self.hosts: set[int] = set()
+        self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
+        self.reaped: dict[int, int] = {}
+        self.project: tuple[list[str], list[str], list[str]] | None = None
+        self.nproc: int | None = None
+
+
+def _reap_any(state: _State) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid in state.hosts:
+            state.reaped[pid] = status
+        else:  # a host already ended, or an orphan this subreaper inherited: make sure its group is gone
+            _killpg(pid)
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _end(state: _State, pid: int, grace: float) -> int | None:
+    """Kill host ``pid``'s group; with ``grace``, first wait that long for it to exit, and reap it."""
+    if grace <= 0:  # its status is not wanted: kill, and reap it later
+        _killpg(pid)
+        _reap_any(state)
+        state.hosts.discard(pid)
+        state.folders.pop(pid, None)
+        state.reaped.pop(pid, None)
+        return None
+    deadline = time.monotonic() + grace
+    while pid not in state.reaped:
+        _reap_any(state)
+        if pid in state.reaped or time.monotonic() >= deadline:
+            break
+        time.sleep(0.005)
+    _killpg(pid)
+    if pid not in state.reaped and pid in state.hosts:
+        try:
+            _, status = os.waitpid(pid, 0)
+            state.reaped[pid] = status
+        except ChildProcessError:
+            pass
+    _reap_any(state)
+    state.hosts.discard(pid)
+    state.folders.pop(pid, None)
+    return state.reaped.pop(pid, None)
+
+
+def _children() -> list[int]:
+    me, out = str(os.getpid()), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1].decode() == me:
+            out.append(int(entry.name))
+    return out
+
+
+def _cleanup(state: _State) -> NoReturn:
+    """Kill every host group and every orphan left to this subreaper, then exit."""
+    try:
+        for pid in list(state.hosts):
+            _killpg(pid)
+        for _ in range(20):
+            kids = _children()
+            if not kids:
+                break
+            for pid in kids:
+                _killpg(pid)
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+            _reap_any(state)
+        import shutil
+
+        for folder in state.folders.values():  # the referee died before it could remove them
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os._exit(0)
+
+
+def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> int:
+    if setup["kind"] == "file":
+        if state.project is None:
+            state.project = _project()
+        setup["project_modules"], setup["project_path"], setup["project_roots"] = state.project
+    if state.nproc is None:
+        state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
+    setup["nproc"] = state.nproc
+    me = os.getpid()
+    gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
+    pid = os.fork()
+    if pid == 0:
+        host.run(fds[0], fds[1], setup, me)
+    for fd in fds:
+        os.close(fd)
+    state.hosts.add(pid)
+    state.folders[pid] = os.path.dirname(setup["cwd"])
+    return pid
+
+
+def _serve(sock: socket.socket, parent: int) -> NoReturn:
+    state = _State()
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, lambda *_: _cleanup(state))
+        limits.die_with_parent(signal.SIGTERM, parent)
+        limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
+        limits.clean_environment()  # no credentials in the warden, so none in any host
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+        while True:
+            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
+            if not data:
+                break
+            message = json.loads(data)
+            if message["op"] == "spawn":
+                answer: dict[str, Any] = {"pid": _spawn(state, message["setup"], fds)}
+            else:
+                answer = {"status": _end(state, int(message["pid"]), float(message.get("grace", 0)))}
+            sock.send(json.dumps(answer).encode())
+    except BaseException:
+        pass
+    _cleanup(state)
