@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.tools import credentials
 from connectx_forge.tools.cli import main
-from connectx_forge.tools.submit import upload
 from tests.fake_kaggle import FakeKaggle, FakeKaggleServer
 
 FAKE_USER = "forge-tester"
@@ -148,23 +148,23 @@ def test_secrets_cover_env_files_and_the_basic_auth_header(isolated_kaggle: Path
     import base64
     file_credentials(isolated_kaggle)
     monkeypatch.setenv("KAGGLE_API_TOKEN", "KGAT_fake_token_value")
-    hidden = upload.secrets()
+    hidden = credentials.secrets()
     basic = base64.b64encode(f"{FAKE_USER}:{FAKE_KEY}".encode()).decode()
     text = f"key={FAKE_KEY} token=KGAT_fake_token_value auth=Basic {basic}"
-    assert upload.scrub(text, hidden) == "key=*** token=*** auth=Basic ***"
-    assert upload.credential_source() == "KAGGLE_API_TOKEN"
+    assert credentials.scrub(text, hidden) == "key=*** token=*** auth=Basic ***"
+    assert credentials.credential_source() == "KAGGLE_API_TOKEN"
 
 
 def test_credentials_are_found_where_the_cli_looks(isolated_kaggle: Path, monkeypatch) -> None:
-    assert upload.credential_source() is None
+    assert credentials.credential_source() is None
     env_credentials(monkeypatch)
-    assert upload.credential_source() == "KAGGLE_USERNAME/KAGGLE_KEY"
+    assert credentials.credential_source() == "KAGGLE_USERNAME/KAGGLE_KEY"
     file_credentials(isolated_kaggle)
-    assert upload.credential_source() == str(isolated_kaggle / "kaggle-config" / "kaggle.json")
+    assert credentials.credential_source() == str(isolated_kaggle / "kaggle-config" / "kaggle.json")
     token = Path(os.environ["HOME"]) / ".kaggle" / "access_token"
     token.parent.mkdir()
     token.write_text("KGAT_x")
-    assert upload.credential_source() == "~/.kaggle/access_token"
+    assert credentials.credential_source() == "~/.kaggle/access_token"
 
 
 def test_upload_offers_no_way_to_skip_the_check(capsys) -> None:

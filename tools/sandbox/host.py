@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import limits as limits_mod
 from connectx_forge.tools.sandbox import protocol
-from connectx_forge.tools.submit.kaggle_load import _is_editable_hook
+from connectx_forge.tools.submit.kaggle_load import is_editable_hook
 
 _HIDDEN: list[Any] = []
 
@@ -66,8 +66,8 @@ def _isolate(modules: list[str], path: list[str], roots: list[str]) -> None:
     What is removed is kept alive in ``_HIDDEN``: freeing it would cost milliseconds of copied pages."""
     _HIDDEN.extend(sys.modules.pop(name, None) for name in modules)
     sys.path[:] = path
-    sys.meta_path[:] = [f for f in sys.meta_path if not _is_editable_hook(f)]
-    sys.path_hooks[:] = [h for h in sys.path_hooks if not _is_editable_hook(h)]
+    sys.meta_path[:] = [f for f in sys.meta_path if not is_editable_hook(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not is_editable_hook(h)]
     cache = sys.path_importer_cache
     env = os.path.realpath(sys.prefix) + os.sep
     stale = [k for k in cache if any(k.startswith(r) for r in roots) and not k.startswith(env) or k == ""]

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
+from connectx_forge.tools.credentials import is_secret_name
 from connectx_forge.tools.errors import UserError
 
 MIB = 1 << 20
@@ -37,7 +38,6 @@ DEFAULT_FILE_SIZE = 64 * MIB
 LOG_CHARS = 10_000  # Kaggle's maxLogLength
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 _UNITS = {"": MIB, "K": 1 << 10, "M": MIB, "G": 1 << 30}
 
 
@@ -140,12 +140,6 @@ def apply(limits: Limits, cpu_seconds: int, nproc: int) -> None:
     _set(resource.RLIMIT_CPU, limits.cpu_seconds or cpu_seconds)
     _set(resource.RLIMIT_NPROC, nproc)
     _set(resource.RLIMIT_CORE, 0)
-
-
-def is_secret_name(name: str) -> bool:
-    """An environment variable that may hold a credential (never passed to an agent)."""
-    upper = name.upper()
-    return upper.startswith("KAGGLE") or any(w in upper for w in SECRET_WORDS)
 
 
 def clean_environment(home: str | None = None) -> None:

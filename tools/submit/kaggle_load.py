@@ -44,8 +44,8 @@ def isolate_from(project_root: str) -> None:
         return within(real, root) and not any(within(real, env) for env in environments)
 
     sys.path[:] = [p for p in sys.path if not inside(p)]
-    sys.meta_path[:] = [f for f in sys.meta_path if not _is_editable_hook(f)]
-    sys.path_hooks[:] = [h for h in sys.path_hooks if not _is_editable_hook(h)]
+    sys.meta_path[:] = [f for f in sys.meta_path if not is_editable_hook(f)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not is_editable_hook(h)]
     sys.path_importer_cache.clear()
     for name, module in list(sys.modules.items()):
         where = getattr(module, "__file__", None)
@@ -53,7 +53,7 @@ def isolate_from(project_root: str) -> None:
             del sys.modules[name]
 
 
-def _is_editable_hook(obj: Any) -> bool:
+def is_editable_hook(obj: Any) -> bool:
     """True for the finders and path hooks that setuptools' editable installs add."""
     owner = obj if isinstance(obj, type) else type(obj)
     module = getattr(obj, "__module__", None) or getattr(owner, "__module__", "") or ""

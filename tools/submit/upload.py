@@ -10,17 +10,16 @@ command line is ``upload_cmd.py``.
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectx_forge.tools.credentials import credential_source, scrub, secrets
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.submit.check import DEFAULT_GAMES, check_file
 from connectx_forge.tools.submit.check_report import format_report
@@ -54,72 +53,6 @@ def kaggle_executable() -> str:
     if found is None:
         raise UserError("the kaggle CLI is not installed (run `make setup`, or pip install kaggle)")
     return found
-
-
-def _config_dir(env: Mapping[str, str], home: Path) -> Path:
-    """Where the kaggle CLI reads kaggle.json (the same rule as kaggle_api_extended.py)."""
-    if env.get("KAGGLE_CONFIG_DIR"):
-        return Path(env["KAGGLE_CONFIG_DIR"])
-    legacy = home / ".kaggle"
-    if legacy.exists() or not sys.platform.startswith("linux"):
-        return legacy
-    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "kaggle"
-
-
-def credential_source(env: Mapping[str, str] | None = None) -> str | None:
-    """Where the kaggle CLI will find credentials (a name, never the value), or None."""
-    env = os.environ if env is None else env
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
-    if env.get("KAGGLE_API_TOKEN"):
-        return "KAGGLE_API_TOKEN"
-    for name in ("access_token", "access_token.txt", "credentials.json"):
-        if (home / ".kaggle" / name).is_file():
-            return f"~/.kaggle/{name}"
-    kaggle_json = _config_dir(env, home) / "kaggle.json"
-    if kaggle_json.is_file():
-        return str(kaggle_json)
-    if env.get("KAGGLE_USERNAME") and env.get("KAGGLE_KEY"):
-        return "KAGGLE_USERNAME/KAGGLE_KEY"
-    return None
-
-
-def secrets(env: Mapping[str, str] | None = None) -> list[str]:
-    """Every credential value the CLI could use, to scrub from anything we print."""
-    env = os.environ if env is None else env
-    home = Path(env.get("HOME") or os.path.expanduser("~"))
-    found: list[str] = []
-    user = env.get("KAGGLE_USERNAME", "")
-    for key in ("KAGGLE_KEY", "KAGGLE_API_TOKEN"):
-        if env.get(key):
-            found.append(env[key])
-    token_path = env.get("KAGGLE_API_TOKEN", "")
-    files = [home / ".kaggle" / "access_token", home / ".kaggle" / "access_token.txt"]
-    if token_path and Path(token_path).is_file():
-        files.append(Path(token_path))
-    for f in files:
-        try:
-            found.append(f.read_text().strip())
-        except OSError:
-            pass
-    for f in (_config_dir(env, home) / "kaggle.json", home / ".kaggle" / "credentials.json"):
-        try:
-            data = json.loads(f.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            user = user or str(data.get("username", ""))
-            found.extend(str(v) for k, v in data.items() if k != "username" and isinstance(v, str))
-    keys = [s for s in found if len(s) >= 4]
-    # the Basic auth form too, in case a proxy error or debug line repeats a header
-    keys += [base64.b64encode(f"{user}:{k}".encode()).decode() for k in keys]
-    return sorted(set(keys), key=len, reverse=True)
-
-
-def scrub(text: str, hidden: list[str]) -> str:
-    """``text`` with every secret replaced by ``***``."""
-    for s in hidden:
-        text = text.replace(s, "***")
-    return text
 
 
 def _clean_lines(text: str) -> list[str]:
