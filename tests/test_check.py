@@ -3,6 +3,8 @@
 Each test writes a tiny single-file agent and checks it with few games (mostly
 against ``random``, which is fast); the timeout tests shrink actTimeout and the
 overage bank so that Kaggle's own timeout rule triggers in a fraction of a second.
+Tests that count broken games skip the validation episode (``validation=False``),
+which would stop the check at once; tests/test_check_hosts.py covers it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ def write(folder: Path, name: str, source: str) -> Path:
 
 def quick(path: Path, games: int = 2, **kwargs: object) -> CheckReport:
     kwargs.setdefault("opponents", ("random",))
+    kwargs.setdefault("validation", False)
     return check_file(path, games, workers=1, **kwargs)  # type: ignore[arg-type]
 
 
@@ -51,11 +54,38 @@ def test_a_legal_agent_passes_against_both_opponents_in_both_seats(tmp_path: Pat
 
 def test_an_invalid_column_fails_with_exit_1_and_is_counted(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "bad.py", "def agent(obs, config):\n    return config.columns\n")
-    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json"])
+    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json", "--no-validation"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
     assert out["passed"] is False and out["invalid"] == 2 and out["errors"] == 0
+    assert out["breaks"] == {"invalid": 2} and out["validation"] is None
     assert "column 7" in out["errors_seen"][0]
+
+
+def test_a_failed_validation_episode_fails_the_check_and_stops_it(tmp_path: Path, capsys) -> None:
+    path = write(tmp_path, "bad.py", "def agent(obs, config):\n    return config.columns\n")
+    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["passed"] is False
+    assert out["validation"]["status"] == "INVALID" and out["validation"]["opponent"] == "self"
+    assert out["seats"] == [] and out["breaks"] == {}  # Kaggle plays nothing after a failed validation
+    assert "validation episode" in out["problems"][0] and "column 7" in out["problems"][0]
+
+
+def test_the_validation_episode_is_the_file_against_itself_in_two_hosts(tmp_path: Path) -> None:
+    """Each seat loads the file in its own host: a module-level counter starts at 0 in both."""
+    path = write(tmp_path, "counts.py", """
+        calls = 0
+        def agent(obs, config):
+            global calls
+            calls += 1
+            if obs.step != 2 * (calls - 1) + obs.mark - 1:
+                raise RuntimeError(f"shared state: call {calls} at step {obs.step}")
+            return [c for c in range(config.columns) if obs.board[c] == 0][0]
+    """)
+    report = check_file(path, 1, workers=1, opponents=("random",))
+    assert report.validation is not None and report.validation["kind"] == "ok", report.validation
+    assert report.passed, report.problems
 
 
 def test_a_numpy_int_is_invalid_as_on_kaggle(tmp_path: Path) -> None:
@@ -76,11 +106,11 @@ def test_a_file_without_a_callable_fails(tmp_path: Path) -> None:
     assert report.errors == 1 and not report.passed
 
 
-def test_a_syntax_error_or_a_missing_file_is_one_clear_line(tmp_path: Path, capsys) -> None:
+def test_a_syntax_error_is_a_load_failure_and_a_missing_file_one_clear_line(tmp_path: Path, capsys) -> None:
     broken = write(tmp_path, "broken.py", "def agent(obs, config)\n    return 1\n")
-    assert main(["check", str(broken)]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "syntax error" in err and "line 1" in err
+    assert main(["check", str(broken)]) == 1  # played, as Kaggle plays it: it fails to load
+    out, err = capsys.readouterr()
+    assert "ERROR (load: InvalidArgument: Invalid raw Python: SyntaxError" in out and "Traceback" not in out + err
     assert main(["check", str(tmp_path / "absent.py")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err
@@ -109,15 +139,15 @@ def test_the_load_counts_against_the_first_move(tmp_path: Path) -> None:
 
 def test_a_hung_agent_is_killed_and_counted_as_timeout(tmp_path: Path) -> None:
     path = write(tmp_path, "hangs.py", "def agent(obs, config):\n    while True:\n        pass\n")
-    report = check_file(path, 2, workers=1, opponents=("random",), act_timeout=0.05, overage=0.1,
-                        hang_slack_s=1.0)
-    assert report.timeouts == 2  # the second game ran in a fresh process
-    assert "did not finish" in report.errors_seen[0]
+    report = quick(path, act_timeout=0.05, overage=0.1)
+    assert report.timeouts == 2 and report.breaks == {"timeout": 2}  # the second game ran in a fresh host
+    assert "its process group was killed" in report.errors_seen[0]
 
 
 def test_an_agent_that_kills_its_process_is_an_error(tmp_path: Path) -> None:
     report = quick(write(tmp_path, "exits.py", "import os\ndef agent(obs, config):\n    os._exit(3)\n"))
-    assert report.errors == 2 and "exited (code 3)" in report.errors_seen[0]
+    assert report.errors == 2 and report.breaks == {"crash": 2}
+    assert "crash: exited with status 3" in report.errors_seen[0]
 
 
 def test_a_sibling_import_fails_although_the_sibling_exists(tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import threading
 import time
 from pathlib import Path
 
@@ -96,95 +95,5 @@ def test_ctrl_c_while_collecting_stops_the_processes() -> None:
     assert multiprocessing.active_children() == []
 
 
-class Held:
-    """A thread worker's resource: which threads used it, how it was closed; ``wait`` blocks until closed."""
-
-    made: list[Held] = []
-
-    def __init__(self) -> None:
-        self.threads: set[int] = set()
-        self.closed: list[bool] = []  # the abort flag of each close
-        self.gone = threading.Event()
-        Held.made.append(self)
-
-    def close(self, abort: bool = False) -> None:
-        self.closed.append(abort)
-        self.gone.set()
-
-
-@pytest.fixture(autouse=True)
-def fresh_resources() -> None:
-    Held.made = []
-
-
-def use(res: Held, job: tuple[int, float]) -> int:
-    res.threads.add(threading.get_ident())
-    time.sleep(job[1])
-    return job[0] * 10
-
-
-@pytest.mark.parametrize("workers", [1, 2, 3])
-def test_thread_results_come_in_job_order_one_resource_per_thread(workers: int) -> None:
-    before = threading.active_count()
-    assert pool.in_threads(use, REVERSED, workers, Held) == [i * 10 for i, _ in REVERSED]
-    assert 1 <= len(Held.made) <= workers
-    if workers > 1:
-        assert len(Held.made) > 1
-    for res in Held.made:
-        assert len(res.threads) == 1 and res.closed == [False]  # kept by one thread, closed once, gently
-    assert threading.active_count() == before
-
-
-def test_a_failing_thread_job_aborts_the_resources_and_raises() -> None:
-    ran: list[int] = []
-
-    def work(res: Held, job: int) -> int:
-        if job == 0:
-            time.sleep(0.1)  # let the other thread start its job first
-            raise RuntimeError("lost the loader")
-        ran.append(job)
-        res.gone.wait(10)  # like a game in an isolated process: ends when the resource is aborted
-        return job
-
-    start = time.perf_counter()
-    with pytest.raises(RuntimeError, match="lost the loader"):
-        pool.in_threads(work, range(10), 2, Held)
-    assert time.perf_counter() - start < 5  # the blocked job was released by the abort
-    assert len(ran) < 9  # the jobs not started were cancelled
-    assert Held.made and all(res.closed and res.closed[0] is True for res in Held.made)
-
-
-def test_ctrl_c_while_collecting_aborts_the_thread_resources() -> None:
-    def interrupt(result: object) -> int:
-        raise KeyboardInterrupt
-
-    def work(res: Held, job: int) -> int:
-        if job:
-            res.gone.wait(10)
-        return job
-
-    start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        pool.in_threads(work, range(6), 2, Held, progress=pool.Progress("t", enabled=False, count=interrupt))
-    assert time.perf_counter() - start < 5
-    assert all(res.closed[0] is True for res in Held.made)
-
-
-def test_a_resource_asked_for_after_the_stop_is_refused() -> None:
-    resources = pool._PerThread(Held)
-    first = resources.get()
-    assert resources.get() is first  # one per thread
-    resources.close_all(abort=True)
-    refused: list[Exception] = []
-
-    def ask() -> None:  # a thread that has none yet
-        try:
-            resources.get()
-        except pool.PoolStopped as exc:
-            refused.append(exc)
-
-    late = threading.Thread(target=ask)
-    late.start()
-    late.join()
-    assert len(refused) == 1 and len(Held.made) == 1 and first.closed == [True]
-    assert pool.in_threads(use, [], 2, Held) == [] and pool.in_processes(square_after, [], 2) == []
+def test_no_jobs_no_work() -> None:
+    assert pool.in_processes(square_after, [], 2) == []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,13 +27,25 @@ from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.sandbox import scrub
 from connectx_forge.tools.sandbox.limits import MIB, Limits, parse_memory
 from connectx_forge.tools.sandbox.seat import MARGIN
+from tests.harness import (
+    BROKEN,
+    FAKE_KEY,
+    FAKE_USER,
+    ROOT,
+    Run,
+    agent_file,
+    expected_kind,
+    hosts_of,
+    in_group,
+    live_descendants,
+    marked,
+    planted_world,
+    run_cxforge,
+    wait_gone,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-BROKEN = ROOT / "tests" / "broken_agents"
 ACT, OVERAGE = 0.5, 1.0
 LIMITS = Limits(memory=512 * MIB)
-FAKE_KEY = "cxforge-fake-kaggle-key-5f0c2e"
-FAKE_USER = "cxforge-fake-user-91ab"
 
 # file -> (the kind A's game ends with; "ok" when A breaks no rule, opponent)
 CASES: dict[str, tuple[str, str]] = {
@@ -73,22 +84,6 @@ DETAILS = {"raises.py": "ValueError: this agent always fails", "sys_exit.py": "S
            "imports_project.py": "Invalid raw Python", "wrong_id.py": "id '999'"}
 
 
-def agent_file(name: str, folder: Path) -> Path:
-    """The corpus file ``name`` (the syntax error is stored as .txt, so that the linters can read the folder)."""
-    if name == "syntax_error.py":
-        path = folder / name
-        shutil.copyfile(BROKEN / "syntax_error.txt", path)
-        return path
-    return BROKEN / name
-
-
-def expected_kind(name: str) -> str:
-    source = BROKEN / ("syntax_error.txt" if name == "syntax_error.py" else name)
-    first = source.read_text().splitlines()[0]
-    assert first.startswith("# expected: "), first
-    return first.split()[2]
-
-
 def check_record(name: str, rec: object) -> None:
     from connectx_forge.tools.play.game import GameRecord
 
@@ -104,67 +99,6 @@ def check_record(name: str, rec: object) -> None:
         assert DETAILS[name] in (rec.detail or ""), rec.detail
     if kind == "timeout":  # judged within actTimeout + the remaining overage + 1 s of the move's start
         assert rec.times[-1] <= ACT + OVERAGE + 1.0
-
-
-# -- processes ----------------------------------------------------------------------------------
-def _stat(pid: str) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().decode().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def live_descendants(root: int) -> list[int]:
-    """Processes below ``root`` that are not zombies."""
-    parents: dict[int, int] = {}
-    states: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat(entry)) is not None:
-            parents[int(entry)], states[int(entry)] = int(fields[1]), fields[0]
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        for child, parent in parents.items():
-            if parent == pid:
-                todo.append(child)
-                if states[child] != "Z":
-                    out.append(child)
-    return out
-
-
-def marked(marker: str) -> list[int]:
-    """Live processes whose environment or command line carries ``marker``."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as fh:
-                env = fh.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read()
-        except OSError:
-            continue
-        fields = _stat(entry)
-        if fields is not None and fields[0] != "Z" and (marker.encode() in env or marker.encode() in cmd):
-            out.append(int(entry))
-    return out
-
-
-def wait_gone(find: object, seconds: float = 5.0) -> list[int]:
-    assert callable(find)
-    deadline = time.monotonic() + seconds
-    left: list[int] = find()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = find()
-    return left
-
-
-def hosts_of(root: int) -> list[int]:
-    """The agent hosts below ``root``: descendants in a session of their own."""
-    return [p for p in live_descendants(root) if (f := _stat(str(p))) is not None and int(f[3]) == p]
 
 
 # -- the library -----------------------------------------------------------------------------------
@@ -241,33 +175,11 @@ def test_parse_memory() -> None:
 # -- the command line --------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """An environment for cxforge with planted credentials and a unique marker."""
-    home = tmp_path_factory.mktemp("home")
-    (home / ".kaggle").mkdir()
-    (home / ".kaggle" / "kaggle.json").write_text(json.dumps({"username": FAKE_USER, "key": FAKE_KEY}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAGGLE")}
-    env.update(HOME=str(home), KAGGLE_KEY=FAKE_KEY, CXFORGE_TEST_MARKER=uuid.uuid4().hex)
-    return env
-
-
-class Run:
-    """A finished ``cxforge match``: its status, output, wall time and process group."""
-
-    def __init__(self, returncode: int, stdout: str, stderr: str, seconds: float, pgid: int) -> None:
-        self.returncode, self.stdout, self.stderr, self.seconds, self.pgid = returncode, stdout, stderr, seconds, pgid
+    return planted_world(tmp_path_factory.mktemp("home"))
 
 
 def cxforge(env: dict[str, str], *args: str, timeout: float = 60) -> Run:
-    start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return Run(proc.returncode, stdout, stderr, time.monotonic() - start, proc.pid)
+    return run_cxforge(env, "match", *args, timeout=timeout)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -314,16 +226,6 @@ def test_kill_9_of_the_harness_leaves_nothing_behind(workers: str, world: dict[s
     assert not wait_gone(lambda: marked(env["CXFORGE_TEST_MARKER"])), "processes outlived the harness"
     assert not wait_gone(lambda: in_group(proc.pid)), "processes left in the harness's process group"
     assert not wait_gone(lambda: list(tmp_path.glob("cxforge-game-*"))), "game folders left behind"
-
-
-def in_group(pgid: int) -> list[int]:
-    """Live members of process group ``pgid`` (zombies not reaped by this container's init do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return []
-    return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(e)) is not None
-            and int(f[2]) == pgid and f[0] != "Z"]
 
 
 @pytest.mark.slow

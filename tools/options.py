@@ -91,6 +91,29 @@ def workers_of(args: argparse.Namespace) -> int:
     return args.workers if args.workers is not None else (os.cpu_count() or 1)
 
 
+def add_memory(parser: argparse.ArgumentParser) -> None:
+    """``--memory SIZE``: the address space each agent host may add (``tools/sandbox/limits``)."""
+    parser.add_argument("--memory", type=_memory, default=None, metavar="SIZE",
+                        help="address space each agent host may add to what it starts with: MiB (512) or "
+                             "with K/M/G (1.5G); default 2G")
+
+
+def _memory(text: str) -> int:
+    from connectx_forge.tools.sandbox.limits import parse_memory
+
+    try:
+        return parse_memory(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def limits_of(args: argparse.Namespace) -> Any:
+    """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
+    from connectx_forge.tools.sandbox.limits import Limits
+
+    return None if args.memory is None else Limits(memory=args.memory)
+
+
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:
     """``--seed S``, default 0 in every command."""
     parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S", help=f"{what} (default 0)")

@@ -18,7 +18,6 @@ from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.records import save_records
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
-from connectx_forge.tools.sandbox.limits import Limits, parse_memory
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
@@ -46,19 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolate", action="store_true",
                         help="play registered and Kaggle agents in agent hosts too (submission files always are: "
                              "a child process per game, Kaggle's clock enforced from outside, resource limits)")
-    parser.add_argument("--memory", type=_memory, default=None, metavar="SIZE",
-                        help="address space each agent host may add to what it starts with: MiB (512) or "
-                             "with K/M/G (1.5G); default 2G")
+    options.add_memory(parser)
     options.add_json(parser, "print the summary as JSON instead of the table")
     options.add_out(parser, "write one JSON line per game to PATH", old=("--save",))
     options.add_progress(parser)
-
-
-def _memory(text: str) -> int:
-    try:
-        return parse_memory(text)
-    except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
                        act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
                        progress=options.progress_of(args), seats=args.seats, isolate=args.isolate,
-                       limits=None if args.memory is None else Limits(memory=args.memory))
+                       limits=options.limits_of(args))
     if args.out is not None:
         save_records(result.records, args.out)
     print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))

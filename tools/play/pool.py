@@ -1,35 +1,26 @@
-"""THE worker pool of the game tools: run a list of jobs over W workers, with one progress bar.
+"""THE worker pool of the game tools: run a list of jobs over W forked worker processes, with one progress bar.
 
-One way of scheduling, two kinds of worker:
+``in_processes(work, jobs, workers)`` runs ``cxforge match``'s chunks of games
+and ``cxforge check``'s games.  ``work`` (a module-level function) and each job
+cross to the workers by pickle, results come back by pickle.  One worker runs
+the jobs in this process, without a pool; pass ``executor`` to run them on an
+executor of your own (it is left running).
 
-* ``in_processes(work, jobs, workers)``: CPU-bound jobs (``cxforge match``'s
-  chunks of games) in forked worker processes.  ``work`` (a module-level
-  function) and each job cross to the workers by pickle, results come back by
-  pickle.  One worker runs the jobs in this process, without a pool; pass
-  ``executor`` to run them on an executor of your own (it is left running).
-* ``in_threads(work, jobs, workers, resource)``: I/O-bound jobs (``cxforge
-  check``'s games, each played by an isolated subprocess) in threads of this
-  process.  Each thread opens ONE resource with ``resource()`` the first time it
-  needs it and calls ``work(res, job)`` for every job it runs; a resource may
-  renew what it holds (the checker's loader replaces a hung or dead process).
-  Every resource is closed when the pool ends.
-
-Both return one result per job, IN JOB ORDER, whatever order they finished in,
-and count finished work on a bar (``tools/progress``: stderr, terminals only).
+It returns one result per job, IN JOB ORDER, whatever order they finished in,
+and counts finished work on a bar (``tools/progress``: stderr, terminals only).
 When a job raises, or KeyboardInterrupt arrives, the pool cancels the jobs not
-started, stops its workers (worker processes are terminated, resources are
-closed with ``abort=True``, which ends whatever a thread was waiting on) and
-re-raises.  Forked workers ignore SIGINT, so Ctrl-C is handled once, here.
+started, terminates its workers and re-raises.  Forked workers ignore SIGINT,
+so Ctrl-C is handled once, here, and die with this process (a parent-death
+signal), so a ``kill -9`` of the tool leaves no worker behind.
 """
 
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from connectx_forge.tools import progress as progress_bars
 
@@ -141,70 +132,3 @@ def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
     finally:
         if executor is None:
             pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _PerThread(Generic[S]):
-    """One resource per worker thread, opened on first use; all of them closed at the end."""
-
-    def __init__(self, factory: Callable[[], S]) -> None:
-        self._factory = factory
-        self._local = threading.local()
-        self._lock = threading.Lock()
-        self._opened: list[S] = []
-        self._stopping = False
-
-    def get(self) -> S:
-        res: S | None = getattr(self._local, "resource", None)
-        if res is None:
-            with self._lock:
-                if self._stopping:
-                    raise PoolStopped("the pool is stopping")
-                res = self._factory()
-                self._opened.append(res)
-            self._local.resource = res
-        return res
-
-    def close_all(self, abort: bool) -> None:
-        with self._lock:
-            self._stopping = True
-            opened = list(self._opened)
-        for res in opened:
-            res.close(abort=abort)
-
-
-def _threaded(work: Callable[[J], R], jobs: Sequence[J], workers: int, progress: Progress | None,
-              on_failure: Callable[[], None]) -> list[R]:
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cxforge-pool")
-    futures: list[Future[R]] = []
-    try:
-        futures = [pool.submit(work, job) for job in jobs]
-        return _collect(futures, progress)
-    except BaseException:
-        for fut in futures:
-            fut.cancel()
-        on_failure()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def in_threads(work: Callable[[S, J], R], jobs: Iterable[J], workers: int, resource: Callable[[], S], *,
-               progress: Progress | None = None) -> list[R]:
-    """``[work(res, job) for job in jobs]`` over ``workers`` threads, each with its own ``res = resource()``."""
-    todo = list(jobs)
-    resources: _PerThread[S] = _PerThread(resource)
-
-    def run_one(job: J) -> R:
-        return work(resources.get(), job)
-
-    finished = False
-    try:
-        if workers <= 1 or len(todo) <= 1:
-            results = _sequential(run_one, todo, progress)
-        else:
-            results = _threaded(run_one, todo, min(workers, len(todo)), progress,
-                                on_failure=lambda: resources.close_all(abort=True))
-        finished = True
-        return results
-    finally:
-        resources.close_all(abort=not finished)

@@ -35,9 +35,15 @@ from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import limits as limits_mod
 from connectx_forge.tools.sandbox import protocol
-from connectx_forge.tools.submit.kaggle_load import is_editable_hook
 
 _HIDDEN: list[Any] = []
+
+
+def is_editable_hook(obj: Any) -> bool:
+    """True for the finders and path hooks that setuptools' editable installs add."""
+    owner = obj if isinstance(obj, type) else type(obj)
+    module = getattr(obj, "__module__", None) or getattr(owner, "__module__", "") or ""
+    return module.startswith("__editable__")
 
 
 class CappedLog(io.TextIOBase):

@@ -3,8 +3,10 @@
 Request (referee to host): ``{"id": N, "obs": {...}, "config": {...}, "rng": RNG}``.
 Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
 
-* ``ok`` with ``action`` (``{"int": 3}``, ``{"none": true}`` or ``{"type": "float", "repr": "3.0"}``:
-  only a plain ``int`` crosses as a value; anything else arrives as its type and repr);
+* ``ok`` with ``action`` (``{"int": 3}``, ``{"none": true}`` or ``{"type": "float", "repr": "3.0",
+  "float": 3.0}``: only a plain ``int`` crosses as a value; anything else arrives as its type and repr,
+  and a ``float`` (which kaggle_environments' schema lets through, to crash its interpreter) also as its
+  value, so that the checker's referee can judge it as Kaggle does);
 * ``error`` / ``memory`` / ``load`` with ``detail`` (one line: ``Type: message``).
 
 ``rng`` carries the state of ``random`` and ``numpy.random`` both ways (a reply
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import random
 from array import array
 from typing import Any
@@ -59,7 +62,10 @@ def encode_action(action: object) -> dict[str, Any]:
         text = repr(action)
     except Exception as exc:
         text = f"<repr failed: {type(exc).__name__}>"
-    return {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
+    out: dict[str, Any] = {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
+    if isinstance(action, float) and math.isfinite(action):
+        out["float"] = float(action)
+    return out
 
 
 def decode_action(data: Any) -> tuple[bool, int | None, str | None]:
@@ -74,6 +80,12 @@ def decode_action(data: Any) -> tuple[bool, int | None, str | None]:
     if isinstance(data.get("repr"), str):
         return False, None, str(data["repr"])[:REPR_CHARS]
     raise ProtocolError("a reply with a malformed action")
+
+
+def float_of(data: Any) -> float | None:
+    """The value of a ``float`` the agent returned (``None`` for anything else)."""
+    value = data.get("float") if isinstance(data, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 # -- the shared random stream ---------------------------------------------------------------

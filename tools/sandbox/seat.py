@@ -1,10 +1,11 @@
 """The referee's side of an agent host: start one for a game, ask for moves under Kaggle's clock, end it.
 
 ``HostedAgent(player, seed, ...)`` gives the game folder a fresh copy of the
-file (or names the registered agent), asks this thread's warden to fork a host,
-and then ``move`` sends one request and waits AT MOST ``budget`` seconds
-(actTimeout + the agent's remaining overage + ``MARGIN``).  What comes back is
-a ``Reply``: ``ok`` with the action, or one of the ways of breaking:
+file (with ``beside``, of its whole folder: an unpacked .tar.gz) or names the
+registered agent, asks this thread's warden to fork a host, and then ``move``
+sends one request and waits AT MOST ``budget`` seconds (actTimeout + the
+agent's remaining overage + ``MARGIN``).  What comes back is a ``Reply``:
+``ok`` with the action, or one of the ways of breaking:
 
 * ``timeout``: no reply within the budget; the host's whole group is killed;
 * ``error`` / ``memory`` / ``load``: the agent raised (as the host reports it);
@@ -46,6 +47,7 @@ class Reply:
     duration: float
     action: int | None = None
     bad_action: str | None = None
+    bad_float: float | None = None  # the value, when the invalid action was a float
     detail: str | None = None
 
 
@@ -67,7 +69,8 @@ class HostedAgent:
     """One untrusted player's host for one game."""
 
     def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
-                 overage: float, limits: Limits | None = None) -> None:
+                 overage: float, limits: Limits | None = None, *, beside: bool = False) -> None:
+        """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file."""
         self.limits = limits or Limits()
         self.folder = tempfile.mkdtemp(prefix="cxforge-game-")
         game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")
@@ -78,7 +81,10 @@ class HostedAgent:
                                  "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
         if player.kind == "file":
             setup["path"] = os.path.join(game, os.path.basename(player.spec))
-            shutil.copyfile(player.spec, setup["path"])
+            if beside:
+                shutil.copytree(os.path.dirname(os.path.abspath(player.spec)), game, dirs_exist_ok=True)
+            else:
+                shutil.copyfile(player.spec, setup["path"])
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
@@ -147,7 +153,10 @@ class HostedAgent:
         kind = message.get("kind")
         if kind == "ok":
             valid, action, bad = protocol.decode_action(message.get("action"))
-            return Reply("ok", duration, action=action, bad_action=None if valid else scrub(bad))
+            if valid:
+                return Reply("ok", duration, action=action)
+            return Reply("ok", duration, bad_action=scrub(bad or ""),
+                         bad_float=protocol.float_of(message.get("action")))
         if kind in ("error", "memory", "load"):
             return Reply(str(kind), duration, detail=one_line(str(message.get("detail", ""))) or kind)
         raise protocol.ProtocolError(f"a reply of unknown kind {str(kind)[:20]!r}")

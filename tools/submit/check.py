@@ -1,14 +1,17 @@
 """Check a submission file the way Kaggle will run it, before it is uploaded: the ``check_file`` API.
 
-The file is copied ALONE into an empty temporary folder (``stage``) and loaded
-there by the real ``kaggle_environments`` (by path: exec'd inside the first
-call, last callable), in separate processes that cannot import the project
-(``loader.py`` runs ``kaggle_load.py``).  It plays Kaggle's built-in ``random``
-and ``negamax`` in both seats through ``make("connectx") ... run``, so Kaggle's
-own validity and time rules decide INVALID, ERROR and TIMEOUT.  The games run
-on the game tools' one worker pool (``tools/play/pool.in_threads``: a thread
-per worker, each keeping one loader process); ``verdict.py`` decides, with the
-floors of the build manifest beside the file (``read_manifest``).
+The file is copied ALONE into an empty temporary folder (``stage``; a .tar.gz
+is unpacked there).  As on Kaggle, it first plays itself once (the validation
+episode): when that fails, Kaggle marks the submission Error, and the check
+fails without playing on.  Then it plays Kaggle's built-in ``random`` and
+``negamax`` in both seats.  Every game is ``kaggle_game.play``: the real
+``kaggle_environments`` interpreter referees in a worker process, and the file
+plays in agent hosts (``tools/sandbox``), loaded afresh for each game by
+kaggle_environments' loader, under the ``Limits`` given, so Kaggle's own rules
+decide INVALID, ERROR and TIMEOUT and nothing the file does reaches the
+checker.  The games run on the game tools' worker pool (forked processes);
+``verdict.py`` decides, with the floors of the build manifest beside the file
+(``read_manifest``).
 """
 
 from __future__ import annotations
@@ -22,64 +25,76 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.submit.loader import KaggleLoader
+from connectx_forge.tools.sandbox.limits import Limits
+from connectx_forge.tools.submit import kaggle_game
 from connectx_forge.tools.submit.verdict import CheckReport, summarize
 
 OPPONENTS = ("random", "negamax")
 DEFAULT_GAMES = 8  # per opponent
 KAGGLE_ACT_TIMEOUT = float(ACT_TIMEOUT)
 KAGGLE_OVERAGE = float(OVERAGE)
-HANG_SLACK_S = 30.0  # beyond the agent's whole time budget, a game is declared hung
+VALIDATION_SEED_INDEX = (1 << 32) - 1  # the validation episode is seeded apart from every game
 Job = dict[str, Any]
 
 
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
                *, opponents: Iterable[str] = OPPONENTS, act_timeout: float = KAGGLE_ACT_TIMEOUT,
-               overage: float = KAGGLE_OVERAGE, seed: int | None = 0,
-               progress: bool = False, hang_slack_s: float = HANG_SLACK_S) -> CheckReport:
-    """Check the submission at ``path``: play ``games`` games per opponent, split across seats.
+               overage: float = KAGGLE_OVERAGE, seed: int | None = 0, progress: bool = False,
+               validation: bool = True, limits: Limits | None = None) -> CheckReport:
+    """Check the submission at ``path``: the validation episode, then ``games`` games per opponent.
 
-    Game ``i`` seeds Python's ``random`` in its process with ``game_seed(seed, i)``
-    (``seed=None``: unseeded).  ``workers`` loader processes play at once (default:
-    all cores); ``progress`` shows a bar on a terminal.
+    Game ``i`` seeds Python's ``random`` (the built-in opponents' and the file's
+    shared stream) with ``game_seed(seed, i)`` (``seed=None``: unseeded).
+    ``workers`` games play at once (default: all cores); ``progress`` shows a bar
+    on a terminal; ``validation=False`` skips the validation episode; ``limits``
+    bound each agent host (default ``Limits()``).
     """
     source = Path(path)
     _validate(source, games, act_timeout, overage)
     chosen = tuple(opponents)
     manifest_path, manifest = read_manifest(source)
     jobs = jobs_for(chosen, games, act_timeout, overage, seed)
-    deadline = game_deadline(act_timeout, overage, hang_slack_s)
+    kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
-        for job in jobs:
-            job["path"] = str(alone)
-        results = pool.in_threads(KaggleLoader.play, jobs, workers or os.cpu_count() or 1,
-                                  lambda: KaggleLoader(Path(folder), deadline),
-                                  progress=pool.Progress("check", "game", enabled=progress))
-    return summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest)
+        common = {"path": str(alone), "beside": source.name.endswith(".tar.gz"),
+                  "limits": (limits or Limits()).to_json()}
+        first = None
+        if validation:
+            first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
+        results: list[dict[str, Any]] = []
+        if first is None or first["kind"] == "ok":
+            results = pool.in_processes(kaggle_game.play, [{**job, **common} for job in jobs],
+                                        workers or os.cpu_count() or 1,
+                                        progress=pool.Progress("check", "game", enabled=progress))
+    return summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
+                     validation=first)
+
+
+def validation_job(act_timeout: float, overage: float, seed: int | None) -> Job:
+    """Kaggle's validation episode: the file against itself."""
+    return {"index": -1, "opponent": kaggle_game.SELF, "seat": 0, "act_timeout": act_timeout,
+            "overage": overage, "seed": None if seed is None else game_seed(seed, VALIDATION_SEED_INDEX)}
 
 
 def stage(source: Path, folder: Path) -> Path:
     """Put the submission alone in the empty ``folder`` as Kaggle would; the path to load.
 
-    A ``.py`` file is copied alone.  A ``.tar.gz`` is unpacked there (files beside
-    ``main.py`` are importable on Kaggle too) and ``main.py`` is loaded.
+    A ``.py`` file is copied alone.  A ``.tar.gz`` is unpacked there (files
+    beside ``main.py`` are importable on Kaggle too) and ``main.py`` is loaded.
+    A file that does not compile is staged all the same: it fails to load in
+    its games (a ``load`` failure), as it fails on Kaggle.
     """
     if source.name.endswith(".tar.gz"):
-        main, label = _unpack(source, folder), f"{source} (main.py)"
+        main = _unpack(source, folder)
     else:
-        main, label = folder / source.name, str(source)
+        main = folder / source.name
         shutil.copyfile(source, main)
-    try:
-        compile(main.read_bytes(), label, "exec")
-    except SyntaxError as exc:
-        raise UserError(f"{label}, line {exc.lineno}: syntax error: {exc.msg}; Kaggle cannot load it") from None
-    except ValueError as exc:  # null bytes
-        raise UserError(f"{label}: not Python source ({exc})") from None
     return main
 
 
@@ -129,7 +144,7 @@ def _validate(source: Path, games: int, act_timeout: float, overage: float) -> N
         raise UserError(f"{source}: cannot read it")
 
 
-CHECK_WORKERS = "games played at once, each in its own isolated process (default: all cores)"
+CHECK_WORKERS = "games played at once, each refereed in its own worker process (default: all cores)"
 
 
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,
@@ -145,8 +160,3 @@ def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage
             jobs.append({"index": index, "opponent": opponent, "seat": g % 2, "act_timeout": act_timeout,
                          "overage": overage, "seed": None if seed is None else game_seed(seed, index)})
     return jobs
-
-
-def game_deadline(act_timeout: float, overage: float, slack: float) -> float:
-    """Wall time after which a game is hung: the agent's whole 6x7 budget, plus slack for the opponent."""
-    return 21 * act_timeout + overage + slack

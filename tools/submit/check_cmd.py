@@ -15,12 +15,15 @@ EXAMPLE = """\
 cxforge check submissions/submission.py
 cxforge check submissions/submission.py -n 40 -w 2 --opponents negamax --json"""
 DESCRIPTION = HELP + "\n\n" + (
-    "The file is copied alone into an empty temporary folder and loaded by kaggle_environments by\n"
-    "path, in separate processes that cannot see this project.  It plays Kaggle's built-in random\n"
-    "and negamax in both seats.  Exit status 1 when it makes any invalid move, raises or times\n"
-    "out, or is significantly below a win-rate floor of the manifest beside it (submission.json\n"
-    "beside submission.py): over both seats, it fails when the upper end of the 95% Wilson\n"
-    "interval of its win rate is below the floor.  Without a manifest only validity is checked.")
+    "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
+    "loader afresh for each game, in agent hosts: limited child processes that cannot see this\n"
+    "project or your credentials, refereed by kaggle_environments' own interpreter.  As on Kaggle\n"
+    "it first plays itself once (the validation episode; a failure there fails the check at\n"
+    "once), then Kaggle's built-in random and negamax in both seats.  Exit status 1 when it\n"
+    "makes any invalid move, raises, crashes or times out, or is significantly below a win-rate\n"
+    "floor of the manifest beside it (submission.json beside submission.py): over both seats, it\n"
+    "fails when the upper end of the 95% Wilson interval of its win rate is below the floor.\n"
+    "Without a manifest only validity is checked.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds per move before overage is used (Kaggle: 2; change only to test)")
     parser.add_argument("--overage", type=float, default=check.KAGGLE_OVERAGE, metavar="S",
                         help="overage bank in seconds per game (Kaggle: 60; change only to test)")
+    parser.add_argument("--no-validation", dest="validation", action="store_false",
+                        help="skip the validation episode (the file against itself, played first as on Kaggle)")
+    options.add_memory(parser)
     options.add_progress(parser)
 
 
@@ -46,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if not opponents:
         raise UserError("--opponents names no opponent")
     report = check.check_file(args.path, args.games, args.workers, opponents=opponents, act_timeout=args.act_timeout,
-                        overage=args.overage, seed=args.seed, progress=options.progress_of(args))
+                        overage=args.overage, seed=args.seed, progress=options.progress_of(args),
+                              validation=args.validation, limits=options.limits_of(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return 0 if report.passed else 1

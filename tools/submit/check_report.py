@@ -15,6 +15,7 @@ def _header(report: CheckReport) -> list[str]:
     who = f" (agent {report.agent})" if report.agent else ""
     return [f"check {report.path}{who}: {report.games_per_opponent} game(s) per opponent, loaded as Kaggle "
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
+            "the file played in agent hosts (a limited child process per game); kaggle_environments refereed",
             "",
             f"{'opponent':<9} {'seat':<7} {'games':>5} {'W':>4} {'D':>4} {'L':>4}  {'win rate [95% Wilson]':<22}"
             f" {'invalid':>7} {'error':>5} {'timeout':>7}"]
@@ -26,11 +27,22 @@ def _seat_rows(report: CheckReport) -> list[str]:
             for s in report.seats]
 
 
+def _validation(report: CheckReport) -> list[str]:
+    v = report.validation
+    if v is None:
+        return ["validation episode (the file against itself): not played (--no-validation)"]
+    if v["kind"] == "ok":
+        return [f"validation episode (the file against itself): passed in {v['plies']} moves"]
+    return [f"validation episode (the file against itself): {v['status']} ({v['error']})"]
+
+
 def _findings(report: CheckReport) -> list[str]:
-    lines = [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%} "
+    lines = _validation(report) + [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%} "
              f"(upper 95% bound {f.upper:.0%}): {f.verdict}" for f in report.floors]
     lines.append(f"first move, including the load: {seconds(report.slowest_first_move_s)} at most; "
                  f"slowest later move: {seconds(report.slowest_move_s)} ({report.moves} moves timed)")
+    if report.breaks:
+        lines.append("games lost by: " + ", ".join(f"{kind} {n}" for kind, n in sorted(report.breaks.items())))
     lines.extend(f"agent error: {e}" for e in report.errors_seen)
     lines.extend(f"note: {n}" for n in report.notes)
     return lines

@@ -7,8 +7,10 @@ rate is below the floor, i.e. when a handful of games already shows it is worse
 than the floor.  A win rate below the floor that is not significantly below
 passes, with a note.
 
-``summarize`` reads the results ``kaggle_load`` reports (one dict per game) and
-returns a ``CheckReport``; games are counted by the game loop's ``Tally``.
+``summarize`` reads the results of ``kaggle_game.play`` (one dict per game,
+and the validation episode's) and returns a ``CheckReport``; games are counted
+by the game loop's ``Tally``.  A failed validation episode fails the check, as
+it marks a Kaggle submission Error.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import format_rate, wilson
-from connectx_forge.tools.submit.kaggle_load import FAILED_STATUSES
+from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
 
 SEAT_NAMES = ("first", "second")
 STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()  # Kaggle status -> Tally
@@ -69,6 +71,8 @@ class CheckReport:
     slowest_first_move_s: float
     moves: int
     moves_over_act_timeout: int
+    validation: dict[str, Any] | None = None  # the validation episode's result (None: not played)
+    breaks: dict[str, int] = field(default_factory=dict)  # games lost by each way of breaking (rules.RULE_BREAKS)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors_seen: list[str] = field(default_factory=list)
@@ -127,10 +131,11 @@ def _move_times(results: list[dict[str, Any]]) -> tuple[list[float], list[float]
 
 def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
               results: list[dict[str, Any]], manifest_path: Path | None,
-              manifest: dict[str, Any]) -> CheckReport:
-    """Tally the games and decide: invalid moves, errors, timeouts and floors."""
-    errors_seen = _errors_seen(results)
-    first_moves, later_moves = _move_times(results)
+              manifest: dict[str, Any], validation: dict[str, Any] | None = None) -> CheckReport:
+    """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors."""
+    played = ([validation] if validation else []) + results
+    errors_seen = _errors_seen(played)
+    first_moves, later_moves = _move_times(played)
     all_moves = first_moves + later_moves
     report = CheckReport(
         path=path, games_per_opponent=games, act_timeout=act_timeout, overage=overage,
@@ -138,7 +143,8 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         manifest=str(manifest_path) if manifest_path else None, agent=manifest.get("agent"),
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
-        errors_seen=errors_seen[:5])
+        errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results))
+    _judge_validation(report)
     _judge_rule_breaks(report, errors_seen)
     if manifest_path is None:
         report.notes.append("no manifest beside the file: validity only, no win-rate floors checked")
@@ -147,6 +153,23 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
             report.notes.append("the manifest says this agent plays invalid moves on purpose")
         _judge_floors(report, manifest.get("floors", {}), results)
     return report
+
+
+def _breaks(results: list[dict[str, Any]]) -> dict[str, int]:
+    """How many games the agent lost by each way of breaking."""
+    counts: dict[str, int] = {}
+    for r in results:
+        if r["status"] in FAILED_STATUSES:
+            counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+    return counts
+
+
+def _judge_validation(report: CheckReport) -> None:
+    v = report.validation
+    if v is not None and v["status"] in FAILED_STATUSES:
+        report.problems.append(f"the validation episode (the file against itself) ended in {v['status']} for "
+                               f"the {SEAT_NAMES[v['culprit']]} seat: {v.get('error')}; Kaggle would mark the "
+                               f"submission Error, so no other game was played")
 
 
 def _judge_rule_breaks(report: CheckReport, errors_seen: list[str]) -> None:
