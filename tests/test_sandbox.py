@@ -237,3 +237,48 @@ def test_an_honest_agent_taking_1_8_s_a_move_is_not_timed_out(world: dict[str, s
     assert summary["overall"]["timeouts"] == 0 and summary["overall"]["wins"] + summary["overall"]["losses"] == 1
     rec = play_game(str(BROKEN / "slow_honest.py"), "leftmost", (4, 4, 3), 0)
     assert rec.culprit is None and all(t < 2 for t in rec.times[0::2])
+
+
+def test_the_cpu_time_limit_ends_a_spinning_agent(tmp_path: Path) -> None:
+    """RLIMIT_CPU: an agent that spins past its CPU seconds is killed by SIGXCPU, named as such."""
+    spin = tmp_path / "spins.py"
+    spin.write_text("def agent(obs, config):\n    while True:\n        pass\n")
+    start = time.monotonic()
+    rec = play_game(str(spin), "random", act_timeout=20, overage=0, limits=Limits(cpu_seconds=1))
+    assert rec.outcome == "crash" and rec.culprit == 1, (rec.outcome, rec.detail)
+    assert "killed by SIGXCPU (its CPU-time limit)" in (rec.detail or "")
+    assert time.monotonic() - start < 10  # long before the 20 s move budget
+
+
+NPROC_PROBE = """
+import os, sys
+from connectx_forge.tools.sandbox import limits
+if os.getuid() == 0:  # root ignores RLIMIT_NPROC: probe it as nobody
+    os.setgid(65534)
+    os.setuid(65534)
+limits.apply(limits.Limits(), 60, limits.user_processes() + 3)
+children, refused = [], 0
+for _ in range(8):
+    try:
+        pid = os.fork()
+    except BlockingIOError:
+        refused += 1
+        continue
+    if pid == 0:
+        import time
+        time.sleep(2)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+print(len(children), refused)
+"""
+
+
+def test_the_process_limit_refuses_more_children() -> None:
+    """RLIMIT_NPROC as a host sets it: a few children start, the rest are refused (EAGAIN)."""
+    out = subprocess.run([sys.executable, "-c", NPROC_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    started, refused = map(int, out.stdout.split())
+    assert 1 <= started <= 3 and refused == 8 - started

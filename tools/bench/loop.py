@@ -1,14 +1,16 @@
 """Benchmark: games per second of our game loop against kaggle_environments.evaluate.
 
-Run: ``nice cxforge bench loop`` (``--json`` for machine output; ``--isolated`` adds A as a built
-submission file played in agent hosts, a child process per game, ``tools/sandbox``).
+Run: ``nice cxforge bench loop`` (``--json`` for machine output; ``--isolated`` adds the same matchups
+between built submission files: played in agent hosts, a child process per player per game
+(``tools/sandbox``), and by ``evaluate`` given the files' paths, which loads them in its own process).
 
 Both harnesses play the same agent functions, so the ratio measures the loops:
 Kaggle's built-in ``random`` against itself, and our ``lookahead`` against
 Kaggle's ``random``.  Each is timed at 1 worker and at all cores.  ``evaluate``
 has no parallelism of its own; at W workers it runs in W processes, each
 evaluating its share of the episodes (the fairest parallel Kaggle baseline).
-Every measurement first calibrates on a few games, then plays about
+With files, both harnesses load each file afresh in every game, inside move 1,
+as Kaggle does.  Every measurement first calibrates on a few games, then plays about
 ``--seconds`` worth of games; pool start-up is included in the parallel figures.
 """
 
@@ -35,7 +37,8 @@ def _evaluate_share(job: tuple[str, str, int]) -> int:
 
     evaluate = load().evaluate
     a, b, n = job
-    rewards = evaluate("connectx", [resolve(a).new_agent(), resolve(b).new_agent()], num_episodes=n)
+    players = [p if p.endswith(".py") else resolve(p).new_agent() for p in (a, b)]  # a path: loaded per episode
+    rewards = evaluate("connectx", players, num_episodes=n)
     return len(rewards)
 
 
@@ -77,10 +80,14 @@ def built_file(name: str, folder: str) -> str:
 
 
 def _isolated(a: str, b: str, w: int, seconds: float, folder: str) -> dict[str, Any]:
-    """A (a built file; our ``random`` for ``kaggle:random``) against B, A in agent hosts."""
-    file = built_file("random" if a.startswith("kaggle:") else a, folder)
-    rate, games = measure(ours_rate, file, b, w, seconds, probe=5)
-    return {"isolated_file": os.path.basename(file), "isolated_games_per_s": round(rate, 1), "isolated_games": games}
+    """The matchup between built files (our ``random`` for ``kaggle:random``): both in agent hosts, and
+    both loaded by ``evaluate``."""
+    files = [built_file("random" if x.startswith("kaggle:") else x, folder) for x in (a, b)]
+    rate, games = measure(ours_rate, files[0], files[1], w, seconds, probe=5)
+    theirs, n_theirs = measure(evaluate_rate, files[0], files[1], w, seconds, probe=3)
+    return {"isolated_files": " vs ".join(os.path.basename(f) for f in files), "isolated_games_per_s": round(rate, 1),
+            "isolated_games": games, "evaluate_files_games_per_s": round(theirs, 1), "evaluate_files_games": n_theirs,
+            "isolated_ratio": round(rate / theirs, 1)}
 
 
 def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
@@ -111,7 +118,6 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
                    "evaluate_games": n_theirs, "ratio": round(ours / theirs, 1), "note": note}
             if isolated:
                 row.update(_isolated(a, b, w, seconds, folder))
-                row["isolated_ratio"] = round(row["isolated_games_per_s"] / theirs, 1)
             rows.append(row)
             print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s"
                   + (f", isolated {row['isolated_games_per_s']:.0f}/s" if isolated else ""), file=sys.stderr)
@@ -122,12 +128,13 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
 def markdown(rows: list[dict[str, Any]]) -> str:
     """``run_bench``'s rows as a markdown table, with the notes under it."""
     iso = any("isolated_games_per_s" in r for r in rows)
-    extra = (" isolated file (games/s) | isolated / evaluate |", "---:|---:|") if iso else ("", "")
+    extra = ((" files | isolated files (games/s) | evaluate on the files (games/s) | isolated / evaluate |",
+              "---|---:|---:|---:|") if iso else ("", ""))
     lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |" + extra[0],
              "|---|---:|---:|---:|---:|" + extra[1]]
     for r in rows:
-        more = (f" {r['isolated_games_per_s']:.0f} ({r['isolated_file']}) | {r['isolated_ratio']:.1f}x |"
-                if iso else "")
+        more = (f" {r['isolated_files']} | {r['isolated_games_per_s']:.0f} | {r['evaluate_files_games_per_s']:.1f} | "
+                f"{r['isolated_ratio']:.1f}x |" if iso else "")
         lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
                      f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |" + more)
     notes = sorted({r["note"] for r in rows if r["note"]})

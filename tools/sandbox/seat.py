@@ -61,7 +61,7 @@ def describe_status(status: int | None) -> str:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
-        return f"killed by {name}"
+        return f"killed by {name}" + (" (its CPU-time limit)" if sig == signal.SIGXCPU else "")
     return f"exited with status {os.waitstatus_to_exitcode(status)}"
 
 
