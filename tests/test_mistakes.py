@@ -82,3 +82,17 @@ def test_json_goes_to_stdout_and_out_to_a_file(pons_dir, tmp_path, capsys) -> No
         assert capsys.readouterr().out.startswith("End-Easy       leftmost")
         written = json.loads(Path(flags[1]).read_text())
         assert [(r["mistakes"], r["judged"]) for r in written] == [(r["mistakes"], r["judged"]) for r in printed]
+
+
+def test_an_invalid_move_is_a_mistake_not_a_crash() -> None:
+    """An agent that plays a full column (``middle`` does, on purpose) is charged a mistake per such move."""
+    full = "4444441"  # column 4 (Pons' 1-based; our column 3) is full, the game is not won
+    board = Board.from_pons(full)
+    assert not board.can_play(3)
+
+    def middle(board: Board) -> tuple[int, str]:
+        return 3, "middle"
+
+    res = measure("made-up", [(full, 0)], {"middle": middle}, progress=False)["middle"]
+    assert (len(res.mistakes), res.judged, res.skipped) == (1, 1, 0)
+    assert "invalid" in res.mistakes[0]

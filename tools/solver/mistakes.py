@@ -204,6 +204,10 @@ def _judge(moves: str, score: int, movers: dict[str, Mover], label: Labeller, ou
         col, how = move(board)
         res.think_s.append(time.perf_counter() - start)
         res.how[how] += 1
+        if not (isinstance(col, int) and 0 <= col < board.columns and board.can_play(col)):
+            res.judged += 1  # an invalid move loses at once: a mistake in any position
+            res.mistakes.append(f"{moves}: played {col!r} (invalid: not a playable column)")
+            continue
         cls = move_class(board, col, label)
         if cls is None:
             res.skipped += 1
