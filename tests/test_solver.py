@@ -311,6 +311,32 @@ def test_heuristic_search_blocks_and_sees_short_forced_wins() -> None:
     assert search.best_move(blocked.current, blocked.mask, blocked.moves, float("inf"), max_depth=4) == 3
 
 
+@pytest.mark.parametrize("fallback", ["net", "heuristic"])
+def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> None:
+    """Off the book, with too little time to solve, the fallback decides (and says so)."""
+    from agents.solver import agent as solver_agent
+
+    board = Board.from_pons("7162")  # 4 stones, off the book's tree: no solve finishes in 50 ms
+    assert solver_agent.state().book.lookup(board.current, board.mask) is None
+    st = solver_agent.state()
+    try:
+        st.fallback = fallback
+        solver_agent.reset()
+        col = solver_agent.choose(board, __import__("time").perf_counter(), 0.05)
+        assert st.last == fallback and board.can_play(col)
+    finally:
+        st.fallback = solver_agent.FALLBACK
+
+
+def test_the_net_fallback_blocks_a_threat_it_cannot_solve() -> None:
+    """The network search plays the exact tactics: a lone threat is blocked even when no solve finishes."""
+    from agents.net.agent import policy_value_net
+    from agents.net.tree import NetSearch
+
+    blocked = Board.from_pons("41424")  # O to move must block column 4
+    assert NetSearch(policy_value_net(), float("inf")).choose(blocked)[0] == 3
+
+
 def test_extra_time_keeps_half_of_the_overage() -> None:
     from agents.solver.agent import EXTRA_CAP, _State, extra_time
 

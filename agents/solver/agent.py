@@ -15,11 +15,14 @@ A move, on the 6x7 board with four in a row:
    solve in time);
 4. a hard position (the weak solve did not finish) may take extra time from
    Kaggle's overage, never leaving less than half of the first overage seen;
-5. if no solve finished, the heuristic search (iterative deepening) decides.
+5. if no solve finished (or the weak solve found the position lost), the
+   network-guided search of ``agents/net/tree.py`` with ``net``'s network
+   decides in the time left (``FALLBACK``; the classical heuristic search,
+   ``agents/solver/heuristic.py``, is the other choice, kept for measurement).
 
 The solver's transposition table persists from move to move (bounded), so
 work on one move speeds up the next.  Other board sizes are played by the
-heuristic search alone.  ``gc`` is off during a move: collection pauses were
+heuristic search alone (the network knows only 6x7).  ``gc`` is off during a move: collection pauses were
 reported to cause timeouts on Kaggle.
 """
 
@@ -30,6 +33,8 @@ import time
 from typing import Any
 
 from agents.board import Board, config_value
+from agents.net.agent import policy_value_net
+from agents.net.tree import NetSearch
 from agents.solver.book import Book
 from agents.solver.heuristic import HeuristicSearch
 from agents.solver.position import layout_of
@@ -47,6 +52,8 @@ OPENING_SHARE = 0.25  # ...so it gets only this share of the budget (decided pos
 EXTRA_FROM = 12  # stones on the board before a move may use overage
 FIRST_MOVE = 0.15  # seconds for the first move of a process, load included
 OPENING_MOVE = 3  # the centre column: the only winning first move on 6x7 (Allis 1988)
+FALLBACKS = ("net", "heuristic")  # what decides when no solve finished: see BENCHMARKS.md for the choice
+FALLBACK = "net"
 
 
 class _State:
@@ -58,6 +65,7 @@ class _State:
         self.heuristics: dict[Any, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
+        self.fallback = FALLBACK
         self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
 
     def heuristic(self, board: Board) -> HeuristicSearch:
@@ -152,8 +160,10 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         solver.deadline = float("inf")
     if weak_move is not None and weak >= 0:
         return weak_move  # keeps the win or the draw; the exact search ran out of time
-    st.last = "heuristic" if weak_move is None else "heuristic (lost position)"
+    st.last = st.fallback + ("" if weak_move is None else " (lost position)")
     deadline = max(start + budget, time.perf_counter() + 0.05)
+    if st.fallback == "net":
+        return NetSearch(policy_value_net(), deadline).choose(board)[0]
     return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
 
 

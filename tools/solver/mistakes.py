@@ -49,14 +49,19 @@ def sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
 
-def solver_mover(budget: float | None = None) -> Mover:
-    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables, no overage."""
+def solver_mover(budget: float | None = None, fallback: str | None = None) -> Mover:
+    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables, no overage;
+    ``fallback`` (one of ``agents.solver.agent.FALLBACKS``) overrides what decides when no solve finishes."""
     from agents.solver import agent as solver_agent
 
     budget = solver_agent.MOVE_BUDGET if budget is None else budget
+    chosen = solver_agent.FALLBACK if fallback is None else fallback
+    if chosen not in solver_agent.FALLBACKS:
+        raise UserError(f"unknown solver fallback {chosen!r}; choose from {', '.join(solver_agent.FALLBACKS)}")
 
     def move(board: Board) -> tuple[int, str]:
         solver_agent.reset()
+        solver_agent.state().fallback = chosen
         col = solver_agent.choose(board, time.perf_counter(), budget, 0.0)
         return col, solver_agent.state().last
 
@@ -78,7 +83,10 @@ def agent_mover(name: str) -> Mover:
 
 
 def mover(name: str, budget: float | None = None) -> Mover:
-    return solver_mover(budget) if name == "solver" else agent_mover(name)
+    """The mover for agent ``name``; ``solver@FALLBACK`` is the solver with another fallback (``solver@heuristic``)."""
+    if name == "solver" or name.startswith("solver@"):
+        return solver_mover(budget, name.partition("@")[2] or None)
+    return agent_mover(name)
 
 
 Labeller = Callable[[Board], "int | None"]  # the weak score of a position, None past the time limit
@@ -239,7 +247,7 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
     from agents import registry
     from connectx_forge.tools.bench.solver import read_positions
 
-    unknown = [a for a in agents if a not in registry.REGISTRY]
+    unknown = [a for a in agents if a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@"]
     bad_sets = [s for s in sets if s not in SET_NAMES.values()]
     if unknown or bad_sets:
         raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are {', '.join(SET_NAMES.values())}")
