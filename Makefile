@@ -1,6 +1,7 @@
 # connectx-forge: every target sets up its own virtualenv (.venv) on first use, in two layers.
 #   runtime layer (make submission, make upload): build, check, upload
-#   test layer    (make test, make bench): + pytest, Hypothesis, ruff, mypy, torch (CPU), gymnasium, matplotlib
+#   test layer    (make test, make bench): + pytest, Hypothesis, ruff, mypy, torch (CPU), gymnasium, matplotlib,
+#                 distributed (Dask), playwright with Debian's chromium-headless-shell (apt-get, as root)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -28,8 +29,17 @@ $(RUNTIME_STAMP): pyproject.toml
 # torch first, pinned, so that nothing pulls the CUDA build
 $(TEST_STAMP): $(RUNTIME_STAMP)
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[dev,train]'
+	$(PIP) -e '.[dev,train,dask]'
+	@$(CHROMIUM_SETUP)
 	@touch $(TEST_STAMP)
+
+# the HTML replays' browser test (tests/test_review_browser.py) drives Debian's Chromium headless shell through
+# playwright (dev layer); installed with apt-get where we are root, else that test skips and says why
+CHROMIUM_SETUP = command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      chromium-headless-shell >/dev/null; \
+	  else echo "no Chromium, and no apt-get as root to install it: the browser test will skip" >&2; fi; }
 
 submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge build $(AGENT) -o $(OUT)

@@ -12,13 +12,23 @@ types (``kagglesdk/competitions/types/competition_api_service.py``):
 * ``CreateSubmission`` {competitionName, blobFileTokens, submissionDescription} ->
   {message, ref}, or an error body {code, message} with that HTTP status, which the
   CLI turns into an HTTPError carrying the message;
-* ``GetSubmissionLimits`` -> {numToday, numTotal, numAllowedNow, limitedByTotal}.
+* ``GetSubmissionLimits`` -> {numToday, numTotal, numAllowedNow, limitedByTotal};
+* ``ListSubmissions`` {competitionName, page, pageToken, pageSize} -> {submissions: [...]};
+* ``ListSubmissionEpisodes`` {submissionId} -> {episodes: [{id, createTime, endTime, state,
+  type, agents: [{submissionId, index, reward, state, teamName, teamId}]}]};
+* ``GetEpisodeReplay`` {episodeId} and ``GetEpisodeAgentLogs`` {episodeId, agentIndex} -> the
+  file's raw bytes (``FileDownload``), 404 for an unknown episode;
+* ``security.OAuthService/IntrospectToken`` {token} -> {active, username}, for a token.
 
-Everything received is recorded for the tests to inspect.
+``errors`` makes a method answer ``(HTTP status, message)`` as Kaggle's errors do;
+``require_auth`` makes every call need HTTP Basic (``username``:``key``) or a
+Bearer token introspected as active, else 401.  Everything received is recorded
+for the tests to inspect.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from dataclasses import dataclass, field
@@ -27,6 +37,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 SERVICE = "/api/v1/competitions.CompetitionApiService/"
+INTROSPECT = "/api/v1/security.OAuthService/IntrospectToken"
 UPLOAD_PREFIX = "/fake-upload/"
 
 
@@ -52,6 +63,13 @@ class FakeKaggle:
     create_error: tuple[int, str] | None = None  # (HTTP status, message) for CreateSubmission
     submissions: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
+    listed: list[dict[str, Any]] = field(default_factory=list)  # what ListSubmissions answers
+    episodes: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by submission id
+    replays: dict[int, bytes] = field(default_factory=dict)  # by episode id
+    logs: dict[tuple[int, int], bytes] = field(default_factory=dict)  # by (episode id, agent index)
+    errors: dict[str, tuple[int, str]] = field(default_factory=dict)  # method -> (HTTP status, message)
+    file_type: str = "application/octet-stream"  # Content-Type of replays and logs
+    require_auth: tuple[str, str, str] | None = None  # (username, key, token) that every call must carry
 
     @property
     def proxy_url(self) -> str:
@@ -89,9 +107,27 @@ def _handler(state: FakeKaggle) -> type[BaseHTTPRequestHandler]:
             state.uploads[got.path[len(UPLOAD_PREFIX):]] = got.body
             self._reply(200, {})
 
+        def _file(self, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", state.file_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def do_POST(self) -> None:
             got = self._receive()
+            if got.path == INTROSPECT:
+                token = got.json().get("token")
+                active = state.require_auth is None or token == state.require_auth[2]
+                return self._reply(200, {"active": active, "username": "fake-user" if active else ""})
             method = got.path[len(SERVICE):] if got.path.startswith(SERVICE) else ""
+            if method and not _authorized(state, got.headers.get("Authorization", "")):
+                return self._reply(401, {"code": 401, "message": "Unauthenticated"})
+            if method in state.errors:
+                status, message = state.errors[method]
+                return self._reply(status, {"code": status, "message": message})
+            if method in _READS:
+                return _READS[method](self, state, got.json())
             if method == "StartSubmissionUpload":
                 token = f"blob-token-{len(state.uploads) + 1}"
                 return self._reply(200, {"token": token,
@@ -113,6 +149,47 @@ def _handler(state: FakeKaggle) -> type[BaseHTTPRequestHandler]:
             self._reply(404, {"code": 404, "message": f"the fake server has no {got.path}"})
 
     return Handler
+
+
+def _authorized(state: FakeKaggle, header: str) -> bool:
+    """Whether ``header`` carries the credentials ``state.require_auth`` names (always, when it names none)."""
+    if state.require_auth is None:
+        return True
+    user, key, token = state.require_auth
+    basic = base64.b64encode(f"{user}:{key}".encode()).decode()
+    return header in (f"Basic {basic}", f"Bearer {token}")
+
+
+def _list_submissions(handler: Any, state: FakeKaggle, request: dict[str, Any]) -> None:
+    if request.get("competitionName") != "connectx":
+        return handler._reply(404, {"code": 404, "message": f"Competition {request.get('competitionName')} "
+                                                             "not found"})
+    handler._reply(200, {"submissions": state.listed})
+
+
+def _list_episodes(handler: Any, state: FakeKaggle, request: dict[str, Any]) -> None:
+    sid = int(request.get("submissionId", 0))
+    if sid not in state.episodes:
+        return handler._reply(404, {"code": 404, "message": f"Submission {sid} not found"})
+    handler._reply(200, {"episodes": state.episodes[sid]})
+
+
+def _replay(handler: Any, state: FakeKaggle, request: dict[str, Any]) -> None:
+    eid = int(request.get("episodeId", 0))
+    if eid not in state.replays:
+        return handler._reply(404, {"code": 404, "message": f"Episode {eid} not found"})
+    handler._file(state.replays[eid])
+
+
+def _logs(handler: Any, state: FakeKaggle, request: dict[str, Any]) -> None:
+    key = (int(request.get("episodeId", 0)), int(request.get("agentIndex", 0)))
+    if key not in state.logs:
+        return handler._reply(404, {"code": 404, "message": f"No logs for episode {key[0]} agent {key[1]}"})
+    handler._file(state.logs[key])
+
+
+_READS = {"ListSubmissions": _list_submissions, "ListSubmissionEpisodes": _list_episodes,
+          "GetEpisodeReplay": _replay, "GetEpisodeAgentLogs": _logs}
 
 
 class FakeKaggleServer:

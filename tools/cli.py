@@ -54,6 +54,14 @@ COMMANDS: dict[str, Command] = {
                      "play games between two agents with Kaggle's rules and report win rates"),
     "winrates": Command("connectx_forge.tools.play.winrates_cmd",
                         "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"),
+    "openings": Command("connectx_forge.tools.arena.openings_cmd",
+                        "write a suite of solver-labelled openings after K plies, mirror duplicates removed, "
+                        "filtered by score"),
+    "tournament": Command("connectx_forge.tools.arena.tournament_cmd",
+                          "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with "
+                          "intervals, crash-safe"),
+    "sprt": Command("connectx_forge.tools.arena.sprt_cmd",
+                    "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"),
     "solve": Command("connectx_forge.tools.solver.solve_cmd",
                      "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
                      "pure Python: positions with fewer than ~12 stones can take minutes to hours"),
@@ -68,7 +76,18 @@ COMMANDS: dict[str, Command] = {
     "ppo": Command("connectx_forge.tools.train.ppo_cmd",
                    "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"),
     "bench": Command("connectx_forge.tools.bench.bench_cmd",
-                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax"),
+                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax, arena"),
+    "submissions": Command("connectx_forge.tools.review.submissions_cmd",
+                           "list your ConnectX submissions on Kaggle, their status and score (through the kaggle CLI)"),
+    "episodes": Command("connectx_forge.tools.review.episodes_cmd",
+                        "list a submission's Kaggle episodes (opponent, seat, result, agent states); download their "
+                        "replays"),
+    "review": Command("connectx_forge.tools.review.review_cmd",
+                      "annotate every move of Kaggle replays, episodes or saved games with the exact solver; "
+                      "where we lose"),
+    "replay": Command("connectx_forge.tools.review.replay_cmd",
+                      "write one game as an HTML page: Kaggle's ConnectX visualizer, offline, beside the solver's "
+                      "review"),
 }
 
 # old names kept working, unlisted: name -> the arguments they stand for
@@ -132,10 +151,25 @@ def _unavailable(module: str, exc: ModuleNotFoundError) -> CommandUnavailable:
     return CommandUnavailable(f"cannot import its module {module}: {missing_package(exc.name)}")
 
 
+class _CommandList(HelpFormatter):
+    """Keeps a long command name's help on its line: argparse measures subcommands one indent short."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=30)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        names = [self._format_action_invocation(a) for a in getattr(action, "_get_subactions", list)()]
+        if names and action.help is not argparse.SUPPRESS:
+            longest = max(map(len, names)) + self._current_indent + 2 * self._indent_increment
+            self._action_max_length = max(self._action_max_length, longest)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: lists the commands from the registry alone (it imports none of them)."""
     parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents.",
-                     epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.")
+                     epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.",
+                     formatter_class=_CommandList)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, command in COMMANDS.items():

@@ -5,8 +5,9 @@ runs); each NAME is one benchmark with its own flags: ``loop`` (our game loop
 against kaggle_environments.evaluate), ``agents`` (the classic agents against
 their plain definitions), ``solver`` (the solver on Pons' files; ``--agent``:
 the solver agent's mistake rate), ``book`` (the opening book's size against the
-search it leaves), ``net`` (the network's weight precisions and move time) and
-``negamax`` (negamax-fast against Kaggle's negamax).  ``cxforge bench-solver``
+search it leaves), ``net`` (the network's weight precisions and move time),
+``negamax`` (negamax-fast against Kaggle's negamax) and ``arena`` (tournament
+games per second on the process pool and a Dask LocalCluster).  ``cxforge bench-solver``
 is the old name of ``cxforge bench solver``.
 """
 
@@ -21,15 +22,16 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PONS_DIR
 
-HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax"
+HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax, arena"
 EXAMPLE = """\
 cxforge bench
 cxforge bench loop --seconds 3 -w 1 2 --json
 cxforge bench agents --rows 10 --columns 10 --fast-only
 cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100
-cxforge bench negamax"""
+cxforge bench negamax
+cxforge bench arena -w 1 2 --dask-workers 2"""
 
-BENCHES = ("loop", "agents", "solver", "book", "net", "negamax")
+BENCHES = ("loop", "agents", "solver", "book", "net", "negamax", "arena")
 
 
 def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, example: str,
@@ -105,6 +107,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--positions", type=options.positive_int, default=60, metavar="N",
                    help="seeded positions to time (default 60)")
 
+    p = _sub(sub, "arena", "tournament games per second: the process pool at each -w, and a Dask LocalCluster",
+             "cxforge bench arena -w 1 2 --dask-workers 2", _arena)
+    options.add_workers(p, many=True)
+    p.add_argument("--dask-workers", type=options.positive_int, default=2, metavar="N",
+                   help="worker processes of the LocalCluster (default 2)")
+    p.add_argument("--openings", type=options.positive_int, default=30, metavar="M",
+                   help="openings of the 4-ply suite, each played twice per pairing (default 30)")
+    options.add_json(p, "print the rows as JSON instead of the table")
+
 
 def _loop(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.loop import markdown, run_bench
@@ -154,6 +165,14 @@ def _negamax(args: argparse.Namespace) -> int:
     print(f"Kaggle negamax {kaggle_ms:.1f} ms a move, negamax-fast (empty memo) {fast_ms:.1f} ms: "
           f"{kaggle_ms / fast_ms:.1f}x on {args.positions} seeded positions (CPU time)")
     return 0
+
+
+def _arena(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.arena import PLAYERS, markdown, run_bench
+
+    rows = run_bench(PLAYERS, args.openings, args.workers, args.dask_workers)
+    print(json.dumps(rows, indent=2) if args.json else markdown(rows, PLAYERS, args.openings))
+    return 0 if all(r["same_table"] is not False for r in rows) else 1
 
 
 def _quick(parser: argparse.ArgumentParser) -> int:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import io
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass
 from time import perf_counter
 from typing import Any
 
-from agents.board import STANDARD, Board, geometry
+from agents.board import STANDARD, Board, BoardError, geometry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
@@ -44,6 +44,9 @@ class GameRecord:
     per call (so it has one more entry than ``moves`` when the last call broke a
     rule).  ``winner`` is the mark that won (by a line, or because the other
     broke a rule), ``None`` for a draw; ``culprit`` is the mark that broke a rule.
+    ``opening`` is how many leading ``moves`` were an opening played before the
+    agents' first call (``play_game(opening=...)``): they have no entry in
+    ``times``, so ``times[i]`` is the call that played ``moves[opening + i]``.
     """
 
     players: tuple[str, str]
@@ -59,6 +62,7 @@ class GameRecord:
     index: int = 0
     a_seat: int = 1  # the seat agent A played in a match
     detail: str | None = None  # one line on how a hosted agent broke (scrubbed of credentials)
+    opening: int = 0  # leading entries of ``moves`` that came from the opening, not from the agents
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
@@ -88,6 +92,8 @@ class GameRecord:
         out["times"] = [round(t, 6) for t in self.times]
         if out["detail"] is None:  # the lines of in-process games stay as they were
             del out["detail"]
+        if not out["opening"]:  # so do the lines of games without an opening
+            del out["opening"]
         return out
 
     @classmethod
@@ -127,19 +133,28 @@ def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameR
 
 def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed: int = 0, *,
               act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, index: int = 0,
-              a_seat: int = 1, isolate: bool = False, limits: Limits | None = None) -> GameRecord:
+              a_seat: int = 1, isolate: bool = False, limits: Limits | None = None,
+              opening: Sequence[int] = ()) -> GameRecord:
     """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
 
     Seeds ``random`` and ``numpy.random`` with ``seed`` first, so that the same
     seed gives the same game.  ``index`` and ``a_seat`` only label the record.
     Submission files are played in agent hosts, and so is every spec player when
     ``isolate`` is set (``is_hosted``), under ``limits`` (``tools/sandbox/limits``).
+
+    ``opening``: 0-based columns played before the agents' first call (a
+    tournament's opening suite, ``tools/arena``); the agents then see the board
+    with those stones, and the side to move follows from their number (after an
+    odd number, ``second`` moves first).  ``BoardError`` if a column is not
+    playable or the opening ends the game.
     """
     import numpy as np
 
     players = (as_player(first), as_player(second))
     rows, columns, inarow = size
     geometry(rows, columns, inarow)  # validates the size
+    opened = [int(c) for c in opening]
+    after = _opening_board(opened, (rows, columns, inarow))
     Struct = _struct_factory()
     config_items = rules.kaggle_config(size, act_timeout)
     random.seed(seed)
@@ -154,11 +169,21 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
                 hosts[i] = HostedAgent(p, seed, (rows, columns, inarow), act_timeout, overage, limits)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
         return _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
-                     Struct, config_items)
+                     Struct, config_items, after, opened)
     finally:
         for h in hosts:
             if h is not None:
                 h.close()
+
+
+def _opening_board(opening: list[int], size: Size) -> Board | None:
+    """The board after ``opening`` (None when there is none); ``BoardError`` if it is illegal or ends the game."""
+    if not opening:
+        return None
+    board = Board.from_moves(opening, *size)
+    if board.is_over():
+        raise BoardError(f"the opening {opening} ends the game; an opening must leave it to the agents")
+    return board
 
 
 def _no_agent(*args: Any) -> None:
@@ -172,18 +197,18 @@ def is_hosted(player: Player, isolate: bool) -> bool:
 
 def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], size: Size,
           seed: int, act_timeout: float, overage: float, index: int, a_seat: int, Struct: Callable[..., Any],
-          config_items: dict[str, Any]) -> GameRecord:
+          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None) -> GameRecord:
     rows, columns, inarow = size
     argcs = [rules.arg_count(a) for a in agents]
 
-    board = Board(rows, columns, inarow)
-    grid = [0] * (rows * columns)
-    heights = [0] * columns
+    board = Board(rows, columns, inarow) if after is None else after
+    grid = [0] * (rows * columns) if after is None else after.to_grid()
+    heights = [0] * columns if after is None else [after.height(c) for c in range(columns)]
     left = [overage, overage]
-    moves: list[int] = []
+    moves: list[int] = list(opening or ())
     times: list[float] = []
     record = GameRecord((players[0].name, players[1].name), (rows, columns, inarow), seed, moves, times,
-                        "draw", index=index, a_seat=a_seat)
+                        "draw", index=index, a_seat=a_seat, opening=len(moves))
     is_timeout, overage_after, is_valid_action = rules.is_timeout, rules.overage_after, rules.is_valid_action
     last_ply = rules.EPISODE_STEPS - 2  # the last move Kaggle's episodeSteps allows
 

@@ -1,0 +1,69 @@
+"""Tournaments on Dask (tools/arena/schedule): a real LocalCluster with worker processes gives the process
+pool's table for the same seed, and a worker killed mid-run loses no game."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connectx_forge.tools.arena.schedule import GameJob, Workers, play_apart
+from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.play.game import GameRecord
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[dask]')")
+
+PLAYERS = ("lookahead", "negamax-fast", "random")
+
+
+def table(report: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in report.items() if k != "info"}
+
+
+@pytest.fixture(scope="module")
+def pool_table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    store = tmp_path_factory.mktemp("pool") / "pool.sqlite"
+    return table(run_tournament(Tournament(PLAYERS, openings=4, seed=11), workers=2, store=store,
+                                progress=False).report)
+
+
+def test_a_local_cluster_gives_the_process_pools_table(tmp_path: Path, pool_table: dict[str, Any]) -> None:
+    result = run_tournament(Tournament(PLAYERS, openings=4, seed=11), workers=2, store=tmp_path / "dask.sqlite",
+                            dask="local", progress=False)
+    assert result.report["info"]["executor"] == "dask" and result.report["games"] == 24
+    assert table(result.report) == pool_table
+
+
+def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[str, Any]) -> None:
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        pids = client.run(os.getpid)
+        victim = sorted(pids.values())[0]
+        seen: list[GameJob] = []
+
+        def kill_one(job: GameJob, record: GameRecord) -> None:
+            seen.append(job)
+            if len(seen) == 4:  # a third of the way in: one worker dies with games in flight
+                os.kill(victim, signal.SIGKILL)
+
+        ex = Workers(client.get_executor(pure=False), 4, "dask", play_apart)
+        result = run_tournament(Tournament(PLAYERS, openings=4, seed=11), store=tmp_path / "killed.sqlite",
+                                progress=False, ex=ex, on_game=kill_one)
+        assert victim not in client.run(os.getpid).values()  # the nanny started a new worker
+    assert result.report["games"] == 24 and result.report["info"]["played_now"] == 24
+    assert table(result.report) == pool_table
+
+
+def test_the_benchmark_plays_the_same_table_everywhere() -> None:
+    from connectx_forge.tools.bench.arena import markdown, run_bench
+
+    rows = run_bench(("lookahead", "random"), openings=2, workers_list=[1, 2], dask_workers=1)
+    assert [(r["executor"], r["workers"], r["games"]) for r in rows] == \
+        [("process pool", 1, 4), ("process pool", 2, 4), ("dask LocalCluster", 1, 4)]
+    assert all(r["same_table"] for r in rows) and all(r["games_per_s"] > 0 for r in rows)
+    assert "| dask LocalCluster | 1 | 4 |" in markdown(rows, ("lookahead", "random"), 2)

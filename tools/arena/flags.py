@@ -1,0 +1,87 @@
+"""The flags ``cxforge tournament`` and ``cxforge sprt`` share: suite, executor, store, resume and outputs.
+
+The common ones (``-w``, ``--seed``, ``--json``, ``-o``, ``--no-progress``) come
+from ``tools/options``, so that they mean what they mean everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools import options
+from connectx_forge.tools.arena.openings import DEFAULT_BAND
+from connectx_forge.tools.arena.openings_cmd import add_plies, band
+from connectx_forge.tools.arena.store import Store
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.records import save_records
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+
+
+def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
+    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, JSON, output folder and saved games."""
+    add_plies(parser)
+    lo, hi = DEFAULT_BAND
+    parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
+                        help=f"the suite's score band (default {lo}:{hi}; see cxforge openings)")
+    options.add_seed(parser, "base seed; each game's seed derives from it and the game's key")
+    options.add_workers(parser)
+    parser.add_argument("--store", type=Path, default=None, metavar="FILE",
+                        help="SQLite results database, each game committed as it ends (default: "
+                             "runs/arena/<run>.sqlite, named for the run)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in the store (the store must exist; with --store and no players, "
+                             "the store's last run); rerunning with the same store also plays only what is missing")
+    parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
+                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
+                             "LocalCluster of -w worker processes (needs the dask extra)")
+    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
+                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
+    parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
+                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
+    options.add_json(parser, "print the final report as one JSON object instead of the table")
+    options.add_out(parser, out_what)
+    parser.add_argument("--save", type=Path, default=None, metavar="FILE",
+                        help="write every game of the run as a JSON line (cxforge match -o's format)")
+    options.add_progress(parser)
+
+
+def clock(args: argparse.Namespace) -> tuple[float, float]:
+    """``(act_timeout, overage)`` as Kaggle's numbers."""
+    return kaggle_number(args.act_timeout), kaggle_number(args.overage)
+
+
+def resumed_settings(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
+    """The settings of the store's last run of ``kind`` when ``--resume`` stands alone, else None.
+
+    ``UserError`` when ``--resume`` names a store that does not exist, or when
+    there is nothing to take the settings from.
+    """
+    if not args.resume:
+        return None
+    if args.store is not None and not args.store.is_file():
+        raise UserError(f"nothing to resume: no results store at {args.store}")
+    if not _alone(args, kind):
+        return None
+    if args.store is None:
+        raise UserError(f"--resume without players needs --store FILE (the store of the {kind} to resume)")
+    with Store(args.store) as db:
+        runs = db.runs(kind)
+    if not runs:
+        raise UserError(f"nothing to resume: the store {args.store} holds no {kind}")
+    return runs[-1][2]
+
+
+def _alone(args: argparse.Namespace, kind: str) -> bool:
+    if kind == "tournament":
+        return not args.players
+    return args.new is None
+
+
+def finish(args: argparse.Namespace, report: dict[str, Any], records: list[Any], text: str) -> None:
+    """Save the games (``--save``), then print the report: JSON (``--json``) or ``text``."""
+    if args.save is not None:
+        save_records(records, args.save)
+    print(json.dumps(report) if args.json else text)

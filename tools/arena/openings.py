@@ -1,0 +1,255 @@
+"""Opening suites: positions a few plies in, each with its exact score, kept when the game is still open.
+
+A suite holds 6x7 positions after ``plies`` moves, mirror images counted once,
+whose exact score (Pons' convention, for the side to move) lies in a band.  The
+default band, ``-1:1``, keeps the draws and the narrowest wins and losses (won
+or lost with the last stone), so that either side can still win or lose and a
+stronger agent shows it from both seats.
+
+Positions are taken in a fixed order that spreads them (sorted by a hash of
+their moves) and kept while in the band, up to ``size`` of them: a 4-ply
+position takes the compiled solver 5 to 80 seconds, so a suite is as large as it
+needs to be, not every position.  A larger suite starts with the smaller one, so
+any first M openings of a suite are the same.
+
+Scores come from, in order: the labels shipped for that ply count
+(``datasets/openings/scores-K.txt``, every position after K plies, computed once
+by the solver), the opening book (``agents/data``), and the solver itself
+(the compiled twin where a C compiler exists, else the pure-Python search with
+the book).  A position is named by the moves that first reach it in a
+breadth-first walk trying columns left to right.
+
+A suite file is Pons' benchmark format, one ``<moves> <score>`` line per
+position, moves as digits 1-7 (so ``cxforge bench solver FILE`` re-checks it),
+in suite order.  The same arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from agents.board import Board, BoardError
+from connectx_forge.tools import paths
+from connectx_forge.tools.errors import UserError
+
+DATASETS = paths.PROJECT_ROOT / "datasets" / "openings"
+DEFAULT_PLIES = 4
+DEFAULT_BAND = (-1, 1)
+DEFAULT_SIZE = 30
+MAX_PLIES = 8  # positions grow about fourfold a ply; 8 plies is about 100,000 of them
+CACHE = paths.CACHE / "openings"
+
+
+@dataclass(frozen=True)
+class Opening:
+    """One position of a suite: its moves (Pons' digits 1-7) and exact score for the side to move."""
+
+    moves: str
+    score: int
+
+    @property
+    def columns(self) -> list[int]:
+        """The moves as 0-based columns (what ``play_game(opening=...)`` takes)."""
+        return [int(ch) - 1 for ch in self.moves]
+
+    def line(self) -> str:
+        return f"{self.moves} {self.score}"
+
+
+def parse_band(text: str) -> tuple[int, int]:
+    """``"LO:HI"`` (inclusive scores, e.g. ``-1:1``) as two ints; ``ValueError`` says what is wrong."""
+    parts = text.split(":")
+    if len(parts) != 2:
+        raise ValueError(f"a band is LO:HI, e.g. -1:1, got {text!r}")
+    try:
+        lo, hi = int(parts[0]), int(parts[1])
+    except ValueError:
+        raise ValueError(f"a band is two whole scores LO:HI, e.g. -1:1, got {text!r}") from None
+    if lo > hi:
+        raise ValueError(f"a band's low end must not be above its high end, got {text!r}")
+    return lo, hi
+
+
+def positions(plies: int) -> list[str]:
+    """Every position after ``plies`` moves, one move string per mirror pair, games already won left out.
+
+    Breadth first, parents in order and columns left to right: a position is
+    named by the first moves that reach it (or its mirror image).
+    """
+    if not 0 <= plies <= MAX_PLIES:
+        raise UserError(f"--plies must be between 0 and {MAX_PLIES}, got {plies}")
+    level: list[tuple[str, Board]] = [("", Board())]
+    for _ in range(plies):
+        seen: set[int] = set()
+        nxt: list[tuple[str, Board]] = []
+        for moves, board in level:
+            for col in board.legal_moves():
+                if board.is_winning_move(col):
+                    continue  # the game would be over
+                child = board.play(col)
+                key = child.canonical_key()
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append((moves + str(col + 1), child))
+        level = nxt
+    return [moves for moves, _ in level]
+
+
+def read_suite(path: Path) -> list[Opening]:
+    """The openings of a suite file (``<moves> <score>`` lines); ``UserError`` names a bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read opening suite {path}: {exc.strerror or exc}") from None
+    out = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError(f"expected '<moves> <score>', got {line!r}")
+            board = Board.from_pons(parts[0])
+            if board.is_over():
+                raise ValueError(f"the game is over after {parts[0]}")
+            out.append(Opening(parts[0], int(parts[1])))
+        except (ValueError, BoardError) as exc:
+            raise UserError(f"{path}:{no}: {exc}") from None
+    return out
+
+
+def write_suite(openings: Iterable[Opening], path: Path | None) -> str:
+    """The suite's text; written to ``path`` when given (``UserError`` when it cannot be)."""
+    text = "".join(o.line() + "\n" for o in openings)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return text
+
+
+def spread(openings: Iterable[Opening]) -> list[Opening]:
+    """The suite order: by a hash of the moves, so that any first M are spread over the whole suite."""
+    return sorted(openings, key=lambda o: (hashlib.sha256(o.moves.encode()).hexdigest(), o.moves))
+
+
+def scores_file(plies: int) -> Path:
+    """Where the shipped labels of every position after ``plies`` moves live."""
+    return DATASETS / f"scores-{plies}.txt"
+
+
+def suite_file(plies: int) -> Path:
+    """Where the shipped default-band suite for ``plies`` lives."""
+    return DATASETS / f"plies{plies}.txt"
+
+
+@cache
+def _shipped_scores(plies: int) -> dict[int, int]:
+    """Canonical key -> score from the shipped labels of ``plies`` (empty when none are shipped)."""
+    path = scores_file(plies)
+    if not path.is_file():
+        return {}
+    return {Board.from_pons(o.moves).canonical_key(): o.score for o in read_suite(path)}
+
+
+Solve = Callable[[Board], int]
+
+
+def _solver(engine: str) -> Solve:
+    """A function giving a board's exact score: the compiled twin, or the Python solver with the book."""
+    from connectx_forge.tools.solver.csolver import available
+
+    if engine == "c" or (engine == "auto" and available()):
+        from connectx_forge.tools.solver.csolver import CSolver
+
+        c_solver = CSolver()
+        return c_solver.solve
+    if engine not in ("auto", "python"):
+        raise UserError(f"unknown solver engine {engine!r}; use auto, c or python")
+    from agents.solver.book import Book
+    from agents.solver.search import Solver
+
+    py_solver = Solver(book=Book.load())
+    return py_solver.solve
+
+
+class Labeller:
+    """Exact scores: the shipped labels, then the opening book, then the solver (made on first need)."""
+
+    def __init__(self, engine: str = "auto") -> None:
+        from agents.solver.book import Book
+
+        self.engine = engine
+        self.book = Book.load()
+        self.solve: Solve | None = None
+        self.solved = 0  # positions the solver had to solve
+
+    def known(self, moves: str) -> int | None:
+        """The score the shipped labels or the book hold, else None."""
+        board = Board.from_pons(moves)
+        score = _shipped_scores(len(moves)).get(board.canonical_key())
+        if score is None and board.moves <= self.book.max_moves:
+            score = self.book.score(board.current, board.mask)
+        return score
+
+    def __call__(self, moves: str) -> Opening:
+        score = self.known(moves)
+        if score is None:
+            if self.solve is None:
+                self.solve = _solver(self.engine)
+            score = self.solve(Board.from_pons(moves))
+            self.solved += 1
+        return Opening(moves, score)
+
+
+def label(moves: list[str], engine: str = "auto", progress: bool = True) -> list[Opening]:
+    """Each position with its exact score (``Labeller``)."""
+    from connectx_forge.tools import progress as bars
+
+    labeller = Labeller(engine)
+    with bars.bar(len(moves), "labelling openings", "position", progress) as bar:
+        out = []
+        for m in moves:
+            out.append(labeller(m))
+            bar.update(1)
+    return out
+
+
+def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND, size: int | None = DEFAULT_SIZE,
+                engine: str = "auto", progress: bool = True) -> list[Opening]:
+    """The suite: positions after ``plies`` moves in suite order, kept while their score is in ``band``
+    (inclusive), until there are ``size`` (None: every position in the band)."""
+    from connectx_forge.tools import progress as bars
+
+    lo, hi = band
+    labeller = Labeller(engine)
+    suite: list[Opening] = []
+    candidates = spread(Opening(m, 0) for m in positions(plies))
+    with bars.bar(size or len(candidates), "building the suite", "opening", progress) as bar:
+        for c in candidates:
+            if size is not None and len(suite) >= size:
+                break
+            o = labeller(c.moves)
+            if lo <= o.score <= hi:
+                suite.append(o)
+                bar.update(1)
+    return suite
+
+
+def load_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND, size: int = DEFAULT_SIZE,
+               engine: str = "auto", progress: bool = True) -> list[Opening]:
+    """The suite for ``plies``, ``band`` and ``size``: the shipped file, else built once and cached in ``.cache``."""
+    if (band, size) == (DEFAULT_BAND, DEFAULT_SIZE) and suite_file(plies).is_file():
+        return read_suite(suite_file(plies))
+    cached = CACHE / f"plies{plies}_band{band[0]}_{band[1]}_size{size}.txt"
+    if cached.is_file():
+        return read_suite(cached)
+    suite = build_suite(plies, band, size, engine, progress)
+    write_suite(suite, cached)
+    return suite

@@ -1,0 +1,70 @@
+"""The PNGs of a run: a tournament's ratings with their intervals, an SPRT's LLR against games.
+
+matplotlib (the train layer) is imported only here, when a plot is drawn, with
+the Agg backend (no display needed); without it, one line says how to install it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+
+INSTALL = "pip install -e '.[train]' (or pip install matplotlib)"
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise UserError(f"the PNG needs matplotlib, which is not installed: {INSTALL}") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    try:
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def ratings_png(report: dict[str, Any], path: Path) -> None:
+    """A tournament's ratings, best at the top, each with its 95% interval."""
+    plt = _pyplot()
+    rows = list(reversed(report["ratings"]))
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
+    try:
+        ys = range(len(rows))
+        elo = [r["elo"] for r in rows]
+        err = [[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]]
+        ax.errorbar(elo, list(ys), xerr=err, fmt="o", capsize=4)
+        ax.set_yticks(list(ys), [r["player"] for r in rows])
+        ax.axvline(0, color="grey", lw=0.5)
+        ax.set_xlabel("Elo (95% interval)")
+        ax.set_title(f"{report['run']}: {report['games']} games, {report['openings']} openings")
+        _save(fig, path)
+    finally:
+        plt.close(fig)
+
+
+def llr_png(report: dict[str, Any], path: Path) -> None:
+    """An SPRT's log-likelihood ratio after each pair, against games played, with its two bounds."""
+    plt = _pyplot()
+    llr = report["llr_history"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    try:
+        ax.plot([2 * (i + 1) for i in range(len(llr))], llr, lw=1)
+        ax.axhline(report["upper"], color="green", ls="--", label=f"accept H1 ({report['upper']:.2f})")
+        ax.axhline(report["lower"], color="red", ls="--", label=f"accept H0 ({report['lower']:.2f})")
+        ax.set_xlabel("games")
+        ax.set_ylabel("log-likelihood ratio")
+        ax.set_title(f"SPRT {report['new']} vs {report['base']}: [{report['elo0']:g}, {report['elo1']:g}] "
+                     f"{report['model']} Elo, result {report['result']}")
+        ax.legend(loc="best")
+        _save(fig, path)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,314 @@
+"""Games as jobs on any ``concurrent.futures.Executor``: a local process pool, or Dask.
+
+A ``GameJob`` is one game of a run: a pairing, an opening, player A's colour
+(its mark) and the game's own seed, so that a game replays alone with
+``play(job)``.  ``run_jobs`` keeps a window of jobs in flight on an executor and
+hands each finished game to a callback the moment it comes back (the callback
+stores it, and may stop the run, as the SPRT does).
+
+Executors (``executor``):
+
+* the default: a process pool of ``workers`` forked processes (1: this process,
+  no pool).  Workers ignore Ctrl-C and die with this process, even by ``kill -9``
+  (a parent-death signal), so an interrupted run leaves nothing behind;
+* ``dask="local"``: a Dask ``LocalCluster`` of ``workers`` worker processes;
+* ``dask="tcp://HOST:8786"``: the Dask scheduler at that address, whose workers
+  (on any machines) have this project installed.
+
+Dask reruns the jobs of a worker that dies; a job is a seeded game, so the rerun
+gives the same game and the store keeps one copy.  A Dask worker's own threads
+draw from Python's global ``random`` while a task runs, and agents (Kaggle's
+among them) play from that same generator, so on Dask each game is played in a
+single-threaded process forked from the worker (``play_apart``): the same seed
+then gives the same game there as in the process pool.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord, play_game
+from connectx_forge.tools.play.pool import fork_pool
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+
+DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One game of a run: A (spec) with mark ``colour`` against B from ``opening`` (Pons digits)."""
+
+    pairing: str
+    a: str
+    b: str
+    opening: str
+    colour: int
+    seed: int
+    slot: int  # the pair's place in the schedule
+    act_timeout: float = ACT_TIMEOUT
+    overage: float = OVERAGE
+
+
+def play(job: GameJob) -> GameRecord:
+    """Play one job's game (in a worker, or in this process)."""
+    first, second = (job.a, job.b) if job.colour == 1 else (job.b, job.a)
+    return play_game(first, second, seed=job.seed, act_timeout=job.act_timeout, overage=job.overage,
+                     index=job.slot, a_seat=job.colour, opening=[int(ch) - 1 for ch in job.opening])
+
+
+def pair_jobs(pairing: str, a: str, b: str, opening: str, slot: int, base_seed: int, repeat: int = 0,
+              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE) -> list[GameJob]:
+    """The two games of one pair: A with each mark on ``opening``, each game seeded on its own."""
+    return [GameJob(pairing, a, b, opening, colour, seed_of(base_seed, pairing, opening, colour, repeat),
+                    slot, act_timeout, overage) for colour in (1, 2)]
+
+
+def seed_of(base: int, pairing: str, opening: str, colour: int, repeat: int = 0) -> int:
+    """The seed of one game: from the run's base seed and the game's key alone, whatever the order of play."""
+    import numpy as np
+
+    digest = int.from_bytes(hashlib.sha256(f"{pairing}\n{opening}".encode()).digest()[:16], "little")
+    return int(np.random.SeedSequence([base, digest, colour, repeat]).generate_state(1)[0])
+
+
+@dataclass(frozen=True)
+class Workers:
+    """An executor, how many games to keep in flight on it, and the function that plays a job there."""
+
+    executor: Executor
+    slots: int
+    kind: str  # "this process", "process pool" or "dask"
+    play: Callable[[GameJob], GameRecord] = play
+
+
+class _Child:
+    """A forked, single-threaded process that plays the jobs it is sent over a pipe, and dies with its parent.
+
+    Forked by hand: Dask's worker processes are daemons, which multiprocessing
+    does not let have children.
+    """
+
+    def __init__(self) -> None:
+        jobs_r, jobs_w = os.pipe()
+        results_r, results_w = os.pipe()
+        parent = os.getpid()
+        pid = os.fork()
+        if pid == 0:  # the child: play until the pipe closes
+            status = 0
+            try:
+                os.close(jobs_w)
+                os.close(results_r)
+                _worker_start(parent)
+                with os.fdopen(jobs_r, "rb") as inbox, os.fdopen(results_w, "wb") as outbox:
+                    while True:
+                        try:
+                            job = pickle.load(inbox)
+                        except EOFError:
+                            break
+                        try:
+                            reply: tuple[bool, Any] = (True, play(job))
+                        except Exception as exc:
+                            reply = (False, exc)
+                        pickle.dump(reply, outbox)
+                        outbox.flush()
+            except BaseException:
+                status = 1
+            finally:
+                os._exit(status)
+        os.close(jobs_r)
+        os.close(results_w)
+        self.pid = pid
+        self.inbox = os.fdopen(jobs_w, "wb")
+        self.outbox = os.fdopen(results_r, "rb")
+
+    def play(self, job: GameJob) -> GameRecord:
+        """The child's game; ``ChildDied`` if it is gone."""
+        try:
+            pickle.dump(job, self.inbox)
+            self.inbox.flush()
+            ok, value = pickle.load(self.outbox)
+        except (EOFError, OSError) as exc:
+            self.close()
+            raise ChildDied(f"the game process {self.pid} died") from exc
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        for fh in (self.inbox, self.outbox):
+            try:
+                fh.close()
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+class ChildDied(RuntimeError):
+    """The process playing a game apart died."""
+
+
+_CHILDREN = threading.local()
+
+
+def play_apart(job: GameJob) -> GameRecord:
+    """``play(job)`` in a single-threaded child of this thread (one each, made on first use).
+
+    For Dask workers, whose threads would otherwise share the agents' random
+    generator.  A child that died is replaced, once per job.
+    """
+    for attempt in range(2):
+        child: _Child | None = getattr(_CHILDREN, "child", None)
+        if child is None:
+            child = _CHILDREN.child = _Child()
+        try:
+            return child.play(job)
+        except ChildDied:
+            _CHILDREN.child = None
+            if attempt:
+                raise
+    raise AssertionError("unreachable")
+
+
+class _InProcess(Executor):
+    """An executor that runs each job at once in this process (one worker: no pool, no pickling)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            fut.set_exception(exc)
+        return fut
+
+
+def _worker_start(parent: int) -> None:
+    """A pool worker's start: Ctrl-C is the parent's to handle, and the worker dies with the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from connectx_forge.tools.sandbox.limits import die_with_parent
+
+    die_with_parent(signal.SIGKILL, parent)
+
+
+@contextmanager
+def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
+    """The executor a run uses (see the module docstring), shut down on the way out."""
+    if dask is not None:
+        with _dask_executor(workers, dask) as ex:
+            yield ex
+        return
+    if workers <= 1:
+        yield Workers(_InProcess(), 1, "this process")
+        return
+    pool = fork_pool(workers, initializer=functools.partial(_worker_start, os.getpid()))
+    try:
+        yield Workers(pool, 2 * workers, "process pool")
+    except BaseException:
+        _terminate(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a process pool's workers mid-game (the executor offers no public way before Python 3.14)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        if proc.is_alive():
+            proc.terminate()
+
+
+@contextmanager
+def _dask_executor(workers: int, address: str) -> Iterator[Workers]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise UserError(f"--dask needs Dask's distributed package, which is not installed: {DASK_INSTALL}") from None
+    cluster = None
+    try:
+        if address == "local":
+            our_packages_first()
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+            client = Client(cluster)
+        else:
+            client = Client(address, timeout=30)
+    except OSError as exc:
+        if cluster is not None:
+            cluster.close()
+        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        slots = 2 * max(1, sum(client.nthreads().values()))
+        yield Workers(client.get_executor(pure=False), slots, "dask", play_apart)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def our_packages_first() -> None:
+    """Put the folder holding this project's ``agents`` first on ``sys.path``, which spawned workers inherit.
+
+    Importing kaggle_environments appends one of its game folders to ``sys.path``,
+    and that folder holds an ``agents.py``: a worker process started afterwards
+    would import it instead of ours.
+    """
+    import sys
+
+    import agents
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(agents.__file__)))
+    if not sys.path or sys.path[0] != root:
+        sys.path.insert(0, root)
+
+
+def run_jobs(jobs: Iterable[GameJob], workers: Workers, done: Callable[[GameJob, GameRecord], bool],
+             may_start: Callable[[GameJob], bool] = lambda job: True) -> bool:
+    """Play ``jobs`` on ``workers``, at most ``workers.slots`` at a time, in order of submission.
+
+    ``done(job, record)`` is called in this process as each game comes back; when
+    it returns True the run stops (jobs in flight are cancelled or left to finish
+    unseen).  A job is submitted only once ``may_start(job)`` says so (the SPRT
+    keeps the games it plays close to the pairs it has counted); it must say yes
+    whenever nothing is running.  Returns whether the run was stopped.
+    """
+    todo = iter(jobs)
+    held: list[GameJob] = []
+    running: dict[Future[GameRecord], GameJob] = {}
+
+    def fill() -> None:
+        while len(running) < workers.slots:
+            job = held.pop() if held else next(todo, None)
+            if job is None:
+                return
+            if running and not may_start(job):
+                held.append(job)
+                return
+            running[workers.executor.submit(workers.play, job)] = job
+
+    try:
+        fill()
+        while running:
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in sorted(finished, key=lambda f: (running[f].slot, running[f].colour)):
+                job = running.pop(fut)
+                if done(job, fut.result()):
+                    return True
+            fill()
+        return False
+    finally:
+        for fut in running:
+            fut.cancel()

@@ -1,0 +1,65 @@
+"""``cxforge sprt``: the command-line face of ``sprt_run.run_sprt``."""
+
+from __future__ import annotations
+
+import argparse
+
+from connectx_forge.tools import options
+from connectx_forge.tools.arena import flags
+from connectx_forge.tools.arena.report import make_folder, write_json
+from connectx_forge.tools.arena.sprt import MODELS
+from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, SprtSettings, format_sprt, run_sprt
+from connectx_forge.tools.errors import UserError
+
+HELP = "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"
+EXAMPLE = """\
+cxforge sprt net-search net --elo0 0 --elo1 10
+cxforge sprt lookahead kaggle:negamax --elo0 0 --elo1 20 --alpha 0.05 --beta 0.05 -w 2 -o runs/sprt
+cxforge sprt --store runs/arena/sprt.sqlite --resume --json"""
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge sprt``."""
+    parser.add_argument("new", metavar="NEW", nargs="?", help="the candidate: any player spec (see cxforge match)")
+    parser.add_argument("base", metavar="BASE", nargs="?", help="the baseline (may be NEW itself)")
+    parser.add_argument("--elo0", type=_number, default=0.0, metavar="E0", help="Elo of H0 (default 0)")
+    parser.add_argument("--elo1", type=_number, default=10.0, metavar="E1", help="Elo of H1 (default 10)")
+    parser.add_argument("--alpha", type=_number, default=0.05, metavar="A",
+                        help="false positive rate: accepting H1 when H0 holds (default 0.05)")
+    parser.add_argument("--beta", type=_number, default=0.05, metavar="B",
+                        help="false negative rate: accepting H0 when H1 holds (default 0.05)")
+    parser.add_argument("--model", choices=MODELS, default="normalized",
+                        help="what elo0 and elo1 measure: normalized Elo (default, as fastchess and fishtest) or "
+                             "logistic Elo")
+    parser.add_argument("--max-games", type=options.positive_int, default=DEFAULT_MAX_GAMES, metavar="N",
+                        help=f"stop undecided after N games (default {DEFAULT_MAX_GAMES})")
+    flags.add_run_flags(parser, "write report.json and llr.png into the folder PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or finish) the test; print the report, write the files asked for; 0 whatever it decides."""
+    old = flags.resumed_settings(args, "sprt")
+    if old is not None:
+        s = SprtSettings.from_json(old)
+    else:
+        if args.new is None or args.base is None:
+            raise UserError("give NEW and BASE (or --resume with --store FILE)")
+        act_timeout, overage = flags.clock(args)
+        s = SprtSettings(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
+                         args.band, args.seed, args.max_games, act_timeout, overage)
+    result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args), require_store=args.resume)
+    if args.out is not None:
+        from connectx_forge.tools.arena import plots
+
+        make_folder(args.out)
+        write_json(result.report, args.out / "report.json")
+        plots.llr_png(result.report, args.out / "llr.png")
+    flags.finish(args, result.report, result.records(), format_sprt(result.report))
+    return 0

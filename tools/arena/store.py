@@ -1,0 +1,138 @@
+"""The results store: every finished game committed to SQLite the moment it ends, so no crash loses one.
+
+One database file can hold several runs.  A run is registered once with its
+settings (``runs``); each game is one row of ``games``, keyed by the natural key
+``(run, pairing, opening, colour, seed)``, where ``colour`` is the mark player A
+played.  Rows go in with ``INSERT OR IGNORE`` in autocommit mode: a game played
+twice (a rescheduled Dask task, a resumed run) is stored once, and a game is on
+disk as soon as ``add`` returns.
+
+The database runs in WAL mode with ``synchronous=NORMAL``: a committed game
+survives the process being killed at any moment (``kill -9``); a power cut may
+lose the last few, which a resumed run plays again.  Only the standard library
+is used.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    config TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    run TEXT NOT NULL,
+    pairing TEXT NOT NULL,
+    opening TEXT NOT NULL,
+    colour INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    slot INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    a_score REAL NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run, pairing, opening, colour, seed)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Key:
+    """A game's natural key within a run: pairing ``"A vs B"``, opening moves, A's mark, seed."""
+
+    pairing: str
+    opening: str
+    colour: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """One stored game: its key, its place in the schedule (``slot``: the pair), players and A's score."""
+
+    key: Key
+    slot: int
+    a: str
+    b: str
+    a_score: float
+    record: GameRecord | None  # None when read with ``records=False``
+
+
+def a_score(record: GameRecord, colour: int) -> float:
+    """Player A's points (1, 0.5 or 0) in a game where A had mark ``colour``."""
+    return {"win": 1.0, "draw": 0.5, "loss": 0.0}[record.result(colour)]
+
+
+class Store:
+    """A results database (``with Store(path) as store: ...``); ``UserError`` when it cannot be opened."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=60)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(f"cannot open the results store {self.path}: {exc}") from None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- runs ----------------------------------------------------------------------
+    def register(self, run: str, kind: str, config: dict[str, Any]) -> None:
+        """Record a run's settings, the latest ones asked for (what ``--resume`` alone replays)."""
+        self.db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
+                        (run, kind, json.dumps(config, sort_keys=True), time.time()))
+
+    def runs(self, kind: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+        """``(run, kind, config)`` of every run, the most recently registered last (only ``kind``'s, if given)."""
+        rows = self.db.execute("SELECT run, kind, config FROM runs ORDER BY created, run").fetchall()
+        return [(r, k, json.loads(c)) for r, k, c in rows if kind is None or k == kind]
+
+    # -- games ---------------------------------------------------------------------
+    def add(self, run: str, key: Key, slot: int, a: str, b: str, record: GameRecord) -> bool:
+        """Commit one finished game; False when the store already had it (the copy is dropped)."""
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run, key.pairing, key.opening, key.colour, key.seed, slot, a, b, a_score(record, key.colour),
+             json.dumps(record.to_json(), sort_keys=True)))
+        return cur.rowcount == 1
+
+    def keys(self, run: str) -> set[Key]:
+        """The keys of the games a run already has."""
+        rows = self.db.execute("SELECT pairing, opening, colour, seed FROM games WHERE run = ?", (run,))
+        return {Key(*row) for row in rows}
+
+    def games(self, run: str, records: bool = True) -> list[StoredGame]:
+        """A run's games in schedule order (slot, pairing, colour); ``records=False`` skips the move lists."""
+        column = "record" if records else "NULL"
+        rows = self.db.execute(
+            f"SELECT pairing, opening, colour, seed, slot, a, b, a_score, {column} FROM games WHERE run = ? "
+            "ORDER BY slot, pairing, colour, opening, seed", (run,))
+        return [StoredGame(Key(p, o, c, s), slot, a, b, score,
+                           None if rec is None else GameRecord.from_json(json.loads(rec)))
+                for p, o, c, s, slot, a, b, score, rec in rows]
+
+    def count(self, run: str) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM games WHERE run = ?", (run,)).fetchone()[0])
+

@@ -1,0 +1,245 @@
+"""A tournament: a round robin (or a gauntlet) over an opening suite, crash-safe and resumable.
+
+Every pairing plays each of the suite's first M openings twice, A with each
+mark, each game seeded on its own (``schedule``).  Games are played opening by
+opening, so the ratings are balanced at every moment of the run, and each game
+is committed to the store as it ends (``store``).  A run is named by a hash of
+its settings, leaving out M: asking for more openings later extends the same
+run.  Running it again with the same store plays only the
+games the store lacks, and the report is always computed from the store's games
+alone, so an interrupted run that is resumed reports exactly what an
+uninterrupted one would (for agents whose moves do not depend on the clock).
+
+API::
+
+    from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+    report = run_tournament(Tournament(("lookahead", "random", "leftmost"), openings=10), workers=2)
+    report["ratings"][0]        # the best player, its Elo and 95% interval
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools import paths
+from connectx_forge.tools import progress as bars
+from connectx_forge.tools.arena import openings as suites
+from connectx_forge.tools.arena import results
+from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs, run_jobs
+from connectx_forge.tools.arena.store import Key, Store, StoredGame
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+
+STORE_DIR = paths.RUNS / "arena"
+RATING_METHOD = ("maximum likelihood, logistic Elo curve, a draw counts as half a win; one virtual draw per "
+                 "pairing as a prior; 95% intervals from the pair-clustered sandwich covariance; mean rating 0 "
+                 "(or 0 for the gauntlet's player)")
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A tournament's settings: its players (specs), the gauntlet's player, the suite and the base seed."""
+
+    players: tuple[str, ...]
+    gauntlet: str | None = None
+    plies: int = suites.DEFAULT_PLIES
+    openings: int | None = None  # the first M openings of the suite (None: all)
+    seed: int = 0
+    band: tuple[int, int] = suites.DEFAULT_BAND
+    act_timeout: float = ACT_TIMEOUT
+    overage: float = OVERAGE
+
+    def pairings(self) -> list[tuple[str, str]]:
+        """Every pairing ``(A, B)``: all pairs of players in order, or the gauntlet's player against each other."""
+        if self.gauntlet is not None:
+            return [(self.gauntlet, p) for p in self.players if p != self.gauntlet]
+        return [(a, b) for i, a in enumerate(self.players) for b in self.players[i + 1:]]
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["players"], out["band"] = list(self.players), list(self.band)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Tournament:
+        data = dict(data)
+        data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
+        return cls(**data)
+
+
+def validate(t: Tournament) -> None:
+    """``UserError`` for settings that cannot make a tournament; resolves every player (a bad spec is one line)."""
+    if len(t.players) < 2:
+        raise UserError("a tournament needs at least two players")
+    if len(set(t.players)) != len(t.players):
+        dup = sorted({p for p in t.players if t.players.count(p) > 1})
+        raise UserError(f"each player may appear once; repeated: {', '.join(dup)}")
+    if t.gauntlet is not None and t.gauntlet not in t.players:
+        raise UserError(f"the gauntlet's player {t.gauntlet!r} is not among the players ({', '.join(t.players)})")
+    if t.openings is not None and t.openings < 1:
+        raise UserError(f"--openings must be at least 1, got {t.openings}")
+    for p in t.players:
+        resolve(p)
+
+
+def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
+    """The openings the tournament plays: the suite's first M (a suite of M is built if the default is smaller)."""
+    size = max(suites.DEFAULT_SIZE, t.openings or 0)
+    suite = suites.load_suite(t.plies, t.band, size, progress=progress)
+    if t.openings is not None and t.openings > len(suite):
+        raise UserError(f"the {t.plies}-ply suite in {t.band[0]}:{t.band[1]} has only {len(suite)} openings; "
+                        f"--openings {t.openings} asks for more")
+    return suite[:t.openings] if t.openings is not None else suite
+
+
+def run_name(kind: str, settings: dict[str, Any]) -> str:
+    """A run's name: its kind and a hash of the settings that decide its games.
+
+    A suite's order and labels never change (exact scores, a fixed hash order),
+    so the settings name the openings too; M is left out of a tournament's, so
+    that a run asked for more openings later goes on in the same run.
+    """
+    text = json.dumps(settings, sort_keys=True)
+    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def default_store(run: str) -> Path:
+    return STORE_DIR / f"{run}.sqlite"
+
+
+def jobs_of(t: Tournament, suite: Sequence[suites.Opening]) -> list[GameJob]:
+    """Every game, opening by opening: slot ``o * pairings + p`` is pairing p's pair on opening o."""
+    pairings = t.pairings()
+    return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
+            for job in pair_jobs(f"{a} vs {b}", a, b, opening.moves, o * len(pairings) + p, t.seed,
+                                 act_timeout=t.act_timeout, overage=t.overage)]
+
+
+@dataclass
+class Live:
+    """What a run shows while it plays: a bar with the current leader's rating, refreshed at most once a second."""
+
+    bar: Any
+    describe: Callable[[], str]
+    last: float = field(default=0.0)
+
+    def update(self) -> None:
+        self.bar.update(1)
+        now = time.monotonic()
+        if now - self.last >= 1.0:
+            self.last = now
+            self.bar.set_postfix_str(self.describe(), refresh=False)
+
+
+def key_of(job: GameJob) -> Key:
+    return Key(job.pairing, job.opening, job.colour, job.seed)
+
+
+def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, live: Live | None,
+             stop: Callable[[], bool] = lambda: False,
+             on_game: Callable[[GameJob, GameRecord], None] | None = None,
+             may_start: Callable[[GameJob], bool] = lambda job: True) -> int:
+    """Play ``todo``, committing each game to the store as it ends; returns how many the store did not have."""
+    played = 0
+
+    def done(job: GameJob, record: GameRecord) -> bool:
+        nonlocal played
+        if store.add(run, key_of(job), job.slot, job.a, job.b, record):
+            played += 1
+        if on_game is not None:
+            on_game(job, record)
+        if live is not None:
+            live.update()
+        return stop()
+
+    if not stop():
+        run_jobs(todo, workers, done, may_start)
+    return played
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its report (a JSON-ready dict) and its stored games, in schedule order."""
+
+    report: dict[str, Any]
+    games: list[StoredGame]
+
+    def records(self) -> list[GameRecord]:
+        """The games as ``GameRecord``s (what ``--save`` writes)."""
+        return [g.record for g in self.games if g.record is not None]
+
+
+def store_path(store: Path | str | None, run: str, require: bool) -> Path:
+    """The run's store: the one given, else ``runs/arena/<run>.sqlite``; with ``require``, it must exist."""
+    path = Path(store) if store is not None else default_store(run)
+    if require and not path.is_file():
+        raise UserError(f"nothing to resume: no results store at {path}")
+    return path
+
+
+def run_tournament(t: Tournament, workers: int | None = None, store: Path | str | None = None,
+                   dask: str | None = None, progress: bool = True, ex: Workers | None = None,
+                   on_game: Callable[[GameJob, GameRecord], None] | None = None,
+                   require_store: bool = False) -> RunResult:
+    """Play (or finish) a tournament; its report (``report.tournament_report``) and games.
+
+    ``workers``: processes (default all cores); ``dask``: ``"local"`` or a
+    scheduler's address; ``ex``: an executor of your own instead.  ``store``: the
+    results database (default ``runs/arena/<run>.sqlite``; ``require_store``: it
+    must exist, as ``--resume`` asks).  ``on_game`` is called with each game as
+    it comes back.
+    """
+    import os
+
+    validate(t)
+    suite = suite_of(t, progress)
+    run = run_name("tournament", {**t.to_json(), "openings": None})
+    path = store_path(store, run, require_store)
+    jobs = jobs_of(t, suite)
+    wanted = {key_of(j) for j in jobs}
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    start = time.perf_counter()
+    played, kind = 0, "none (all games were in the store)"
+    with Store(path) as db:
+        db.register(run, "tournament", t.to_json())
+        have = db.keys(run)
+        todo = [j for j in jobs if key_of(j) not in have]
+        with bars.bar(len(jobs), "tournament", "game", progress) as bar:
+            bar.update(len(jobs) - len(todo))
+            live = Live(bar, lambda: _leader(db, run, t, wanted))
+            if todo and ex is not None:
+                played, kind = play_run(db, run, todo, ex, live, on_game=on_game), ex.kind
+            elif todo:
+                with executor(n_workers, dask) as made:
+                    played, kind = play_run(db, run, todo, made, live, on_game=on_game), made.kind
+        games = [g for g in db.games(run) if g.key in wanted]
+    from connectx_forge.tools.arena.report import tournament_report
+
+    info = {"store": str(path), "seconds": round(time.perf_counter() - start, 3), "played_now": played,
+            "executor": kind, "workers": n_workers if ex is None else None}
+    return RunResult(tournament_report(t, run, suite, games, info), games)
+
+
+def _leader(db: Store, run: str, t: Tournament, wanted: set[Key]) -> str:
+    """The bar's live line: the leader and its rating so far."""
+    games = [g for g in db.games(run, records=False) if g.key in wanted]
+    if not games:
+        return ""
+    seen = {g.a for g in games} | {g.b for g in games}
+    if seen != set(t.players):
+        return f"{len(games)} games"
+    try:
+        r = results.ratings(games, t.players, t.gauntlet)
+    except ValueError:
+        return ""
+    best = r.order()[0]
+    lo, hi = r.interval(best)
+    return f"leader {r.players[best]} {r.elo[best]:+.0f} [{lo:+.0f}, {hi:+.0f}]"

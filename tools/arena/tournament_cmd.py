@@ -1,0 +1,50 @@
+"""``cxforge tournament``: the command-line face of ``tournament.run_tournament``."""
+
+from __future__ import annotations
+
+import argparse
+
+from connectx_forge.tools import options
+from connectx_forge.tools.arena import flags
+from connectx_forge.tools.arena.report import format_tournament, write_outputs
+from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.errors import UserError
+
+HELP = "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with intervals, crash-safe"
+EXAMPLE = """\
+cxforge tournament lookahead alphabeta kaggle:negamax random --openings 20
+cxforge tournament solver net-search net --gauntlet solver --openings 10 -w 2 -o runs/gauntlet
+cxforge tournament lookahead random --openings 5 --store runs/t.sqlite --json
+cxforge tournament --store runs/t.sqlite --resume
+cxforge tournament lookahead random --openings 50 --dask local -w 2"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge tournament``."""
+    parser.add_argument("players", metavar="PLAYER", nargs="*",
+                        help="registered agents, kaggle:random, kaggle:negamax, negamax-fast, or .py files "
+                             "(at least two; none with --resume and --store: the store's last tournament)")
+    parser.add_argument("--gauntlet", default=None, metavar="NAME",
+                        help="play NAME against each other player only (ratings measured from NAME)")
+    parser.add_argument("--openings", type=options.positive_int, default=None, metavar="M",
+                        help="play the suite's first M openings, each twice per pairing (default: all)")
+    flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder PATH")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play (or finish) the tournament; print the report, write the files asked for; 0."""
+    old = flags.resumed_settings(args, "tournament")
+    if old is not None:
+        t = Tournament.from_json(old)
+    else:
+        if len(args.players) < 2:
+            raise UserError("give at least two players (or --resume with --store FILE)")
+        act_timeout, overage = flags.clock(args)
+        t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
+                       act_timeout, overage)
+    result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
+                            require_store=args.resume)
+    if args.out is not None:
+        write_outputs(result.report, args.out)
+    flags.finish(args, result.report, result.records(), format_tournament(result.report))
+    return 0

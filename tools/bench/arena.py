@@ -1,0 +1,93 @@
+"""Benchmark: tournament games per second on the process pool and on a Dask LocalCluster, in one run.
+
+Run: ``nice cxforge bench arena`` (``--json`` for machine output).
+
+The same seeded tournament is played from scratch into a fresh store on each
+executor: the process pool at each ``-w`` count, then a ``LocalCluster`` of
+``--dask-workers`` worker processes (skipped, with a note, when Dask's
+distributed package is missing).  Times cover playing and committing every game;
+the cluster's start-up is timed apart and left out of its rate.  Each row also
+says whether its table equals the first row's, which it must for these agents
+(their moves do not depend on the clock).  The agents keep nothing from one
+game to the next (``negamax-fast``'s memo would make forked workers, which
+inherit a warm one, look faster than Dask's fresh processes).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools.arena.schedule import Workers, play_apart
+from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+
+PLAYERS = ("alphabeta", "minimax", "lookahead", "random")  # no caches across games: every row starts equal
+
+
+def _row(kind: str, workers: int, report: dict[str, Any], seconds: float, first: dict[str, Any] | None,
+         note: str = "") -> dict[str, Any]:
+    table = {k: v for k, v in report.items() if k != "info"}
+    return {"executor": kind, "workers": workers, "games": report["games"], "seconds": round(seconds, 2),
+            "games_per_s": round(report["games"] / seconds, 1),
+            "same_table": True if first is None else table == first, "note": note, "_table": table}
+
+
+def run_bench(players: tuple[str, ...] = PLAYERS, openings: int = 30, workers_list: list[int] | None = None,
+              dask_workers: int = 2) -> list[dict[str, Any]]:
+    """One row per executor: games, seconds, games per second, and whether the table matched the first row's."""
+    t = Tournament(players, openings=openings, seed=0)
+    folder = Path(tempfile.mkdtemp(prefix="cxforge-bench-arena-"))
+    rows: list[dict[str, Any]] = []
+    try:
+        for w in workers_list or [1, 2]:
+            start = time.perf_counter()
+            report = run_tournament(t, workers=w, store=folder / f"pool{w}.sqlite", progress=False).report
+            rows.append(_row("process pool", w, report, time.perf_counter() - start,
+                             rows[0]["_table"] if rows else None))
+            print(f"  process pool, {w} worker(s): {rows[-1]['games_per_s']:.1f} games/s", file=sys.stderr)
+        rows.append(_dask_row(t, folder, dask_workers, rows[0]["_table"] if rows else None))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    for r in rows:
+        r.pop("_table", None)
+    return rows
+
+
+def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        return {"executor": "dask LocalCluster", "workers": n, "games": 0, "seconds": None, "games_per_s": None,
+                "same_table": None, "note": "skipped: distributed is not installed (pip install -e '.[dask]')"}
+    from connectx_forge.tools.arena.schedule import our_packages_first
+
+    our_packages_first()
+    begin = time.perf_counter()
+    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        startup = time.perf_counter() - begin
+        ex = Workers(client.get_executor(pure=False), 2 * n, "dask", play_apart)
+        start = time.perf_counter()
+        report = run_tournament(t, store=folder / "dask.sqlite", progress=False, ex=ex).report
+        seconds = time.perf_counter() - start
+    row = _row("dask LocalCluster", n, report, seconds, first, f"cluster start-up {startup:.1f} s, not counted")
+    print(f"  dask LocalCluster, {n} worker(s): {row['games_per_s']:.1f} games/s", file=sys.stderr)
+    return row
+
+
+def markdown(rows: list[dict[str, Any]], players: tuple[str, ...], openings: int) -> str:
+    """``run_bench``'s rows as a markdown table."""
+    lines = [f"Round robin of {', '.join(players)} on the first {openings} openings of the 4-ply suite "
+             f"(each twice per pairing), seed 0, a fresh store for each row.", "",
+             "| executor | workers | games | seconds | games/s | same table as row 1 | note |",
+             "|---|---:|---:|---:|---:|---|---|"]
+    for r in rows:
+        secs = "" if r["seconds"] is None else f"{r['seconds']:.1f}"
+        rate = "" if r["games_per_s"] is None else f"{r['games_per_s']:.1f}"
+        same = {True: "yes", False: "NO", None: ""}[r["same_table"]]
+        lines.append(f"| {r['executor']} | {r['workers']} | {r['games']} | {secs} | {rate} | {same} | {r['note']} |")
+    return "\n".join(lines)

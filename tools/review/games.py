@@ -1,0 +1,250 @@
+"""Games to review, from wherever they come, as one ``Game``: a Kaggle replay, an episode id, or saved games.
+
+* a Kaggle replay JSON (``env.toJSON()``, or ``kaggle competitions replay``):
+  the moves are read from the boards of consecutive steps (the actions of
+  inactive agents are 0, so the boards are the reliable record), checked
+  against the rules, and the end (a line, a full board, or a rule broken) from
+  the last step's statuses;
+* an episode id: its replay is downloaded first (``kaggle_client``), once;
+* a JSON-lines file of ``GameRecord`` lines (``cxforge match -o``, and
+  tournaments): every line is a game.  A line's ``opening`` (absent in older
+  files: 0) counts the leading moves that came from an opening suite, not from
+  the players.
+
+Bad input (a missing file, a file that is neither, a replay whose boards do
+not follow the rules) is a ``UserError`` naming the file and the step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.board import STANDARD, Board, BoardError
+from connectx_forge.tools.errors import UserError
+
+BROKEN = {"INVALID": "invalid", "ERROR": "error", "TIMEOUT": "timeout"}
+EPISODE_FILE = re.compile(r"episode-(\d+)-replay\.json$")
+
+
+@dataclass
+class Game:
+    """One game in seat terms: mark 1 moves first; ``moves`` are columns from 0.
+
+    ``outcome``: ``win`` (``winner`` made a line), ``draw``, a rule broken by
+    ``culprit`` (``invalid``, ``error``, ``timeout``, ...: the other mark wins),
+    or ``unfinished``.  ``replay`` is the Kaggle replay it came from, if any.
+    """
+
+    source: str
+    size: tuple[int, int, int]
+    moves: list[int]
+    names: tuple[str, str]
+    outcome: str
+    winner: int | None = None
+    culprit: int | None = None
+    opening: int = 0
+    episode_id: int | None = None
+    replay: dict[str, Any] | None = field(default=None, repr=False)
+
+    def result(self, mark: int) -> str:
+        """``win``, ``draw`` or ``loss`` for ``mark`` (``unfinished`` while there is no result)."""
+        if self.outcome == "unfinished":
+            return "unfinished"
+        if self.winner is None:
+            return "draw"
+        return "win" if self.winner == mark else "loss"
+
+    def describe(self) -> str:
+        """One line: the players, and how the game ended."""
+        first, second = self.names
+        if self.outcome == "win":
+            end = f"{self.names[self.winner - 1] if self.winner else '?'} won with a line after {len(self.moves)} moves"
+        elif self.outcome == "draw":
+            end = "a draw"
+        elif self.outcome == "unfinished":
+            end = f"unfinished after {len(self.moves)} moves"
+        else:
+            culprit = self.names[self.culprit - 1] if self.culprit else "?"
+            end = f"{culprit} lost by {self.outcome} after {len(self.moves)} moves"
+        return f"{first} (first) vs {second} (second): {end}"
+
+
+def load_games(spec: str, episodes: Path | None = None) -> list[Game]:
+    """The games ``spec`` names: a replay file, a games file, or an episode id (downloaded into ``episodes``)."""
+    path = Path(spec)
+    if path.is_file():
+        return read_file(path)
+    if spec.isdigit():
+        from connectx_forge.tools import paths
+        from connectx_forge.tools.review import kaggle_client
+
+        folder = episodes if episodes is not None else paths.CACHE / "episodes"
+        replay, _ = kaggle_client.download_replay(int(spec), folder)
+        games = read_file(replay)
+        for g in games:
+            g.episode_id = int(spec)
+        return games
+    if path.exists():
+        raise UserError(f"{spec}: not a file")
+    raise UserError(f"{spec}: no such file, and not an episode id")
+
+
+def read_file(path: Path) -> list[Game]:
+    """The games in a replay JSON or a JSON-lines games file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text.strip():
+        raise UserError(f"{path}: the file is empty")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and "steps" in data:
+        return [read_replay(data, str(path), _episode_of(path))]
+    if isinstance(data, dict) and "moves" in data:
+        return [read_record(data, str(path))]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    games = []
+    for i, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            kind = "a Kaggle replay" if i == 1 and line.lstrip().startswith("{") and len(lines) == 1 else "JSON"
+            raise UserError(f"{path}: line {i} is not {kind} ({exc})") from None
+        if not isinstance(record, dict) or "moves" not in record:
+            raise UserError(f"{path}: neither a Kaggle replay (no \"steps\") nor games saved by cxforge match "
+                            f"(line {i} has no \"moves\")")
+        games.append(read_record(record, f"{path}:{i}"))
+    return games
+
+
+def _episode_of(path: Path) -> int | None:
+    found = EPISODE_FILE.search(path.name)
+    return int(found.group(1)) if found else None
+
+
+def _size(config: Any) -> tuple[int, int, int]:
+    config = config if isinstance(config, dict) else {}
+    try:
+        return (int(config.get("rows", STANDARD[0])), int(config.get("columns", STANDARD[1])),
+                int(config.get("inarow", STANDARD[2])))
+    except (TypeError, ValueError):
+        raise UserError(f"bad configuration {config!r}") from None
+
+
+def _names(info: Any) -> tuple[str, str]:
+    info = info if isinstance(info, dict) else {}
+    names = info.get("TeamNames")
+    if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names):
+        return names[0], names[1]
+    agents = info.get("Agents")
+    if isinstance(agents, list) and len(agents) == 2 and all(isinstance(a, dict) for a in agents):
+        return str(agents[0].get("Name") or agents[0].get("name") or "first"), \
+            str(agents[1].get("Name") or agents[1].get("name") or "second")
+    return "first", "second"
+
+
+def read_replay(replay: dict[str, Any], source: str, episode_id: int | None = None) -> Game:
+    """The ``Game`` of a Kaggle replay (``env.toJSON()``); ``UserError`` when its steps break the rules."""
+    size = _size(replay.get("configuration"))
+    steps = replay.get("steps")
+    if not isinstance(steps, list) or not steps or not all(isinstance(s, list) and len(s) == 2 for s in steps):
+        raise UserError(f"{source}: not a two-player ConnectX replay (\"steps\" is not a list of agent pairs)")
+    try:
+        board = Board(*size)
+    except BoardError as exc:
+        raise UserError(f"{source}: {exc}") from None
+    rows, columns, _ = size
+    moves: list[int] = []
+    previous = _grid(steps[0], rows * columns)
+    for k in range(1, len(steps)):
+        grid = _grid(steps[k], rows * columns)
+        col = _move(previous, grid, steps[k - 1], steps[k], board, columns)
+        if col is None:
+            break
+        if col >= 0 and (not board.can_play(col) or board.is_over()):
+            raise UserError(f"{source}: step {k}: column {col} cannot be played (not a valid ConnectX replay)")
+        expected = board.play(col) if col >= 0 else board
+        if col < 0 or (grid is not None and expected.to_grid() != list(grid)):
+            raise UserError(f"{source}: step {k}: the board does not follow from step {k - 1} "
+                            "(not a valid ConnectX replay)")
+        board = expected
+        moves.append(col)
+        previous = grid
+    game = Game(source, size, moves, _names(replay.get("info")), "unfinished", episode_id=episode_id,
+                replay=replay)
+    _judge_end(game, board, steps[-1])
+    return game
+
+
+def _grid(step: list[Any], cells: int) -> list[int] | None:
+    """The board of a step (agent 0's observation holds it), or None where it is missing."""
+    obs = step[0].get("observation") if isinstance(step[0], dict) else None
+    grid = obs.get("board") if isinstance(obs, dict) else None
+    if isinstance(grid, list) and len(grid) == cells and all(isinstance(v, int) for v in grid):
+        return grid
+    return None
+
+
+def _move(before: list[int] | None, after: list[int] | None, prev_step: list[Any], step: list[Any], board: Board,
+          columns: int) -> int | None:
+    """The column played between two steps, or None when no stone was added (the game ended)."""
+    if before is not None and after is not None:
+        changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
+        if not changed:
+            return None
+        if len(changed) != 1 or before[changed[0]] != 0 or after[changed[0]] != board.mark:
+            return -1  # more than one stone, or not the mover's: reported by the caller
+        return changed[0] % columns
+    active = [i for i, a in enumerate(prev_step) if isinstance(a, dict) and a.get("status") == "ACTIVE"]
+    if len(active) != 1:
+        return None
+    agent = step[active[0]] if isinstance(step[active[0]], dict) else {}
+    action = agent.get("action")
+    if agent.get("status") in BROKEN or not isinstance(action, int) or isinstance(action, bool):
+        return None
+    return action
+
+
+def _judge_end(game: Game, board: Board, last: list[Any]) -> None:
+    statuses = [a.get("status") if isinstance(a, dict) else None for a in last]
+    broke = [i for i, s in enumerate(statuses) if s in BROKEN or (isinstance(s, str) and s.startswith("Invalid"))]
+    winner = board.winner()
+    if winner is not None:
+        game.outcome, game.winner = "win", winner
+    elif broke:
+        s = statuses[broke[0]]
+        game.outcome = BROKEN.get(s, "invalid") if isinstance(s, str) else "invalid"
+        game.culprit = broke[0] + 1
+        game.winner = 3 - game.culprit
+    elif board.is_full() or all(s == "DONE" for s in statuses):
+        game.outcome = "draw"
+
+
+def read_record(record: dict[str, Any], source: str) -> Game:
+    """The ``Game`` of one ``GameRecord`` JSON line (``opening`` 0 when the line has none)."""
+    try:
+        size = tuple(int(v) for v in record.get("size") or STANDARD)
+        moves = [int(c) for c in record["moves"]]
+        players = record.get("players") or ["first", "second"]
+        opening = int(record.get("opening") or 0)
+        if len(size) != 3 or len(players) != 2 or not 0 <= opening <= len(moves):
+            raise ValueError
+        board = Board.from_moves(moves, *size)
+    except BoardError as exc:
+        raise UserError(f"{source}: the moves break the rules: {exc}") from None
+    except (TypeError, ValueError, KeyError):
+        raise UserError(f"{source}: not a game saved by cxforge match (bad size, moves, players or opening)") \
+            from None
+    outcome = str(record.get("outcome") or ("win" if board.winner() else "draw"))
+    winner = record.get("winner")
+    culprit = record.get("culprit")
+    return Game(source, (size[0], size[1], size[2]), moves, (str(players[0]), str(players[1])), outcome,
+                winner=int(winner) if winner in (1, 2) else None, culprit=int(culprit) if culprit in (1, 2) else None,
+                opening=opening)

@@ -1,0 +1,47 @@
+"""``cxforge replay GAME -o game.html``: one game as an offline HTML replay, with its review beside it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.review.annotate import Review, review_game
+from connectx_forge.tools.review.labels import Labeller
+from connectx_forge.tools.review.replay_page import game_page, replay_of, visualizer
+from connectx_forge.tools.review.review_cmd import add_game_options, load_all
+
+HELP = "write one game as an HTML page: Kaggle's ConnectX visualizer, offline, beside the solver's review"
+EXAMPLE = """\
+cxforge replay replays/episode-75123456-replay.json -o game.html
+cxforge replay games.jsonl --game 3 -o game.html"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge replay``."""
+    parser.add_argument("game", metavar="GAME",
+                        help="a Kaggle replay JSON, an episode id (downloaded), or games saved by cxforge match -o")
+    options.add_out(parser, "the HTML page to write", default="replay.html")
+    parser.add_argument("--game", dest="index", type=options.positive_int, default=None, metavar="N",
+                        help="which game of a file holding several (from 1)")
+    add_game_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the page; 0."""
+    games = load_all([args.game], args.episodes)
+    if args.index is None and len(games) > 1:
+        raise UserError(f"{args.game} holds {len(games)} games: pick one with --game N (1 to {len(games)})")
+    index = args.index or 1
+    if index > len(games):
+        raise UserError(f"{args.game} holds {len(games)} games, not {index}")
+    game = games[index - 1]
+    review: Review = review_game(game, Labeller(args.engine, args.time_limit))
+    page = game_page(review, visualizer(replay_of(game)), f"{game.names[0]} vs {game.names[1]}")
+    try:
+        Path(args.out).write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    print(f"wrote {args.out}: {game.describe()}")
+    return 0

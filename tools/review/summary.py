@@ -1,0 +1,111 @@
+"""Where our agent loses, across many reviewed games: move numbers, seats, and the positions themselves.
+
+"Our agent" is every player named with ``--us``; without it, the names that
+play in every game (one agent's episodes, or one side of a match), else every
+name.  For each game we lost, the first losing move (``annotate.py``) says
+where the game was thrown away; a loss with none was lost before our first
+move could change it (the second player against perfect play), by a broken
+rule, or in moves the solver could not label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from connectx_forge.tools.review.annotate import Review
+
+SEATS = {1: "first", 2: "second"}
+
+
+def our_names(reviews: Sequence[Review], us: Sequence[str] = ()) -> list[str]:
+    """The names counted as ours: ``us``, else those in every game, else all."""
+    if us:
+        return list(us)
+    sets = [set(r.game.names) for r in reviews]
+    common = set.intersection(*sets) if sets else set()
+    return sorted(common or set.union(set(), *sets))
+
+
+def pons_moves(moves: Sequence[int]) -> str:
+    """A move list as Pons' string of columns counted from 1 (how ``cxforge solve`` takes a position)."""
+    return "".join(str(c + 1) for c in moves)
+
+
+@dataclass
+class Summary:
+    """Our games, by seat and result, and where the lost ones were lost."""
+
+    us: list[str]
+    games: int = 0
+    by_seat: dict[str, Counter] = field(default_factory=lambda: {"first": Counter(), "second": Counter()})
+    first_losing_plies: Counter = field(default_factory=Counter)
+    lost_without_losing_move: int = 0
+    broke: Counter = field(default_factory=Counter)
+    blunders: int = 0
+    positions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def losses(self) -> int:
+        return sum(c["loss"] for c in self.by_seat.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"us": self.us, "games": self.games, "losses": self.losses,
+                "by_seat": {s: {k: c[k] for k in ("games", "win", "draw", "loss")} for s, c in self.by_seat.items()},
+                "first_losing_plies": {str(k): v for k, v in sorted(self.first_losing_plies.items())},
+                "lost_without_losing_move": self.lost_without_losing_move, "broke": dict(self.broke),
+                "blunders": self.blunders, "positions": self.positions}
+
+
+def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
+    """The summary of ``reviews`` for the players named ``us`` (see ``our_names``)."""
+    summary = Summary(our_names(reviews, us))
+    for r in reviews:
+        g = r.game
+        for mark in (1, 2):
+            if g.names[mark - 1] not in summary.us:
+                continue
+            seat = summary.by_seat[SEATS[mark]]
+            summary.games += 1
+            seat["games"] += 1
+            result = g.result(mark)
+            seat[result] += 1
+            summary.blunders += sum(1 for m in r.moves if m.mark == mark and m.tag == "blunder")
+            if result != "loss":
+                continue
+            if g.culprit == mark:
+                summary.broke[g.outcome] += 1
+            losing = r.losing_note(mark)
+            if losing is None:
+                summary.lost_without_losing_move += 1
+                continue
+            summary.first_losing_plies[losing.ply] += 1
+            summary.positions.append({"source": g.source, "episode_id": g.episode_id, "seat": SEATS[mark],
+                                      "ply": losing.ply, "moves": pons_moves(g.moves[:losing.ply - 1]),
+                                      "column": losing.column, "best": losing.best})
+    return summary
+
+
+def format_summary(s: Summary, show: int = 10) -> str:
+    """The summary as text; ``show`` positions at most."""
+    lines = [f"our agent ({', '.join(s.us) or 'nobody'}): {s.games} games, {s.losses} lost, {s.blunders} blunders"]
+    for seat, c in s.by_seat.items():
+        if c["games"]:
+            lines.append(f"  going {seat:<6}: {c['games']} games, {c['win']} won, {c['draw']} drawn, {c['loss']} lost")
+    if s.first_losing_plies:
+        plies = ", ".join(f"{p} ({n}x)" if n > 1 else str(p) for p, n in sorted(s.first_losing_plies.items()))
+        lines.append(f"  first losing move at ply: {plies}")
+    if s.lost_without_losing_move:
+        lines.append(f"  {s.lost_without_losing_move} lost with no losing move of ours labelled "
+                     "(lost from the start, by a broken rule, or unlabelled)")
+    if s.broke:
+        lines.append("  broke a rule: " + ", ".join(f"{k} {v}" for k, v in sorted(s.broke.items())))
+    for p in s.positions[:show]:
+        best = ",".join(str(c) for c in p["best"]) or "?"
+        lines.append(f"  {p['source']}: going {p['seat']}, ply {p['ply']}, after moves {p['moves'] or '(none)'} "
+                     f"(Pons' columns 1-7): played column {p['column']}, best {best} (columns from 0)")
+    if len(s.positions) > show:
+        lines.append(f"  ... and {len(s.positions) - show} more positions (--json lists them all)")
+    return "\n".join(lines)
