@@ -209,3 +209,18 @@ class FakeKaggleServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+def isolate_cli(monkeypatch: Any, tmp_path: Any) -> None:
+    """No real credentials or proxies reach the kaggle CLI, which will call http://localhost/api/...;
+    ``HOME`` and ``KAGGLE_CONFIG_DIR`` are empty folders under ``tmp_path``."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for var in ("KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY", "HTTPS_PROXY", "https_proxy",
+                "ALL_PROXY", "all_proxy", "XDG_CONFIG_HOME", "VERBOSE", "VERBOSE_OUTPUT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(tmp_path / "kaggle-config"))
+    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "LOCALHOST")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.setenv("no_proxy", "")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from connectx_forge.tools.cli import main
-from tests.fake_kaggle import FakeKaggle, FakeKaggleServer
+from tests.fake_kaggle import FakeKaggle, FakeKaggleServer, isolate_cli
 from tests.review_games import BLUNDER_PLY, blunder_replay
 
 USER = "forge-tester"
@@ -58,16 +58,7 @@ EPISODES = [
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeKaggle]:
     """A fake Kaggle that demands USER/KEY (Basic) or TOKEN (Bearer); no real credentials or proxies reach the CLI."""
-    home = tmp_path / "home"
-    home.mkdir()
-    for var in ("KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY", "HTTPS_PROXY", "https_proxy", "ALL_PROXY",
-                "all_proxy", "XDG_CONFIG_HOME", "VERBOSE", "VERBOSE_OUTPUT"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(tmp_path / "kaggle-config"))
-    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "LOCALHOST")
-    monkeypatch.setenv("NO_PROXY", "")
-    monkeypatch.setenv("no_proxy", "")
+    isolate_cli(monkeypatch, tmp_path)
     monkeypatch.setenv("KAGGLE_USERNAME", USER)
     monkeypatch.setenv("KAGGLE_KEY", KEY)
     with FakeKaggleServer() as server:

@@ -20,7 +20,7 @@ import pytest
 
 from connectx_forge.tools import credentials
 from connectx_forge.tools.cli import main
-from tests.fake_kaggle import FakeKaggle, FakeKaggleServer
+from tests.fake_kaggle import FakeKaggle, FakeKaggleServer, isolate_cli
 
 FAKE_USER = "forge-tester"
 FAKE_KEY = "0123456789abcdef-fake-kaggle-key"
@@ -33,16 +33,7 @@ GOOD = textwrap.dedent("""
 @pytest.fixture
 def isolated_kaggle(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """No real credentials or proxies reach the CLI; it will call http://localhost/api/..."""
-    home = tmp_path / "home"
-    home.mkdir()
-    for var in ("KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY", "HTTPS_PROXY", "https_proxy",
-                "ALL_PROXY", "all_proxy", "XDG_CONFIG_HOME", "VERBOSE", "VERBOSE_OUTPUT"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(tmp_path / "kaggle-config"))
-    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "LOCALHOST")
-    monkeypatch.setenv("NO_PROXY", "")
-    monkeypatch.setenv("no_proxy", "")
+    isolate_cli(monkeypatch, tmp_path)
     return tmp_path
 
 
