@@ -67,3 +67,12 @@ def test_the_benchmark_plays_the_same_table_everywhere() -> None:
         [("process pool", 1, 4), ("process pool", 2, 4), ("dask LocalCluster", 1, 4)]
     assert all(r["same_table"] for r in rows) and all(r["games_per_s"] > 0 for r in rows)
     assert "| dask LocalCluster | 1 | 4 |" in markdown(rows, ("lookahead", "random"), 2)
+
+
+def test_a_bad_scheduler_address_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from connectx_forge.tools.cli import main
+
+    assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "no-port-here",
+                 "--store", str(tmp_path / "x.sqlite")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot reach the Dask scheduler at no-port-here" in err[0]

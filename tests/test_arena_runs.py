@@ -254,7 +254,8 @@ def test_cli_writes_json_csv_png_and_games(tmp_path: Path, capsys: pytest.Captur
     (["sprt", "random"], "give NEW and BASE"),
     (["sprt", "random", "random", "--elo0", "5", "--elo1", "1"], "elo0 must be below elo1"),
     (["sprt", "random", "random", "--alpha", "1.5"], "alpha must be between 0 and 1"),
-    (["openings", "--plies", "40"], "--plies must be between 0 and 8"),
+    (["openings", "--plies", "40"], "--plies must be between 1 and 8"),
+    (["tournament", "random", "leftmost", "--plies", "0"], "--plies must be between 1 and 8"),
 ])
 def test_bad_input_is_one_line(argv: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) in (1, 2)

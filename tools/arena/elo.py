@@ -29,6 +29,9 @@ import numpy as np
 from connectx_forge.tools.arena.pentanomial import Pentanomial
 
 Z95 = 1.959963984540054
+METHOD = ("maximum likelihood, logistic Elo curve, a draw counts as half a win; one virtual draw per "
+          "pairing as a prior; 95% intervals from the pair-clustered sandwich covariance; mean rating 0 "
+          "(or 0 for the gauntlet's player)")  # what ``fit`` does, in the words of the reports
 NATURAL = 400 / math.log(10)  # Elo points per unit of the logistic curve's argument
 NELO = 800 / math.log(10)  # normalized Elo's scale
 

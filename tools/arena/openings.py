@@ -8,15 +8,15 @@ stronger agent shows it from both seats.
 
 Positions are taken in a fixed order that spreads them (sorted by a hash of
 their moves) and kept while in the band, up to ``size`` of them: a 4-ply
-position takes the compiled solver 5 to 80 seconds, so a suite is as large as it
-needs to be, not every position.  A larger suite starts with the smaller one, so
-any first M openings of a suite are the same.
+position takes the compiled solver seconds to minutes (BENCHMARKS.md), so a
+suite is as large as it needs to be, not every position.  A larger suite starts
+with the smaller one, so any first M openings of a suite are the same.
 
 Scores come from, in order: the labels shipped for that ply count
-(``datasets/openings/scores-K.txt``, every position after K plies, computed once
-by the solver), the opening book (``agents/data``), and the solver itself
-(the compiled twin where a C compiler exists, else the pure-Python search with
-the book).  A position is named by the moves that first reach it in a
+(``datasets/openings/scores-K.txt``: the positions after K plies solved so far,
+in suite order, computed once by the compiled solver), the opening book
+(``agents/data``), and the solver itself (the compiled twin where a C compiler
+exists, else the pure-Python search with the book).  A position is named by the moves that first reach it in a
 breadth-first walk trying columns left to right.
 
 A suite file is Pons' benchmark format, one ``<moves> <score>`` line per
@@ -80,8 +80,8 @@ def positions(plies: int) -> list[str]:
     Breadth first, parents in order and columns left to right: a position is
     named by the first moves that reach it (or its mirror image).
     """
-    if not 0 <= plies <= MAX_PLIES:
-        raise UserError(f"--plies must be between 0 and {MAX_PLIES}, got {plies}")
+    if not 1 <= plies <= MAX_PLIES:
+        raise UserError(f"--plies must be between 1 and {MAX_PLIES}, got {plies}")
     level: list[tuple[str, Board]] = [("", Board())]
     for _ in range(plies):
         seen: set[int] = set()
@@ -140,12 +140,12 @@ def spread(openings: Iterable[Opening]) -> list[Opening]:
 
 
 def scores_file(plies: int) -> Path:
-    """Where the shipped labels of every position after ``plies`` moves live."""
+    """Where the shipped labels of positions after ``plies`` moves live (those solved so far, in suite order)."""
     return DATASETS / f"scores-{plies}.txt"
 
 
 def suite_file(plies: int) -> Path:
-    """Where the shipped default-band suite for ``plies`` lives."""
+    """Where the shipped suite for ``plies`` lives (default band and size)."""
     return DATASETS / f"plies{plies}.txt"
 
 

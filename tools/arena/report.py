@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools.arena import results
+from connectx_forge.tools.arena import elo, results
 from connectx_forge.tools.arena.openings import Opening
 from connectx_forge.tools.arena.store import StoredGame
 from connectx_forge.tools.errors import UserError
@@ -24,8 +24,6 @@ from connectx_forge.tools.errors import UserError
 def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequence[StoredGame],
                       info: dict[str, Any]) -> dict[str, Any]:
     """The report of tournament ``t`` (a ``tournament.Tournament``) from its stored games."""
-    from connectx_forge.tools.arena.tournament import RATING_METHOD
-
     players = list(t.players)
     seen = {g.a for g in games} | {g.b for g in games}
     ratings = (results.ratings_json(results.ratings(games, players, t.gauntlet), games)
@@ -33,7 +31,7 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
     return {
         "kind": "tournament", "run": run, "settings": t.to_json(),
         "openings": len(suite), "plies": t.plies, "band": list(t.band), "games": len(games),
-        "rating_method": RATING_METHOD, "ratings": ratings,
+        "rating_method": elo.METHOD, "ratings": ratings,
         "pairs": [table.to_json() for table in results.pairing_tables(games)],
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in results.seats(games, players).items()},
         "failures": results.failures(games, players),

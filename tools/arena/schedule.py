@@ -246,10 +246,11 @@ def _dask_executor(workers: int, address: str) -> Iterator[Workers]:
             client = Client(cluster)
         else:
             client = Client(address, timeout=30)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # unreachable (a timeout is an OSError), or not an address
         if cluster is not None:
             cluster.close()
-        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc} (give --dask local, or an address "
+                        "such as tcp://HOST:8786)") from None
     try:
         slots = 2 * max(1, sum(client.nthreads().values()))
         yield Workers(client.get_executor(pure=False), slots, "dask", play_apart)

@@ -29,10 +29,10 @@ from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.elo import pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text
+from connectx_forge.tools.arena.run import Live, RunResult, key_of, play_run, run_name, store_path
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
 from connectx_forge.tools.arena.store import Store, StoredGame, a_score
-from connectx_forge.tools.arena.tournament import Live, RunResult, key_of, play_run, run_name, store_path
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve

@@ -19,29 +19,23 @@ API::
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import paths
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
-from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs, run_jobs
-from connectx_forge.tools.arena.store import Key, Store, StoredGame
+from connectx_forge.tools.arena.run import Live, RunResult, key_of, play_run, run_name, store_path
+from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
+from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-
-STORE_DIR = paths.RUNS / "arena"
-RATING_METHOD = ("maximum likelihood, logistic Elo curve, a draw counts as half a win; one virtual draw per "
-                 "pairing as a prior; 95% intervals from the pair-clustered sandwich covariance; mean rating 0 "
-                 "(or 0 for the gauntlet's player)")
 
 
 @dataclass(frozen=True)
@@ -100,89 +94,12 @@ def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
     return suite[:t.openings] if t.openings is not None else suite
 
 
-def run_name(kind: str, settings: dict[str, Any]) -> str:
-    """A run's name: its kind and a hash of the settings that decide its games.
-
-    A suite's order and labels never change (exact scores, a fixed hash order),
-    so the settings name the openings too; M is left out of a tournament's, so
-    that a run asked for more openings later goes on in the same run.
-    """
-    text = json.dumps(settings, sort_keys=True)
-    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-
-
-def default_store(run: str) -> Path:
-    return STORE_DIR / f"{run}.sqlite"
-
-
 def jobs_of(t: Tournament, suite: Sequence[suites.Opening]) -> list[GameJob]:
     """Every game, opening by opening: slot ``o * pairings + p`` is pairing p's pair on opening o."""
     pairings = t.pairings()
     return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
             for job in pair_jobs(f"{a} vs {b}", a, b, opening.moves, o * len(pairings) + p, t.seed,
                                  act_timeout=t.act_timeout, overage=t.overage)]
-
-
-@dataclass
-class Live:
-    """What a run shows while it plays: a bar with the current leader's rating, refreshed at most once a second."""
-
-    bar: Any
-    describe: Callable[[], str]
-    last: float = field(default=0.0)
-
-    def update(self) -> None:
-        self.bar.update(1)
-        now = time.monotonic()
-        if now - self.last >= 1.0:
-            self.last = now
-            self.bar.set_postfix_str(self.describe(), refresh=False)
-
-
-def key_of(job: GameJob) -> Key:
-    return Key(job.pairing, job.opening, job.colour, job.seed)
-
-
-def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, live: Live | None,
-             stop: Callable[[], bool] = lambda: False,
-             on_game: Callable[[GameJob, GameRecord], None] | None = None,
-             may_start: Callable[[GameJob], bool] = lambda job: True) -> int:
-    """Play ``todo``, committing each game to the store as it ends; returns how many the store did not have."""
-    played = 0
-
-    def done(job: GameJob, record: GameRecord) -> bool:
-        nonlocal played
-        if store.add(run, key_of(job), job.slot, job.a, job.b, record):
-            played += 1
-        if on_game is not None:
-            on_game(job, record)
-        if live is not None:
-            live.update()
-        return stop()
-
-    if not stop():
-        run_jobs(todo, workers, done, may_start)
-    return played
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """A finished run: its report (a JSON-ready dict) and its stored games, in schedule order."""
-
-    report: dict[str, Any]
-    games: list[StoredGame]
-
-    def records(self) -> list[GameRecord]:
-        """The games as ``GameRecord``s (what ``--save`` writes)."""
-        return [g.record for g in self.games if g.record is not None]
-
-
-def store_path(store: Path | str | None, run: str, require: bool) -> Path:
-    """The run's store: the one given, else ``runs/arena/<run>.sqlite``; with ``require``, it must exist."""
-    path = Path(store) if store is not None else default_store(run)
-    if require and not path.is_file():
-        raise UserError(f"nothing to resume: no results store at {path}")
-    return path
 
 
 def run_tournament(t: Tournament, workers: int | None = None, store: Path | str | None = None,
@@ -197,8 +114,6 @@ def run_tournament(t: Tournament, workers: int | None = None, store: Path | str 
     must exist, as ``--resume`` asks).  ``on_game`` is called with each game as
     it comes back.
     """
-    import os
-
     validate(t)
     suite = suite_of(t, progress)
     run = run_name("tournament", {**t.to_json(), "openings": None})

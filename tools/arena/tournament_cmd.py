@@ -6,6 +6,7 @@ import argparse
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
+from connectx_forge.tools.arena.openings import DEFAULT_SIZE
 from connectx_forge.tools.arena.report import format_tournament, write_outputs
 from connectx_forge.tools.arena.tournament import Tournament, run_tournament
 from connectx_forge.tools.errors import UserError
@@ -16,7 +17,7 @@ cxforge tournament lookahead alphabeta kaggle:negamax random --openings 20
 cxforge tournament solver net-search net --gauntlet solver --openings 10 -w 2 -o runs/gauntlet
 cxforge tournament lookahead random --openings 5 --store runs/t.sqlite --json
 cxforge tournament --store runs/t.sqlite --resume
-cxforge tournament lookahead random --openings 50 --dask local -w 2"""
+cxforge tournament lookahead random --openings 20 --dask local -w 2"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gauntlet", default=None, metavar="NAME",
                         help="play NAME against each other player only (ratings measured from NAME)")
     parser.add_argument("--openings", type=options.positive_int, default=None, metavar="M",
-                        help="play the suite's first M openings, each twice per pairing (default: all)")
+                        help="play the suite's first M openings, each twice per pairing (default: all "
+                             f"{DEFAULT_SIZE} of the default suite; beyond, more positions are labelled by the "
+                             "solver, up to minutes each)")
     flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder PATH")
 
 

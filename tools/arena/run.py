@@ -1,0 +1,100 @@
+"""What a tournament and an SPRT run share: a run's name and store, the live bar, and playing into the store.
+
+A run plays jobs (``schedule``) and commits each game to the store (``store``)
+the moment it comes back (``play_run``); ``RunResult`` is what it hands back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools import paths
+from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
+from connectx_forge.tools.arena.store import Key, Store, StoredGame
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+
+STORE_DIR = paths.RUNS / "arena"
+
+
+def run_name(kind: str, settings: dict[str, Any]) -> str:
+    """A run's name: its kind and a hash of the settings that decide its games.
+
+    A suite's order and labels never change (exact scores, a fixed hash order),
+    so the settings name the openings too; M is left out of a tournament's, so
+    that a run asked for more openings later goes on in the same run.
+    """
+    text = json.dumps(settings, sort_keys=True)
+    return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def default_store(run: str) -> Path:
+    return STORE_DIR / f"{run}.sqlite"
+
+
+@dataclass
+class Live:
+    """What a run shows while it plays: a bar with the current leader's rating, refreshed at most once a second."""
+
+    bar: Any
+    describe: Callable[[], str]
+    last: float = field(default=0.0)
+
+    def update(self) -> None:
+        self.bar.update(1)
+        now = time.monotonic()
+        if now - self.last >= 1.0:
+            self.last = now
+            self.bar.set_postfix_str(self.describe(), refresh=False)
+
+
+def key_of(job: GameJob) -> Key:
+    return Key(job.pairing, job.opening, job.colour, job.seed)
+
+
+def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, live: Live | None,
+             stop: Callable[[], bool] = lambda: False,
+             on_game: Callable[[GameJob, GameRecord], None] | None = None,
+             may_start: Callable[[GameJob], bool] = lambda job: True) -> int:
+    """Play ``todo``, committing each game to the store as it ends; returns how many the store did not have."""
+    played = 0
+
+    def done(job: GameJob, record: GameRecord) -> bool:
+        nonlocal played
+        if store.add(run, key_of(job), job.slot, job.a, job.b, record):
+            played += 1
+        if on_game is not None:
+            on_game(job, record)
+        if live is not None:
+            live.update()
+        return stop()
+
+    if not stop():
+        run_jobs(todo, workers, done, may_start)
+    return played
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its report (a JSON-ready dict) and its stored games, in schedule order."""
+
+    report: dict[str, Any]
+    games: list[StoredGame]
+
+    def records(self) -> list[GameRecord]:
+        """The games as ``GameRecord``s (what ``--save`` writes)."""
+        return [g.record for g in self.games if g.record is not None]
+
+
+def store_path(store: Path | str | None, run: str, require: bool) -> Path:
+    """The run's store: the one given, else ``runs/arena/<run>.sqlite``; with ``require``, it must exist."""
+    path = Path(store) if store is not None else default_store(run)
+    if require and not path.is_file():
+        raise UserError(f"nothing to resume: no results store at {path}")
+    return path
