@@ -138,3 +138,9 @@ def in_group(pgid: int) -> list[int]:
         return []
     return [int(e) for e in os.listdir("/proc") if e.isdigit() and (f := _stat(e)) is not None
             and int(f[2]) == pgid and f[0] != "Z"]
+
+
+def new_descendants(before: set[int], keep: set[int] | None = None) -> list[int]:
+    """This process's live descendants that were not there ``before`` (the suite's own long-lived helpers,
+    such as multiprocessing's resource tracker, were), nor in ``keep``."""
+    return [p for p in live_descendants(os.getpid()) if p not in before and p not in (keep or set())]

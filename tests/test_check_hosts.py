@@ -36,6 +36,7 @@ from tests.harness import (
     in_group,
     live_descendants,
     marked,
+    new_descendants,
     planted_world,
     run_cxforge,
     wait_gone,
@@ -76,6 +77,7 @@ def judge(name: str, report: dict[str, object]) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
+    before = set(live_descendants(os.getpid()))
     start = time.monotonic()
     report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), act_timeout=ACT,
                         overage=OVERAGE, limits=Limits(memory=512 * MIB))
@@ -84,7 +86,7 @@ def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) ->
     from connectx_forge.tools.sandbox import warden
 
     w = getattr(warden._local, "warden", None)
-    left = wait_gone(lambda: [p for p in live_descendants(os.getpid()) if w is None or p != w.pid])
+    left = wait_gone(lambda: new_descendants(before, set() if w is None else {w.pid}))
     assert not left, f"processes left behind: {left}"
 
 

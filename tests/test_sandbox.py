@@ -39,6 +39,7 @@ from tests.harness import (
     in_group,
     live_descendants,
     marked,
+    new_descendants,
     planted_world,
     run_cxforge,
     wait_gone,
@@ -105,13 +106,14 @@ def check_record(name: str, rec: object) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     assert expected_kind(name) == CASES[name][0]
+    before = set(live_descendants(os.getpid()))
     start = time.monotonic()
     result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
                        act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
     assert time.monotonic() - start < 15
     check_record(name, result.records[0])
     assert result.isolated == (True, False)
-    left = wait_gone(lambda: [p for p in live_descendants(os.getpid()) if p not in _wardens()])
+    left = wait_gone(lambda: new_descendants(before, set(_wardens())))
     assert not left, f"processes left behind: {left}"
 
 
