@@ -32,14 +32,14 @@ import pickle
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.pool import fork_pool
+from connectx_forge.tools.play.pool import fork_pool, terminate
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
@@ -219,17 +219,10 @@ def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
     try:
         yield Workers(pool, 2 * workers, "process pool")
     except BaseException:
-        _terminate(pool)
+        terminate(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop a process pool's workers mid-game (the executor offers no public way before Python 3.14)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        if proc.is_alive():
-            proc.terminate()
 
 
 @contextmanager

@@ -102,7 +102,7 @@ def _collect(futures: list[Future[R]], progress: Progress | None) -> list[R]:
     return results
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
+def terminate(pool: ProcessPoolExecutor) -> None:
     """Stop a process pool's workers now, mid-job (the executor offers no public way before 3.14)."""
     processes = getattr(pool, "_processes", None) or {}
     for proc in list(processes.values()):
@@ -127,7 +127,7 @@ def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
         for fut in futures:
             fut.cancel()
         if executor is None and isinstance(pool, ProcessPoolExecutor):
-            _terminate(pool)
+            terminate(pool)
         raise
     finally:
         if executor is None:
