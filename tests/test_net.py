@@ -76,8 +76,7 @@ def test_weight_file_round_trip_keeps_meta() -> None:
     np.testing.assert_array_equal(mlp.forward(np.array([1.0, 1.0])), [[4.0, 6.0, 8.0]])
 
 
-@pytest.mark.parametrize("name,kind", [("net_weights.npz", "policy_value"), ("net_search_weights.npz", "policy_value"),
-                                       ("dqn_weights.npz", "q")])
+@pytest.mark.parametrize("name,kind", [("net_weights.npz", "policy_value"), ("dqn_weights.npz", "q")])
 def test_committed_weights_load(name: str, kind: str) -> None:
     from agents.net.features import VERSION
 
@@ -436,7 +435,7 @@ def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest
                      ((labels_cmd.DEFAULT_DIR, 3, 7, 1.0), {"progress": True, "engine": "python"})]
 
 
-@pytest.mark.parametrize("name,weights", [("net", "net_weights.npz"), ("net-search", "net_search_weights.npz")])
+@pytest.mark.parametrize("name,weights", [("net", "net_weights.npz"), ("net-search", "net_weights.npz")])
 def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
     from connectx_forge.build.builder import build, default_root, resolve_target
 

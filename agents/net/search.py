@@ -12,14 +12,12 @@ move is played (perfect endgame play), else the network search takes over.
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from typing import Any
 
 from agents.board import Board, standard_board
-from agents.net.features import VERSION
-from agents.net.mlp import MLP, checked, load_mlp
+from agents.net.agent import policy_value_net
+from agents.net.mlp import MLP
 from agents.net.tree import NetSearch, forced_moves
-from agents.resources import read_data
 
 __all__ = ["NetSearch", "forced_moves", "search_move", "agent"]
 
@@ -28,14 +26,13 @@ MAX_BUDGET_S = 1.5  # Kaggle allows 2 s a move; keep a margin for load and overh
 ENDGAME_STONES = 20
 
 
-@lru_cache(maxsize=1)
 def search_net() -> MLP:
-    """The policy+value network behind ``net-search`` (loaded once).
+    """The policy+value network behind ``net-search``: ``net``'s (loaded once, at import).
 
-    It has its own weight file so that retraining ``net`` does not silently
-    change an agent whose strength was measured with these weights.
+    Retraining ``net`` changes this agent too; its tables in BENCHMARKS.md must
+    then be measured again.
     """
-    return checked(load_mlp(read_data("net_search_weights.npz")), "net_search_weights.npz", VERSION)
+    return policy_value_net()
 
 
 _SOLVER: list[Any] = []
