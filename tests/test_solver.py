@@ -311,7 +311,7 @@ def test_heuristic_search_blocks_and_sees_short_forced_wins() -> None:
     assert search.best_move(blocked.current, blocked.mask, blocked.moves, float("inf"), max_depth=4) == 3
 
 
-@pytest.mark.parametrize("fallback", ["net", "heuristic"])
+@pytest.mark.parametrize("fallback", ["checked", "net", "heuristic"])
 def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> None:
     """Off the book, with too little time to solve, the fallback decides (and says so)."""
     from agents.solver import agent as solver_agent
@@ -323,7 +323,7 @@ def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> N
         st.fallback = fallback
         solver_agent.reset()
         col = solver_agent.choose(board, __import__("time").perf_counter(), 0.05)
-        assert st.last == fallback and board.can_play(col)
+        assert st.last.partition(" (")[0] == fallback and board.can_play(col)
     finally:
         st.fallback = solver_agent.FALLBACK
 
@@ -335,6 +335,46 @@ def test_the_net_fallback_blocks_a_threat_it_cannot_solve() -> None:
 
     blocked = Board.from_pons("41424")  # O to move must block column 4
     assert NetSearch(policy_value_net(), float("inf")).choose(blocked)[0] == 3
+
+
+def test_the_checked_fallback_skips_moves_the_solver_proves_lost() -> None:
+    """The network's ranking is checked in order: a move proven to lose gives way to the next."""
+    import time
+
+    from agents.solver.agent import first_unrefuted
+
+    board = Board.from_pons("522264452736756")  # won (12) by columns 4 and 5; 1, 2, 6 and 7 lose
+    assert [s is not None and s >= 0 for s in Solver().analyze(board)] == [False, False, False, True, True,
+                                                                           False, False]
+    solver = Solver()
+    assert first_unrefuted(solver, board, [0, 1, 3, 5], float("inf")) == (3, 2)
+    assert first_unrefuted(solver, board, [0, 5, 6], float("inf")) == (6, 2)  # all lose: the last is played
+    hard = Board.from_pons("7114165755333")  # checking its move 1 takes far more than 4096 nodes (one clock look)
+    assert first_unrefuted(Solver(), hard, [0, 3], time.perf_counter() - 1) == (0, 0)  # no time: unchecked
+    assert solver.deadline == float("inf")
+
+
+def test_overage_is_taken_on_one_move_a_game() -> None:
+    """A hard position past ``EXTRA_FROM`` stones takes overage once a game; the next one keeps to the budget."""
+    import time
+
+    from agents.solver import agent as solver_agent
+
+    board = Board.from_pons("7114165755333")  # 13 stones; its weak solve takes over a million nodes
+    assert board.moves >= solver_agent.EXTRA_FROM
+    st = solver_agent.state()
+    took = []
+    try:
+        st.long_moves = 0
+        for _ in range(2):
+            solver_agent.reset()
+            start = time.perf_counter()
+            solver_agent.choose(board, start, 0.1, 0.4)
+            took.append(time.perf_counter() - start)
+        assert st.long_moves == 1
+        assert took[0] > 0.4 and took[1] < 0.3, took  # the game's one long move is spent
+    finally:
+        st.long_moves = 0
 
 
 def test_extra_time_keeps_half_of_the_overage() -> None:

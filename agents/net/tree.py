@@ -70,6 +70,7 @@ class NetSearch:
         self.deadline = deadline
         self.table: dict[int, tuple[int, float, list[int]]] = {}
         self.nodes = 0
+        self.ranked: list[int] = []  # after ``choose``: the root's searched moves, best first
 
     def _evaluate(self, board: Board) -> tuple[np.ndarray, float]:
         logits, value = self.net.policy_value(encode(board))
@@ -125,6 +126,7 @@ class NetSearch:
                 return next(c for c in legal if board.is_winning_move(c)), 1, value
             return max(legal, key=lambda c: (float(logits[c]), -c)), 0, value  # lost or drawn anyway
         order = self._ordered(board, moves, logits)
+        self.ranked = order
         if len(order) == 1:
             return order[0], 0, v0
         best_move, best_value, reached = order[0], v0, 0
@@ -139,7 +141,7 @@ class NetSearch:
                     alpha = max(alpha, v)
             except _Timeout:
                 break
-            order = sorted(order, key=lambda c: -scores[c])
+            order = self.ranked = sorted(order, key=lambda c: -scores[c])
             best_move, best_value, reached = order[0], scores[order[0]], depth
             if abs(best_value) >= WIN - 1:  # a proven win or loss: deeper search changes nothing
                 break

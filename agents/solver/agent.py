@@ -13,12 +13,18 @@ A move, on the 6x7 board with four in a row:
    the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
    there, while the book's builder checked that its tree's other positions
    solve in time);
-4. a hard position (the weak solve did not finish) may take extra time from
-   Kaggle's overage, never leaving less than half of the first overage seen;
-5. if no solve finished (or the weak solve found the position lost), the
-   network-guided search of ``agents/net/tree.py`` with ``net``'s network
-   decides in the time left (``FALLBACK``; the classical heuristic search,
-   ``agents/solver/heuristic.py``, is the other choice, kept for measurement).
+4. a hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
+   on may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
+   seconds, ``LONG_MOVES`` such moves a game, never leaving less than half of
+   the first overage seen (from that many stones a solve that does not finish in
+   the budget usually finishes within seconds);
+5. if no solve finished, the network-guided search of ``agents/net/tree.py``
+   with ``net``'s network ranks the moves in part of the time left, and the
+   solver spends the rest checking them in that order: a move it proves lost
+   gives way to the next (``FALLBACK`` "checked").  The other fallbacks, kept
+   for measurement: the network search alone ("net"), and the classical
+   heuristic search of ``agents/solver/heuristic.py`` ("heuristic").  When the
+   weak solve found the position lost, the network search alone picks the move.
 
 The solver's transposition table persists from move to move (bounded), so
 work on one move speeds up the next.  Other board sizes are played by the
@@ -50,10 +56,12 @@ TABLE_ENTRIES = 1 << 19  # about 50 MB
 SOLVE_FROM = 10  # below this many stones a solve rarely finishes in time (Begin-Hard: ~10^7 nodes)...
 OPENING_SHARE = 0.25  # ...so it gets only this share of the budget (decided positions still solve)
 EXTRA_FROM = 12  # stones on the board before a move may use overage
+LONG_MOVES = 1  # moves a game that may use overage (a game has ten or more of ours by then)
 FIRST_MOVE = 0.15  # seconds for the first move of a process, load included
 OPENING_MOVE = 3  # the centre column: the only winning first move on 6x7 (Allis 1988)
-FALLBACKS = ("net", "heuristic")  # what decides when no solve finished: see BENCHMARKS.md for the choice
-FALLBACK = "net"
+FALLBACKS = ("checked", "net", "heuristic")  # what decides when no solve finished: see BENCHMARKS.md
+FALLBACK = "checked"
+RANK_SHARE = 0.5  # "checked": the network search's share of the time left; the solver checks in the rest
 
 
 class _State:
@@ -67,6 +75,7 @@ class _State:
         self.last = ""  # how the last move was chosen (for logs and tests)
         self.fallback = FALLBACK
         self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
+        self.long_moves = 0  # moves this game that took overage
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -110,8 +119,9 @@ def extra_time(remaining: float, st: _State) -> float:
 def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None) -> int:
     """The column to play; ``budget`` None searches without a time limit."""
     st = st or state()
-    if board.moves <= 1:
-        st.book_stones = -9  # a new game
+    if board.moves <= 1:  # a new game
+        st.book_stones = -9
+        st.long_moves = 0
     legal = board.legal_moves()
     if len(legal) == 1:
         st.last = "only move"
@@ -142,7 +152,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     # one move after a book move, a position the book lacks is one its builder found easy
     in_tree = st.book_stones == board.moves - 2
     share = WEAK_SHARE if board.moves >= SOLVE_FROM or in_tree else OPENING_SHARE
-    if board.moves < EXTRA_FROM:
+    if board.moves < EXTRA_FROM or st.long_moves >= LONG_MOVES:
         extra = 0.0
     weak_move = None
     try:
@@ -158,13 +168,46 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         pass
     finally:
         solver.deadline = float("inf")
+        st.long_moves += extra > 0 and time.perf_counter() > start + budget + 0.1  # this move took overage
     if weak_move is not None and weak >= 0:
         return weak_move  # keeps the win or the draw; the exact search ran out of time
-    st.last = st.fallback + ("" if weak_move is None else " (lost position)")
-    deadline = max(start + budget, time.perf_counter() + 0.05)
-    if st.fallback == "net":
+    lost = weak_move is not None
+    fallback = "net" if lost and st.fallback == "checked" else st.fallback  # lost: nothing to check
+    st.last = fallback + (" (lost position)" if lost else "")
+    now = time.perf_counter()
+    deadline = max(start + budget, now + 0.05)
+    if fallback == "heuristic":
+        return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
+    if fallback == "net":
         return NetSearch(policy_value_net(), deadline).choose(board)[0]
-    return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
+    search = NetSearch(policy_value_net(), now + RANK_SHARE * (deadline - now))
+    move = search.choose(board)[0]
+    if len(search.ranked) < 2 or search.ranked[0] != move:
+        return move  # a forced move, or every move loses or draws at once
+    move, refuted = first_unrefuted(solver, board, search.ranked, deadline)
+    if refuted:
+        st.last = f"checked ({refuted} refuted)"
+    return move
+
+
+def first_unrefuted(solver: Solver, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:
+    """``(move, refuted)``: the first move of ``ranked`` the solver does not prove lost before ``deadline``.
+
+    A proof that a move loses (the opponent wins after it) is far cheaper than
+    a full solve: one winning reply a level suffices.  The last move is played
+    unproven when all the others lose.
+    """
+    solver.deadline = deadline
+    try:
+        for refuted, col in enumerate(ranked[:-1]):
+            child = board.play(col)
+            if not child.winning_moves() and solver.negamax(child, 0, 1) <= 0:
+                return col, refuted  # proven not to lose
+    except Timeout:
+        return col, refuted
+    finally:
+        solver.deadline = float("inf")
+    return ranked[-1], len(ranked) - 1
 
 
 def agent(obs: Any, config: Any) -> int:
