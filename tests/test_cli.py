@@ -25,6 +25,7 @@ EXPECTED = {
     "build": {"--out"},
     "winrates": {"--games", "--workers", "--seed", "--json", "--out", "--rows", "--no-progress"},
     "mistakes": {"--seed", "--json", "--out", "--no-progress"},
+    "heldout build": {"--seed", "--out", "--no-progress"},
     "book build": {"--workers", "--out", "--no-progress"},
     "train": {"--seed", "--out", "--no-progress"},
     "labels generate": {"--games", "--seed", "--out", "--no-progress"},

@@ -68,7 +68,11 @@ COMMANDS: dict[str, Command] = {
     "book": Command("connectx_forge.tools.solver.book_cmd",
                     "build (resumable, parallel) or inspect the solver's opening book"),
     "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",
-                        "mistake rates of agents on Pons' six test sets, moves labelled by the exact solver"),
+                        "mistake rates of agents on Pons' six test sets (or our held-out sets), moves labelled by "
+                        "the exact solver"),
+    "heldout": Command("connectx_forge.tools.solver.heldout_cmd",
+                       "build our held-out sets of arbitrary positions, every column labelled by the exact solver "
+                       "(resumable)"),
     "train": Command("connectx_forge.tools.train.train_cmd",
                      "train the net / net-search (supervised on solver labels) or dqn networks"),
     "labels": Command("connectx_forge.tools.train.labels_cmd",

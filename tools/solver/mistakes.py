@@ -1,4 +1,4 @@
-"""Benchmark: mistake rates of any agent on Pascal Pons' six test sets.
+"""Benchmark: mistake rates of any agent on Pascal Pons' six test sets and on our held-out sets.
 
 A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
@@ -11,6 +11,11 @@ position instead of seven.  Positions whose labelling passes
 cache file (``--cache``, default ``.cache/mistakes/weak.jsonl``), so measuring
 a second network on the same positions solves only the moves the first did not
 play.
+
+The held-out sets (``Random-Early``, ``Centre-Early``, ``Random-Middle``,
+``Centre-Middle``; tools/solver/heldout.py, read from ``--heldout``, default
+``datasets/heldout``) store every column's exact score, so their moves are
+judged from those scores (``known_weak``): nothing is solved for them.
 
 The ``solver`` agent is measured at its normal per-move budget (``--budget``)
 with fresh tables per position and no overage; other agents are called as
@@ -26,7 +31,7 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,11 +39,14 @@ from typing import Any
 from agents.board import Board
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import PONS_DIR
+from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.tools.solver import heldout
+from connectx_forge.tools.train.labels import Label
 
 SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2", "Middle-Medium"),
         ("Test_L1_R1", "Begin-Easy"), ("Test_L1_R2", "Begin-Medium"), ("Test_L1_R3", "Begin-Hard")]
 SET_NAMES = dict(SETS)
+HELDOUT_SETS = tuple(heldout.SETS)  # measured after Pons' sets, in this order
 HARD_SETS = ("Begin-Medium", "Begin-Hard")
 DEFAULT_CACHE = Path(".cache/mistakes/weak.jsonl")
 
@@ -126,33 +134,55 @@ def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakC
     """Weak scores by ``perfect``'s solver, or by its compiled twin (tools/solver/csolver: the same scores).
 
     Scores found in ``cache`` are not solved again; new ones are added to it.
+    The solver is made at the first score not in ``cache`` (none for a
+    held-out set, whose cache holds every score).
     """
     from agents.solver.search import Solver, Timeout
 
-    solver: Any
-    if engine == "c":
-        from connectx_forge.tools.solver.csolver import CSolver
+    solvers: list[Any] = []
 
-        solver = CSolver()
-    else:
-        solver = Solver()
+    def solver() -> Any:
+        if not solvers:
+            if engine == "c":
+                from connectx_forge.tools.solver.csolver import CSolver
+
+                solvers.append(CSolver())
+            else:
+                solvers.append(Solver())
+        return solvers[0]
 
     def weak(board: Board) -> int | None:
         known = cache.get(board.key()) if cache is not None else None
         if known is not None:
             return known
-        solver.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
+        search = solver()
+        search.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
         try:
-            score = solver.solve(board, weak=True)
+            score = search.solve(board, weak=True)
         except Timeout:
             return None  # not cached: a larger budget may solve it
         finally:
-            solver.deadline = float("inf")
+            search.deadline = float("inf")
         if cache is not None:
             cache.put(board.key(), score)
         return score
 
     return weak
+
+
+def known_weak(labels: Iterable[Label]) -> WeakCache:
+    """An in-memory cache of the weak score of every child of ``labels``, from their exact column scores.
+
+    A child's weak score is minus the sign of its column's score, so positions
+    labelled column by column are judged with no solving.
+    """
+    cache = WeakCache()
+    for lab in labels:
+        board = lab.board()
+        for col, score in enumerate(lab.scores):
+            if score is not None and not board.is_winning_move(col):
+                cache.scores[board.play(col).key()] = -sign(score)
+    return cache
 
 
 def move_class(board: Board, col: int, label: Labeller) -> int | None:
@@ -237,36 +267,57 @@ def format_line(res: Mistakes) -> str:
 def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard_sample: int | None = None,
              seed: int = 0, budget: float | None = None, solve_budget: float | None = 20.0, engine: str = "python",
              pons: Path = PONS_DIR, cache: WeakCache | None = None, progress: bool = True,
-             report: Callable[[Mistakes], None] | None = None) -> list[Mistakes]:
+             report: Callable[[Mistakes], None] | None = None, heldout_dir: Path = HELDOUT_DIR) -> list[Mistakes]:
     """Each agent's mistakes on ``sample`` seeded positions of each named set (``hard_sample`` for the hard ones).
 
-    Sets are measured in Pons' order; ``report`` sees each result as it is known.
-    Bad input (an unknown agent or set, no Pons folder, an agent that cannot
-    load, no C compiler for ``engine`` c) is a ``UserError`` before any solving.
+    Sets are measured in Pons' order, then the held-out sets' (read from
+    ``heldout_dir``, judged from their stored scores); ``report`` sees each
+    result as it is known.  Bad input (an unknown agent or set, no Pons folder
+    for a Pons set, a held-out set not built, an agent that cannot load, no C
+    compiler for ``engine`` c) is a ``UserError`` before any solving.
     """
     from agents import registry
-    from connectx_forge.tools.bench.solver import read_positions
 
     unknown = [a for a in agents if a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@"]
-    bad_sets = [s for s in sets if s not in SET_NAMES.values()]
+    bad_sets = [s for s in sets if s not in SET_NAMES.values() and s not in HELDOUT_SETS]
     if unknown or bad_sets:
-        raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are {', '.join(SET_NAMES.values())}")
-    if not Path(pons).is_dir():
-        raise UserError(f"no Pons test sets at {pons} (pass --pons)")
-    if engine == "c":
+        raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are "
+                        f"{', '.join([*SET_NAMES.values(), *HELDOUT_SETS])}")
+    loaded = _load_sets(sets, pons, heldout_dir)
+    if engine == "c" and any(known is None for _, _, known in loaded):
         from connectx_forge.tools.solver.csolver import library_path
 
         library_path()  # compile now: one clear line if there is no compiler
     movers = {a: mover(a, budget) for a in agents}  # an agent that cannot load: one clear line
     results: list[Mistakes] = []
-    for fname, label in SETS:
-        if label not in sets:
-            continue
-        positions = read_positions(Path(pons) / fname)
-        n = hard_sample if hard_sample is not None and label in HARD_SETS else sample
+    for name, positions, known in loaded:
+        n = hard_sample if hard_sample is not None and name in HARD_SETS else sample
         picked = random.Random(seed).sample(positions, min(n, len(positions)))
-        for res in measure(label, picked, movers, solve_budget, progress, engine, cache).values():
+        for res in measure(name, picked, movers, solve_budget, progress, engine,
+                           cache if known is None else known).values():
             results.append(res)
             if report is not None:
                 report(res)
     return results
+
+
+def _load_sets(sets: Sequence[str], pons: Path,
+               heldout_dir: Path) -> list[tuple[str, list[tuple[str, int]], WeakCache | None]]:
+    """``(name, positions, known weak scores)`` of each set asked for, in measuring order.
+
+    Pons' sets have no known scores (None: the labeller solves); a held-out
+    set's come from its per-column scores.
+    """
+    from connectx_forge.tools.bench.solver import read_positions
+
+    out: list[tuple[str, list[tuple[str, int]], WeakCache | None]] = []
+    if any(name in sets for name in SET_NAMES.values()) and not Path(pons).is_dir():
+        raise UserError(f"no Pons test sets at {pons} (pass --pons)")
+    for fname, name in SETS:
+        if name in sets:
+            out.append((name, read_positions(Path(pons) / fname), None))
+    for name in HELDOUT_SETS:
+        if name in sets:
+            labels = heldout.read_set(heldout_dir, name)
+            out.append((name, [(lab.moves, heldout.pons_score(lab.scores)) for lab in labels], known_weak(labels)))
+    return out

@@ -1,5 +1,7 @@
 """``cxforge mistakes``: the command-line face of the mistake-rate harness (tools/solver/mistakes.py).
 
+``--sets`` takes Pons' six names and the held-out sets' (tools/solver/heldout.py).
+
 Prints one line per agent and set as each is measured; ``--json`` prints the
 results as JSON on stdout instead, ``-o PATH`` also writes them to a file.
 """
@@ -12,13 +14,22 @@ from pathlib import Path
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import PONS_DIR
-from connectx_forge.tools.solver.mistakes import DEFAULT_CACHE, SET_NAMES, Mistakes, WeakCache, format_line, run_sets
+from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.tools.solver.mistakes import (
+    DEFAULT_CACHE,
+    HELDOUT_SETS,
+    SET_NAMES,
+    Mistakes,
+    WeakCache,
+    format_line,
+    run_sets,
+)
 
-HELP = "mistake rates of agents on Pons' six test sets, moves labelled by the exact solver"
+HELP = "mistake rates of agents on Pons' six test sets (or our held-out sets), moves labelled by the exact solver"
 EXAMPLE = """\
 cxforge mistakes --agents net,net-search --sample 100
-cxforge mistakes --agents solver --sample 100 --engine c --sets End-Easy,Middle-Easy -o solver.json"""
+cxforge mistakes --agents solver --sample 100 --engine c --sets End-Easy,Middle-Easy -o solver.json
+cxforge mistakes --agents net,net-search --sets Random-Early,Centre-Early,Random-Middle,Centre-Middle"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hard-sample", type=options.positive_int, default=None, metavar="N",
                         help="positions for Begin-Medium and Begin-Hard (default: --sample)")
     parser.add_argument("--sets", default=",".join(SET_NAMES.values()),
-                        help="comma-separated sets (default: all six)")
+                        help="comma-separated sets (default: Pons' six); also the held-out sets "
+                             f"{', '.join(HELDOUT_SETS)} (built by cxforge heldout build)")
     options.add_seed(parser, "seed of the sample")
     parser.add_argument("--budget", type=options.positive_float, default=None, metavar="S",
                         help="the solver agent's seconds a move (default: its normal budget)")
@@ -39,6 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("python", "c"), default="python",
                         help="label with perfect's solver (python) or its compiled twin (c: same scores, ~25x faster)")
     parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
+    parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
+                        help="folder of the held-out sets (default datasets/heldout)")
     options.add_json(parser, "print the results as JSON instead of the table", old_file=True)
     options.add_out(parser, "also write the results as JSON to PATH")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="FILE",
@@ -61,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     results = run_sets([a for a in args.agents.split(",") if a], [s for s in args.sets.split(",") if s],
                        args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget, args.engine,
-                       args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report)
+                       args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report,
+                       args.heldout)
     rows = [res.to_json() for res in results]
     if to_stdout:
         print(json.dumps(rows, indent=1))

@@ -53,6 +53,23 @@ def value_target(scores: Iterable[int | None]) -> float:
 
 
 # -- dataset -----------------------------------------------------------------
+def family_keys(board: Any) -> set[int]:
+    """Keys of a position and of each of its children, mirrors included: what holding it out leaves out."""
+    boards = [board] + [board.play(c) for c in board.legal_moves()]
+    return {k for b in boards for k in (b.key(), b.mirror().key())}
+
+
+def pons_files(path: Path) -> list[Path]:
+    """The Pons-format files a holdout path names: the file itself, or a folder's ``Test_*`` and ``*.txt`` files.
+
+    Pons' folder holds ``Test_L*_R*`` files; ``datasets/heldout`` holds ``<Set-Name>.txt`` files.
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        return [folder]
+    return sorted(p for p in folder.iterdir() if p.is_file() and (p.name.startswith("Test_") or p.suffix == ".txt"))
+
+
 def holdout_keys(paths: Iterable[Path]) -> set[int]:
     """Keys (mirrors included) of the positions in Pons-format files, and of their children.
 
@@ -63,15 +80,9 @@ def holdout_keys(paths: Iterable[Path]) -> set[int]:
     from connectx_forge.tools.bench.solver import read_positions
 
     keys: set[int] = set()
-    files: list[Path] = []
-    for path in paths:
-        folder = Path(path)
-        files.extend(sorted(p for p in folder.glob("Test_*") if p.is_file()) if folder.is_dir() else [folder])
-    for file in files:
+    for file in (f for path in paths for f in pons_files(path)):
         for moves, _ in read_positions(file):
-            board = Board.from_pons(moves)
-            for b in [board] + [board.play(c) for c in board.legal_moves()]:
-                keys.update((b.key(), b.mirror().key()))
+            keys |= family_keys(Board.from_pons(moves))
     return keys
 
 
@@ -164,13 +175,13 @@ def _label_engine(name: str) -> str:
 
 
 def _holdout_paths(args: argparse.Namespace) -> list[Path]:
-    """The test files training must not see (the Pons sets by default, where present)."""
-    from connectx_forge.tools.paths import PONS_DIR
+    """The test files training must not see: by default Pons' sets and our held-out sets, where present."""
+    from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
 
     if args.no_holdout:
         return []
     if args.holdout is None:
-        return [PONS_DIR] if PONS_DIR.is_dir() else []
+        return [folder for folder in (PONS_DIR, HELDOUT_DIR) if folder.is_dir() and pons_files(folder)]
     missing = [str(p) for p in args.holdout if not Path(p).exists()]
     if missing:
         raise UserError(f"--holdout: no such file or folder: {', '.join(missing)}")

@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--holdout", type=Path, action="append", default=None, metavar="PATH",
                         help="leave out the positions (and their children) of this Pons-format file or folder of "
-                             "Test_* files; repeatable (default: ../shared/data/pons where present)")
+                             "Test_* and *.txt files; repeatable (default: ../shared/data/pons and datasets/heldout "
+                             "where present)")
     parser.add_argument("--no-holdout", action="store_true", help="train on every labelled position")
     parser.add_argument("--min-stones", type=int, default=0, help="label only positions with this many stones")
     parser.add_argument("--episodes", type=options.positive_int, default=20000, help="dqn: training episodes")
