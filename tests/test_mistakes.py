@@ -96,3 +96,20 @@ def test_an_invalid_move_is_a_mistake_not_a_crash() -> None:
     res = measure("made-up", [(full, 0)], {"middle": middle}, progress=False)["middle"]
     assert (len(res.mistakes), res.judged, res.skipped) == (1, 1, 0)
     assert "invalid" in res.mistakes[0]
+
+
+def test_overage_gives_the_solver_its_game_time_on_a_hard_position() -> None:
+    """With ``--overage`` each position is a fresh game: a hard one past 12 stones takes the extra time."""
+    import time
+
+    from agents.board import Board
+
+    board = Board.from_pons("7114165755333")  # 13 stones; its weak solve takes over a million nodes
+    took = {}
+    for overage in (0.0, 1.0):  # 1 s of overage: the agent may take 1 - 0.5 - 0.3 = 0.2 s of it
+        move = solver_mover(budget=0.1, overage=overage)
+        start = time.perf_counter()
+        col, how = move(board)
+        took[overage] = time.perf_counter() - start
+        assert board.can_play(col) and how
+    assert took[0.0] < 0.25 and took[1.0] > 0.28, took

@@ -60,6 +60,17 @@ def positive_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    """An argparse type: a finite number of at least 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of at least 0, got {text!r}")
+    return value
+
+
 _positive_int = positive_int  # the names of the first version
 _seed = nonnegative_int
 

@@ -57,9 +57,10 @@ def sign(x: int) -> int:
     return (x > 0) - (x < 0)
 
 
-def solver_mover(budget: float | None = None, fallback: str | None = None) -> Mover:
-    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables, no overage;
-    ``fallback`` (one of ``agents.solver.agent.FALLBACKS``) overrides what decides when no solve finishes."""
+def solver_mover(budget: float | None = None, fallback: str | None = None, overage: float = 0.0) -> Mover:
+    """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables;
+    ``fallback`` (one of ``agents.solver.agent.FALLBACKS``) overrides what decides when no solve finishes;
+    each position is a fresh game with ``overage`` seconds of Kaggle's overage left (none by default)."""
     from agents.solver import agent as solver_agent
 
     budget = solver_agent.MOVE_BUDGET if budget is None else budget
@@ -69,8 +70,10 @@ def solver_mover(budget: float | None = None, fallback: str | None = None) -> Mo
 
     def move(board: Board) -> tuple[int, str]:
         solver_agent.reset()
-        solver_agent.state().fallback = chosen
-        col = solver_agent.choose(board, time.perf_counter(), budget, 0.0)
+        st = solver_agent.state()
+        st.fallback, st.long_moves, st.overage_start = chosen, 0, 0.0
+        start = time.perf_counter()
+        col = solver_agent.choose(board, start, budget, solver_agent.extra_time(overage, st) if overage else 0.0)
         return col, solver_agent.state().last
 
     return move
@@ -90,10 +93,10 @@ def agent_mover(name: str) -> Mover:
     return move
 
 
-def mover(name: str, budget: float | None = None) -> Mover:
+def mover(name: str, budget: float | None = None, overage: float = 0.0) -> Mover:
     """The mover for agent ``name``; ``solver@FALLBACK`` is the solver with another fallback (``solver@heuristic``)."""
     if name == "solver" or name.startswith("solver@"):
-        return solver_mover(budget, name.partition("@")[2] or None)
+        return solver_mover(budget, name.partition("@")[2] or None, overage)
     return agent_mover(name)
 
 
@@ -216,7 +219,8 @@ class Mistakes:
         return {"set": self.set, "agent": self.agent, "mistakes": len(self.mistakes), "judged": self.judged,
                 "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5], "how": dict(self.how),
                 "mean_move_s": sum(self.think_s) / max(len(self.think_s), 1),
-                "max_move_s": max(self.think_s, default=0.0)}
+                "max_move_s": max(self.think_s, default=0.0),
+                "moves_over_2s": sum(t > 2.0 for t in self.think_s)}
 
 
 def measure(set_name: str, positions: Sequence[tuple[str, int]], movers: dict[str, Mover],
@@ -267,7 +271,8 @@ def format_line(res: Mistakes) -> str:
 def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard_sample: int | None = None,
              seed: int = 0, budget: float | None = None, solve_budget: float | None = 20.0, engine: str = "python",
              pons: Path = PONS_DIR, cache: WeakCache | None = None, progress: bool = True,
-             report: Callable[[Mistakes], None] | None = None, heldout_dir: Path = HELDOUT_DIR) -> list[Mistakes]:
+             report: Callable[[Mistakes], None] | None = None, heldout_dir: Path = HELDOUT_DIR,
+             overage: float = 0.0) -> list[Mistakes]:
     """Each agent's mistakes on ``sample`` seeded positions of each named set (``hard_sample`` for the hard ones).
 
     Sets are measured in Pons' order, then the held-out sets' (read from
@@ -288,7 +293,7 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
         from connectx_forge.tools.solver.csolver import library_path
 
         library_path()  # compile now: one clear line if there is no compiler
-    movers = {a: mover(a, budget) for a in agents}  # an agent that cannot load: one clear line
+    movers = {a: mover(a, budget, overage) for a in agents}  # an agent that cannot load: one clear line
     results: list[Mistakes] = []
     for name, positions, known in loaded:
         n = hard_sample if hard_sample is not None and name in HARD_SETS else sample

@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed(parser, "seed of the sample")
     parser.add_argument("--budget", type=options.positive_float, default=None, metavar="S",
                         help="the solver agent's seconds a move (default: its normal budget)")
+    parser.add_argument("--overage", type=options.nonnegative_float, default=0.0, metavar="S",
+                        help="the solver agent meets each position as a fresh game with S seconds of Kaggle's "
+                             "overage left (default 0: none)")
     parser.add_argument("--solve-budget", type=options.positive_float, default=20.0, metavar="S",
                         help="labelling seconds per move before skipping (default 20)")
     parser.add_argument("--engine", choices=("python", "c"), default="python",
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     results = run_sets([a for a in args.agents.split(",") if a], [s for s in args.sets.split(",") if s],
                        args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget, args.engine,
                        args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report,
-                       args.heldout)
+                       args.heldout, args.overage)
     rows = [res.to_json() for res in results]
     if to_stdout:
         print(json.dumps(rows, indent=1))
