@@ -354,27 +354,40 @@ def test_the_checked_fallback_skips_moves_the_solver_proves_lost() -> None:
     assert solver.deadline == float("inf")
 
 
-def test_overage_is_taken_on_one_move_a_game() -> None:
-    """A hard position past ``EXTRA_FROM`` stones takes overage once a game; the next one keeps to the budget."""
+def _timed_moves(boards: list[Board], budget: float, extra: float) -> list[float]:
+    """Seconds the solver agent took on each of ``boards``, in order (one game when the stones grow)."""
     import time
 
     from agents.solver import agent as solver_agent
 
-    board = Board.from_pons("7114165755333")  # 13 stones; its weak solve takes over a million nodes
-    assert board.moves >= solver_agent.EXTRA_FROM
-    st = solver_agent.state()
     took = []
-    try:
-        st.long_moves = 0
-        for _ in range(2):
-            solver_agent.reset()
-            start = time.perf_counter()
-            solver_agent.choose(board, start, 0.1, 0.4)
-            took.append(time.perf_counter() - start)
-        assert st.long_moves == 1
-        assert took[0] > 0.4 and took[1] < 0.3, took  # the game's one long move is spent
-    finally:
-        st.long_moves = 0
+    for board in boards:
+        solver_agent.reset()
+        start = time.perf_counter()
+        solver_agent.choose(board, start, budget, extra)
+        took.append(time.perf_counter() - start)
+    return took
+
+
+def test_overage_is_taken_on_one_move_a_game() -> None:
+    """Off the book's tree, a hard position past ``EXTRA_FROM`` stones takes overage once a game."""
+    from agents.solver import agent as solver_agent
+
+    game = [Board.from_pons("7114165755333"), Board.from_pons("711416575533345")]  # weak solves: 1 M, 50 k nodes
+    assert game[0].moves >= solver_agent.EXTRA_FROM
+    took = _timed_moves(game, 0.1, 0.4)
+    assert solver_agent.state().long_moves == 1
+    assert took[0] > 0.4 and took[1] < 0.3, took  # the game's one long move is spent
+    assert _timed_moves(game[:1], 0.1, 0.4)[0] > 0.4  # a new game (fewer stones than the last move saw)
+
+
+def test_a_game_from_the_empty_board_takes_no_overage() -> None:
+    """From the empty board every position is on the book's tree, whose solves fit the budget."""
+    from agents.solver import agent as solver_agent
+
+    took = _timed_moves([Board.from_pons(""), Board.from_pons("7114165755333")], 0.1, 0.4)
+    assert solver_agent.state().from_start and solver_agent.state().long_moves == 0
+    assert took[1] < 0.3, took
 
 
 def test_extra_time_keeps_half_of_the_overage() -> None:

@@ -13,11 +13,13 @@ A move, on the 6x7 board with four in a row:
    the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
    there, while the book's builder checked that its tree's other positions
    solve in time);
-4. a hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
+4. off the book's tree (a game that did not begin at the empty board), a
+   hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
    on may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
    seconds, ``LONG_MOVES`` such moves a game, never leaving less than half of
    the first overage seen (from that many stones a solve that does not finish in
-   the budget usually finishes within seconds);
+   the budget usually finishes within seconds; from the empty board, the book's
+   builder checked that every solve on the agent's tree fits the budget);
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
@@ -76,6 +78,8 @@ class _State:
         self.fallback = FALLBACK
         self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
         self.long_moves = 0  # moves this game that took overage
+        self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
+        self.from_start = False  # this game began at the empty board: every position is on the book's tree
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -119,9 +123,11 @@ def extra_time(remaining: float, st: _State) -> float:
 def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None) -> int:
     """The column to play; ``budget`` None searches without a time limit."""
     st = st or state()
-    if board.moves <= 1:  # a new game
+    if board.moves <= 1 or board.moves <= st.seen:  # a new game
         st.book_stones = -9
         st.long_moves = 0
+        st.from_start = board.moves <= 1
+    st.seen = board.moves
     legal = board.legal_moves()
     if len(legal) == 1:
         st.last = "only move"
@@ -152,8 +158,8 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     # one move after a book move, a position the book lacks is one its builder found easy
     in_tree = st.book_stones == board.moves - 2
     share = WEAK_SHARE if board.moves >= SOLVE_FROM or in_tree else OPENING_SHARE
-    if board.moves < EXTRA_FROM or st.long_moves >= LONG_MOVES:
-        extra = 0.0
+    if board.moves < EXTRA_FROM or st.long_moves >= LONG_MOVES or st.from_start:
+        extra = 0.0  # from the empty board the book's builder checked that every solve fits the budget
     weak_move = None
     try:
         solver.deadline = start + share * budget + extra
