@@ -181,7 +181,8 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     fallback = "net" if lost and st.fallback == "checked" else st.fallback  # lost: nothing to check
     st.last = fallback + (" (lost position)" if lost else "")
     now = time.perf_counter()
-    deadline = max(start + budget, now + 0.05)
+    # after a solve that took overage and still failed, the fallback gets its usual time again
+    deadline = max(start + budget, now + ((1 - share) * budget if extra and now > start + budget else 0.05))
     if fallback == "heuristic":
         return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
     if fallback == "net":
