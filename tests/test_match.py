@@ -245,6 +245,34 @@ def test_seats_alternate_and_tallies_add_up() -> None:
     assert lo <= overall.wins / 21 <= hi
 
 
+def test_openings_are_played_once_from_each_seat_and_cycled() -> None:
+    """Games 2k and 2k+1 start from opening k (mod M), A in each seat; the openings' moves are not A's or B's."""
+    from connectx_forge.tools.arena.openings import load_suite
+
+    suite = [tuple(o.columns) for o in load_suite()[:2]]
+    result = run_match("leftmost", "random", games=6, workers=1, progress=False, openings=tuple(suite))
+    for i, rec in enumerate(result.records):
+        assert tuple(rec.moves[:rec.opening]) == suite[(i // 2) % 2] and rec.opening == 4
+        assert rec.a_seat == (1 if i % 2 == 0 else 2)
+        assert len(rec.times) >= len(rec.moves) - rec.opening
+    assert result.to_json()["move_time"]["a"]["over_act_timeout"] == 0
+    fixed = run_match("leftmost", "random", games=3, workers=1, progress=False, openings=tuple(suite),
+                      seats="first")
+    assert [tuple(r.moves[:4]) for r in fixed.records] == [suite[0], suite[1], suite[0]]
+
+
+def test_cli_openings_start_from_the_suite(tmp_path: Path) -> None:
+    from connectx_forge.tools.arena.openings import load_suite
+
+    save = tmp_path / "games.jsonl"
+    out = cli("leftmost", "random", "-n", "2", "-w", "1", "--openings", "1", "--json", "-o", str(save),
+              "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["games"] == 2
+    first = load_suite()[0].columns
+    assert [r.moves[:len(first)] for r in load_records(str(save))] == [first, first]
+
+
 @pytest.mark.parametrize("seats, a_seat", [("first", 1), ("second", 2)])
 def test_a_fixed_seat(seats: str, a_seat: int) -> None:
     result = run_match("leftmost", "random", games=5, workers=1, seed=0, size=(5, 5, 4), progress=False, seats=seats)
@@ -382,6 +410,8 @@ def test_cli_text_report() -> None:
     (["random", "random", "--act-timeout", "0"], "argument --act-timeout: must be a positive number"),
     (["random", "random", "--overage", "-1"], "--overage must not be negative, got -1"),
     (["random", "random", "-o", "no/such/folder/games.jsonl"], "cannot write no/such/folder/games.jsonl"),
+    (["random", "random", "--openings", "2", "--rows", "5"], "--openings plays the 6x7 four-in-a-row suite"),
+    (["random", "random", "--openings", "0"], "argument --openings: must be at least 1, got 0"),
 ])
 def test_cli_bad_input_is_one_line(args: list[str], message: str) -> None:
     out = cli(*args)

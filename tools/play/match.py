@@ -69,6 +69,14 @@ class _Chunk:
     seats: str = "both"
     isolate: bool = False
     limits: Limits | None = None
+    openings: tuple[tuple[int, ...], ...] = ()  # game i starts from opening_of(i, ...), else the empty board
+
+
+def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tuple[int, ...]:
+    """The opening game ``i`` starts from: with seats alternating, games 2k and 2k+1 share opening k (mod M)."""
+    if not openings:
+        return ()
+    return openings[(i // 2 if seats == "both" else i) % len(openings)]
 
 
 def _play_chunk(job: _Chunk) -> list[GameRecord]:
@@ -79,7 +87,7 @@ def _play_chunk(job: _Chunk) -> list[GameRecord]:
         first, second = (job.a, job.b) if a_first else (job.b, job.a)
         out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
                              overage=job.overage, index=i, a_seat=1 if a_first else 2, isolate=job.isolate,
-                             limits=job.limits))
+                             limits=job.limits, opening=opening_of(i, job.openings, job.seats)))
     return out
 
 
@@ -128,10 +136,12 @@ class MatchResult:
         return [sum(max(0.0, t - self.act_timeout) for t in game) for game in self._times_per_game(side)]
 
     def time_stats(self, side: str) -> dict[str, float | None]:
-        """Moves, median and max seconds per move of ``side``, and its most overage in one game."""
+        """Moves, median and max seconds per move of ``side``, its most overage in one game, and its moves
+        longer than ``act_timeout`` (those that took overage)."""
         ts = self.move_times(side)
         return {"moves": len(ts), "median_s": statistics.median(ts) if ts else None,
-                "max_s": max(ts) if ts else None, "max_overage_s": max(self.overage_used(side), default=None)}
+                "max_s": max(ts) if ts else None, "max_overage_s": max(self.overage_used(side), default=None),
+                "over_act_timeout": sum(t > self.act_timeout for t in ts)}
 
     def to_json(self) -> dict[str, Any]:
         """The summary ``cxforge match --json`` prints."""
@@ -175,13 +185,16 @@ def _validate(games: int, seed: int, seats: str, workers: int) -> None:
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0,
               size: Size = STANDARD, *, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
               progress: bool = True, chunk: int | None = None, executor: Executor | None = None,
-              seats: str = "both", isolate: bool = False, limits: Limits | None = None) -> MatchResult:
+              seats: str = "both", isolate: bool = False, limits: Limits | None = None,
+              openings: tuple[tuple[int, ...], ...] = ()) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``seats`` "first" or "second" puts A in that seat in every game instead.
     Submission files always play in agent hosts (child processes, ``tools/sandbox``);
     ``isolate`` puts every player given by a spec there too.  ``limits``: the
     hosts' resource limits (default ``Limits()``: 2 GiB of address space...).
+    ``openings`` (0-based columns each): game ``i`` starts after ``opening_of(i, ...)``,
+    so with seats alternating each opening is played once from each seat.
 
     ``workers`` processes (all cores by default; 1 plays in this process) each
     play chunks of games; pass ``executor`` to use your own instead (players
@@ -197,7 +210,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)
     board: Size = (size[0], size[1], size[2])
-    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits)
+    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits, tuple(openings))
             for idx in chunks(games, n_workers, chunk)]
     bar = pool.Progress(f"{pa.name} vs {pb.name}", "game", total=games, enabled=progress, count=len)
     start = time.perf_counter()

@@ -2,7 +2,7 @@
 
 The shared flags come from ``tools/options`` (-n, -w, --seed, the board size,
 --json, -o/--out with the old ``--save`` hidden, --no-progress); the flags of
-Kaggle's time rule (--act-timeout, --overage), --seats, --isolate and --memory
+Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate and --memory
 (the agent hosts of ``tools/sandbox``) are this command's own.
 """
 
@@ -24,7 +24,8 @@ EXAMPLE = """\
 cxforge match lookahead kaggle:negamax -n 200
 cxforge match net improved -n 400 -w 2 --seed 7 -o games.jsonl
 cxforge match submissions/submission.py kaggle:random --seats first --json
-cxforge match lookahead kaggle:negamax --isolate --memory 512"""
+cxforge match lookahead kaggle:negamax --isolate --memory 512
+cxforge match solver net-search --openings 30 -n 60 -w 2 --json"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,10 +46,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--isolate", action="store_true",
                         help="play registered and Kaggle agents in agent hosts too (submission files always are: "
                              "a child process per game, Kaggle's clock enforced from outside, resource limits)")
+    parser.add_argument("--openings", type=options.positive_int, default=None, metavar="M",
+                        help="start from the 4-ply suite's first M openings (cxforge openings), each played once "
+                             "from each seat (with --seats both) and cycled; default: the empty board")
     options.add_memory(parser)
     options.add_json(parser, "print the summary as JSON instead of the table")
     options.add_out(parser, "write one JSON line per game to PATH", old=("--save",))
     options.add_progress(parser)
+
+
+def _openings(m: int | None, size: tuple[int, int, int], progress: bool) -> tuple[tuple[int, ...], ...]:
+    """The suite's first ``m`` openings as columns (a larger suite is labelled once, and cached, when asked)."""
+    if m is None:
+        return ()
+    from agents.board import STANDARD
+    from connectx_forge.tools.arena import openings as suites
+
+    if tuple(size) != tuple(STANDARD):
+        raise UserError("--openings plays the 6x7 four-in-a-row suite; it cannot be used with another board size")
+    suite = suites.load_suite(size=max(suites.DEFAULT_SIZE, m), progress=progress)
+    return tuple(tuple(o.columns) for o in suite[:m])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if args.overage < 0:
         raise UserError(f"--overage must not be negative, got {args.overage:g}")
     a, b = resolve(args.a), resolve(args.b)
+    openings = _openings(args.openings, options.size_of(args), options.progress_of(args))
     result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
                        act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
                        progress=options.progress_of(args), seats=args.seats, isolate=args.isolate,
-                       limits=options.limits_of(args))
+                       limits=options.limits_of(args), openings=openings)
     if args.out is not None:
         save_records(result.records, args.out)
     print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
