@@ -99,7 +99,7 @@ def test_an_invalid_move_is_a_mistake_not_a_crash() -> None:
 
 
 def test_overage_gives_the_solver_its_game_time_on_a_hard_position() -> None:
-    """With ``--overage`` each position is a fresh game: a hard one past 12 stones takes the extra time."""
+    """With ``--overage`` each position is a fresh game: a hard one past EXTRA_FROM stones takes the extra time."""
     import time
 
     from agents.board import Board
