@@ -17,9 +17,9 @@ A move, on the 6x7 board with four in a row:
    hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
    on may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
    seconds, ``LONG_MOVES`` such moves a game, never leaving less than half of
-   the first overage seen (from that many stones a solve that does not finish in
-   the budget usually finishes within seconds; from the empty board, the book's
-   builder checked that every solve on the agent's tree fits the budget);
+   the first overage seen (with fewer stones a solve rarely ends within the
+   cap; from the empty board, the book's builder checked that every solve on
+   the agent's tree fits the budget);
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
