@@ -44,6 +44,11 @@ class Book(Protocol):
     def score(self, current: int, mask: int) -> int | None: ...
 
 
+def score_class(score: int) -> int:
+    """Win (1), draw (0) or loss (-1): the class of an exact (or weak) score."""
+    return (score > 0) - (score < 0)
+
+
 class Timeout(Exception):
     """The search passed its deadline; the transposition table stays valid."""
 

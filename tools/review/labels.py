@@ -26,14 +26,11 @@ from typing import Any
 from agents.board import Board
 from agents.solver.book import Book
 from agents.solver.search import Solver, Timeout
+from agents.solver.search import score_class as sign
 from connectx_forge.tools.errors import UserError
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds of solving per position (all its moves together)
 ENGINES = ("auto", "c", "python")
-
-
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
 
 
 @dataclass

@@ -310,7 +310,7 @@ def read_set(folder: Path, name: str) -> list[Label]:
 
 def summary(folder: Path, name: str) -> Summary:
     """Labelled, contested and skipped counts of a set's scores file."""
-    from connectx_forge.tools.train.train import score_class
+    from agents.solver.search import score_class
 
     records = read_records(set_files(folder, name)[1])[1]
     classes = [{score_class(s) for s in r.scores if s is not None} for r in records if r.scores is not None]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Board
+from agents.solver.search import score_class as sign
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
@@ -51,10 +52,6 @@ HARD_SETS = ("Begin-Medium", "Begin-Hard")
 DEFAULT_CACHE = Path(".cache/mistakes/weak.jsonl")
 
 Mover = Callable[[Board], tuple[int, str]]  # the column played and how it was chosen
-
-
-def sign(x: int) -> int:
-    return (x > 0) - (x < 0)
 
 
 def solver_mover(budget: float | None = None, fallback: str | None = None, overage: float = 0.0) -> Mover:

@@ -29,17 +29,13 @@ from typing import Any
 
 import numpy as np
 
+from agents.solver.search import score_class
 from connectx_forge.tools.errors import UserError
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
 
 
 # -- targets -----------------------------------------------------------------
-def score_class(score: int) -> int:
-    """Win (1), draw (0) or loss (-1) from an exact score."""
-    return (score > 0) - (score < 0)
-
-
 def policy_target(scores: Iterable[int | None], tau: float = 2.0) -> np.ndarray:
     """A move distribution: the best class's moves, softly preferring higher scores."""
     scores = list(scores)
