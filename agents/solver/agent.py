@@ -76,10 +76,14 @@ class _State:
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
         self.fallback = FALLBACK
+        self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
+        self.new_game(from_start=False)
+
+    def new_game(self, from_start: bool) -> None:
+        """Forget the last game's per-game facts; ``from_start``: this one began at the empty board."""
         self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
         self.long_moves = 0  # moves this game that took overage
-        self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
-        self.from_start = False  # this game began at the empty board: every position is on the book's tree
+        self.from_start = from_start  # every position of this game is on the book's tree
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -124,9 +128,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     """The column to play; ``budget`` None searches without a time limit."""
     st = st or state()
     if board.moves <= 1 or board.moves <= st.seen:  # a new game
-        st.book_stones = -9
-        st.long_moves = 0
-        st.from_start = board.moves <= 1
+        st.new_game(from_start=board.moves <= 1)
     st.seen = board.moves
     legal = board.legal_moves()
     if len(legal) == 1:

@@ -68,7 +68,8 @@ def solver_mover(budget: float | None = None, fallback: str | None = None, overa
     def move(board: Board) -> tuple[int, str]:
         solver_agent.reset()
         st = solver_agent.state()
-        st.fallback, st.long_moves, st.overage_start, st.seen = chosen, 0, 0.0, 99  # a fresh game
+        st.fallback, st.overage_start = chosen, 0.0
+        st.new_game(from_start=False)  # each position is a game of its own, begun off the book's tree
         start = time.perf_counter()
         col = solver_agent.choose(board, start, budget, solver_agent.extra_time(overage, st) if overage else 0.0)
         return col, solver_agent.state().last
