@@ -29,7 +29,6 @@ import functools
 import hashlib
 import os
 import pickle
-import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
@@ -39,7 +38,7 @@ from typing import Any
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.pool import fork_pool, terminate
+from connectx_forge.tools.play.pool import fork_pool, terminate, worker_start
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
@@ -109,7 +108,7 @@ class _Child:
             try:
                 os.close(jobs_w)
                 os.close(results_r)
-                _worker_start(parent)
+                worker_start(parent)
                 with os.fdopen(jobs_r, "rb") as inbox, os.fdopen(results_w, "wb") as outbox:
                     while True:
                         try:
@@ -197,14 +196,6 @@ class _InProcess(Executor):
         return fut
 
 
-def _worker_start(parent: int) -> None:
-    """A pool worker's start: Ctrl-C is the parent's to handle, and the worker dies with the parent."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from connectx_forge.tools.sandbox.limits import die_with_parent
-
-    die_with_parent(signal.SIGKILL, parent)
-
-
 @contextmanager
 def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
     """The executor a run uses (see the module docstring), shut down on the way out."""
@@ -215,7 +206,7 @@ def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
     if workers <= 1:
         yield Workers(_InProcess(), 1, "this process")
         return
-    pool = fork_pool(workers, initializer=functools.partial(_worker_start, os.getpid()))
+    pool = fork_pool(workers, initializer=functools.partial(worker_start, os.getpid()))
     try:
         yield Workers(pool, 2 * workers, "process pool")
     except BaseException:

@@ -16,6 +16,8 @@ signal), so a ``kill -9`` of the tool leaves no worker behind.
 
 from __future__ import annotations
 
+import functools
+import os
 import signal
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
@@ -54,12 +56,13 @@ class Progress:
     count: Callable[[Any], int] = _one
 
 
-def _ignore_sigint() -> None:
-    """A worker's start: Ctrl-C is the parent's to handle, and the worker dies with the parent (Linux)."""
+def worker_start(parent: int) -> None:
+    """A worker's start: Ctrl-C is the parent's to handle, and the worker dies with ``parent`` (Linux),
+    exiting at once if that parent is already gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from connectx_forge.tools.sandbox.limits import PR_SET_PDEATHSIG, prctl
+    from connectx_forge.tools.sandbox.limits import die_with_parent
 
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent(signal.SIGKILL, parent)
 
 
 def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
@@ -118,7 +121,7 @@ def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
         return []
     if executor is None and workers <= 1:
         return _sequential(work, todo, progress)
-    pool = executor or fork_pool(min(workers, len(todo)), initializer=_ignore_sigint)
+    pool = executor or fork_pool(min(workers, len(todo)), initializer=functools.partial(worker_start, os.getpid()))
     futures: list[Future[R]] = []
     try:
         futures = [pool.submit(work, job) for job in todo]  # fork before the bar starts a thread
