@@ -139,6 +139,32 @@ def test_net_search_takes_wins_and_blocks_losses(board: Board) -> None:
         assert move == threats[0]
 
 
+def _minimax(board: Board, depth: int) -> float:
+    """The network search's value by plain minimax: the same tactics, no pruning, no table, no batches."""
+    from agents.net.agent import policy_value_net
+    from agents.net.tree import forced_moves
+
+    value, moves = forced_moves(board)
+    if value is not None:
+        return value
+    if depth == 0:
+        return float(policy_value_net().policy_value(encode(board))[1][0])
+    return max(-_minimax(board.play(col), depth - 1) for col in moves)
+
+
+@given(standard_positions(min_moves=4, max_moves=30))
+@settings(max_examples=15, deadline=None)
+def test_net_search_values_are_plain_minimax(board: Board) -> None:
+    """Alpha-beta, the table and the batched last ply change the work, never the value."""
+    from agents.net.agent import policy_value_net
+    from agents.net.tree import WIN, NetSearch
+
+    for depth in (1, 2, 3):
+        search = NetSearch(policy_value_net(), float("inf"))
+        got = search.negamax(board, depth, -2 * WIN, 2 * WIN)
+        assert abs(got - _minimax(board, depth)) < 1e-4, depth
+
+
 def test_net_search_stays_within_its_budget() -> None:
     from agents.net.search import MAX_BUDGET_S, search_move
 

@@ -80,7 +80,7 @@ COMMANDS: dict[str, Command] = {
     "ppo": Command("connectx_forge.tools.train.ppo_cmd",
                    "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"),
     "bench": Command("connectx_forge.tools.bench.bench_cmd",
-                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax, arena"),
+                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"),
     "submissions": Command("connectx_forge.tools.review.submissions_cmd",
                            "list your ConnectX submissions on Kaggle, their status and score (through the kaggle CLI)"),
     "episodes": Command("connectx_forge.tools.review.episodes_cmd",

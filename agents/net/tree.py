@@ -93,9 +93,9 @@ class NetSearch:
         hit = self.table.get(key)
         if hit is not None and hit[0] >= depth:
             return hit[1]  # exact values only are stored
-        if depth == 0:
-            _, v = self._evaluate(board)
-            self.table[key] = (0, v, moves)
+        if depth == 0:  # the horizon; its moves are kept in the policy's order for the next iteration
+            logits, v = self._evaluate(board)
+            self.table[key] = (0, v, self._ordered(board, moves, logits))
             return v
         if hit is not None:
             order = hit[2]

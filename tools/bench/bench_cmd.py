@@ -6,8 +6,9 @@ against kaggle_environments.evaluate), ``agents`` (the classic agents against
 their plain definitions), ``solver`` (the solver on Pons' files; ``--agent``:
 the solver agent's mistake rate), ``book`` (the opening book's size against the
 search it leaves), ``net`` (the network's weight precisions and move time),
-``negamax`` (negamax-fast against Kaggle's negamax) and ``arena`` (tournament
-games per second on the process pool and a Dask LocalCluster).  ``cxforge bench-solver``
+``search`` (the network search's depth in a move's time), ``negamax``
+(negamax-fast against Kaggle's negamax) and ``arena`` (tournament games per
+second on the process pool and a Dask LocalCluster).  ``cxforge bench-solver``
 is the old name of ``cxforge bench solver``.
 """
 
@@ -22,7 +23,7 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PONS_DIR
 
-HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, negamax, arena"
+HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"
 EXAMPLE = """\
 cxforge bench
 cxforge bench loop --seconds 3 -w 1 2 --json
@@ -31,7 +32,7 @@ cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100
 cxforge bench negamax
 cxforge bench arena -w 1 2 --dask-workers 2"""
 
-BENCHES = ("loop", "agents", "solver", "book", "net", "negamax", "arena")
+BENCHES = ("loop", "agents", "solver", "book", "net", "search", "negamax", "arena")
 
 
 def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, example: str,
@@ -102,6 +103,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="Pons positions to compare on (default 3000)")
     p.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
 
+    p = _sub(sub, "search", "the network search: the depth it reaches in a move's time",
+             "cxforge bench search --positions 60 --budget 0.3", _search)
+    p.add_argument("--positions", type=options.positive_int, default=60, metavar="N",
+                   help="Begin-Medium positions, in file order (default 60)")
+    p.add_argument("--budget", type=options.positive_float, default=0.3, metavar="S",
+                   help="seconds a position (default 0.3, net-search's move)")
+    p.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
+
     p = _sub(sub, "negamax", "negamax-fast against Kaggle's negamax: CPU time a move, empty memo",
              "cxforge bench negamax --positions 60", _negamax)
     p.add_argument("--positions", type=options.positive_int, default=60, metavar="N",
@@ -156,6 +165,12 @@ def _net(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.net import compare
 
     return compare(args.checkpoint, args.positions, args.pons)
+
+
+def _search(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.search import run
+
+    return run(args.pons, args.positions, args.budget)
 
 
 def _negamax(args: argparse.Namespace) -> int:
