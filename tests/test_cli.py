@@ -188,12 +188,20 @@ def test_bench_solver_is_an_alias_of_bench_solver(pons_dir: Path, capsys: pytest
     assert _help(["bench-solver"], capsys).startswith("usage: cxforge bench solver")
 
 
+def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "search", "--positions", "2", "--budget", "0.05", "--pons", str(pons_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "on each of 2 Begin-Medium positions: depth reached mean" in out and "searched a second" in out
+
+
 @pytest.mark.parametrize("argv, status, why", [
     (["solve", "4458"], 1, "bad move string '4458'"),
     (["book", "info", "/no/such/book.bin"], 1, "cannot read /no/such/book.bin"),
     (["bench", "nope"], 2, "invalid choice: 'nope'"),
     (["bench", "solver", "/no/such/file"], 1, "cannot read /no/such/file"),
     (["bench", "book", "--progress", "/no/such/progress.jsonl"], 1, "no progress file"),
+    (["bench", "search", "--pons", "/no/such/folder"], 1, "no Pons set at /no/such/folder"),
+    (["bench", "search", "--budget", "0"], 2, "--budget"),
     (["winrates", "-n", "zero"], 2, "expected a whole number, got 'zero'"),
     (["winrates", "--agents", "nobody"], 1, "unknown agents: nobody"),
     (["mistakes", "--sample", "0"], 2, "--sample: must be at least 1"),
