@@ -140,7 +140,7 @@ def test_net_search_takes_wins_and_blocks_losses(board: Board) -> None:
 
 
 def _minimax(board: Board, depth: int) -> float:
-    """The network search's value by plain minimax: the same tactics, no pruning, no table, no batches."""
+    """The network search's value by plain minimax: the same tactics, no pruning, no table."""
     from agents.net.agent import policy_value_net
     from agents.net.tree import forced_moves
 
@@ -155,7 +155,7 @@ def _minimax(board: Board, depth: int) -> float:
 @given(standard_positions(min_moves=4, max_moves=30))
 @settings(max_examples=15, deadline=None)
 def test_net_search_values_are_plain_minimax(board: Board) -> None:
-    """Alpha-beta, the table and the batched last ply change the work, never the value."""
+    """Alpha-beta and the table (with the move order it keeps) change the work, never the value."""
     from agents.net.agent import policy_value_net
     from agents.net.tree import WIN, NetSearch
 
