@@ -77,6 +77,7 @@ def test_json_goes_to_stdout_and_out_to_a_file(pons_dir, tmp_path, capsys) -> No
     assert main([*base, "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert [r["set"] for r in printed] == ["End-Easy"] and printed[0]["judged"] == 3
+    assert len(printed[0]["mistake_positions"]) == printed[0]["mistakes"]  # every one, where examples has five
     for flags in (["-o", str(tmp_path / "new.json")], ["--json", str(tmp_path / "old.json")]):  # the old spelling too
         assert main([*base, *flags]) == 0
         assert capsys.readouterr().out.startswith("End-Easy       leftmost")
@@ -96,6 +97,7 @@ def test_an_invalid_move_is_a_mistake_not_a_crash() -> None:
     res = measure("made-up", [(full, 0)], {"middle": middle}, progress=False)["middle"]
     assert (len(res.mistakes), res.judged, res.skipped) == (1, 1, 0)
     assert "invalid" in res.mistakes[0]
+    assert res.to_json()["mistake_positions"] == res.mistakes
 
 
 def test_overage_gives_the_solver_its_game_time_on_a_hard_position() -> None:

@@ -66,7 +66,7 @@ COMMANDS: dict[str, Command] = {
                      "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
                      "pure Python: positions with fewer than ~12 stones can take minutes to hours"),
     "book": Command("connectx_forge.tools.solver.book_cmd",
-                    "build (resumable, parallel) or inspect the solver's opening book"),
+                    "build or fill (resumable, parallel), or inspect, the solver's opening book"),
     "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",
                         "mistake rates of agents on Pons' six test sets (or our held-out sets), moves labelled by "
                         "the exact solver"),

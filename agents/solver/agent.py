@@ -6,10 +6,12 @@ A move, on the 6x7 board with four in a row:
    1988; deeper than this solver can prove within a game's time);
 1. a win in one is played at once;
 2. a position in the opening book is played from the book (the book holds
-   the positions of our tree that the search below cannot solve in time);
+   the positions of our tree that the search below cannot solve in time, and
+   every other position of up to ``cxforge book fill``'s few stones that it
+   cannot solve in time either);
 3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones, unless our previous move came from the book,
+   (before ``SOLVE_FROM`` stones, unless our previous move on our own tree came from the book,
    the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
    there, while the book's builder checked that its tree's other positions
    solve in time);
@@ -157,8 +159,8 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         solver.deadline = float("inf")
         st.last = "exact"
         return solver.best_move(board)[0]
-    # one move after a book move, a position the book lacks is one its builder found easy
-    in_tree = st.book_stones == board.moves - 2
+    # on our tree, one move after a book move, a position the book lacks is one its builder found easy
+    in_tree = st.from_start and st.book_stones == board.moves - 2
     share = WEAK_SHARE if board.moves >= SOLVE_FROM or in_tree else OPENING_SHARE
     if board.moves < EXTRA_FROM or st.long_moves >= LONG_MOVES or st.from_start:
         extra = 0.0  # from the empty board the book's builder checked that every solve fits the budget

@@ -1,7 +1,9 @@
 """``cxforge book``: the command-line face of the opening book's build and summary (tools/solver/book.py).
 
 ``book build`` solves the positions of the first plies on all cores, resumably
-(its progress file), and writes the book; ``book info`` summarises a book file.
+(its progress file), and writes the book; ``book fill`` adds every position of
+the first plies, off the agent's tree too (tools/solver/book_fill.py); ``book
+info`` summarises a book file.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ import argparse
 
 from connectx_forge.tools import options
 from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, build, info
+from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill
 
-HELP = "build (resumable, parallel) or inspect the solver's opening book"
+HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
 EXAMPLE = """\
 cxforge book info
 cxforge book build --plies 8 --seconds 600
-cxforge book build --root 44 --plies 6 --side second -w 2 -o /tmp/book.bin --progress /tmp/progress.jsonl"""
+cxforge book build --root 44 --plies 6 --side second -w 2 -o /tmp/book.bin --progress /tmp/progress.jsonl
+cxforge book fill --stones 5 -w 16"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +48,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--retry", action="store_true", help="retry positions recorded as unsolved")
     b.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
     options.add_progress(b)
+    f = sub.add_parser("fill", help="add every position of up to N stones (off the agent's tree too) to the book",
+                       description="solve every position of N+1 stones exactly, score those of up to N stones by "
+                                   "minimax, and add the ones the book lacks and the agent cannot solve in time",
+                       epilog="example:\n  cxforge book fill --stones 5 -w 16")
+    f.add_argument("--stones", type=int, default=FILL_STONES,
+                   help=f"fill every position of up to this many stones (default {FILL_STONES}: the shipped book's)")
+    f.add_argument("--root", default="", metavar="MOVES",
+                   help="fill below this position (a Pons move string) instead of the empty board")
+    f.add_argument("--seconds", type=float, default=600.0, help="time limit per solve (default 600)")
+    options.add_workers(f)
+    f.add_argument("--progress", default=DEFAULT_FILL_PROGRESS, metavar="FILE",
+                   help=f"append-only progress file (default {DEFAULT_FILL_PROGRESS})")
+    options.add_out(f, "book file to add to (default agents/data/opening_book.bin; made if missing)")
+    f.add_argument("--engine", choices=("c", "python"), default=None,
+                   help="the compiled twin (default where a C compiler is found) or the agent's solver")
+    f.add_argument("--easy-nodes", type=int, default=EASY_NODES,
+                   help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES})")
+    f.add_argument("--retry", action="store_true", help="retry solves recorded as unsolved")
+    f.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
+    options.add_progress(f)
     i = sub.add_parser("info", help="entries, depth, size and load time of a book",
                        description="entries, depth, size and load time of a book",
                        epilog="example:\n  cxforge book info agents/data/opening_book.bin")
@@ -57,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
     from connectx_forge.tools.solver.solve_cmd import parse_moves
 
     parse_moves(args.root)  # one line naming what is wrong with a bad --root
+    if args.book_command == "fill":
+        return fill(args.stones, root=args.root, seconds=args.seconds, workers=options.workers_of(args),
+                    progress=args.progress, out=args.out or DEFAULT_BOOK, engine=args.engine,
+                    easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
+                    bars=options.progress_of(args))
     return build(args.plies, min_plies=args.min_plies, root=args.root, side=args.side, seconds=args.seconds,
                  workers=options.workers_of(args), progress=args.progress, out=args.out or DEFAULT_BOOK,
                  engine=args.engine, easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,

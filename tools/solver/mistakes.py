@@ -17,6 +17,10 @@ The held-out sets (``Random-Early``, ``Centre-Early``, ``Random-Middle``,
 ``datasets/heldout``) store every column's exact score, so their moves are
 judged from those scores (``known_weak``): nothing is solved for them.
 
+The JSON results (``--json``, ``-o``) give, per set and agent, the counts,
+five ``examples`` and every mistake in ``mistake_positions`` (``<moves>:
+played <column> (<class>), best class <class>``), to study or replay.
+
 The ``solver`` agent is measured at its normal per-move budget (``--budget``)
 with fresh tables per position and no overage; other agents are called as
 Kaggle calls them.  ``cxforge bench solver --agent`` uses this harness too.
@@ -215,7 +219,8 @@ class Mistakes:
 
     def to_json(self) -> dict:
         return {"set": self.set, "agent": self.agent, "mistakes": len(self.mistakes), "judged": self.judged,
-                "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5], "how": dict(self.how),
+                "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5],
+                "mistake_positions": list(self.mistakes), "how": dict(self.how),
                 "mean_move_s": sum(self.think_s) / max(len(self.think_s), 1),
                 "max_move_s": max(self.think_s, default=0.0),
                 "moves_over_2s": sum(t > 2.0 for t in self.think_s)}

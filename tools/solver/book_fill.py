@@ -1,0 +1,220 @@
+"""Filling the book: every position up to N stones, scored exactly (the command: ``cxforge book fill``).
+
+``book build`` follows the agent's own game tree, so a position off it (a game
+under review, an opening suite's start, a held-out set) meets no book, and
+below about ten stones no solve finishes within a move's time.  ``book fill
+--stones N`` closes that gap for the first N stones:
+
+1. every position of N + 1 stones reachable from ``--root`` (mirrors folded,
+   finished games left out) gets one exact solve, in parallel, each result
+   appended to a progress file as it comes, so a stopped run resumes;
+2. every position of up to N stones is then scored by minimax over its
+   children (no solve: a win in one scores by rule, the rest from the level
+   below), with the best move in the agent's centre-first order among ties;
+3. the book keeps every entry it had, unchanged, and gains the positions it
+   lacks that the agent cannot solve in time (``book build``'s
+   ``--easy-nodes`` rule, checked with the same solve from an empty table).
+
+Positions the book already holds must get the same score from the minimax:
+a mismatch is an error, not a warning.  Because old entries stay and easy
+positions stay out, the agent's games from the empty board meet the same book
+moves as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from agents.board import Board
+from agents.solver.book import Book, BookError, Entry
+from agents.solver.position import layout
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.solver.book import (
+    DEFAULT_BOOK,
+    EASY_NODES,
+    Result,
+    append_progress,
+    canonical,
+    children,
+    easy,
+    next_frontier,
+    read_progress,
+    solve_position,
+)
+from connectx_forge.tools.solver.csolver import available as csolver_available
+
+DEFAULT_FILL_PROGRESS = "runs/book/fill.jsonl"
+FILL_STONES = 5  # the shipped book's fill (its six-stone solves take hours of CPU: docs/solver.md)
+EASY_CAP_S = {"c": 0.2, "python": 2.0}  # well past --easy-nodes for each engine: a longer solve is not easy
+
+Level = dict[int, tuple[Board, str]]  # canonical key -> (board, Pons move string), one ply
+
+
+def levels(root: Board, line: str, stones: int) -> list[Level]:
+    """The positions from ``root`` to ``stones`` stones, one dict a ply (index 0: the root's ply)."""
+    key, board, line = canonical(root, line)
+    out: list[Level] = [{key: (board, line)}]
+    while out[-1] and len(out) - 1 + root.moves < stones:
+        out.append(next_frontier(kid for board, line in out[-1].values() for kid in children(board, line)))
+    return out
+
+
+# -- solving (worker processes) -----------------------------------------------------------
+_SOLVER: Any = None  # the worker's solver: its table persists, since every stored bound stays true
+
+
+def solve_exact(line: str, seconds: float, engine: str) -> Result:
+    """The exact score of the position after ``line`` (no best move), from this worker's warm table."""
+    global _SOLVER
+    from agents.solver.search import Solver, Timeout
+
+    if _SOLVER is None:
+        if engine == "c":
+            from connectx_forge.tools.solver.csolver import CSolver
+
+            _SOLVER = CSolver()
+        else:
+            _SOLVER = Solver()
+    board = Board.from_pons(line)
+    start = time.perf_counter()
+    first = _SOLVER.nodes
+    _SOLVER.deadline = start + seconds
+    try:
+        score: int | None = _SOLVER.solve(board)
+    except Timeout:
+        score = None  # a search cut off by its deadline stores nothing, so the table stays sound
+    finally:
+        _SOLVER.deadline = float("inf")
+    return Result(board.key(), line, score, None, _SOLVER.nodes - first, time.perf_counter() - start)
+
+
+def run_pool(solve: Callable[[str, float, str], Result], lines: list[str], seconds: float, engine: str,
+             workers: int, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
+    """``solve(line, seconds, engine)`` for each line on ``workers`` processes; each result recorded as it comes."""
+    if not lines:
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(solve, line, seconds, engine) for line in lines]
+        unsolved = 0
+        try:
+            with progress_bars.bar(len(futures), label, unit="pos", enabled=bars) as bar:
+                for fut in as_completed(futures):
+                    r = fut.result()
+                    append_progress(progress, r)
+                    done[r.key] = r
+                    unsolved += r.score is None
+                    bar.set_postfix(unsolved=unsolved, refresh=False)
+                    bar.update()
+        finally:
+            pool.shutdown(cancel_futures=True)
+
+
+# -- minimax ------------------------------------------------------------------------------------
+def back_up(board: Board, known: dict[int, int]) -> tuple[int, int] | None:
+    """``(score, best column)`` of ``board`` from its children's scores in ``known``; None if one is missing.
+
+    Ties go to the column the agent's search tries first (centre first).
+    """
+    best: tuple[int, int] | None = None
+    for col in layout().order:
+        if not board.can_play(col):
+            continue
+        if board.is_winning_move(col):
+            score = (board.rows * board.columns + 1 - board.moves) // 2
+        else:
+            child = board.play(col)
+            if child.is_full():
+                score = 0
+            else:
+                child_score = known.get(canonical(child, "")[0])
+                if child_score is None:
+                    return None
+                score = -child_score
+        if best is None or score > best[0]:
+            best = (score, col)
+    return best
+
+
+# -- the fill ----------------------------------------------------------------------------------
+def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 1,
+         progress: Path = Path(DEFAULT_FILL_PROGRESS), out: Path = DEFAULT_BOOK, engine: str | None = None,
+         easy_nodes: int = EASY_NODES, retry: bool = False, dry_run: bool = False, bars: bool = True) -> int:
+    """Add every position of up to ``stones`` stones below ``root`` to the book at ``out``; 0.
+
+    ``seconds`` limits each exact solve of the last level; a position whose
+    subtree has an unsolved leaf is left out (and counted).
+    """
+    if not 0 <= stones <= 40:
+        raise UserError(f"--stones must be between 0 and 40, got {stones}")
+    if seconds <= 0 or workers < 1 or easy_nodes < 0:
+        raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
+    start = Board.from_pons(root.strip())
+    if start.moves > stones:
+        raise UserError(f"the root has {start.moves} stones, more than --stones {stones}")
+    out, progress = Path(out), Path(progress)
+    if not out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {out.parent}")
+    try:
+        book = Book.from_bytes(out.read_bytes()) if out.exists() else Book.empty()
+    except (OSError, BookError) as exc:
+        raise UserError(f"cannot read the book {out}: {exc}") from None
+    engine = engine or ("c" if csolver_available() else "python")
+    tree = levels(start, root.strip(), stones + 1)  # the last level is the leaves (empty if every game ended)
+    leaves, have = tree[-1], set(book.keys)
+    new = [(key, line) for lv in tree[:-1] for key, (board, line) in lv.items() if key not in have and board.moves]
+    for ply, lv in enumerate(tree, start.moves):
+        print(f"ply {ply}: {len(lv)} positions", flush=True)
+    print(f"{len(leaves)} positions of {stones + 1} stones to solve, {len(new)} of up to {stones} not in the book "
+          f"({engine})", flush=True)
+    if dry_run:
+        return 0
+    if engine == "c":
+        from connectx_forge.tools.solver.csolver import library_path
+
+        library_path()  # compile now: one clear error instead of one per worker
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    done = read_progress(progress)
+    todo = [line for key, (_, line) in sorted(leaves.items())
+            if key not in done or (retry and done[key].score is None)]
+    run_pool(solve_exact, todo, seconds, engine, workers, progress, done, f"solve {stones + 1}", bars)
+    checks = [line for key, line in new if key not in done]
+    run_pool(solve_position, checks, EASY_CAP_S[engine], engine, workers, progress, done, "easy?", bars)
+    return write(book, tree, done, out, easy_nodes, stones)
+
+
+def write(book: Book, tree: list[Level], done: dict[int, Result], out: Path, easy_nodes: int, stones: int) -> int:
+    """Score the inner levels by minimax, merge the new hard positions into ``book``, write ``out``; 0."""
+    known = {key: r.score for key, r in done.items() if r.score is not None and key in tree[-1]}
+    added: list[Entry] = []
+    missing = 0
+    have = set(book.keys)
+    for lv in reversed(tree[:-1]):
+        for key, (board, _) in lv.items():
+            found = back_up(board, known)
+            if found is None:
+                missing += 1
+                continue
+            known[key] = found[0]
+            if key in have:
+                old = book.lookup(board.current, board.mask)
+                if old is not None and old[0] != found[0]:
+                    raise UserError(f"{lv[key][1] or 'the empty board'}: the book says {old[0]}, "
+                                    f"its children say {found[0]}")
+            elif board.moves and not easy(done.get(key), easy_nodes):  # the empty board: the fixed opening
+                added.append(Entry(key, found[0], found[1]))
+    entries = book.entries() + added
+    max_moves = max(book.max_moves, stones if added else -1)
+    data = Book.from_entries(entries, max_moves).to_bytes()
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    unsolved = sum(1 for key in tree[-1] if key not in known)
+    print(f"wrote {out}: {len(entries)} entries ({len(data)} bytes), {len(added)} new; "
+          f"{missing} positions left out for {unsolved} unsolved of {stones + 1} stones", flush=True)
+    return 0
+
