@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -163,6 +163,22 @@ def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> in
     return len(entries)
 
 
+def solve_all(pool: Executor, solve: Callable[[str, float, str], Result], lines: list[str], seconds: float,
+              engine: str, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
+    """``solve(line, seconds, engine)`` for each line on ``pool``; each result recorded in ``progress`` and ``done``
+    as it comes, under a bar that counts the unsolved."""
+    futures = [pool.submit(solve, line, seconds, engine) for line in lines]
+    unsolved = 0
+    with progress_bars.bar(len(futures), label, unit="pos", enabled=bars) as bar:
+        for fut in as_completed(futures):
+            r = fut.result()
+            append_progress(progress, r)
+            done[r.key] = r
+            unsolved += r.score is None
+            bar.set_postfix(unsolved=unsolved, refresh=False)
+            bar.update()
+
+
 # -- the build ------------------------------------------------------------------------------
 def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "both", seconds: float = 60.0,
           workers: int = 1, progress: Path = Path(DEFAULT_PROGRESS), out: Path = DEFAULT_BOOK,
@@ -203,16 +219,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
                     if solve and (key not in done or (retry and done[key].score is None))]
             print(f"ply {ply}: {len(frontier)} positions, {len(todo) if solve else 0} to solve ({engine})", flush=True)
             if todo and pool is not None:
-                futures = [pool.submit(solve_position, line, seconds, engine) for line in todo]
-                unsolved = 0
-                with progress_bars.bar(len(futures), f"ply {ply}", unit="pos", enabled=bars) as bar:
-                    for fut in as_completed(futures):
-                        r = fut.result()
-                        append_progress(progress, r)
-                        done[r.key] = r
-                        unsolved += r.score is None
-                        bar.set_postfix(unsolved=unsolved, refresh=False)
-                        bar.update()
+                solve_all(pool, solve_position, todo, seconds, engine, progress, done, f"ply {ply}", bars)
             if ply == plies:
                 break
             kids: list[tuple[Board, str]] = []

@@ -25,25 +25,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from agents.board import Board
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
-from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.solver.book import (
     DEFAULT_BOOK,
     EASY_NODES,
     Result,
-    append_progress,
     canonical,
     children,
     easy,
     next_frontier,
     read_progress,
+    solve_all,
     solve_position,
 )
 from connectx_forge.tools.solver.csolver import available as csolver_available
@@ -95,23 +94,13 @@ def solve_exact(line: str, seconds: float, engine: str) -> Result:
 
 def run_pool(solve: Callable[[str, float, str], Result], lines: list[str], seconds: float, engine: str,
              workers: int, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
-    """``solve(line, seconds, engine)`` for each line on ``workers`` processes; each result recorded as it comes."""
-    if not lines:
-        return
-    with ProcessPoolExecutor(workers) as pool:
-        futures = [pool.submit(solve, line, seconds, engine) for line in lines]
-        unsolved = 0
-        try:
-            with progress_bars.bar(len(futures), label, unit="pos", enabled=bars) as bar:
-                for fut in as_completed(futures):
-                    r = fut.result()
-                    append_progress(progress, r)
-                    done[r.key] = r
-                    unsolved += r.score is None
-                    bar.set_postfix(unsolved=unsolved, refresh=False)
-                    bar.update()
-        finally:
-            pool.shutdown(cancel_futures=True)
+    """``solve(line, seconds, engine)`` for each line on ``workers`` processes (``book.solve_all``)."""
+    if lines:
+        with ProcessPoolExecutor(workers) as pool:
+            try:
+                solve_all(pool, solve, lines, seconds, engine, progress, done, label, bars)
+            finally:
+                pool.shutdown(cancel_futures=True)
 
 
 # -- minimax ------------------------------------------------------------------------------------
