@@ -257,6 +257,30 @@ def test_labels_come_from_the_solver_where_nothing_is_shipped(pons_dir: Path) ->
     assert [(o.moves, o.score) for o in got] == known
 
 
+def test_the_filled_book_labels_every_four_and_five_ply_opening_at_once() -> None:
+    """The book holds every position of up to 5 stones the solver finds hard (``cxforge book fill``):
+    labelling all of them solves only the easy ones left out, and agrees with the shipped labels."""
+    from agents.solver.search import Solver
+    from connectx_forge.tools.solver.book import EASY_NODES
+
+    shipped = {Board.from_pons(o.moves).canonical_key(): o.score for o in openings.read_suite(openings.scores_file(4))}
+    for plies in (4, 5):
+        labeller = openings.Labeller("python")
+        moves = openings.positions(plies)
+        book_scores = {m: labeller.known(m) for m in moves}
+        unknown = [m for m, score in book_scores.items() if score is None]
+        assert len(unknown) < len(moves) // 10
+        for m, score in book_scores.items():
+            key = Board.from_pons(m).canonical_key()
+            assert score is None or key not in shipped or shipped[key] == score, m
+        if plies == 4:  # those the book lacks are the easy ones: a weak then an exact solve, empty tables
+            for m in unknown:
+                solver = Solver()
+                solver.best_move(Board.from_pons(m), weak=True)
+                solver.best_move(Board.from_pons(m))
+                assert solver.nodes < EASY_NODES, m
+
+
 def test_bad_suites_and_bands_are_one_line(tmp_path: Path) -> None:
     from connectx_forge.tools.errors import UserError
 

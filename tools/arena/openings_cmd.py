@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"openings in the suite (default {openings.DEFAULT_SIZE}); positions are labelled in "
                              "suite order until N are in the band")
     parser.add_argument("--all", action="store_true",
-                        help="every position in the band instead (4 plies: 568 positions, hours of solving for "
-                             "those the shipped labels lack)")
+                        help="every position in the band instead (4 or 5 plies: the opening book scores almost "
+                             "all of them at once; 6 plies and more: hours of solving)")
     parser.add_argument("--engine", choices=("auto", "c", "python"), default="auto",
                         help="solver for positions neither the shipped labels nor the book hold (default auto: the "
                              "compiled twin where a C compiler exists)")
