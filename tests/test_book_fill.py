@@ -43,6 +43,9 @@ def test_fill_adds_exact_scores_and_best_moves_and_resumes(tmp_path: Path, engin
             assert move is not None
             scores = solver.analyze(board)
             assert scores[move] == score == max(s for s in scores if s is not None)
+    leaves = levels(Board.from_pons(LATE), LATE, len(LATE) + 2)[-1]
+    assert set(read_progress(tmp_path / "fill.jsonl")) == set(leaves)  # the solves: the leaves only
+    assert set(read_progress(tmp_path / "fill.easy.jsonl")) == set(tree[0]) | set(tree[1])  # the easy checks
     lines = (tmp_path / "fill.jsonl").read_text().count("\n")
     capsys.readouterr()
     assert run(parse(*fill_args(tmp_path, engine, "--easy-nodes", "0"))) == 0  # a rerun solves nothing

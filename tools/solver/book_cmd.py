@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("--seconds", type=float, default=600.0, help="time limit per solve (default 600)")
     options.add_workers(f)
     f.add_argument("--progress", default=DEFAULT_FILL_PROGRESS, metavar="FILE",
-                   help=f"append-only progress file (default {DEFAULT_FILL_PROGRESS})")
+                   help=f"append-only progress file of the solves (default {DEFAULT_FILL_PROGRESS}); the easy "
+                        "checks go beside it (fill.easy.jsonl)")
     options.add_out(f, "book file to add to (default agents/data/opening_book.bin; made if missing)")
     f.add_argument("--engine", choices=("c", "python"), default=None,
                    help="the compiled twin (default where a C compiler is found) or the agent's solver")

@@ -7,7 +7,8 @@ below about ten stones no solve finishes within a move's time.  ``book fill
 
 1. every position of N + 1 stones reachable from ``--root`` (mirrors folded,
    finished games left out) gets one exact solve, in parallel, each result
-   appended to a progress file as it comes, so a stopped run resumes;
+   appended to a progress file as it comes (``--progress``; the easy checks
+   of step 3 go beside it, ``easy_progress``), so a stopped run resumes;
 2. every position of up to N stones is then scored by minimax over its
    children (no solve: a win in one scores by rule, the rest from the level
    below), with the best move in the agent's centre-first order among ties;
@@ -167,17 +168,31 @@ def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 
 
         library_path()  # compile now: one clear error instead of one per worker
     progress.parent.mkdir(parents=True, exist_ok=True)
-    done = read_progress(progress)
+    done, easy_file = read_progress(progress), easy_progress(progress)
     todo = [line for key, (_, line) in sorted(leaves.items())
             if key not in done or (retry and done[key].score is None)]
     run_pool(solve_exact, todo, seconds, engine, workers, progress, done, f"solve {stones + 1}", bars)
-    checks = [line for key, line in new if key not in done]
-    run_pool(solve_position, checks, EASY_CAP_S[engine], engine, workers, progress, done, "easy?", bars)
-    return write(book, tree, done, out, easy_nodes, stones)
+    checked = read_progress(easy_file)
+    todo = [line for key, line in new if key not in checked]
+    run_pool(solve_position, todo, EASY_CAP_S[engine], engine, workers, easy_file, checked, "easy?", bars)
+    return write(book, tree, done, checked, out, easy_nodes, stones)
 
 
-def write(book: Book, tree: list[Level], done: dict[int, Result], out: Path, easy_nodes: int, stones: int) -> int:
-    """Score the inner levels by minimax, merge the new hard positions into ``book``, write ``out``; 0."""
+def easy_progress(progress: Path) -> Path:
+    """Where the easy checks go, beside the solves' progress file (``fill.jsonl``: ``fill.easy.jsonl``).
+
+    Apart, because a check cut off at its short limit says "not easy", not "unsolved": a later fill
+    with more stones must not take it for a leaf still to solve.
+    """
+    return progress.with_name(f"{progress.stem}.easy{progress.suffix}")
+
+
+def write(book: Book, tree: list[Level], done: dict[int, Result], checked: dict[int, Result], out: Path,
+          easy_nodes: int, stones: int) -> int:
+    """Score the inner levels by minimax, merge the new hard positions into ``book``, write ``out``; 0.
+
+    ``done``: the exact solves (only the leaves' are used); ``checked``: the easy checks.
+    """
     known = {key: r.score for key, r in done.items() if r.score is not None and key in tree[-1]}
     added: list[Entry] = []
     missing = 0
@@ -194,7 +209,7 @@ def write(book: Book, tree: list[Level], done: dict[int, Result], out: Path, eas
                 if old is not None and old[0] != found[0]:
                     raise UserError(f"{lv[key][1] or 'the empty board'}: the book says {old[0]}, "
                                     f"its children say {found[0]}")
-            elif board.moves and not easy(done.get(key), easy_nodes):  # the empty board: the fixed opening
+            elif board.moves and not easy(checked.get(key), easy_nodes):  # the empty board: the fixed opening
                 added.append(Entry(key, found[0], found[1]))
     entries = book.entries() + added
     max_moves = max(book.max_moves, stones if added else -1)
