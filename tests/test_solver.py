@@ -316,7 +316,7 @@ def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> N
     """Off the book, with too little time to solve, the fallback decides (and says so)."""
     from agents.solver import agent as solver_agent
 
-    board = Board.from_pons("7162")  # 4 stones, off the book's tree: no solve finishes in 50 ms
+    board = Board.from_pons("33324334")  # 8 stones, past the book's fill, off its tree: no solve ends in 50 ms
     assert solver_agent.state().book.lookup(board.current, board.mask) is None
     st = solver_agent.state()
     try:
