@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agents.board import Board
 from agents.resources import data_path
@@ -38,6 +38,9 @@ from agents.solver.agent import OPENING_MOVE
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.solver.csolver import available as csolver_available
+
+if TYPE_CHECKING:
+    from agents.solver.book import Book
 
 DEFAULT_PROGRESS = "runs/book/progress.jsonl"
 EASY_NODES = 100_000  # about 0.25 s of the agent's Python search on this machine
@@ -155,12 +158,17 @@ def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> in
 
     kept = [r for r in results.values() if r.score is not None and not easy(r, easy_nodes)]
     entries = [Entry(r.key, r.score, r.move if r.move is not None else 255) for r in kept if r.score is not None]
-    max_moves = max((len(r.moves) for r in kept), default=0)
-    data = Book.from_entries(entries, max_moves).to_bytes()
+    save_book(Book.from_entries(entries, max((len(r.moves) for r in kept), default=0)), out)
+    return len(entries)
+
+
+def save_book(book: Book, out: Path) -> int:
+    """Write ``book`` to ``out`` through a temporary file (a stopped write leaves the old file whole); its bytes."""
+    data = book.to_bytes()
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(out)
-    return len(entries)
+    return len(data)
 
 
 def solve_all(pool: Executor, solve: Callable[[str, float, str], Result], lines: list[str], seconds: float,

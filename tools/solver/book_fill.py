@@ -43,6 +43,7 @@ from connectx_forge.tools.solver.book import (
     easy,
     next_frontier,
     read_progress,
+    save_book,
     solve_all,
     solve_position,
 )
@@ -212,13 +213,9 @@ def write(book: Book, tree: list[Level], done: dict[int, Result], checked: dict[
             elif board.moves and not easy(checked.get(key), easy_nodes):  # the empty board: the fixed opening
                 added.append(Entry(key, found[0], found[1]))
     entries = book.entries() + added
-    max_moves = max(book.max_moves, stones if added else -1)
-    data = Book.from_entries(entries, max_moves).to_bytes()
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(out)
+    size = save_book(Book.from_entries(entries, max(book.max_moves, stones if added else -1)), out)
     unsolved = sum(1 for key in tree[-1] if key not in known)
-    print(f"wrote {out}: {len(entries)} entries ({len(data)} bytes), {len(added)} new; "
+    print(f"wrote {out}: {len(entries)} entries ({size} bytes), {len(added)} new; "
           f"{missing} positions left out for {unsolved} unsolved of {stones + 1} stones", flush=True)
     return 0
 
