@@ -48,6 +48,7 @@ from connectx_forge.tools.solver.book import (
     solve_position,
 )
 from connectx_forge.tools.solver.csolver import available as csolver_available
+from connectx_forge.tools.train.labels import win_score
 
 DEFAULT_FILL_PROGRESS = "runs/book/fill.jsonl"
 FILL_STONES = 5  # the shipped book's fill (its six-stone solves take hours of CPU: docs/solver.md)
@@ -116,7 +117,7 @@ def back_up(board: Board, known: dict[int, int]) -> tuple[int, int] | None:
         if not board.can_play(col):
             continue
         if board.is_winning_move(col):
-            score = (board.rows * board.columns + 1 - board.moves) // 2
+            score = win_score(board)
         else:
             child = board.play(col)
             if child.is_full():
