@@ -89,6 +89,9 @@ def test_fill_bad_input(tmp_path: Path) -> None:
         run(parse("fill", "--root", "448", "--stones", "5"))
     with pytest.raises(UserError, match="--stones must be"):
         run(parse("fill", "--stones", "99"))
+    with pytest.raises(UserError, match="cannot read the progress file"):
+        run(parse("fill", "--root", LATE, "--stones", str(len(LATE)), "--progress", str(tmp_path),
+                  "--out", str(tmp_path / "book.bin")))
     (tmp_path / "junk.bin").write_bytes(b"junkjunkjunkjunk")
     with pytest.raises(UserError, match="cannot read the book"):
         run(parse("fill", "--root", LATE, "--stones", str(len(LATE)), "--out", str(tmp_path / "junk.bin")))

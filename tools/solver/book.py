@@ -138,7 +138,11 @@ def read_progress(path: Path) -> dict[int, Result]:
     done: dict[int, Result] = {}
     if not path.exists():
         return done
-    for line in path.read_text().splitlines():
+    try:
+        text = path.read_text()
+    except OSError as exc:  # a folder, no permission: one line, not a traceback
+        raise UserError(f"cannot read the progress file {path}: {exc.strerror}") from None
+    for line in text.splitlines():
         try:
             r = Result(**json.loads(line))
         except (ValueError, TypeError):
