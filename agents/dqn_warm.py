@@ -15,13 +15,13 @@ from agents.board import standard_board
 from agents.net.features import VERSION
 from agents.net.mlp import MLP, checked, load_mlp
 from agents.net.qvalue import q_move
-from agents.resources import read_data
+from connectx_forge.runtime import read_data
 
 
 @lru_cache(maxsize=1)
 def warm_net() -> MLP:
     """The warm-started action-value network (loaded once)."""
-    return checked(load_mlp(read_data("dqn_warm_weights.npz")), "dqn_warm_weights.npz", VERSION)
+    return checked(load_mlp(read_data("agents/data/dqn_warm_weights.npz")), "dqn_warm_weights.npz", VERSION)
 
 
 def agent(obs: Any, config: Any) -> int:

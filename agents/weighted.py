@@ -14,14 +14,14 @@ from functools import lru_cache
 from typing import Any
 
 from agents.board import Board, Geometry, geometry
-from agents.resources import read_data
+from connectx_forge.runtime import read_data
 
 Table = tuple[tuple[int, ...], ...]  # [row][column], row 0 at the top as in obs.board
 
 
 def stored_tables() -> dict[str, Table]:
     """The tables in agents/data/cell_weights.json, keyed ``"ROWSxCOLUMNSxINAROW"``."""
-    raw = json.loads(read_data("cell_weights.json"))["tables"]
+    raw = json.loads(read_data("agents/data/cell_weights.json"))["tables"]
     return {key: tuple(tuple(int(v) for v in row) for row in rows) for key, rows in raw.items()}
 
 

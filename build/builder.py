@@ -1,28 +1,32 @@
 """The build pipeline: agent -> import graph -> data -> one file (or .tar.gz) + manifest.
 
-``resolve_target`` turns what the user named (a registered agent, a module, a
-``.py`` path) into a ``Target``; ``build`` makes the submission in memory;
-``write`` puts it and its manifest on disk.  Nothing here imports agent code.
+``resolve_target`` turns what the user named (a project folder, a ``.py`` file,
+a registered agent, a module) into a ``Target``; ``build`` makes the submission
+in memory; ``write`` puts it and its manifest on disk.  Nothing here imports
+agent code.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.build import project as projects
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
 from connectx_forge.build.embed import data_names, load_data
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import (
     PROJECT_PACKAGE,
     RUNTIME_MODULES,
+    agents_root,
     check_defines,
     collect,
     positional_arity,
     top_level_names,
 )
 from connectx_forge.build.manifest import dumps, make_manifest, manifest_path, sources_sha256, tool_version
+from connectx_forge.build.reads import check_reads
 
 DEFAULT_SIZE_LIMIT = 5_000_000
 FORMATS = ("py", "tar.gz")
@@ -30,13 +34,22 @@ FORMATS = ("py", "tar.gz")
 
 @dataclass(frozen=True)
 class Target:
-    """What to build: the agent's name, its module and function, and its registry entry if any."""
+    """What to build: the agent's name, its module and function, where it lives, and its floors.
+
+    ``root`` is the folder its modules are imported from (default: the
+    toolkit's own, for the shipped agents); ``tops`` limits which of the root's
+    top-level names are the project's (the shipped agents: ``agents`` alone).
+    """
 
     name: str
     module: str
     function: str = "agent"
-    path: Path | None = None  # the entry file, for a file outside the agents package
+    path: Path | None = None  # the entry file, for a file whose module name is not its path
     spec: Any = None  # agents.registry.AgentSpec
+    root: Path | None = None
+    tops: frozenset[str] | None = None
+    floors: dict[str, float] = field(default_factory=dict)
+    settings: Path | None = None  # the project's settings file, if any
 
 
 @dataclass(frozen=True)
@@ -49,12 +62,21 @@ class Built:
 
 
 def default_root() -> Path:
-    """The project root of this checkout (the folder holding agents/ and build/)."""
-    return Path(__file__).resolve().parent.parent
+    """The folder the shipped agents are imported from (this checkout, or site-packages)."""
+    return agents_root()
 
 
-def target_for_file(path: Path, root: Path, function: str = "agent") -> Target:
-    """The target for a ``.py`` file: a module of the agents package, or a standalone entry file."""
+SHIPPED_TOPS = frozenset({PROJECT_PACKAGE})
+
+
+def target_for_project(project: projects.Project) -> Target:
+    """The target that builds a user's agent project."""
+    return Target(name=project.name, module=project.module, function=project.function, path=project.entry_path,
+                  root=project.root, floors=dict(project.floors), settings=project.settings)
+
+
+def target_for_file(path: Path, root: Path, function: str | None = None) -> Target:
+    """The target for a ``.py`` file: a module of the shipped agents, else the project it belongs to."""
     path = path.resolve()
     if not path.is_file():
         raise BuildError(f"{path}: no such file")
@@ -65,37 +87,68 @@ def target_for_file(path: Path, root: Path, function: str = "agent") -> Target:
     if parts and parts[0] == PROJECT_PACKAGE:
         if parts[-1] == "__init__":
             parts.pop()
-        return Target(name=parts[-1], module=".".join(parts), function=function)
+        return Target(name=parts[-1], module=".".join(parts), function=function or "agent", root=root,
+                      tops=SHIPPED_TOPS)
     stem = path.stem
-    if not stem.isidentifier() or stem == PROJECT_PACKAGE or stem in RUNTIME_MODULES:
+    if stem == PROJECT_PACKAGE or stem in RUNTIME_MODULES:
         raise BuildError(f"{path}: cannot be built as a module named {stem!r}; rename the file")
-    return Target(name=stem, module=stem, function=function, path=path)
+    return target_for_project(projects.load(path, function))
 
 
-def resolve_target(name: str | None, root: Path, module: str | None = None, function: str | None = None) -> Target:
-    """The target for a registered name (default: the strongest agent), a ``.py`` path or a module."""
+def resolve_target(name: str | None, root: Path | None = None, module: str | None = None,
+                   function: str | None = None) -> Target:
+    """The target for a project folder or ``.py`` path, a registered name, or a module.
+
+    ``name`` None: the project in the working folder when it has settings, else
+    the strongest registered agent.  ``module``: a module of the shipped agents
+    (``weighted`` or ``agents.weighted``), or of the project at ``root``.
+    """
+    shipped = default_root() if root is None else root
     if module is not None:
-        return Target(name=module.rpartition(".")[2], module=module, function=function or "agent")
-    if name is not None and name.endswith(".py"):
-        return target_for_file(Path(name), root, function or "agent")
+        return target_for_module(module, shipped, function)
+    if name is None and root is None and projects.settings_file(Path.cwd()) is not None:
+        return target_for_project(projects.load(Path.cwd(), function))
+    path = Path(name).expanduser() if name is not None else None
+    if path is not None and (path.is_dir() or path.suffix == ".py"):
+        if path.is_dir():
+            return target_for_project(projects.load(path, function))
+        return target_for_file(path, shipped, function)
     from agents.registry import UnknownAgent, get, strongest
 
     try:
         spec = strongest() if name is None else get(name)
     except UnknownAgent as exc:
         raise BuildError(str(exc)) from None
-    return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec)
+    return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
+                  root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
+
+
+def target_for_module(module: str, root: Path, function: str | None) -> Target:
+    """``--module``: ``agents.MODULE`` (or ``MODULE``, meaning the same) of the shipped agents, or a project's."""
+    parts = module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        raise BuildError(f"--module {module!r} is not a dotted module name")
+    if (root / PROJECT_PACKAGE).is_dir() and parts[0] != PROJECT_PACKAGE \
+            and projects.module_file(root, f"{PROJECT_PACKAGE}.{module}") is not None:
+        module = f"{PROJECT_PACKAGE}.{module}"
+    if projects.module_file(root, module) is None:
+        raise BuildError(f"--module {module}: no {module.replace('.', '/')}.py under {root}")
+    tops = SHIPPED_TOPS if module.partition(".")[0] == PROJECT_PACKAGE else None
+    return Target(name=module.rpartition(".")[2], module=module, function=function or "agent", root=root, tops=tops)
 
 
 def build(target: Target, root: Path | None = None, fmt: str = "py",
           size_limit: int = DEFAULT_SIZE_LIMIT) -> Built:
-    """The submission for ``target``, built statically from the sources under ``root``."""
-    root = default_root() if root is None else root
+    """The submission for ``target``, built statically from its sources (under ``root``, when given)."""
+    root = root if root is not None else target.root if target.root is not None else default_root()
     if fmt not in FORMATS:
         raise BuildError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    graph = collect(root, target.module, target.path)
+    graph = collect(root, target.module, target.path, target.tops)
     check_defines(graph, target.function, target.name)
-    data = load_data(root, graph.modules)
+    for module in graph.modules:
+        if not module.library:
+            check_reads(module)
+    data = load_data(graph.modules)
     if data:
         resources = next((m for m in graph.modules if m.name == RESOURCES_MODULE), None)
         reader = next(m for m in graph.modules if data_names(m))
@@ -113,7 +166,8 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
         raise BuildError(f"the submission would be {len(content):,} bytes, above the size limit of "
                          f"{size_limit:,} bytes (raise it with --size-limit)")
     manifest = make_manifest(name=target.name, module=target.module, function=target.function, spec=target.spec,
-                             modules=graph.modules, data=data, content=content, main_py=main_py, fmt=fmt)
+                             floors=target.floors, modules=graph.modules, data=data, content=content,
+                             main_py=main_py, fmt=fmt)
     return Built(source, content, manifest)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from connectx_forge.build.embed import DataFile, encode, wrapped_literal
 from connectx_forge.build.imports import SourceModule
 
-RESOURCES_MODULE = "agents.resources"
+RESOURCES_MODULE = "connectx_forge.runtime"
 
 HEADER = """\
 # ConnectX submission for Kaggle, built by connectx-forge {version}.

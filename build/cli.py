@@ -1,8 +1,8 @@
 """``cxforge build``: bundle an agent into one self-contained submission file and its manifest.
 
-The command-line face of the bundler (build/builder.py): which agent, where
-the file goes (``-o/--out``; ``--output`` is its old, unlisted spelling) and in
-which format.
+The command-line face of the bundler (build/builder.py): which agent (a
+project folder, a ``.py`` file, a registered name), where the file goes
+(``-o/--out``; ``--output`` is its old, unlisted spelling) and in which format.
 """
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, default_root, resolve_target, write
+from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, resolve_target, write
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import options
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
 EXAMPLE = """\
-cxforge build
+cxforge build                                      # in a project folder (cxforge.toml): that project
+cxforge build ~/bots/mybot -o submissions/mybot.py # a project folder anywhere
 cxforge build net-search -o submissions/net-search.py
 cxforge build solver -o submissions/solver.tar.gz"""
 DEFAULT_OUTPUT = {"py": Path("submissions/submission.py"), "tar.gz": Path("submissions/submission.tar.gz")}
@@ -24,17 +25,20 @@ DEFAULT_OUTPUT = {"py": Path("submissions/submission.py"), "tar.gz": Path("submi
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge build``."""
-    parser.add_argument("name", nargs="?", metavar="NAME",
-                        help="a registered agent (default: the strongest), or a path to a .py file")
+    parser.add_argument("name", nargs="?", metavar="AGENT",
+                        help="a project folder (cxforge.toml), a .py file, or a registered agent (default: the "
+                        "project in the working folder, else the strongest registered agent)")
     options.add_out(parser, "where to write it (default: submissions/submission.py, or .tar.gz)", old=("--output",))
     parser.add_argument("--format", choices=FORMATS, help="a single .py file, or a .tar.gz with main.py "
                         "(default: from the output's suffix, else py)")
     parser.add_argument("--size-limit", type=int, default=DEFAULT_SIZE_LIMIT, metavar="BYTES",
                         help=f"fail above this size (default {DEFAULT_SIZE_LIMIT:,})")
-    parser.add_argument("--module", metavar="MODULE", help="build agents.MODULE's function instead of a NAME")
-    parser.add_argument("--function", metavar="NAME", help="the agent function (default: the registry's, or agent)")
+    parser.add_argument("--module", metavar="MODULE", help="build MODULE's function instead of an AGENT: a module "
+                        "of the shipped agents (weighted, or agents.weighted) or of --project-root's project")
+    parser.add_argument("--function", metavar="NAME", help="the agent function (default: the project's entry, the "
+                        "registry's, or agent)")
     parser.add_argument("--project-root", type=Path, metavar="DIR",
-                        help="the project holding agents/ (default: this checkout)")
+                        help="the folder --module's modules are imported from (default: the shipped agents')")
 
 
 def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
@@ -55,16 +59,19 @@ def run(args: argparse.Namespace) -> int:
     if args.size_limit <= 0:
         raise BuildError(f"--size-limit must be a positive number of bytes, got {args.size_limit}")
     if args.module and args.name:
-        raise BuildError("give either NAME or --module, not both")
-    root = (args.project_root or default_root()).resolve()
-    if not (root / "agents").is_dir():
-        raise BuildError(f"{root}: no agents/ package there (see --project-root)")
+        raise BuildError("give either AGENT or --module, not both")
+    root = args.project_root.resolve() if args.project_root else None
+    if root is not None and not root.is_dir():
+        raise BuildError(f"--project-root {args.project_root}: no such folder")
     output, fmt = output_format(args.out, args.format)
     target = resolve_target(args.name, root, args.module, args.function)
-    built = build(target, root, fmt, args.size_limit)
+    built = build(target, None, fmt, args.size_limit)
     manifest = write(built, output)
     m = built.manifest
     print(f"built agent {target.name!r} ({target.module}.{target.function}): "
           f"{len(m['modules'])} module(s), {len(m['data'])} data file(s); manifest {manifest}")
+    if target.settings is not None:
+        floors = ", ".join(f"{k} {v:g}" for k, v in sorted(target.floors.items())) or "none"
+        print(f"settings {target.settings}; check floors: {floors}")
     print(f"{output}  {m['size']:,} bytes  sha256 {m['sha256']}")
     return 0

@@ -1,7 +1,8 @@
 """Data files in a submission: which ones a module reads, and how they are embedded.
 
-An agent reads its data with ``read_data("name")`` (agents/resources.py).  The
-bundler finds those calls statically, so the argument must be a string literal.
+An agent reads its data with ``read_data("path")`` (``connectx_forge.runtime``),
+the path relative to its project root.  The bundler finds those calls
+statically, so the argument must be a string literal.
 Each file is embedded zlib-compressed and base64-encoded with its sha256; the
 bundle decodes it once at load time and refuses to start on a mismatch.
 """
@@ -13,19 +14,18 @@ import base64
 import hashlib
 import zlib
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import SourceModule
 
 READER = "read_data"
-DATA_DIR = ("agents", "data")
 LINE_WIDTH = 96
 
 
 @dataclass(frozen=True)
 class DataFile:
-    """One embedded data file: its name under agents/data/, its bytes and their sha256."""
+    """One embedded data file: its path relative to the project root, its bytes and their sha256."""
 
     name: str
     content: bytes
@@ -55,24 +55,25 @@ def data_names(module: SourceModule) -> dict[str, int]:
         name = arg.value
         parts = PurePosixPath(name).parts
         if not name or PurePosixPath(name).is_absolute() or ".." in parts or "\\" in name:
-            raise BuildError(f"{where}: data file name {name!r} must be a relative path inside agents/data/")
+            raise BuildError(f"{where}: data file name {name!r} must be a path relative to the project root, "
+                             "inside the project (no '..', no leading '/', forward slashes)")
         found.setdefault(name, node.lineno)
     return found
 
 
-def load_data(root: Path, modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
-    """The data files the modules read, sorted by name; a missing file is a ``BuildError``."""
+def load_data(modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
+    """The data files the modules read (each relative to its root), sorted by name; a missing file is a ``BuildError``."""
     files: dict[str, DataFile] = {}
     for module in modules:
         for name, line in data_names(module).items():
             if name in files:
                 continue
-            path = root.joinpath(*DATA_DIR, *PurePosixPath(name).parts)
+            path = module.root.joinpath(*PurePosixPath(name).parts)
             try:
                 files[name] = DataFile(name, path.read_bytes())
             except OSError as exc:
-                raise BuildError(f"{module.path}:{line}: data file {'/'.join(DATA_DIR)}/{name} "
-                                 f"cannot be read ({exc.strerror})") from None
+                raise BuildError(f"{module.path}:{line}: data file {name} cannot be read from {module.root} "
+                                 f"({exc.strerror}); paths are relative to the project root") from None
     return tuple(files[n] for n in sorted(files))
 
 

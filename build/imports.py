@@ -2,23 +2,30 @@
 
 Sources are read with ``ast`` and never imported or run.  Starting from the
 agent's module, every ``import`` and ``from ... import`` (relative ones and those
-inside functions included) is resolved: ``agents.*`` modules are followed (with
-their package ``__init__.py`` files), the standard library and numpy are left to
-the runtime, and anything else is refused with the file and line, because
-Kaggle's runtime may lack it.  Imported names are checked against the target
+inside functions included) is resolved: the project's own modules (any top-level
+module or package in its root folder) are followed, with their package
+``__init__.py`` files, and so are the toolkit's bundle-safe libraries
+(``connectx_forge.runtime``, and the shipped ``agents.*`` such as the game core
+``agents.board``); the standard library and numpy are left to the runtime, and
+anything else is refused with the file and line, because Kaggle's runtime may
+lack it.  Imported names are checked against the target
 module's top-level definitions, so a typo fails the build, not the first game.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
 
-PROJECT_PACKAGE = "agents"
+PROJECT_PACKAGE = "agents"  # the shipped agents' package, a library for every project
+TOOLKIT = "connectx_forge"
+RUNTIME = "connectx_forge.runtime"  # the one part of the toolkit a submission may import
 RUNTIME_MODULES = frozenset(sys.stdlib_module_names) | {"numpy"}
 NEVER_BUNDLED = {"agents.registry": "it is for the tools (build, check, match) and is never bundled"}
 
@@ -42,6 +49,8 @@ class SourceModule:
     tree: ast.Module
     is_package: bool
     imports: list[ImportRef] = field(default_factory=list)
+    root: Path = Path(".")  # the folder it is imported from: its data paths are relative to it
+    library: bool = False  # the toolkit's (connectx_forge.runtime, the shipped agents), not the project's
 
     @property
     def package(self) -> str:
@@ -67,6 +76,22 @@ def locate(root: Path, name: str) -> tuple[Path, bool] | None:
     return None
 
 
+@cache
+def agents_root() -> Path:
+    """The folder the shipped ``agents`` package is imported from (the checkout, or site-packages)."""
+    spec = importlib.util.find_spec(PROJECT_PACKAGE)
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).resolve().parent.parent
+
+
+@cache
+def runtime_file() -> Path:
+    """The source file of ``connectx_forge.runtime`` (in a checkout, ``runtime/__init__.py``)."""
+    spec = importlib.util.find_spec(RUNTIME)
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).resolve()
+
+
 def relative_path(root: Path, path: Path) -> str:
     """``path`` relative to ``root`` in posix form (the absolute path when it lies outside)."""
     try:
@@ -75,9 +100,9 @@ def relative_path(root: Path, path: Path) -> str:
         return path.resolve().as_posix()
 
 
-def parse_module(root: Path, name: str, path: Path, is_package: bool) -> SourceModule:
+def parse_module(root: Path, name: str, path: Path, is_package: bool, rel: str | None = None) -> SourceModule:
     """Read and parse one source file; a syntax error becomes a ``BuildError`` at file:line."""
-    rel = relative_path(root, path)
+    rel = rel or relative_path(root, path)
     try:
         source = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -88,7 +113,7 @@ def parse_module(root: Path, name: str, path: Path, is_package: bool) -> SourceM
         tree = ast.parse(source, filename=rel)
     except SyntaxError as exc:
         raise BuildError(f"{rel}:{exc.lineno}: syntax error: {exc.msg}") from None
-    return SourceModule(name, rel, source, tree, is_package)
+    return SourceModule(name, rel, source, tree, is_package, root=root)
 
 
 def top_level_names(tree: ast.Module) -> tuple[set[str], bool]:
@@ -160,14 +185,43 @@ def _imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]
 
 
 class _Resolver:
-    """Resolves the imports of project modules, reading each file once."""
+    """Resolves the imports of project modules, reading each file once.
 
-    def __init__(self, root: Path) -> None:
+    ``tops`` are the project's top-level names (default: every module and
+    package in ``root``); the toolkit's ``agents`` package and
+    ``connectx_forge.runtime`` are libraries any project may import.
+    """
+
+    def __init__(self, root: Path, tops: frozenset[str] | None = None) -> None:
         self.root = root
         self.modules: dict[str, SourceModule] = {}
         self.names: dict[str, tuple[set[str], bool]] = {}
-        self.project_tops = {p.stem if p.suffix == ".py" else p.name for p in root.iterdir()
-                             if (p.is_dir() and not p.name.startswith(".")) or p.suffix == ".py"}
+        self.project_tops = tops if tops is not None else project_tops(root)
+
+    def find(self, name: str) -> SourceModule | None:
+        """Parse module ``name`` from the project or the toolkit's libraries; None where it has no file."""
+        top = name.partition(".")[0]
+        if top in self.project_tops:
+            found = locate(self.root, name)
+            if found is None and self.root.joinpath(*name.split(".")).is_dir():  # a namespace package
+                rel = "/".join(name.split(".")) + "/__init__.py"
+                return SourceModule(name, rel, "", ast.parse(""), True, root=self.root)
+            return None if found is None else parse_module(self.root, name, *found)
+        if name == TOOLKIT:  # a namespace package: nothing to run
+            return SourceModule(name, f"{TOOLKIT}/__init__.py", "", ast.parse(""), True, library=True)
+        if name == RUNTIME:
+            return _library(parse_module(runtime_file().parent.parent, name, runtime_file(), True,
+                                         rel=f"{TOOLKIT}/runtime/__init__.py"))
+        found = locate(agents_root(), name)
+        return None if found is None else _library(parse_module(agents_root(), name, *found))
+
+    def has_file(self, name: str) -> bool:
+        """Whether module ``name`` has a source file (a submodule, rather than a name its package defines)."""
+        if name in self.modules:
+            return True
+        if name.partition(".")[0] in self.project_tops:
+            return locate(self.root, name) is not None
+        return name.startswith(PROJECT_PACKAGE + ".") and locate(agents_root(), name) is not None
 
     def module(self, name: str, where: str) -> SourceModule:
         """Project module ``name``, parsed; ``where`` (file:line) is blamed if it does not exist."""
@@ -175,13 +229,13 @@ class _Resolver:
             return self.modules[name]
         if name in NEVER_BUNDLED:
             raise BuildError(f"{where}: imports {name}: {NEVER_BUNDLED[name]}")
-        found = locate(self.root, name)
-        if found is None:
+        module = self.find(name)
+        if module is None:
             stem = "/".join(name.split("."))
             raise BuildError(f"{where}: cannot resolve import {name!r}: "
                              f"no {stem}.py or {stem}/__init__.py in the project")
-        self.modules[name] = parse_module(self.root, name, *found)
-        return self.modules[name]
+        self.modules[name] = module
+        return module
 
     def defines(self, module: SourceModule, name: str) -> bool:
         if module.name not in self.names:
@@ -190,18 +244,23 @@ class _Resolver:
         return anything or name in names or (name.startswith("__") and name.endswith("__"))
 
     def classify(self, importer: SourceModule, name: str, line: int) -> bool:
-        """True for a project module to follow; False for a runtime module; BuildError otherwise."""
+        """True for a module to bundle; False for one Kaggle's runtime has; BuildError otherwise."""
         top = name.partition(".")[0]
-        if top == PROJECT_PACKAGE or top == importer.name.partition(".")[0]:
+        where = f"{importer.path}:{line}"
+        if top in self.project_tops or top == importer.name.partition(".")[0]:
+            return True
+        if top == TOOLKIT:
+            if name in (TOOLKIT, RUNTIME) or name.startswith(RUNTIME + "."):
+                return True
+            raise BuildError(f"{where}: imports {name}, a part of connectx-forge that is not bundle-safe; "
+                             f"a submission may import only {RUNTIME} from the toolkit")
+        if top == PROJECT_PACKAGE:
             return True
         if top in RUNTIME_MODULES:
             return False
-        where = f"{importer.path}:{line}"
-        if top in self.project_tops:
-            raise BuildError(f"{where}: imports {name}, a project module outside {PROJECT_PACKAGE}/; "
-                             f"a submission may use only {PROJECT_PACKAGE}.*, the standard library and numpy")
-        raise BuildError(f"{where}: imports {name}, which is neither in the standard library nor numpy; "
-                         "Kaggle's runtime may lack it")
+        raise BuildError(f"{where}: imports {name}, which is not a module of the project (no {top}.py or {top}/ "
+                         f"in {self.root}), nor in the standard library or numpy; Kaggle's runtime may lack it: "
+                         "put that code in the project, or drop the import")
 
     def absolute(self, importer: SourceModule, node: ast.ImportFrom) -> str:
         """The absolute module name of a (possibly relative) ``from`` import."""
@@ -237,7 +296,7 @@ class _Resolver:
             module = self.modules[target]
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                if alias.name != "*" and locate(self.root, sub) is not None:
+                if alias.name != "*" and self.has_file(sub):
                     self.module(sub, where)
                     refs.append(ImportRef(sub, node.lineno, ordering))
                 elif alias.name == "*" or self.defines(module, alias.name):
@@ -290,13 +349,26 @@ def _order(entry: SourceModule, modules: dict[str, SourceModule]) -> list[Source
     return [modules[n] for n in done]
 
 
-def collect(root: Path, entry_module: str, entry_path: Path | None = None) -> ModuleGraph:
+def project_tops(root: Path) -> frozenset[str]:
+    """The top-level module and package names of project folder ``root``."""
+    names = {p.stem if p.suffix == ".py" else p.name for p in root.iterdir()
+             if (p.is_dir() or p.suffix == ".py") and not p.name.startswith(".")}
+    return frozenset(n for n in names if n.isidentifier())
+
+
+def _library(module: SourceModule) -> SourceModule:
+    module.library = True
+    return module
+
+
+def collect(root: Path, entry_module: str, entry_path: Path | None = None,
+            tops: frozenset[str] | None = None) -> ModuleGraph:
     """The import graph of ``entry_module`` (read from ``entry_path`` when given) under ``root``.
 
     Raises ``BuildError`` for a missing module, a syntax error, an unresolvable
     name, a module outside the standard library and numpy, or an import cycle.
     """
-    resolver = _Resolver(root)
+    resolver = _Resolver(root, tops)
     if entry_path is not None:
         is_package = entry_path.name == "__init__.py"
         resolver.modules[entry_module] = parse_module(root, entry_module, entry_path, is_package)

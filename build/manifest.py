@@ -44,16 +44,17 @@ def manifest_path(output: Path) -> Path:
     return output.with_name(stem + ".json")
 
 
-def make_manifest(*, name: str, module: str, function: str, spec: Any, modules: tuple[SourceModule, ...],
-                  data: tuple[DataFile, ...], content: bytes, main_py: bytes, fmt: str) -> dict[str, Any]:
-    """The manifest's fields; ``spec`` is the registry entry (None for a file built by path)."""
+def make_manifest(*, name: str, module: str, function: str, spec: Any, floors: dict[str, float],
+                  modules: tuple[SourceModule, ...], data: tuple[DataFile, ...], content: bytes, main_py: bytes,
+                  fmt: str) -> dict[str, Any]:
+    """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's."""
     return {
         "agent": name,
         "module": module,
         "function": function,
-        "floors": dict(spec.floors) if spec is not None else None,
-        "valid": spec.valid if spec is not None else None,
-        "submittable": spec.submittable if spec is not None else None,
+        "floors": dict(floors),
+        "valid": spec.valid if spec is not None else True,
+        "submittable": spec.submittable if spec is not None else True,
         "format": fmt,
         "size": len(content),
         "sha256": sha256(content),

@@ -42,6 +42,9 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
+    "new": Command("connectx_forge.tools.new_cmd",
+                   "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and "
+                   "tests"),
     "agents": Command("connectx_forge.tools.agents_cmd",
                       "list the registered agents, their sources and win-rate floors"),
     "build": Command("connectx_forge.build.cli",
@@ -174,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents.",
                      epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.",
                      formatter_class=_CommandList)
+    parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, command in COMMANDS.items():
@@ -200,6 +204,11 @@ def _fail(name: str, message: str, status: int) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--version"], ["-V"]):
+        from connectx_forge.build.manifest import tool_version
+
+        print(f"{PROG} {tool_version()}")
+        return 0
     if argv and argv[0] in ALIASES:
         argv = [*ALIASES[argv[0]], *argv[1:]]
     if not argv or argv[0] not in COMMANDS:

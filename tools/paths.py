@@ -1,11 +1,37 @@
-"""Where the project's folders are: its root, the cache, the runs, the datasets, and Pons' sets in ../shared."""
+"""Where things are: the toolkit's own files, the agents' data, the user's cache and runs, Pons' sets.
+
+The toolkit may be a checkout or an installed wheel, so nothing generated goes
+next to its code: caches go to the user cache (``$CXFORGE_CACHE``, else
+``$XDG_CACHE_HOME/cxforge``, else ``~/.cache/cxforge``) and runs to ``runs/``
+in the folder the command runs in.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CACHE = PROJECT_ROOT / ".cache"  # compiled twin, label and weak-score caches (ignored by git)
-RUNS = PROJECT_ROOT / "runs"  # training runs and build progress files (ignored by git)
+import agents
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (or site-packages, when installed)
+AGENTS_ROOT = Path(agents.__file__).resolve().parent.parent  # the folder the shipped agents import from
+AGENTS_DATA = AGENTS_ROOT / "agents" / "data"  # the shipped agents' data files (weights, opening book)
 PONS_DIR = PROJECT_ROOT.parent / "shared" / "data" / "pons"  # Pascal Pons' benchmark sets, when present
 HELDOUT_DIR = PROJECT_ROOT / "datasets" / "heldout"  # our own labelled test sets (cxforge heldout build)
+RUNS = Path("runs")  # training runs, arena stores and build progress files, in the working folder
+
+
+def user_cache() -> Path:
+    """The user's cache folder for connectx-forge (not created here)."""
+    if os.environ.get("CXFORGE_CACHE"):
+        return Path(os.environ["CXFORGE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cxforge"
+
+
+CACHE = user_cache()  # compiled twin, openings, label, weak-score and on-the-fly build caches
+
+
+def agent_data(name: str) -> Path:
+    """The source file of the shipped agents' data file ``name`` (``agents/data/NAME``)."""
+    return AGENTS_DATA / name

@@ -8,13 +8,13 @@ from typing import Any
 from agents.board import Board, standard_board
 from agents.net.features import VERSION, encode
 from agents.net.mlp import MLP, checked, load_mlp, masked_argmax
-from agents.resources import read_data
+from connectx_forge.runtime import read_data
 
 
 @lru_cache(maxsize=1)
 def policy_value_net() -> MLP:
     """The supervised policy+value network behind ``net`` (loaded once)."""
-    return checked(load_mlp(read_data("net_weights.npz")), "net_weights.npz", VERSION)
+    return checked(load_mlp(read_data("agents/data/net_weights.npz")), "net_weights.npz", VERSION)
 
 
 def net_move(board: Board) -> int:

@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from agents.board import mirror_bits
-from agents.resources import MissingData, read_data
+from connectx_forge.runtime import MissingData, read_data
 from agents.solver.position import Layout, layout
 
 MAGIC = b"CXB1"
@@ -97,7 +97,7 @@ class Book:
     def load(cls) -> Book:
         """The book in agents/data (or embedded in a bundle); empty when there is none."""
         try:
-            return cls.from_bytes(read_data("opening_book.bin"))
+            return cls.from_bytes(read_data("agents/data/opening_book.bin"))
         except MissingData:
             return cls.empty()
 

@@ -7,11 +7,15 @@ A spec is one of
   (plain ``negamax`` means Kaggle's too, as no agent of ours has that name);
 * ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
   distribution, several times faster (tools/play/fast_negamax.py), for training and quick runs;
-* a path to a ``.py`` file, e.g. a built ``submissions/submission.py``: loaded the
-  way Kaggle loads a submission (exec in a fresh globals dict, last callable),
-  afresh for every game and inside the first move, so load time counts against
-  move 1 as it does on Kaggle.  The game loop plays a file in an agent host, a
-  child process (``tools/sandbox``), never in its own process.
+* a path to a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py``
+  Kaggle could run as it is): loaded the way Kaggle loads a submission (exec in
+  a fresh globals dict, last callable), afresh for every game and inside the
+  first move, so load time counts against move 1 as it does on Kaggle.  The game
+  loop plays a file in an agent host, a child process (``tools/sandbox``), never
+  in its own process;
+* a path to an agent project folder, or to a ``.py`` file that needs its
+  project (``build/cache.py``): built on the fly into the user cache, then
+  played as its built file, labelled with the project's name.
 
 Specs are strings so they can cross process boundaries: a player made by
 ``resolve`` pickles as its spec and is resolved again on the other side
@@ -23,9 +27,10 @@ wrapping a Python function (``from_callable``) pickles with its function.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from agents import registry
@@ -53,21 +58,27 @@ class Player:
     kind: str  # "registry", "kaggle", "file" or "callable"
     _agent: Agent | None = None
     by_spec: bool = False  # made by ``resolve``: pickles as its spec
+    path: str | None = None  # the submission file a "file" player plays (default: the spec)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle a resolved player as ``resolve(spec)``; others field by field."""
+        """Pickle a resolved player as ``resolve(spec)`` (keeping its label); others field by field."""
         if self.by_spec:
-            return (resolve, (self.spec,))
-        return (Player, (self.spec, self.name, self.kind, self._agent))
+            return (resolve_labelled, (self.spec, self.name))
+        return (Player, (self.spec, self.name, self.kind, self._agent, False, self.path))
 
     @property
     def fresh(self) -> bool:
         return self.kind == "file"
 
+    @property
+    def file(self) -> str:
+        """The submission file a "file" player plays."""
+        return self.path or self.spec
+
     def new_agent(self) -> Agent:
         """The agent function for one new game."""
         if self.kind == "file":
-            return file_agent(self.spec)
+            return file_agent(self.file)
         assert self._agent is not None
         return self._agent
 
@@ -90,8 +101,21 @@ def file_agent(path: str) -> Agent:
     kaggle_env.load()
     from kaggle_environments.agent import build_agent
 
+    if path.endswith(".tar.gz"):
+        path = _unpacked(path)
     agent, _ = build_agent(path, {}, "connectx")
     return agent
+
+
+@cache
+def _unpacked(path: str) -> str:
+    """A ``.tar.gz`` submission unpacked once per process into a temporary folder; its ``main.py``."""
+    import tempfile
+
+    from connectx_forge.tools.submit.archive import unpack
+
+    folder = tempfile.mkdtemp(prefix="cxforge-targz-")
+    return str(unpack(Path(path), Path(folder)))
 
 
 def _check_source(path: str) -> None:
@@ -105,17 +129,45 @@ def _check_source(path: str) -> None:
             fh.read(1)
     except OSError as exc:
         raise UserError(f"cannot read player file {path}: {exc.strerror or exc}") from None
+    if path.endswith(".tar.gz"):
+        import tarfile
+
+        try:
+            with tarfile.open(path, "r:gz") as archive:
+                names = archive.getnames()
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise UserError(f"{path}: not a readable .tar.gz ({exc})") from None
+        if "main.py" not in names and "./main.py" not in names:
+            raise UserError(f"{path}: no main.py at the top of the archive (Kaggle runs main.py)")
 
 
 def looks_like_path(spec: str) -> bool:
-    return spec.endswith(".py") or os.sep in spec or "/" in spec
+    return spec.endswith((".py", ".tar.gz")) or os.sep in spec or "/" in spec or spec in (".", "..")
 
 
 @cache
 def resolve(spec: str) -> Player:
     """The player a spec names; ``UserError`` with the accepted forms otherwise."""
     player = _resolve(spec)
-    return Player(player.spec, player.name, player.kind, player._agent, by_spec=True)
+    return Player(player.spec, player.name, player.kind, player._agent, by_spec=True, path=player.path)
+
+
+def resolve_labelled(spec: str, name: str) -> Player:
+    """``resolve(spec)`` shown as ``name`` (how a relabelled player crosses a process boundary)."""
+    return replace(resolve(spec), name=name)
+
+
+def distinct(players: Sequence[Player]) -> list[Player]:
+    """The players, those of different specs that share a label relabelled by their specs as written.
+
+    Two files named ``agent.py`` in different folders become ``a/agent.py`` and ``b/agent.py``.
+    """
+    names = [p.name for p in players]
+    out = []
+    for p in players:
+        clash = names.count(p.name) > 1 and len({q.spec for q in players if q.name == p.name}) > 1
+        out.append(replace(p, name=p.spec) if clash else p)
+    return out
 
 
 def _resolve(spec: str) -> Player:
@@ -139,14 +191,22 @@ def _resolve(spec: str) -> Player:
         return Player(spec, spec, "callable", fast_negamax_agent)
     if spec in KAGGLE_BUILTINS:  # "negamax": not ours, so Kaggle's
         return Player(spec, KAGGLE_PREFIX + spec, "kaggle", kaggle_builtin(spec))
-    if os.path.isfile(spec):
-        _check_source(spec)
-        return Player(spec, os.path.basename(spec), "file")
+    if os.path.isdir(spec) or os.path.isfile(spec):
+        if os.path.isfile(spec):
+            _check_source(spec)
+        from connectx_forge.build.cache import playable
+        from connectx_forge.build.errors import BuildError
+
+        try:
+            file = playable(spec)
+        except BuildError as exc:
+            raise UserError(f"player {spec}: {exc}") from None
+        return Player(spec, file.label, "file", path=str(file.path))
     if looks_like_path(spec):
         raise UserError(f"player file not found: {spec}")
     kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
     raise UserError(f"unknown player {spec!r}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
-                    f"{kaggle}, {FAST_NEGAMAX}, or a path to a .py file")
+                    f"{kaggle}, {FAST_NEGAMAX}, a project folder, or a path to a .py or .tar.gz file")
 
 
 def from_callable(agent: Agent, name: str | None = None) -> Player:

@@ -28,12 +28,14 @@ import socket
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
 from connectx_forge.tools.sandbox.limits import Limits, game_cpu_seconds
 from connectx_forge.tools.sandbox.scrub import one_line, scrub
+from connectx_forge.tools.submit.archive import unpack
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
 CRASH_GRACE = 1.0  # seconds a host whose channel closed gets to exit, so its status can be read
@@ -80,11 +82,13 @@ class HostedAgent:
                                  "seed": seed, "cwd": game, "home": home, "limits": self.limits.to_json(),
                                  "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
         if player.kind == "file":
-            setup["path"] = os.path.join(game, os.path.basename(player.spec))
+            setup["path"] = os.path.join(game, os.path.basename(player.file))
             if beside:
-                shutil.copytree(os.path.dirname(os.path.abspath(player.spec)), game, dirs_exist_ok=True)
+                shutil.copytree(os.path.dirname(os.path.abspath(player.file)), game, dirs_exist_ok=True)
+            elif player.file.endswith(".tar.gz"):  # its files where Kaggle puts them: beside main.py
+                setup["path"] = str(unpack(Path(player.file), Path(game)))
             else:
-                shutil.copyfile(player.spec, setup["path"])
+                shutil.copyfile(player.file, setup["path"])
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""

@@ -11,20 +11,24 @@ kaggle_environments' loader, under the ``Limits`` given, so Kaggle's own rules
 decide INVALID, ERROR and TIMEOUT and nothing the file does reaches the
 checker.  The games run on the game tools' worker pool (forked processes);
 ``verdict.py`` decides, with the floors of the build manifest beside the file
-(``read_manifest``).
+(``read_manifest``), used only when the manifest's sha256 is the file's.
+``check_agent`` takes any player ``cxforge check`` accepts (a project folder, a
+source ``.py``, a registered agent: built on the fly first).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
-import tarfile
 import tempfile
 from collections.abc import Iterable
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.build.cache import Playable
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play import pool
@@ -32,6 +36,7 @@ from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game
+from connectx_forge.tools.submit.archive import unpack
 from connectx_forge.tools.submit.verdict import CheckReport, summarize
 
 OPPONENTS = ("random", "negamax")
@@ -57,7 +62,7 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     source = Path(path)
     _validate(source, games, act_timeout, overage)
     chosen = tuple(opponents)
-    manifest_path, manifest = read_manifest(source)
+    manifest_path, manifest, stale = read_manifest(source)
     jobs = jobs_for(chosen, games, act_timeout, overage, seed)
     kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
@@ -72,8 +77,38 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
             results = pool.in_processes(kaggle_game.play, [{**job, **common} for job in jobs],
                                         workers or os.cpu_count() or 1,
                                         progress=pool.Progress("check", "game", enabled=progress))
-    return summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
-                     validation=first)
+    report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
+                       validation=first)
+    if stale:
+        report.notes.insert(0, stale)
+    return report
+
+
+def submission_of(spec: str) -> Playable:
+    """The file that ``cxforge check`` and ``upload`` judge for ``spec``: a built file as it is; a project
+    folder, a source ``.py`` or a registered agent built on the fly (with its manifest beside it)."""
+    from agents import registry
+    from connectx_forge.build.cache import playable, registered
+
+    path = Path(spec).expanduser()
+    if spec.startswith("kaggle:"):
+        raise UserError(f"{spec} is Kaggle's built-in agent, not a submission; check a project folder, "
+                        "a .py or .tar.gz file, or a registered agent")
+    if path.exists():
+        return playable(spec)
+    if spec in registry.REGISTRY:
+        return registered(spec)
+    if spec.endswith((".py", ".tar.gz")) or "/" in spec or os.sep in spec:
+        raise UserError(f"{spec}: no such file or folder")
+    close = get_close_matches(spec, list(registry.REGISTRY), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise UserError(f"{spec}: no such file or folder, nor a registered agent{hint}; give a project folder, "
+                    "a .py or .tar.gz file, or a name from cxforge agents")
+
+
+def check_agent(spec: str, games: int = DEFAULT_GAMES, workers: int | None = None, **kwargs: Any) -> CheckReport:
+    """``check_file`` of whatever ``spec`` names (``submission_of``)."""
+    return check_file(submission_of(spec).path, games, workers, **kwargs)
 
 
 def validation_job(act_timeout: float, overage: float, seed: int | None) -> Job:
@@ -91,23 +126,10 @@ def stage(source: Path, folder: Path) -> Path:
     its games (a ``load`` failure), as it fails on Kaggle.
     """
     if source.name.endswith(".tar.gz"):
-        main = _unpack(source, folder)
+        main = unpack(source, folder)
     else:
         main = folder / source.name
         shutil.copyfile(source, main)
-    return main
-
-
-def _unpack(source: Path, folder: Path) -> Path:
-    """Unpack a ``.tar.gz`` submission into ``folder``; its ``main.py``."""
-    try:
-        with tarfile.open(source, "r:gz") as archive:
-            archive.extractall(folder, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise UserError(f"{source}: not a readable .tar.gz ({exc})") from None
-    main = folder / "main.py"
-    if not main.is_file():
-        raise UserError(f"{source}: no main.py at the top of the archive (Kaggle runs main.py)")
     return main
 
 
@@ -117,18 +139,29 @@ def manifest_for(path: Path) -> Path:
     return path.with_name(stem + ".json")
 
 
-def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any]]:
-    """The build manifest beside ``path``, or ``(None, {})``."""
+def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any], str | None]:
+    """The build manifest beside ``path`` if it describes this file: ``(manifest, data, None)``.
+
+    ``(None, {}, None)`` when there is none; ``(None, {}, note)`` when its sha256 is
+    not the file's (another build replaced the file, or the manifest is old):
+    its name and floors are then not used, and ``note`` says so.
+    """
     manifest = manifest_for(path)
     if not manifest.is_file():
-        return None, {}
+        return None, {}, None
     try:
         data = json.loads(manifest.read_text())
     except (OSError, ValueError) as exc:
         raise UserError(f"{manifest}: not a readable JSON manifest ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("floors", {}), dict):
+    if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
         raise UserError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
-    return manifest, data
+    data["floors"] = data.get("floors") or {}
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if data.get("sha256") != digest:
+        return None, {}, (f"the manifest {manifest} does not match this file (its sha256 is "
+                          f"{str(data.get('sha256'))[:12]}..., the file's {digest[:12]}...): its agent name and "
+                          "floors are not used; rebuild with cxforge build to check the floors")
+    return manifest, data, None
 
 
 def _validate(source: Path, games: int, act_timeout: float, overage: float) -> None:

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
 
+DEFAULT_FILE = Path("submissions/submission.py")
 HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"
 EXAMPLE = """\
+cxforge check                                   # in a project folder: that project; else submissions/submission.py
 cxforge check submissions/submission.py
+cxforge check ~/bots/mybot                      # a project folder, built on the fly
 cxforge check submissions/submission.py -n 40 -w 2 --opponents negamax --json"""
 DESCRIPTION = HELP + "\n\n" + (
     "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
@@ -21,15 +26,19 @@ DESCRIPTION = HELP + "\n\n" + (
     "it first plays itself once (the validation episode; a failure there fails the check at\n"
     "once), then Kaggle's built-in random and negamax in both seats.  Exit status 1 when it\n"
     "makes any invalid move, raises, crashes or times out, or is significantly below a win-rate\n"
-    "floor of the manifest beside it (submission.json beside submission.py): over both seats, it\n"
-    "fails when the upper end of the 95% Wilson interval of its win rate is below the floor.\n"
-    "Without a manifest only validity is checked.")
+    "floor of the manifest beside it (submission.json beside submission.py; a project's floors\n"
+    "come from its cxforge.toml): over both seats, it fails when the upper end of the 95% Wilson\n"
+    "interval of its win rate is below the floor.  Without a manifest, or with one whose sha256\n"
+    "is not the file's, only validity is checked.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge check``."""
     parser.description = DESCRIPTION
-    parser.add_argument("path", help="the submission: a .py file, or a .tar.gz with main.py at its top")
+    parser.add_argument("path", nargs="?", metavar="AGENT",
+                        help="a built .py or .tar.gz (main.py at its top), a project folder or source .py (built "
+                        "on the fly), or a registered agent (default: the project in the working folder, else "
+                        "submissions/submission.py)")
     options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats")
     options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
@@ -46,13 +55,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_progress(parser)
 
 
+def default_agent(spec: str | None) -> str:
+    """What a command checks when it is given nothing: the project in the working folder, else the default file."""
+    from connectx_forge.build.project import settings_file
+
+    if spec is not None:
+        return spec
+    return "." if settings_file(Path.cwd()) is not None else str(DEFAULT_FILE)
+
+
 def run(args: argparse.Namespace) -> int:
     """Check the file and print the report; 0 when it passes, 1 when it fails."""
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     if not opponents:
         raise UserError("--opponents names no opponent")
-    report = check.check_file(args.path, args.games, args.workers, opponents=opponents, act_timeout=args.act_timeout,
-                        overage=args.overage, seed=args.seed, progress=options.progress_of(args),
-                              validation=args.validation, limits=options.limits_of(args))
+    file = check.submission_of(default_agent(args.path))
+    if file.built_here:
+        print(f"built {file.label!r} on the fly: {file.path}", file=sys.stderr)
+    report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
+                              act_timeout=args.act_timeout, overage=args.overage, seed=args.seed,
+                              progress=options.progress_of(args), validation=args.validation,
+                              limits=options.limits_of(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return 0 if report.passed else 1

@@ -7,18 +7,21 @@ from functools import partial
 from pathlib import Path
 
 from connectx_forge.tools import options
-from connectx_forge.tools.submit.check import CHECK_WORKERS, DEFAULT_GAMES
+from connectx_forge.tools.submit.check import CHECK_WORKERS, DEFAULT_GAMES, submission_of
 from connectx_forge.tools.submit.upload import upload
 
 HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
-EXAMPLE = 'cxforge upload submissions/submission.py -m "lookahead, depth 4"'
+EXAMPLE = """\
+cxforge upload submissions/submission.py -m "lookahead, depth 4"
+cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge upload``."""
     parser.description = (HELP + ". The file is checked first (see `cxforge check --help`) and refused "
                           "if it fails; there is no way to skip the check.")
-    parser.add_argument("path", metavar="PATH", help="the submission file, e.g. submissions/submission.py")
+    parser.add_argument("path", metavar="AGENT", help="the submission file (e.g. submissions/submission.py), or a "
+                        "project folder, source .py or registered agent, built first")
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
     options.add_games(parser, DEFAULT_GAMES, "checker games per opponent")
     options.add_workers(parser, what=CHECK_WORKERS)
@@ -26,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the file, upload it if it passed, print what Kaggle said; 0."""
-    output = upload(Path(args.path), args.message, args.games, args.workers, progress=True,
+    file = submission_of(args.path)
+    if file.built_here:
+        print(f"built {file.label!r}: {file.path}", flush=True)
+    output = upload(Path(file.path), args.message, args.games, args.workers, progress=True,
                     show=partial(print, flush=True))
     print(output)
     return 0

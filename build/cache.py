@@ -1,0 +1,128 @@
+"""Built on the fly: every command that plays or checks a project or a source file builds it first.
+
+A project folder, a ``.py`` file that needs its project (it imports a module
+beside it, reads data through ``read_data``, or belongs to a project with
+settings) or a registered agent is built into the user cache
+(``~/.cache/cxforge/builds/``), named by the built file's sha256, with its
+manifest beside it; the same sources give the same file, so a rebuild is a
+cache hit.  A built file (``.tar.gz``, or a ``.py`` that the bundler wrote) and
+a self-contained ``.py`` (one Kaggle could run as it is) play as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from connectx_forge.build import project as projects
+from connectx_forge.build.builder import Target, build, resolve_target
+from connectx_forge.build.bundle import HEADER
+from connectx_forge.build.embed import READER
+from connectx_forge.build.errors import BuildError
+from connectx_forge.build.manifest import dumps, manifest_path
+
+BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes
+
+
+@dataclass(frozen=True)
+class Playable:
+    """A submission file to play or check, and the label a report shows for it."""
+
+    path: Path
+    label: str
+    built_here: bool  # built on the fly (into the cache) from a project, a source file or a registered name
+
+
+def cache_dir() -> Path:
+    from connectx_forge.tools.paths import user_cache
+
+    return user_cache() / "builds"
+
+
+def is_built(path: Path) -> bool:
+    """A ``.tar.gz``, or a ``.py`` the bundler wrote (its first line says so)."""
+    if path.name.endswith(".tar.gz"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(BUILT_MARK)) == BUILT_MARK
+    except OSError:
+        return False
+
+
+def needs_build(path: Path) -> bool:
+    """Whether a source ``.py`` needs its project: it belongs to one with settings, imports a module beside
+    it, or reads data files.  Anything else (including a file that does not parse) plays as it is."""
+    if is_built(path):
+        return False
+    if projects.find_root(path.resolve().parent) is not None:
+        return True
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+        return False
+    folder = path.resolve().parent
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == READER:
+            return True
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        if isinstance(node, ast.ImportFrom) and node.level:
+            return True
+        for name in names:
+            top = name.partition(".")[0]
+            if top == "connectx_forge" or (folder / f"{top}.py").is_file() or (folder / top).is_dir():
+                return True
+    return False
+
+
+def build_cached(target: Target) -> Path:
+    """Build ``target`` into the cache (if that file is not there yet); the built file, its manifest beside it."""
+    built = build(target)
+    folder = cache_dir()
+    digest = hashlib.sha256(built.content).hexdigest()[:16]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in target.name)
+    out = folder / f"{safe}-{digest}.py"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not out.is_file():
+            _atomic_write(out, built.content)
+        _atomic_write(manifest_path(out), dumps(built.manifest).encode())
+    except OSError as exc:
+        raise BuildError(f"cannot write the build cache {folder} ({exc.strerror}); set CXFORGE_CACHE "
+                         "to a writable folder") from None
+    return out
+
+
+def _atomic_write(path: Path, content: bytes) -> None:
+    """Write through a temporary file, so a reader (another worker) never sees half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def playable(spec: str) -> Playable:
+    """The file that plays for a path spec (a project folder, a ``.py``, a ``.tar.gz``), built when it must be."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        target = resolve_target(str(path))
+        return Playable(build_cached(target), target.name, True)
+    if path.suffix == ".py" and needs_build(path):
+        target = resolve_target(str(path))
+        return Playable(build_cached(target), target.name, True)
+    return Playable(path, path.name, False)
+
+
+def registered(name: str) -> Playable:
+    """A registered agent, built into the cache (for the commands that take only files: check, upload)."""
+    target = resolve_target(name)
+    return Playable(build_cached(target), target.name, True)

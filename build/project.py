@@ -1,0 +1,198 @@
+"""An agent project: a folder of the user's, anywhere on disk, and its settings.
+
+A project is a root folder holding the entry module, any helper modules and
+packages, and data files.  Its settings live in ``cxforge.toml`` at the root,
+or under ``[tool.cxforge]`` in its ``pyproject.toml``::
+
+    name = "mybot"
+    entry = "mybot.main:act"        # module:function, as Python entry points are written
+    [floors]                        # the check's win-rate floors against each opponent
+    random = 0.9
+    "kaggle:negamax" = 0.5
+
+A folder with no settings file builds ``main:agent``; a single ``.py`` file
+with none builds that file (its ``agent``, else its last top-level function, the
+one Kaggle would call), with no floors.  ``load`` validates everything and
+raises ``BuildError`` with one line naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.build.errors import BuildError
+
+SETTINGS_FILE = "cxforge.toml"
+PYPROJECT = "pyproject.toml"
+KEYS = ("name", "entry", "floors")
+DEFAULT_ENTRY = "main:agent"
+# the check's opponents (Kaggle's built-ins), as a floor may name them
+FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
+
+
+@dataclass(frozen=True)
+class Project:
+    """A user's agent project: where it is, what to build, and the check's floors."""
+
+    root: Path
+    name: str
+    module: str
+    function: str
+    floors: dict[str, float] = field(default_factory=dict)
+    settings: Path | None = None  # the file the settings came from
+    entry_path: Path | None = None  # the entry file, when it is not found from the module name (a lone .py)
+
+    @property
+    def entry(self) -> str:
+        return f"{self.module}:{self.function}"
+
+
+def settings_file(folder: Path) -> Path | None:
+    """The settings file of project folder ``folder``: cxforge.toml, or a pyproject.toml with [tool.cxforge]."""
+    if (folder / SETTINGS_FILE).is_file():
+        return folder / SETTINGS_FILE
+    pyproject = folder / PYPROJECT
+    if pyproject.is_file() and "[tool.cxforge" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        return pyproject
+    return None
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that has a settings file, or None."""
+    for folder in (start, *start.parents):
+        if settings_file(folder) is not None:
+            return folder
+    return None
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise BuildError(f"{path}: not valid TOML ({exc}); fix the file's syntax") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BuildError(f"{path}: cannot read it ({exc})") from None
+    if path.name == PYPROJECT:
+        data = data.get("tool", {}).get("cxforge", {})
+        if not isinstance(data, dict):
+            raise BuildError(f"{path}: [tool.cxforge] must be a table")
+    return data
+
+
+def parse_entry(entry: Any, where: str) -> tuple[str, str]:
+    """``module:function`` (or a bare ``module``, meaning its ``agent``) as its two parts."""
+    if not isinstance(entry, str):
+        raise BuildError(f"{where}: entry must be a string such as \"mybot.main:act\", not {entry!r}")
+    module, _, function = entry.partition(":")
+    function = function or "agent"
+    if not all(part.isidentifier() for part in module.split(".")) or not function.isidentifier():
+        raise BuildError(f"{where}: entry {entry!r} is not module:function (e.g. \"mybot.main:act\"); "
+                         "use dotted module names and a function name")
+    return module, function
+
+
+def parse_floors(floors: Any, where: str) -> dict[str, float]:
+    """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
+    if not isinstance(floors, dict):
+        raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")
+    out: dict[str, float] = {}
+    for opponent, rate in floors.items():
+        if opponent not in FLOOR_OPPONENTS:
+            raise BuildError(f"{where}: floors: unknown opponent {opponent!r}{_did_you_mean(opponent, FLOOR_OPPONENTS)};"
+                             f" the check plays {', '.join(sorted(FLOOR_OPPONENTS))}")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise BuildError(f"{where}: floors: {opponent} = {rate!r} must be a win rate between 0 and 1")
+        out[FLOOR_OPPONENTS[opponent]] = float(rate)
+    return out
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def from_settings(root: Path, path: Path) -> Project:
+    """The project at ``root`` whose settings are in ``path``."""
+    data = read_settings(path)
+    for key in data:
+        if key not in KEYS:
+            raise BuildError(f"{path}: unknown setting {key!r}{_did_you_mean(key, KEYS)}; "
+                             f"the settings are {', '.join(KEYS)}")
+    name = data.get("name", root.resolve().name)
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\n"):
+        raise BuildError(f"{path}: name must be a non-empty string without slashes, not {name!r}")
+    module, function = parse_entry(data.get("entry", DEFAULT_ENTRY), str(path))
+    floors = parse_floors(data.get("floors", {}), str(path))
+    return Project(root, name, module, function, floors, path)
+
+
+def last_function(path: Path) -> str:
+    """``agent`` if ``path`` defines it at top level, else its last top-level function (Kaggle's last callable)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, UnicodeDecodeError, OSError):
+        return "agent"
+    functions = [s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return "agent" if "agent" in functions or not functions else functions[-1]
+
+
+def load(path: Path, function: str | None = None) -> Project:
+    """The project a path names: a project folder, or a ``.py`` file (alone, or inside a project).
+
+    A ``.py`` file inside a project whose entry it is builds that project; any
+    other ``.py`` file builds alone from its own folder (its siblings importable).
+    ``function`` overrides the entry's function.
+    """
+    path = path.expanduser()
+    if path.is_dir():
+        root = path.resolve()
+        settings = settings_file(root)
+        if settings is not None:
+            project = from_settings(root, settings)
+        elif (root / "main.py").is_file():
+            project = Project(root, root.name, "main", "agent")
+        else:
+            raise BuildError(f"{path}: not an agent project: no {SETTINGS_FILE} (or pyproject.toml with "
+                             "[tool.cxforge]) and no main.py; create one with cxforge new")
+        return _with_function(project, function)
+    if not path.is_file():
+        raise BuildError(f"{path}: no such file or folder")
+    if path.suffix != ".py":
+        raise BuildError(f"{path}: not a .py file or a project folder")
+    file = path.resolve()
+    root = find_root(file.parent)
+    if root is not None:
+        project = from_settings(root, settings_file(root))  # type: ignore[arg-type]
+        if module_file(project.root, project.module) == file:
+            return _with_function(project, function)
+    stem = file.stem
+    if not stem.isidentifier():
+        raise BuildError(f"{path}: cannot be built as a module named {stem!r}; rename the file to a Python name")
+    return Project(file.parent, stem, stem, function or last_function(file), entry_path=file)
+
+
+def _with_function(project: Project, function: str | None) -> Project:
+    if function is None:
+        return project
+    return Project(project.root, project.name, project.module, function, project.floors, project.settings,
+                   project.entry_path)
+
+
+def module_file(root: Path, module: str) -> Path | None:
+    """The file of ``module`` under ``root`` (``a/b.py`` or ``a/b/__init__.py``), or None."""
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def is_project_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder that ``load`` accepts as a project."""
+    return path.is_dir() and (settings_file(path) is not None or (path / "main.py").is_file())

@@ -1,0 +1,122 @@
+"""Test helpers for your own agent project: ``from connectx_forge import testing``.
+
+The tests that ``cxforge new`` writes use them; any pytest file may::
+
+    from hypothesis import given, settings
+    from connectx_forge import testing
+    from mybot.main import act
+
+    @settings(max_examples=50, deadline=None)
+    @given(testing.positions())
+    def test_plays_a_legal_column(position):
+        testing.assert_legal_move(act, position)
+
+    def test_meets_its_floors():
+        testing.assert_floors(".")        # the [floors] of cxforge.toml, checked as `cxforge check` does
+
+``positions`` needs Hypothesis (``pip install hypothesis``, or the toolkit's
+``dev`` extra); the rest needs only the toolkit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agents.board import Board
+
+Agent = Callable[..., Any]
+__all__ = ["Position", "assert_floors", "assert_legal_move", "check", "positions"]
+
+
+@dataclass(frozen=True)
+class Position:
+    """A position with the side to move: ``obs`` and ``config`` as Kaggle passes them, and its moves."""
+
+    moves: tuple[int, ...]  # 0-based columns from the empty board
+    rows: int = 6
+    columns: int = 7
+    inarow: int = 4
+    overage: float = 60.0
+    board: Board = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "board", Board.from_moves(self.moves, self.rows, self.columns, self.inarow))
+
+    @property
+    def obs(self) -> Any:
+        return _struct(board=self.board.to_grid(), mark=self.board.mark, step=len(self.moves),
+                       remainingOverageTime=self.overage)
+
+    @property
+    def config(self) -> Any:
+        return _struct(rows=self.rows, columns=self.columns, inarow=self.inarow, actTimeout=2, timeout=2,
+                       episodeSteps=1000, agentTimeout=60, runTimeout=1200)
+
+    def legal_moves(self) -> list[int]:
+        return self.board.legal_moves()
+
+
+class _Struct(dict):  # type: ignore[type-arg]
+    """Attribute and item access, as kaggle_environments' ``Struct``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _struct(**items: Any) -> Any:
+    return _Struct(items)
+
+
+def positions(rows: int = 6, columns: int = 7, inarow: int = 4, max_moves: int | None = None) -> Any:
+    """A Hypothesis strategy of open positions (the game not over) reached by legal moves from the empty board."""
+    from hypothesis import strategies as st
+
+    cap = rows * columns - 1 if max_moves is None else min(max_moves, rows * columns - 1)
+
+    @st.composite
+    def draw_position(draw: Any) -> Position:
+        target = draw(st.integers(0, cap))
+        board, moves = Board(rows, columns, inarow), []
+        while len(moves) < target:
+            open_moves = [c for c in board.legal_moves() if not board.play(c).is_over()]
+            if not open_moves:
+                break
+            column = draw(st.sampled_from(open_moves))
+            board, moves = board.play(column), [*moves, column]
+        return Position(tuple(moves), rows, columns, inarow)
+
+    return draw_position()
+
+
+def assert_legal_move(agent: Agent, position: Position, seconds: float = 2.0) -> int:
+    """Call ``agent`` on ``position`` as Kaggle would; fail unless it returns a legal plain ``int`` in time."""
+    start = time.perf_counter()
+    move = agent(position.obs, position.config)
+    took = time.perf_counter() - start
+    assert type(move) is int, f"the agent returned {move!r} ({type(move).__name__}); Kaggle takes a plain int"
+    assert move in position.legal_moves(), (f"the agent played column {move}, not a legal move "
+                                            f"(legal: {position.legal_moves()}) after moves {list(position.moves)}")
+    assert took <= seconds, f"the agent took {took:.2f} s, more than {seconds} s, after moves {list(position.moves)}"
+    return move
+
+
+def check(project: str | Path = ".", games: int = 8, workers: int | None = None) -> Any:
+    """``cxforge check`` of a project (or any player ``cxforge check`` takes): its report."""
+    from connectx_forge.tools.submit.check import check_agent
+
+    return check_agent(str(project), games, workers)
+
+
+def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None = None) -> None:
+    """Fail unless the project passes ``cxforge check``: valid moves and its floors from ``cxforge.toml``."""
+    from connectx_forge.tools.submit.check_report import format_report
+
+    report = check(project, games, workers)
+    assert report.passed, "cxforge check failed:\n" + format_report(report)

@@ -1,0 +1,45 @@
+"""``cxforge new PATH``: scaffold an agent project of your own (tools/scaffold.py), ready to build, check and test."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from connectx_forge.tools import scaffold
+from connectx_forge.tools.errors import UserError
+
+HELP = "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and tests"
+EXAMPLE = """\
+cxforge new mybot
+cd mybot && cxforge build && cxforge check && pytest && cxforge match . kaggle:negamax"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge new``."""
+    parser.add_argument("path", type=Path, metavar="PATH", help="the project folder to create (new, or empty)")
+    parser.add_argument("--name", help="the agent's name (default: the folder's name)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the project's files; refuse a folder that already has files."""
+    folder: Path = args.path.expanduser()
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise UserError(f"{folder}: already exists and is not an empty folder; give a new path")
+    name = args.name or folder.resolve().name
+    if not name.strip() or any(c in name for c in "/\\\n\""):
+        raise UserError(f"--name {name!r}: give a name without slashes or quotes")
+    package = scaffold.package_name(folder.resolve().name)
+    written = []
+    try:
+        for rel, text in scaffold.files(name, package).items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            written.append(rel)
+    except OSError as exc:
+        raise UserError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    print(f"created agent project {name!r} in {folder} (entry {package}.main:act):")
+    for rel in written:
+        print(f"  {rel}")
+    print(f"next: cd {folder} && cxforge build && cxforge check && pytest && cxforge match . kaggle:negamax")
+    return 0
