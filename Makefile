@@ -50,7 +50,7 @@ test: $(TEST_STAMP)
 
 # ruff and mypy alone (make test runs them too, in tests/test_static.py)
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check agents build tools tests
+	$(BIN)/ruff check agents build runtime testing tools tests
 	$(BIN)/python -m tests.typecheck
 
 test-slow: $(TEST_STAMP)

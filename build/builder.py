@@ -143,8 +143,17 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
     root = root if root is not None else target.root if target.root is not None else default_root()
     if fmt not in FORMATS:
         raise BuildError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if target.settings is not None and target.path is None and projects.module_file(root, target.module) is None:
+        stem = target.module.replace(".", "/")
+        raise BuildError(f"{target.settings}: entry {target.module}:{target.function}: no {stem}.py or "
+                         f"{stem}/__init__.py in the project ({root}); fix entry")
     graph = collect(root, target.module, target.path, target.tops)
-    check_defines(graph, target.function, target.name)
+    try:
+        check_defines(graph, target.function, target.name)
+    except BuildError as exc:
+        if target.settings is None:
+            raise
+        raise BuildError(f"{exc}; fix entry in {target.settings}") from None
     for module in graph.modules:
         if not module.library:
             check_reads(module)

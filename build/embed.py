@@ -62,7 +62,10 @@ def data_names(module: SourceModule) -> dict[str, int]:
 
 
 def load_data(modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
-    """The data files the modules read (each relative to its root), sorted by name; a missing file is a ``BuildError``."""
+    """The data files the modules read (each relative to its root), sorted by name.
+
+    A missing file is a ``BuildError``.
+    """
     files: dict[str, DataFile] = {}
     for module in modules:
         for name, line in data_names(module).items():

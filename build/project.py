@@ -104,8 +104,9 @@ def parse_floors(floors: Any, where: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for opponent, rate in floors.items():
         if opponent not in FLOOR_OPPONENTS:
-            raise BuildError(f"{where}: floors: unknown opponent {opponent!r}{_did_you_mean(opponent, FLOOR_OPPONENTS)};"
-                             f" the check plays {', '.join(sorted(FLOOR_OPPONENTS))}")
+            hint = _did_you_mean(opponent, FLOOR_OPPONENTS)
+            raise BuildError(f"{where}: floors: unknown opponent {opponent!r}{hint}; "
+                             f"the check plays {', '.join(sorted(FLOOR_OPPONENTS))}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise BuildError(f"{where}: floors: {opponent} = {rate!r} must be a win rate between 0 and 1")
         out[FLOOR_OPPONENTS[opponent]] = float(rate)
@@ -166,11 +167,12 @@ def load(path: Path, function: str | None = None) -> Project:
     if path.suffix != ".py":
         raise BuildError(f"{path}: not a .py file or a project folder")
     file = path.resolve()
-    root = find_root(file.parent)
-    if root is not None:
-        project = from_settings(root, settings_file(root))  # type: ignore[arg-type]
-        if module_file(project.root, project.module) == file:
-            return _with_function(project, function)
+    found = find_root(file.parent)
+    settings = settings_file(found) if found is not None else None
+    if found is not None and settings is not None:
+        owner = from_settings(found, settings)
+        if module_file(owner.root, owner.module) == file:
+            return _with_function(owner, function)
     stem = file.stem
     if not stem.isidentifier():
         raise BuildError(f"{path}: cannot be built as a module named {stem!r}; rename the file to a Python name")

@@ -60,7 +60,7 @@ class Position:
         return self.board.legal_moves()
 
 
-class _Struct(dict):  # type: ignore[type-arg]
+class _Struct(dict[str, Any]):
     """Attribute and item access, as kaggle_environments' ``Struct``."""
 
     def __getattr__(self, name: str) -> Any:
@@ -83,7 +83,7 @@ def positions(rows: int = 6, columns: int = 7, inarow: int = 4, max_moves: int |
     @st.composite
     def draw_position(draw: Any) -> Position:
         target = draw(st.integers(0, cap))
-        board, moves = Board(rows, columns, inarow), []
+        board, moves = Board(rows, columns, inarow), list[int]()
         while len(moves) < target:
             open_moves = [c for c in board.legal_moves() if not board.play(c).is_over()]
             if not open_moves:

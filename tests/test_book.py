@@ -77,9 +77,9 @@ def test_bad_files_are_rejected() -> None:
 
 
 def test_the_shipped_book_loads_and_its_late_entries_are_exact() -> None:
-    from agents.resources import read_data
+    from connectx_forge.runtime import read_data
 
-    book = Book.from_bytes(read_data("opening_book.bin"))  # raises on a damaged file
+    book = Book.from_bytes(read_data("agents/data/opening_book.bin"))  # raises on a damaged file
     assert len(Book.load()) == len(book)
     solver = Solver()
     deepest = sorted(book.entries(), key=lambda e: -next(_boards_of(e.key)).moves)[:3]

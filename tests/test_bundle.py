@@ -80,11 +80,10 @@ def run_isolated(tmp_path: Path, jobs: list[dict[str, Any]]) -> list[dict[str, A
 
 
 def make_project(root: Path, files: dict[str, str], data: dict[str, bytes] | None = None) -> Path:
-    """A fake project: agents/ with the real board.py and resources.py, plus ``files``."""
+    """A fake project: agents/ with the real board.py, plus ``files``; ``data`` in agents/data/."""
     (root / "agents" / "data").mkdir(parents=True)
     (root / "agents" / "__init__.py").write_text('"""Fake agents package."""\n')
-    for name in ("board.py", "resources.py"):
-        shutil.copy(ROOT / "agents" / name, root / "agents" / name)
+    shutil.copy(ROOT / "agents" / "board.py", root / "agents" / "board.py")
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -149,13 +148,14 @@ def test_weighted_bundle_plays_the_same_moves_as_the_source(tmp_path: Path) -> N
 
 def test_loading_a_bundle_leaves_the_host_modules_alone() -> None:
     import agents.board
-    import agents.resources
+    import connectx_forge.runtime
 
-    before = {k: v for k, v in sys.modules.items() if k.partition(".")[0] == "agents"}
+    tops = ("agents", "connectx_forge")
+    before = {k: v for k, v in sys.modules.items() if k.partition(".")[0] in tops}
     env, agent = exec_like_kaggle(build(resolve_target("weighted", ROOT), ROOT).source)
-    after = {k: v for k, v in sys.modules.items() if k.partition(".")[0] == "agents"}
+    after = {k: v for k, v in sys.modules.items() if k.partition(".")[0] in tops}
     assert after == before and sys.modules["agents.board"] is agents.board
-    assert agents.resources.EMBEDDED == {}
+    assert connectx_forge.runtime.EMBEDDED == {}
     assert agent(EMPTY_OBS, {"rows": 6, "columns": 7, "inarow": 4}) == 3
     assert [k for k, v in env.items() if callable(v)] == ["_cxforge_agent", "agent"]
 
@@ -178,7 +178,7 @@ def test_two_builds_are_byte_identical(tmp_path: Path, fmt: str) -> None:
     assert manifest["sha256"] == hashlib.sha256(content).hexdigest() and manifest["size"] == len(content)
     assert manifest["format"] == fmt and manifest["valid"] is True and manifest["submittable"] is True
     assert [m["name"] for m in manifest["modules"]][-1] == "agents.weighted"
-    assert [d["name"] for d in manifest["data"]] == ["cell_weights.json"]
+    assert [d["name"] for d in manifest["data"]] == ["agents/data/cell_weights.json"]
 
 
 def test_tar_gz_holds_main_py_with_the_same_source_and_fixed_metadata() -> None:
@@ -195,7 +195,7 @@ def test_tar_gz_holds_main_py_with_the_same_source_and_fixed_metadata() -> None:
 
 
 def test_sources_hash_follows_sources_and_data(tmp_path: Path) -> None:
-    bot = BOT + "\nX = read_data('t.bin')\nfrom agents.resources import read_data\n"
+    bot = BOT + "\nX = read_data('agents/data/t.bin')\nfrom connectx_forge.runtime import read_data\n"
     root = make_project(tmp_path, {"agents/bot.py": bot}, {"t.bin": b"one"})
     first = build_fake(root).manifest["sources_sha256"]
     (root / "agents" / "data" / "t.bin").write_bytes(b"two")
@@ -306,9 +306,9 @@ def test_build_by_path_for_a_file_outside_the_agents_package(tmp_path: Path) -> 
 
 DATA_BOT = """
     import hashlib
-    from agents.resources import read_data
+    from connectx_forge.runtime import read_data
 
-    BLOB = read_data("tables/blob.bin")
+    BLOB = read_data("agents/data/tables/blob.bin")
 
     def agent(obs, config):
         return hashlib.sha256(BLOB).hexdigest()
@@ -322,13 +322,13 @@ def test_data_round_trip_and_sha_check(tmp_path: Path) -> None:
     (root / "agents" / "data" / "tables" / "blob.bin").write_bytes(blob)
     built = build_fake(root)
     digest = hashlib.sha256(blob).hexdigest()
-    assert built.manifest["data"] == [{"name": "tables/blob.bin", "size": len(blob), "sha256": digest}]
+    assert built.manifest["data"] == [{"name": "agents/data/tables/blob.bin", "size": len(blob), "sha256": digest}]
     _, agent = exec_like_kaggle(built.source)
     assert agent(EMPTY_OBS, {}) == digest
     assert decode(encode(blob)) == blob
 
     wrong_digest = built.source.replace(repr(digest), repr("0" * 64))
-    with pytest.raises(ImportError, match="'tables/blob.bin' fails its sha256 check"):
+    with pytest.raises(ImportError, match="'agents/data/tables/blob.bin' fails its sha256 check"):
         exec_like_kaggle(wrong_digest)
     lines = built.source.splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if repr(digest) in line) + 1  # first line of the blob
@@ -346,7 +346,7 @@ def test_missing_data_file_names_it(tmp_path: Path) -> None:
 
 def test_read_data_needs_a_literal(tmp_path: Path) -> None:
     root = make_project(tmp_path, {"agents/bot.py": """
-        from agents.resources import read_data
+        from connectx_forge.runtime import read_data
         NAME = "x.bin"
 
         def agent(obs, config):
@@ -366,9 +366,9 @@ def test_read_data_needs_a_literal(tmp_path: Path) -> None:
     ({"agents/bot.py": "import agents.nope\n" + BOT}, r"agents/bot.py:1: cannot resolve import 'agents.nope'"),
     ({"agents/bot.py": "from . import nope\n" + BOT}, r"cannot import name 'nope' from agents "),
     ({"agents/bot.py": BOT + "\ndef f():\n    import torch\n"},
-     r"agents/bot.py:8: imports torch, which is neither in the standard library nor numpy"),
-    ({"agents/bot.py": "from tools.x import y\n" + BOT, "tools/x.py": "y = 1\n"},
-     r"agents/bot.py:1: imports tools.x, a project module outside agents/"),
+     r"agents/bot.py:8: imports torch, which is not a module of the project \(no torch.py or torch/ in "),
+    ({"agents/bot.py": "from connectx_forge.tools.paths import CACHE\n" + BOT},
+     r"agents/bot.py:1: imports connectx_forge.tools.paths, a part of connectx-forge that is not bundle-safe"),
     ({"agents/bot.py": "import agents.registry\n" + BOT, "agents/registry.py": "X = 1\n"},
      r"agents/bot.py:1: imports agents.registry: it is for the tools"),
     ({"agents/bot.py": "from agents.a import A\n" + BOT, "agents/a.py": "from agents.b import B\nA = 1\n",
@@ -415,8 +415,10 @@ def test_cli_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     proc = subprocess.run([str(CXFORGE), "build", "--project-root", str(root), "--module", "agents.bot",
                            "-o", str(tmp_path / "x.py")], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == ("cxforge build: error: agents/bot.py:1: imports torch, which is neither in the "
-                                   "standard library nor numpy; Kaggle's runtime may lack it")
+    assert proc.stderr.strip() == (f"cxforge build: error: agents/bot.py:1: imports torch, which is not a module of "
+                                   f"the project (no torch.py or torch/ in {root.resolve()}), nor in the standard "
+                                   "library or numpy; Kaggle's runtime may lack it: put that code in the project, "
+                                   "or drop the import")
     assert not (tmp_path / "x.py").exists()
     proc = subprocess.run([str(CXFORGE), "build", "nope"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr and "unknown agent 'nope'" in proc.stderr

@@ -9,6 +9,7 @@ which would stop the check at once; tests/test_check_hosts.py covers it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import textwrap
 from pathlib import Path
@@ -181,7 +182,7 @@ def test_floors_from_the_manifest_are_enforced(tmp_path: Path) -> None:
     path = write(tmp_path, "submission.py", LEFTMOST)
     manifest = tmp_path / "submission.json"
     manifest.write_text(json.dumps({"agent": "leftmost", "floors": {"negamax": 0.9, "random": 0.05},
-                                    "valid": True}))
+                                    "valid": True, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
     report = check_file(path, 2, workers=2)
     assert report.agent == "leftmost" and report.manifest == str(manifest)
     assert (report.invalid, report.errors, report.timeouts) == (0, 0, 0)
@@ -277,7 +278,8 @@ def test_a_tar_gz_runs_main_py_with_its_own_files_beside_it(tmp_path: Path) -> N
     path = _tar(tmp_path, "submission.tar.gz", {
         "main.py": "from cxf_tar_helper import pick\ndef agent(obs, config):\n    return pick(obs, config)\n",
         "cxf_tar_helper.py": LEFTMOST.replace("def agent", "def pick")})
-    (tmp_path / "submission.json").write_text(json.dumps({"agent": "tarred", "floors": {}}))
+    (tmp_path / "submission.json").write_text(json.dumps({"agent": "tarred", "floors": {},
+                                                          "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
     report = quick(path)
     assert report.passed, report.problems
     assert report.agent == "tarred"

@@ -203,7 +203,7 @@ def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.C
     (["bench", "search", "--pons", "/no/such/folder"], 1, "no Pons set at /no/such/folder"),
     (["bench", "search", "--budget", "0"], 2, "--budget"),
     (["winrates", "-n", "zero"], 2, "expected a whole number, got 'zero'"),
-    (["winrates", "--agents", "nobody"], 1, "unknown agents: nobody"),
+    (["winrates", "--agents", "nobody"], 1, "unknown player 'nobody'"),
     (["mistakes", "--sample", "0"], 2, "--sample: must be at least 1"),
     (["mistakes", "--pons", "/no/such/folder"], 1, "no Pons test sets at /no/such/folder"),
     (["train", "--epochs", "zero"], 2, "--epochs"),

@@ -86,7 +86,8 @@ def test_the_project_installs_only_its_own_import_names() -> None:
     package_dir, packages = _packages()
     tops = {p.split(".")[0] for p in packages}
     assert tops == {"agents", "connectx_forge"}
-    assert package_dir == {"agents": "agents", "connectx_forge.build": "build", "connectx_forge.tools": "tools"}
+    assert package_dir == {"agents": "agents", "connectx_forge.build": "build", "connectx_forge.runtime": "runtime",
+                           "connectx_forge.testing": "testing", "connectx_forge.tools": "tools"}
 
 
 def test_every_source_package_is_listed_for_the_wheel() -> None:

@@ -302,12 +302,13 @@ def test_run_match_rejects_bad_arguments() -> None:
 
 
 def test_a_registered_agent_with_missing_weights_is_one_clear_error(monkeypatch, tmp_path: Path) -> None:
-    import agents.resources as resources
+    import connectx_forge.runtime as runtime
 
-    monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))  # an empty agents/data/
+    monkeypatch.setattr(runtime, "data_path", lambda path, module, file: str(tmp_path / path))  # no data files
     # import it afresh: it loads its weights at import
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
-    with pytest.raises(UserError, match="'net' is registered but cannot be loaded: MissingData: .*'net_weights.npz'"):
+    with pytest.raises(UserError,
+                       match="'net' is registered but cannot be loaded: MissingData: .*'agents/data/net_weights.npz'"):
         resolve("net")
 
 

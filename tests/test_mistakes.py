@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import agents.resources as resources
+import connectx_forge.runtime as runtime
 from agents.board import Board
 from agents.solver.search import Solver
 from connectx_forge.tools.bench.solver import read_positions
@@ -55,7 +55,7 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
 
 
 def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(resources, "data_path", lambda name: str(tmp_path / name))
+    monkeypatch.setattr(runtime, "data_path", lambda path, module, file: str(tmp_path / path))
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
     assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from agents.board import Board
 from agents.net.features import encode, feature_size
 from agents.net.mlp import load_mlp, masked_argmax, save_mlp
-from agents.resources import read_data
+from connectx_forge.runtime import read_data
 from tests.strategies import obs_config, positions, standard_positions
 
 torch = pytest.importorskip("torch")
@@ -80,7 +80,7 @@ def test_weight_file_round_trip_keeps_meta() -> None:
 def test_committed_weights_load(name: str, kind: str) -> None:
     from agents.net.features import VERSION
 
-    mlp = load_mlp(read_data(name))
+    mlp = load_mlp(read_data(f"agents/data/{name}"))
     assert mlp.meta["kind"] == kind and mlp.meta["features"] == VERSION
     assert mlp.weights[0].shape[0] == feature_size(6, 7)
     out = mlp.forward(encode(Board.from_pons("4453")))
@@ -285,14 +285,14 @@ def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
 
 
 def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
-    from agents.resources import data_path
     from connectx_forge.tools.cli import main
+    from connectx_forge.tools.paths import agent_data
 
     assert main(["train", "--method", "dqn", "--episodes", "6", "--out", str(tmp_path), "--name", "w",
-                 "--init", str(data_path("net_weights.npz")), "--threads", "1", "--no-progress",
+                 "--init", str(agent_data("net_weights.npz")), "--threads", "1", "--no-progress",
                  "--opponents", "negamax-fast"]) == 0
     mlp = load_mlp((tmp_path / "w" / "dqn_weights.npz").read_bytes())
-    hidden = [w.shape[1] for w in load_mlp(Path(data_path("net_weights.npz")).read_bytes()).weights[:-1]]
+    hidden = [w.shape[1] for w in load_mlp(Path(agent_data("net_weights.npz")).read_bytes()).weights[:-1]]
     assert [w.shape[1] for w in mlp.weights] == hidden + [7] and mlp.meta["init"]
 
 
@@ -461,7 +461,8 @@ def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest
                      ((labels_cmd.DEFAULT_DIR, 3, 7, 1.0), {"progress": True, "engine": "python"})]
 
 
-@pytest.mark.parametrize("name,weights", [("net", "net_weights.npz"), ("net-search", "net_weights.npz")])
+@pytest.mark.parametrize("name,weights", [("net", "agents/data/net_weights.npz"),
+                                          ("net-search", "agents/data/net_weights.npz")])
 def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
     from connectx_forge.build.builder import build, default_root, resolve_target
 

@@ -11,7 +11,7 @@ from connectx_forge.tools.errors import UserError
 HELP = "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and tests"
 EXAMPLE = """\
 cxforge new mybot
-cd mybot && cxforge build && cxforge check && pytest && cxforge match . kaggle:negamax"""
+cxforge new ~/bots/second --name second-bot"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

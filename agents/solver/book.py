@@ -29,8 +29,8 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from agents.board import mirror_bits
-from connectx_forge.runtime import MissingData, read_data
 from agents.solver.position import Layout, layout
+from connectx_forge.runtime import MissingData, read_data
 
 MAGIC = b"CXB1"
 HEADER = struct.Struct("<4sIBB2x")

@@ -23,7 +23,8 @@ cxforge tournament lookahead random --openings 20 --dask local -w 2"""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge tournament``."""
     parser.add_argument("players", metavar="PLAYER", nargs="*",
-                        help="registered agents, kaggle:random, kaggle:negamax, negamax-fast, or .py files "
+                        help="registered agents, kaggle:random, kaggle:negamax, negamax-fast, project folders, "
+                             "or .py or .tar.gz files "
                              "(at least two; none with --resume and --store: the store's last tournament)")
     parser.add_argument("--gauntlet", default=None, metavar="NAME",
                         help="play NAME against each other player only (ratings measured from NAME)")

@@ -14,7 +14,7 @@ import json
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import SEATS, run_match
-from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.players import distinct, resolve
 from connectx_forge.tools.play.records import save_records
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
@@ -31,7 +31,7 @@ cxforge match solver net-search --openings 30 -n 60 -w 2 --json"""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge match``."""
     parser.add_argument("a", metavar="A", help="player A: a registered agent, kaggle:random, kaggle:negamax, "
-                                               "negamax-fast, or a path to a .py submission")
+                                               "negamax-fast, a project folder, or a .py or .tar.gz file")
     parser.add_argument("b", metavar="B", help="player B (same forms)")
     options.add_games(parser, 100, "games to play; seats alternate")
     options.add_workers(parser)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     """Play the match, save its games if asked, print the report; 0."""
     if args.overage < 0:
         raise UserError(f"--overage must not be negative, got {args.overage:g}")
-    a, b = resolve(args.a), resolve(args.b)
+    a, b = distinct([resolve(args.a), resolve(args.b)])
     openings = _openings(args.openings, options.size_of(args), options.progress_of(args))
     result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
                        act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),

@@ -154,7 +154,8 @@ def resolve(spec: str) -> Player:
 
 def resolve_labelled(spec: str, name: str) -> Player:
     """``resolve(spec)`` shown as ``name`` (how a relabelled player crosses a process boundary)."""
-    return replace(resolve(spec), name=name)
+    player = resolve(spec)
+    return player if player.name == name else replace(player, name=name)
 
 
 def distinct(players: Sequence[Player]) -> list[Player]:
@@ -207,6 +208,13 @@ def _resolve(spec: str) -> Player:
     kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
     raise UserError(f"unknown player {spec!r}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
                     f"{kaggle}, {FAST_NEGAMAX}, a project folder, or a path to a .py or .tar.gz file")
+
+
+def label_of(spec: str) -> str:
+    """The label games record for ``spec``: a project folder's or file's label, else the name as given."""
+    if os.path.exists(spec):
+        return resolve(spec).name
+    return spec
 
 
 def from_callable(agent: Agent, name: str | None = None) -> Player:

@@ -15,7 +15,6 @@ from typing import Any
 
 from agents.board import STANDARD
 from agents.registry import REGISTRY
-from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import MatchResult, run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.stats import format_rate
@@ -54,10 +53,7 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
 
     Returns each agent's match summaries (``MatchResult.to_json``), in opponent order.
     """
-    unknown = [n for n in names if n not in REGISTRY]
-    if unknown:
-        raise UserError(f"unknown agents: {', '.join(unknown)}")
-    for spec in opponents:
+    for spec in [*names, *opponents]:
         resolve(spec)  # a bad spec: one clear line before any game
     if table:
         print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}")
@@ -70,5 +66,5 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
                    for opp in opponents]
         raw[name] = [r.to_json() for r in results]
         if table:
-            print(table_row(name, results), flush=True)
+            print(table_row(resolve(name).name, results), flush=True)
     return raw

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge winrates``."""
     options.add_games(parser, 400, "games per opponent")
     parser.add_argument("--agents", nargs="+", default=None, metavar="NAME",
-                        help="registered agents (default: all submittable)")
+                        help="registered agents, project folders or files (default: all submittable registered)")
     parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), metavar="SPEC",
                         help="player specs to play (default kaggle:random kaggle:negamax)")
     options.add_size(parser)

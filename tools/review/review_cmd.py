@@ -10,6 +10,7 @@ from pathlib import Path
 from connectx_forge.tools import options
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.players import label_of
 from connectx_forge.tools.review.annotate import Review, move_text, review_game
 from connectx_forge.tools.review.games import Game, load_games
 from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, ENGINES, Labeller
@@ -34,8 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_game_options(parser)
     options.add_json(parser, "print one JSON object per game (one a line) instead of the text")
     parser.add_argument("--us", action="append", default=None, metavar="NAME",
-                        help="our agent's name (a Kaggle team or a player); repeat for several. Default: the "
-                             "names in every game")
+                        help="our agent: a Kaggle team or a player's name, or a project folder or file (its label "
+                             "in saved games); repeat for several. Default: the names in every game")
     parser.add_argument("--summary", action="store_true", help="print only the summary of where we lose")
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
                         help="also write an HTML replay of each game with its review, and an index, into DIR")
@@ -108,7 +109,7 @@ def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Review the games, print the result; 0."""
     reviews = review_all(load_all(args.games, args.episodes), args)
-    summary = summarise(reviews, args.us or ())
+    summary = summarise(reviews, [label_of(u) for u in args.us or ()])
     summary_text = format_summary(summary)
     if args.json:
         if args.summary:

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agents.board import Board
-from agents.resources import data_path
 from agents.solver.agent import OPENING_MOVE
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import agent_data
 from connectx_forge.tools.solver.csolver import available as csolver_available
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PROGRESS = "runs/book/progress.jsonl"
 EASY_NODES = 100_000  # about 0.25 s of the agent's Python search on this machine
-DEFAULT_BOOK = Path(data_path("opening_book.bin"))
+DEFAULT_BOOK = Path(agent_data("opening_book.bin"))
 
 
 class Result(NamedTuple):

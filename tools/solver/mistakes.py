@@ -32,6 +32,7 @@ The command line is ``cxforge mistakes`` (tools/solver/mistakes_cmd.py), e.g.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections import Counter
@@ -286,7 +287,8 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
     """
     from agents import registry
 
-    unknown = [a for a in agents if a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@"]
+    unknown = [a for a in agents if not os.path.exists(a) and (
+        a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@")]
     bad_sets = [s for s in sets if s not in SET_NAMES.values() and s not in HELDOUT_SETS]
     if unknown or bad_sets:
         raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are "

@@ -34,8 +34,9 @@ cxforge mistakes --agents net,net-search --sets Random-Early,Centre-Early,Random
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge mistakes``."""
-    parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents "
-                        "(default net,net-search); solver@heuristic is the solver with its old fallback")
+    parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents, project "
+                        "folders or files (default net,net-search); solver@heuristic is the solver with its old "
+                        "fallback")
     parser.add_argument("--sample", type=options.positive_int, default=200, metavar="N",
                         help="positions per set (sampled, seeded; default 200)")
     parser.add_argument("--hard-sample", type=options.positive_int, default=None, metavar="N",

@@ -80,7 +80,7 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
                        validation=first)
     if stale:
-        report.notes.insert(0, stale)
+        report.notes = [stale] + [n for n in report.notes if not n.startswith("no manifest beside")]
     return report
 
 

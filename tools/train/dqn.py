@@ -112,9 +112,9 @@ def run_dqn(args: argparse.Namespace) -> int:
     from torch.nn import functional as F
 
     from agents.net.features import feature_size
-    from agents.resources import data_path
     from connectx_forge.tools import progress as progress_bars
     from connectx_forge.tools.errors import UserError
+    from connectx_forge.tools.paths import agent_data
     from connectx_forge.tools.play.players import resolve
     from connectx_forge.tools.train.netlib import (
         DQN_PANELS,
@@ -249,8 +249,8 @@ def run_dqn(args: argparse.Namespace) -> int:
         write_export(q_net.cpu(), out, "q", args.dtype, extra={**extra, "episode": episodes})
     print(f"weights: {out}")
     if args.export:
-        shutil.copyfile(out, data_path("dqn_weights.npz"))
-        print(f"exported to {data_path('dqn_weights.npz')}")
+        shutil.copyfile(out, agent_data("dqn_weights.npz"))
+        print(f"exported to {agent_data('dqn_weights.npz')}")
     return 0
 
 

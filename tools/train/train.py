@@ -189,8 +189,8 @@ def run_supervised(args: argparse.Namespace) -> int:
     from torch.nn import functional as F
 
     from agents.net.features import feature_size
-    from agents.resources import data_path
     from connectx_forge.tools import progress as progress_bars
+    from connectx_forge.tools.paths import agent_data
     from connectx_forge.tools.train import labels as labelling
     from connectx_forge.tools.train.netlib import (
         SUPERVISED_PANELS,
@@ -291,8 +291,8 @@ def run_supervised(args: argparse.Namespace) -> int:
                        extra={"hidden": list(hidden), "seed": args.seed})
     print(f"weights: {out}")
     if args.export:
-        shutil.copyfile(out, data_path("net_weights.npz"))
-        print(f"exported to {data_path('net_weights.npz')}")
+        shutil.copyfile(out, agent_data("net_weights.npz"))
+        print(f"exported to {agent_data('net_weights.npz')}")
     return 0
 
 
