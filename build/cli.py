@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, resolve_target, write
+from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, repack, resolve_target, write
+from connectx_forge.build.cache import is_built
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import options
 
@@ -64,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
     if root is not None and not root.is_dir():
         raise BuildError(f"--project-root {args.project_root}: no such folder")
     output, fmt = output_format(args.out, args.format)
+    if args.name is not None and Path(args.name).is_file() and is_built(Path(args.name)):
+        if Path(args.name).resolve() == output.resolve():
+            raise BuildError(f"{args.name}: already built, and -o names the same file; give another -o")
+        built = repack(Path(args.name), fmt)
+        manifest = write(built, output)
+        print(f"repacked the built {args.name} as {fmt}: manifest {manifest}")
+        print(f"{output}  {built.manifest['size']:,} bytes  sha256 {built.manifest['sha256']}")
+        return 0
     target = resolve_target(args.name, root, args.module, args.function)
     built = build(target, None, fmt, args.size_limit)
     manifest = write(built, output)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import distinct, resolve
 from connectx_forge.tools.submit.check import check_file, read_manifest
 
+ROOT = Path(__file__).resolve().parent.parent
 EMPTY = {"board": [0] * 42, "mark": 1}
 CONFIG = {"rows": 6, "columns": 7, "inarow": 4}
 
@@ -260,3 +264,28 @@ def test_a_manifest_with_null_floors_is_read(tmp_path: Path) -> None:
     (tmp_path / "s.json").write_text(json.dumps({"floors": None,
                                                  "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}))
     assert read_manifest(out)[1]["floors"] == {}
+
+
+def test_build_repacks_a_built_file_keeping_its_manifest(new_project: Path, tmp_path: Path) -> None:
+    assert main(["build", str(new_project), "-o", str(tmp_path / "a" / "s.tar.gz")]) == 0
+    assert main(["build", str(tmp_path / "a" / "s.tar.gz"), "-o", str(tmp_path / "b" / "s.py")]) == 0
+    direct = build(resolve_target(str(new_project))).content
+    assert (tmp_path / "b" / "s.py").read_bytes() == direct
+    manifest, data, note = read_manifest(tmp_path / "b" / "s.py")
+    assert note is None and data["agent"] == "mybot" and data["floors"] == {"random": 0.9, "negamax": 0.5}
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize("kind", ["project", "file"])
+def test_make_submission_takes_a_project_or_a_file(new_project: Path, tmp_path: Path, kind: str) -> None:
+    lone = write(tmp_path / "mine", {"standalone.py": "import random\n\ndef agent(obs, config):\n    return "
+                                     "random.choice([c for c in range(config.columns) if obs.board[c] == 0])\n"})
+    agent = new_project if kind == "project" else lone / "standalone.py"
+    out = tmp_path / "out" / "s.py"
+    proc = subprocess.run(["make", "-s", "-o", ".venv/.runtime-installed", "submission", f"AGENT={agent}",
+                           f"OUT={out}", "GAMES=2",
+                           f"BIN={Path(sys.executable).parent}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.stdout.rstrip().endswith("PASS") and out.is_file()
+    assert ("floor vs random: 90%" in proc.stdout) == (kind == "project")
