@@ -244,7 +244,7 @@ def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND
 
 def load_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND, size: int = DEFAULT_SIZE,
                engine: str = "auto", progress: bool = True) -> list[Opening]:
-    """The suite for ``plies``, ``band`` and ``size``: the shipped file, else built once and cached in ``.cache``."""
+    """The suite for ``plies``, ``band`` and ``size``: the shipped file, else built once and kept in the user cache."""
     if (band, size) == (DEFAULT_BAND, DEFAULT_SIZE) and suite_file(plies).is_file():
         return read_suite(suite_file(plies))
     cached = CACHE / f"plies{plies}_band{band[0]}_{band[1]}_size{size}.txt"

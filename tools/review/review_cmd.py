@@ -51,7 +51,8 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="the solver: c (the compiled twin), python, or auto (c where a C compiler is there)")
     parser.add_argument("--episodes", type=Path, default=None, metavar="DIR",
-                        help="where an episode id's replay is downloaded (default .cache/episodes)")
+                        help="where an episode id's replay is downloaded (default: the user cache, "
+                             "~/.cache/cxforge/episodes)")
 
 
 def load_all(specs: list[str], episodes: Path | None) -> list[Game]:

@@ -3,7 +3,7 @@
 ``solver.c`` is a line-for-line twin of ``agents/solver/search.py`` on the 6x7
 board (same pruning, move order and null-window driver), about 20-30 times
 faster.  It is compiled on first use with the system's C compiler into
-``.cache/csolver/`` and loaded with ``ctypes``.  It is never bundled: the
+``~/.cache/cxforge/csolver/`` and loaded with ``ctypes``.  It is never bundled: the
 submission's solver stays pure Python.  ``available()`` says whether a
 compiler is there; the tests compare both solvers on Pons' positions.
 """
