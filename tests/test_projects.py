@@ -289,3 +289,20 @@ def test_make_submission_takes_a_project_or_a_file(new_project: Path, tmp_path: 
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.stdout.rstrip().endswith("PASS") and out.is_file()
     assert ("floor vs random: 90%" in proc.stdout) == (kind == "project")
+
+
+def test_module_means_the_shipped_agents_module_with_or_without_its_package(tmp_path: Path) -> None:
+    for i, module in enumerate(("weighted", "agents.weighted")):
+        assert main(["build", "--module", module, "-o", str(tmp_path / f"{i}.py")]) == 0
+    assert (tmp_path / "0.py").read_bytes() == (tmp_path / "1.py").read_bytes()
+
+
+def test_sprt_and_mistakes_take_a_project(new_project: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sprt", str(new_project), "random", "--max-games", "4", "-w", "1", "--no-progress",
+                 "--store", str(tmp_path / "s.sqlite")]) == 0
+    assert "mybot: " in capsys.readouterr().out
+    assert main(["mistakes", "--agents", str(new_project), "--sets", "Random-Middle", "--sample", "2",
+                 "--no-cache"]) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Random-Middle")]
+    assert len(row) == 1 and str(new_project) in row[0] and "/2 " in row[0]  # judged 2 positions
