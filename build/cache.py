@@ -56,7 +56,8 @@ def is_built(path: Path) -> bool:
 
 def needs_build(path: Path) -> bool:
     """Whether a source ``.py`` needs its project: it belongs to one with settings, imports a module beside
-    it, or reads data files.  Anything else (including a file that does not parse) plays as it is."""
+    it (or relatively, or from ``connectx_forge``), or reads data files.  Anything else, a file that does
+    not parse included, plays as it is: that is what Kaggle would run."""
     if is_built(path):
         return False
     if projects.find_root(path.resolve().parent) is not None:
@@ -66,18 +67,21 @@ def needs_build(path: Path) -> bool:
     except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
         return False
     folder = path.resolve().parent
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == READER:
-            return True
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if isinstance(node, ast.ImportFrom) and node.level:
-            return True
-        for name in names:
-            top = name.partition(".")[0]
-            if top == "connectx_forge" or (folder / f"{top}.py").is_file() or (folder / top).is_dir():
-                return True
-    return False
+    return any(_needs_project(node, folder) for node in ast.walk(tree))
+
+
+def _needs_project(node: ast.AST, folder: Path) -> bool:
+    """Whether one node reads data or imports something that only the project (or the toolkit) has."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) == READER
+    if isinstance(node, ast.ImportFrom) and node.level:
+        return True
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+        [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+    tops = {name.partition(".")[0] for name in names}
+    return any(top == "connectx_forge" or (folder / f"{top}.py").is_file() or (folder / top).is_dir()
+               for top in tops if top)
 
 
 def build_cached(target: Target) -> Path:

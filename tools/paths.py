@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import agents
+from connectx_forge.build.imports import agents_root
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (or site-packages, when installed)
-AGENTS_ROOT = Path(agents.__file__).resolve().parent.parent  # the folder the shipped agents import from
+AGENTS_ROOT = agents_root()  # the folder the shipped agents import from
 AGENTS_DATA = AGENTS_ROOT / "agents" / "data"  # the shipped agents' data files (weights, opening book)
 PONS_DIR = PROJECT_ROOT.parent / "shared" / "data" / "pons"  # Pascal Pons' benchmark sets, when present
 HELDOUT_DIR = PROJECT_ROOT / "datasets" / "heldout"  # our own labelled test sets (cxforge heldout build)
