@@ -51,6 +51,10 @@ def _commands() -> list[tuple[str, list[str]]]:
 COMMANDS = _commands()
 
 
+def test_the_readme_is_a_front_door_of_at_most_150_lines() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+
+
 def test_the_docs_show_commands() -> None:
     assert len(COMMANDS) > 30
 
