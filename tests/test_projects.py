@@ -306,3 +306,15 @@ def test_sprt_and_mistakes_take_a_project(new_project: Path, tmp_path: Path,
                  "--no-cache"]) == 0
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Random-Middle")]
     assert len(row) == 1 and str(new_project) in row[0] and "/2 " in row[0]  # judged 2 positions
+
+
+def test_a_changed_project_starts_a_new_tournament_run(new_project: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["tournament", str(new_project), "random", "--openings", "1", "-w", "1", "--no-progress",
+            "--store", str(tmp_path / "t.sqlite")]
+    assert main(args) == 0 and "2 games played now" in capsys.readouterr().out
+    assert main(args) == 0 and "all games were in the store" in capsys.readouterr().out
+    resolve.cache_clear()  # a new command: the project is built again
+    columns = new_project / "data" / "columns.json"
+    columns.write_text(columns.read_text().replace("[3, 2, 4", "[3, 4, 2"))
+    assert main(args) == 0 and "2 games played now" in capsys.readouterr().out

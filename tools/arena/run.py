@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,22 @@ def run_name(kind: str, settings: dict[str, Any]) -> str:
     """
     text = json.dumps(settings, sort_keys=True)
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def file_versions(specs: Sequence[str]) -> dict[str, str]:
+    """The sha256 of the file each file player plays (a project's or source file's build included).
+
+    Part of a run's name, so that a tournament or SPRT of an agent whose
+    sources changed starts a new run instead of resuming the old agent's games.
+    """
+    from connectx_forge.tools.play.players import resolve
+
+    out = {}
+    for spec in specs:
+        player = resolve(spec)
+        if player.kind == "file":
+            out[spec] = hashlib.sha256(Path(player.file).read_bytes()).hexdigest()
+    return out
 
 
 def default_store(run: str) -> Path:

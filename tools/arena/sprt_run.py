@@ -29,7 +29,7 @@ from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.elo import pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text
-from connectx_forge.tools.arena.run import Live, RunResult, key_of, play_run, run_name, store_path
+from connectx_forge.tools.arena.run import Live, RunResult, file_versions, key_of, play_run, run_name, store_path
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
 from connectx_forge.tools.arena.store import Store, StoredGame, a_score
@@ -145,7 +145,8 @@ def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | No
         raise UserError(f"--max-games must be at least 2 (one pair), got {s.max_games}")
     resolve(s.new), resolve(s.base)
     suite = suites.load_suite(s.plies, s.band, progress=progress)
-    run = run_name("sprt", s.games_key())
+    versions = file_versions([s.new, s.base])
+    run = run_name("sprt", {**s.games_key(), **({"files": versions} if versions else {})})
     path = store_path(store, run, require_store)
     seq = Sequential(test, s.max_games // 2)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)

@@ -29,7 +29,7 @@ from typing import Any
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
-from connectx_forge.tools.arena.run import Live, RunResult, key_of, play_run, run_name, store_path
+from connectx_forge.tools.arena.run import Live, RunResult, file_versions, key_of, play_run, run_name, store_path
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.errors import UserError
@@ -116,7 +116,8 @@ def run_tournament(t: Tournament, workers: int | None = None, store: Path | str 
     """
     validate(t)
     suite = suite_of(t, progress)
-    run = run_name("tournament", {**t.to_json(), "openings": None})
+    versions = file_versions(t.players)
+    run = run_name("tournament", {**t.to_json(), "openings": None, **({"files": versions} if versions else {})})
     path = store_path(store, run, require_store)
     jobs = jobs_of(t, suite)
     wanted = {key_of(j) for j in jobs}
