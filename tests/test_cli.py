@@ -163,8 +163,11 @@ def test_the_shared_flags_mean_one_thing_everywhere() -> None:
             assert args.games == 7
         if "--workers" in flags:
             assert args.workers in (2, [2])
-        if "--out" in flags:
-            assert args.out == Path("x.json")
+        if "--out" in flags:  # -o is the command's output; in match, the old spelling of --save
+            assert getattr(args, flags["--out"].dest) == Path("x.json")
+            assert flags["--out"].dest == "out" or flags["--out"].help == argparse.SUPPRESS
+        if "--save" in flags:
+            assert flags["--save"].dest == "save" and flags["--save"].metavar == "FILE"
         if "--json" in flags:
             assert args.json is True
         if "--no-progress" in flags:

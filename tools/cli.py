@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
 
+from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.options import HelpFormatter
 
@@ -222,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = command_parser(name, module).parse_args(argv[1:])
     args.command = name
     try:
+        options.prepare(args)
         return int(module.run(args) or 0)
     except _clean_errors() as exc:
         return _fail(name, str(exc), 1)

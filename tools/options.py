@@ -4,12 +4,15 @@
 * ``-w/--workers W``: worker processes (default: all cores; 1 runs in this process);
 * ``--seed S``: the base seed, 0 unless given; the same seed gives the same run;
 * ``--json``: print the result as JSON on stdout instead of the table;
-* ``-o/--out PATH``: where a command writes its file(s);
+* ``-o/--out PATH``: where a command writes its other output (a file or a folder, as its help says);
+* ``--save FILE``: every game a command plays, one JSON line each, written as it finishes;
 * ``--rows/--columns/--inarow``: the board size (Kaggle's leaderboard plays 6x7x4);
 * ``--no-progress``: no progress bar (bars also switch off when stderr is not a terminal).
 
-Old spellings (``--save``, ``--output``, ``--size R C K``, ``--json PATH``) stay as hidden
-aliases for one release; they print nothing in ``--help``.  The value types here
+Every output flag is declared (``register_output``), and ``prepare`` makes its folder
+and checks it is writable before a command does any work.  Old spellings
+(``match -o``, ``--output``, ``--size R C K``, ``--json PATH``) stay as hidden
+aliases; they print nothing in ``--help``.  The value types here
 (``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
 """
 
@@ -186,14 +189,61 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
+OUTPUTS = "_outputs"  # the namespace attribute listing a parser's output flags: (dest, "file" or "folder")
+
+
 def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
-            old: tuple[str, ...] = ()) -> None:
-    """``-o/--out PATH``; ``old`` spellings (e.g. ``--save``) are accepted, unlisted."""
+            old: tuple[str, ...] = (), kind: str = "file") -> None:
+    """``-o/--out PATH``, a ``kind`` of output ("file" or "folder", as ``what`` says); ``old`` spellings are
+    accepted, unlisted.  Its folder is made, and checked writable, before the command starts (``prepare``)."""
     suffix = f" (default {default})" if default is not None else ""
     parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
-                        metavar="PATH", help=what + suffix)
+                        metavar="DIR" if kind == "folder" else "PATH", help=what + suffix)
     for flag in old:
         parser.add_argument(flag, dest="out", type=Path, help=argparse.SUPPRESS)
+    register_output(parser, "out", kind)
+
+
+def add_save(parser: argparse.ArgumentParser, old: tuple[str, ...] = ()) -> None:
+    """``--save FILE``: every game the command plays, one JSON line each, written as it finishes;
+    ``old`` spellings (``match -o``) are accepted, unlisted."""
+    parser.add_argument("--save", dest="save", type=Path, default=None, metavar="FILE",
+                        help="write every game as a JSON line to FILE as it finishes (what review, replay and "
+                             "logs read)")
+    if old:
+        parser.add_argument(*old, dest="save", type=Path, help=argparse.SUPPRESS)
+    register_output(parser, "save", "file")
+
+
+def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> None:
+    """Declare ``dest`` an output of the command (``prepare`` makes its folder before any work)."""
+    assert kind in ("file", "folder")
+    parser.set_defaults(**{OUTPUTS: [*(parser.get_default(OUTPUTS) or []), (dest, kind)]})
+
+
+def prepare(args: argparse.Namespace) -> None:
+    """Before any work: every output the command was given has its folder made and is writable, or one
+    ``UserError`` line says why not, so that no run ends with nowhere to put its results."""
+    for dest, kind in getattr(args, OUTPUTS, None) or ():
+        path = getattr(args, dest, None)
+        if path is not None:
+            prepare_output(Path(path), kind)
+
+
+def prepare_output(path: Path, kind: str = "file") -> None:
+    """Make the folder ``path`` goes in (``kind`` "folder": ``path`` itself) and check it can be written."""
+    if kind == "file" and path.is_dir():
+        raise UserError(f"{path}: is a folder; give a file name")
+    if kind == "folder" and path.exists() and not path.is_dir():
+        raise UserError(f"{path}: is a file; give a folder")
+    folder = path if kind == "folder" else path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the folder {folder} for {path}: {exc.strerror or exc}") from None
+    target = path if path.exists() else folder
+    if not os.access(target, os.W_OK):
+        raise UserError(f"cannot write {target}: permission denied; choose another path")
 
 
 def add_size(parser: argparse.ArgumentParser) -> None:

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena.openings import DEFAULT_BAND
 from connectx_forge.tools.arena.openings_cmd import add_plies, band
+from connectx_forge.tools.arena.run import RunInterrupted, resume_hint
 from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.records import save_records
+from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 
 
@@ -42,9 +45,8 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
                         help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
     options.add_json(parser, "print the final report as one JSON object instead of the table")
-    options.add_out(parser, out_what)
-    parser.add_argument("--save", type=Path, default=None, metavar="FILE",
-                        help="write every game of the run as a JSON line (cxforge match -o's format)")
+    options.add_out(parser, out_what, kind="folder")
+    options.add_save(parser)
     options.add_progress(parser)
 
 
@@ -80,8 +82,32 @@ def _alone(args: argparse.Namespace, kind: str) -> bool:
     return args.new is None
 
 
-def finish(args: argparse.Namespace, report: dict[str, Any], records: list[Any], text: str) -> None:
-    """Save the games (``--save``), then print the report: JSON (``--json``) or ``text``."""
-    if args.save is not None:
-        save_records(records, args.save)
+def game_writer(args: argparse.Namespace) -> GameWriter | None:
+    """``--save``'s writer, opened before the run: each game is written as it ends."""
+    return GameWriter(args.save) if args.save is not None else None
+
+
+def on_game(writer: GameWriter | None) -> Callable[[Any, Any], None] | None:
+    """The run's ``on_game`` callback that writes each game (job, record) as it ends."""
+    if writer is None:
+        return None
+    return lambda job, record: writer.add(record)
+
+
+def interrupted(args: argparse.Namespace, stop: RunInterrupted, writer: GameWriter | None) -> int:
+    """Ctrl-C: keep what was saved, say how to resume; exit status 130."""
+    if writer is not None:
+        writer.close()
+    print(resume_hint(args.command, stop.store), file=sys.stderr)
+    return 130
+
+
+def finish(args: argparse.Namespace, report: dict[str, Any], records: list[Any], text: str,
+           notes: Sequence[str] = (), writer: GameWriter | None = None) -> None:
+    """Save the run's games in order (``--save``), print the report (JSON with ``--json``, else ``text``),
+    then ``notes`` (files skipped, such as a plot without matplotlib) on stderr."""
+    if writer is not None:
+        writer.close(records)
     print(json.dumps(report) if args.json else text)
+    for note in notes:
+        print(f"cxforge {args.command}: note: {note}", file=sys.stderr)

@@ -1,7 +1,10 @@
 """The PNGs of a run: a tournament's ratings with their intervals, an SPRT's LLR against games.
 
 matplotlib (the train layer) is imported only here, when a plot is drawn, with
-the Agg backend (no display needed); without it, one line says how to install it.
+the Agg backend (no display needed).  A plot comes after the games, so a
+missing matplotlib never fails the run: the plot is skipped, and the one line
+returned (``Skipped``) says so and how to install it; the table and every other
+file are written as usual.
 """
 
 from __future__ import annotations
@@ -11,18 +14,31 @@ from typing import Any
 
 from connectx_forge.tools.errors import UserError
 
-INSTALL = "pip install -e '.[train]' (or pip install matplotlib)"
+INSTALL = "make test, or pip install matplotlib (the train extra)"
 
 
-def _pyplot() -> Any:
+class Skipped(Exception):
+    """A plot that was not drawn: its message is the one line to show."""
+
+
+def _pyplot(path: Path) -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise UserError(f"the PNG needs matplotlib, which is not installed: {INSTALL}") from None
+        raise Skipped(f"{path} not written: the plot needs matplotlib, which is not installed ({INSTALL})") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def draw(plot: Any, report: dict[str, Any], path: Path) -> str | None:
+    """Draw ``plot(report, path)``; None when it was written, else the line saying why it was skipped."""
+    try:
+        plot(report, path)
+    except Skipped as exc:
+        return str(exc)
+    return None
 
 
 def _save(fig: Any, path: Path) -> None:
@@ -34,7 +50,7 @@ def _save(fig: Any, path: Path) -> None:
 
 def ratings_png(report: dict[str, Any], path: Path) -> None:
     """A tournament's ratings, best at the top, each with its 95% interval."""
-    plt = _pyplot()
+    plt = _pyplot(path)
     rows = list(reversed(report["ratings"]))
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
     try:
@@ -53,7 +69,7 @@ def ratings_png(report: dict[str, Any], path: Path) -> None:
 
 def llr_png(report: dict[str, Any], path: Path) -> None:
     """An SPRT's log-likelihood ratio after each pair, against games played, with its two bounds."""
-    plt = _pyplot()
+    plt = _pyplot(path)
     llr = report["llr_history"]
     fig, ax = plt.subplots(figsize=(7, 4))
     try:

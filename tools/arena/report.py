@@ -119,8 +119,8 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     _write(path, json.dumps(report, indent=2) + "\n")
 
 
-def write_outputs(report: dict[str, Any], folder: Path) -> list[Path]:
-    """Write the tournament's JSON, CSVs and ratings PNG into ``folder``; the paths written."""
+def write_outputs(report: dict[str, Any], folder: Path) -> list[str]:
+    """Write the tournament's JSON, CSVs and ratings PNG into ``folder``; a line for each file not written."""
     from connectx_forge.tools.arena import plots
 
     make_folder(folder)
@@ -137,5 +137,5 @@ def write_outputs(report: dict[str, Any], folder: Path) -> list[Path]:
            *p["a_first"].values(), *p["a_second"].values(), *(p["pentanomial"][k] for k in penta),
            p["elo"]["elo"], p["elo"]["elo_lo"], p["elo"]["elo_hi"], p["elo"]["nelo"], p["elo"]["los"]]
           for p in report["pairs"]])
-    plots.ratings_png(report, out[3])
-    return out
+    skipped = plots.draw(plots.ratings_png, report, out[3])
+    return [skipped] if skipped else []

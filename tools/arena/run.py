@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,31 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
         if player.kind == "file":
             out[spec] = hashlib.sha256(Path(player.file).read_bytes()).hexdigest()
     return out
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a tournament or SPRT; every game that ended is in the store at ``store``."""
+
+    def __init__(self, store: Path) -> None:
+        super().__init__(f"interrupted; the finished games are in {store}")
+        self.store = store
+
+
+@contextmanager
+def interruptible(store: Path) -> Iterator[None]:
+    """Turn Ctrl-C inside a run into ``RunInterrupted``, which names the store to resume from."""
+    try:
+        yield
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise RunInterrupted(store) from None
+
+
+def resume_hint(kind: str, store: Path) -> str:
+    """The one line that says how to resume an interrupted run of ``kind``."""
+    return (f"cxforge {kind}: interrupted: every finished game is in {store}; resume with: "
+            f"cxforge {kind} --resume --store {shlex.quote(str(store))}")
 
 
 def default_store(run: str) -> Path:

@@ -7,6 +7,7 @@ import argparse
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.report import make_folder, write_json
+from connectx_forge.tools.arena.run import RunInterrupted
 from connectx_forge.tools.arena.sprt import MODELS
 from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, SprtSettings, format_sprt, run_sprt
 from connectx_forge.tools.errors import UserError
@@ -54,12 +55,19 @@ def run(args: argparse.Namespace) -> int:
         act_timeout, overage = flags.clock(args)
         s = SprtSettings(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
                          args.band, args.seed, args.max_games, act_timeout, overage)
-    result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args), require_store=args.resume)
+    writer = flags.game_writer(args)
+    try:
+        result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args),
+                          require_store=args.resume, on_game=flags.on_game(writer))
+    except RunInterrupted as stop:
+        return flags.interrupted(args, stop, writer)
+    notes: list[str] = []
     if args.out is not None:
         from connectx_forge.tools.arena import plots
 
         make_folder(args.out)
         write_json(result.report, args.out / "report.json")
-        plots.llr_png(result.report, args.out / "llr.png")
-    flags.finish(args, result.report, result.records(), format_sprt(result.report))
+        skipped = plots.draw(plots.llr_png, result.report, args.out / "llr.png")
+        notes = [skipped] if skipped else []
+    flags.finish(args, result.report, result.records(), format_sprt(result.report), notes, writer)
     return 0

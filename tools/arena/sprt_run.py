@@ -29,7 +29,16 @@ from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.elo import pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text
-from connectx_forge.tools.arena.run import Live, RunResult, file_versions, key_of, play_run, run_name, store_path
+from connectx_forge.tools.arena.run import (
+    Live,
+    RunResult,
+    file_versions,
+    interruptible,
+    key_of,
+    play_run,
+    run_name,
+    store_path,
+)
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
 from connectx_forge.tools.arena.store import Store, StoredGame, a_score
@@ -152,7 +161,7 @@ def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | No
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     start = time.perf_counter()
     played, kind = 0, "none (the store's games decided it)"
-    with Store(path) as db:
+    with interruptible(path), Store(path) as db:
         db.register(run, "sprt", s.to_json())
         for g in db.games(run, records=False):
             seq.add(g.slot, g.key.colour, g.a_score)

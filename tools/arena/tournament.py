@@ -29,7 +29,16 @@ from typing import Any
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
-from connectx_forge.tools.arena.run import Live, RunResult, file_versions, key_of, play_run, run_name, store_path
+from connectx_forge.tools.arena.run import (
+    Live,
+    RunResult,
+    file_versions,
+    interruptible,
+    key_of,
+    play_run,
+    run_name,
+    store_path,
+)
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.errors import UserError
@@ -124,7 +133,7 @@ def run_tournament(t: Tournament, workers: int | None = None, store: Path | str 
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     start = time.perf_counter()
     played, kind = 0, "none (all games were in the store)"
-    with Store(path) as db:
+    with interruptible(path), Store(path) as db:
         db.register(run, "tournament", t.to_json())
         have = db.keys(run)
         todo = [j for j in jobs if key_of(j) not in have]

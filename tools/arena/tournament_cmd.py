@@ -8,6 +8,7 @@ from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.openings import DEFAULT_SIZE
 from connectx_forge.tools.arena.report import format_tournament, write_outputs
+from connectx_forge.tools.arena.run import RunInterrupted
 from connectx_forge.tools.arena.tournament import Tournament, run_tournament
 from connectx_forge.tools.errors import UserError
 
@@ -46,9 +47,12 @@ def run(args: argparse.Namespace) -> int:
         act_timeout, overage = flags.clock(args)
         t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
                        act_timeout, overage)
-    result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
-                            require_store=args.resume)
-    if args.out is not None:
-        write_outputs(result.report, args.out)
-    flags.finish(args, result.report, result.records(), format_tournament(result.report))
+    writer = flags.game_writer(args)
+    try:
+        result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
+                                require_store=args.resume, on_game=flags.on_game(writer))
+    except RunInterrupted as stop:
+        return flags.interrupted(args, stop, writer)
+    notes = write_outputs(result.report, args.out) if args.out is not None else []
+    flags.finish(args, result.report, result.records(), format_tournament(result.report), notes, writer)
     return 0

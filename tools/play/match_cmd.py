@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.match import SEATS, run_match
+from connectx_forge.tools.play.match import SEATS, MatchInterrupted, run_match
 from connectx_forge.tools.play.players import distinct, resolve
-from connectx_forge.tools.play.records import save_records
+from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
 cxforge match lookahead kaggle:negamax -n 200
-cxforge match net improved -n 400 -w 2 --seed 7 -o games.jsonl
+cxforge match net improved -n 400 -w 2 --seed 7 --save games.jsonl
 cxforge match submissions/submission.py kaggle:random --seats first --json
 cxforge match lookahead kaggle:negamax --isolate --memory 512
 cxforge match solver net-search --openings 30 -n 60 -w 2 --json"""
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "from each seat (with --seats both) and cycled; default: the empty board")
     options.add_memory(parser)
     options.add_json(parser, "print the summary as JSON instead of the table")
-    options.add_out(parser, "write one JSON line per game to PATH", old=("--save",))
+    options.add_save(parser, old=("-o", "--out"))
     options.add_progress(parser)
 
 
@@ -74,11 +75,23 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--overage must not be negative, got {args.overage:g}")
     a, b = distinct([resolve(args.a), resolve(args.b)])
     openings = _openings(args.openings, options.size_of(args), options.progress_of(args))
-    result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
-                       act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
-                       progress=options.progress_of(args), seats=args.seats, isolate=args.isolate,
-                       limits=options.limits_of(args), openings=openings)
-    if args.out is not None:
-        save_records(result.records, args.out)
+    writer = GameWriter(args.save) if args.save is not None else None
+    try:
+        result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
+                           act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
+                           progress=options.progress_of(args), seats=args.seats, isolate=args.isolate,
+                           limits=options.limits_of(args), openings=openings,
+                           on_game=writer.add if writer is not None else None)
+    except MatchInterrupted as stop:
+        if writer is not None:
+            writer.close()
+        result = stop.result
+        print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
+        kept = f"; {args.save} holds them" if writer is not None else ""
+        print(f"cxforge match: interrupted: the table counts the {len(result.records)} finished game(s) of "
+              f"{args.games}{kept}", file=sys.stderr)
+        return 130
+    if writer is not None:
+        writer.close(result.records)
     print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
     return 0

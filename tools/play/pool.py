@@ -82,25 +82,34 @@ def _count(progress: Progress | None, result: Any) -> int:
     return progress.count(result) if progress is not None else 1
 
 
-def _sequential(work: Callable[[J], R], jobs: Sequence[J], progress: Progress | None) -> list[R]:
+OnResult = Callable[[int, Any], None]
+
+
+def _sequential(work: Callable[[J], R], jobs: Sequence[J], progress: Progress | None,
+                on_result: OnResult | None = None) -> list[R]:
     """Every job in this thread, in order."""
     results = []
     with _bar(progress, len(jobs)) as bar:
-        for job in jobs:
+        for i, job in enumerate(jobs):
             result = work(job)
             results.append(result)
+            if on_result is not None:
+                on_result(i, result)
             bar.update(_count(progress, result))
     return results
 
 
-def _collect(futures: list[Future[R]], progress: Progress | None) -> list[R]:
-    """The futures' results in submission order, counting each on the bar as it finishes."""
+def _collect(futures: list[Future[R]], progress: Progress | None, on_result: OnResult | None = None) -> list[R]:
+    """The futures' results in submission order, counting each on the bar (and passing it to ``on_result``)
+    as it finishes."""
     where = {fut: i for i, fut in enumerate(futures)}
     results: list[Any] = [None] * len(futures)
     with _bar(progress, len(futures)) as bar:
         for fut in as_completed(futures):
             result = fut.result()
             results[where[fut]] = result
+            if on_result is not None:
+                on_result(where[fut], result)
             bar.update(_count(progress, result))
     return results
 
@@ -114,18 +123,23 @@ def terminate(pool: ProcessPoolExecutor) -> None:
 
 
 def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
-                 progress: Progress | None = None, executor: Executor | None = None) -> list[R]:
-    """``[work(job) for job in jobs]`` over ``workers`` forked processes (1: in this process)."""
+                 progress: Progress | None = None, executor: Executor | None = None,
+                 on_result: OnResult | None = None) -> list[R]:
+    """``[work(job) for job in jobs]`` over ``workers`` forked processes (1: in this process).
+
+    ``on_result(i, result)`` sees each job's result as it finishes (job ``i``, in
+    finishing order), so a caller keeps what is done when Ctrl-C stops the rest.
+    """
     todo = list(jobs)
     if not todo:
         return []
     if executor is None and workers <= 1:
-        return _sequential(work, todo, progress)
+        return _sequential(work, todo, progress, on_result)
     pool = executor or fork_pool(min(workers, len(todo)), initializer=functools.partial(worker_start, os.getpid()))
     futures: list[Future[R]] = []
     try:
         futures = [pool.submit(work, job) for job in todo]  # fork before the bar starts a thread
-        return _collect(futures, progress)
+        return _collect(futures, progress, on_result)
     except BaseException:
         for fut in futures:
             fut.cancel()

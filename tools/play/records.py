@@ -26,6 +26,32 @@ def save_records(records: Iterable[GameRecord], path: PathLike) -> None:
         raise UserError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
 
 
+class GameWriter:
+    """Games written to a JSONL file as they finish, each line flushed: a crash or Ctrl-C keeps them.
+
+    ``close(records)`` rewrites the file with ``records`` in order (a finished run's games
+    sorted by index); an interrupted run leaves the lines in finishing order.
+    """
+
+    def __init__(self, path: PathLike) -> None:
+        self.path = os.fspath(path)
+        try:
+            self.fh = open(self.path, "w", encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        self.count = 0
+
+    def add(self, rec: GameRecord) -> None:
+        self.fh.write(json.dumps(rec.to_json()) + "\n")
+        self.fh.flush()
+        self.count += 1
+
+    def close(self, records: Iterable[GameRecord] | None = None) -> None:
+        self.fh.close()
+        if records is not None:
+            save_records(records, self.path)
+
+
 def load_records(path: PathLike) -> list[GameRecord]:
     """The games of a file ``save_records`` wrote, in file order."""
     with open(path, encoding="utf-8") as fh:
