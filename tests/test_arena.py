@@ -43,10 +43,13 @@ def test_pentanomial_elo_by_hand() -> None:
     points = [0] + [0.25] * 2 + [0.5] * 4 + [0.75] * 2 + [1]
     mean = sum(points) / 10
     var = sum((x - mean) ** 2 for x in points) / 10
-    e = elo.pentanomial_elo(penta)
+    e = elo.pentanomial_elo(penta, prior=0)
     assert e.score == pytest.approx(mean) and e.pairs == 10
     assert e.elo == pytest.approx(-400 * math.log10(1 / mean - 1))
-    lo, hi = mean - Z * math.sqrt(var / 10), mean + Z * math.sqrt(var / 10)
+    n_eff = mean * (1 - mean) / (var / 10)  # single games with the same standard error
+    centre = (mean + Z * Z / (2 * n_eff)) / (1 + Z * Z / n_eff)
+    half = Z / (1 + Z * Z / n_eff) * math.sqrt(mean * (1 - mean) / n_eff + Z * Z / (4 * n_eff ** 2))
+    lo, hi = centre - half, centre + half  # Wilson's interval
     assert (e.lo, e.hi) == (pytest.approx(-400 * math.log10(1 / lo - 1)), pytest.approx(-400 * math.log10(1 / hi - 1)))
     assert e.nelo == pytest.approx((mean - 0.5) / math.sqrt(2 * var) * 800 / math.log(10))
     assert e.los == pytest.approx(0.5 * (1 + math.erf((mean - 0.5) / math.sqrt(var / 10) / math.sqrt(2))))
@@ -64,11 +67,50 @@ def test_pentanomial_elo_agrees_with_fastchess(counts: tuple[int, ...], nelo: fl
     assert e.los == pytest.approx(los, abs=1e-4)
 
 
-def test_a_perfect_score_is_an_infinite_elo_in_json() -> None:
-    e = elo.pentanomial_elo(Pentanomial(ww=5))
+def test_without_the_prior_a_perfect_score_is_an_infinite_elo_in_json() -> None:
+    e = elo.pentanomial_elo(Pentanomial(ww=5), prior=0)
     assert math.isinf(e.elo) and e.to_json()["elo"] == "+inf" and e.los == 1.0
-    assert elo.pentanomial_elo(Pentanomial(ll=5)).to_json()["elo"] == "-inf"
+    assert elo.pentanomial_elo(Pentanomial(ll=5), prior=0).to_json()["elo"] == "-inf"
     json.dumps(e.to_json(), allow_nan=False)
+
+
+@pytest.mark.parametrize("penta, sign", [
+    (Pentanomial(ww=6), 1),  # all wins
+    (Pentanomial(ll=6), -1),  # all losses
+    (Pentanomial(dd=6), 0),  # all draws
+    (Pentanomial(wl=6), 0),  # every pair split
+    (Pentanomial(ww=1), 1),  # one pair
+    (Pentanomial(), 0),  # one game: no complete pair
+])
+def test_no_finite_sample_gives_an_infinite_or_zero_width_pair_interval(penta: Pentanomial, sign: int) -> None:
+    e = elo.pentanomial_elo(penta)
+    figures = [e.elo, e.lo, e.hi, e.nelo, e.nelo_error]
+    assert all(math.isfinite(x) for x in figures) and e.hi - e.lo > 20 and e.nelo_error > 0
+    assert e.lo < e.elo < e.hi and 0 < e.los < 1
+    assert (e.elo > 0) - (e.elo < 0) == sign
+    json.dumps(e.to_json(), allow_nan=False)
+    more = elo.pentanomial_elo(Pentanomial(*(4 * c for c in (penta.ll, penta.ld, penta.wl, penta.dd, penta.wd,
+                                                                  penta.ww))))
+    if penta.pairs:
+        assert more.hi - more.lo < e.hi - e.lo  # the interval narrows as pairs come
+
+
+@pytest.mark.parametrize("scores", [
+    [(1.0, 1.0)] * 6,  # A wins every game
+    [(0.5, 0.5)] * 6,  # every game drawn
+    [(1.0, 0.0)] * 6,  # every pair split
+    [(1.0, None)],  # one game
+])
+def test_no_finite_sample_gives_an_infinite_or_zero_width_rating(scores: list[tuple[float, float | None]]) -> None:
+    games = []
+    for k, (first, second) in enumerate(scores):
+        games.append(elo.Game(0, 1, first, pair=k))
+        if second is not None:
+            games.append(elo.Game(0, 1, second, pair=k))
+    r = elo.fit(["a", "b"], games)
+    for i in range(2):
+        lo, hi = r.interval(i)
+        assert math.isfinite(lo) and math.isfinite(hi) and hi - lo > 20, (scores, lo, hi)
 
 
 # -- maximum-likelihood ratings ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
     return {
         "kind": "tournament", "run": run, "settings": t.to_json(),
         "openings": len(suite), "plies": t.plies, "band": list(t.band), "games": len(games),
-        "rating_method": elo.METHOD, "ratings": ratings,
+        "rating_method": elo.METHOD, "pair_method": elo.PAIR_METHOD, "ratings": ratings,
         "pairs": [table.to_json() for table in results.pairing_tables(games)],
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in results.seats(games, players).items()},
         "failures": results.failures(games, players),
@@ -64,7 +64,7 @@ def format_tournament(report: dict[str, Any]) -> str:
         interval = f"[{elo_text(row['elo_lo'])}, {elo_text(row['elo_hi'])}]"
         lines.append(f"{rank:<5}{row['player']:<24}{elo_text(row['elo']):>6}  {interval:<14}{row['games']:>6}"
                      f"{100 * row['score']:>7.1f}%  {los}")
-    lines += [f"Ratings: {report['rating_method']}.", ""]
+    lines += [f"Ratings: {report['rating_method']}.", f"Pairings' Elo: {report['pair_method']}.", ""]
     lines.append(f"{'pairing (A vs B)':<40}{'games':>6}  {'A W-D-L':<10}{'A first':<10}{'A second':<10}"
                  f"{'pairs LL/LD/WL/DD/WD/WW':<26}A's Elo (pentanomial)")
     for p in report["pairs"]:

@@ -26,7 +26,7 @@ from typing import Any
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
-from connectx_forge.tools.arena.elo import pentanomial_elo
+from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text
 from connectx_forge.tools.arena.run import (
@@ -209,7 +209,7 @@ def sprt_report(s: SprtSettings, run: str, seq: Sequential, games: Sequence[Stor
         "lower": round(test.lower, 4), "upper": round(test.upper, 4), "elo0": s.elo0, "elo1": s.elo1,
         "alpha": s.alpha, "beta": s.beta, "model": s.model,
         "pairs": seq.pairs, "games": 2 * seq.pairs, **wdl.to_json(), "pentanomial": penta.to_json(),
-        "elo": pentanomial_elo(penta).to_json(),
+        "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
         "failures": results.failures(games, [s.new] if s.new == s.base else [s.new, s.base]),
         "llr_history": [round(x, 4) for x in seq.history],
         "info": info,
@@ -236,6 +236,6 @@ def format_sprt(report: dict[str, Any]) -> str:
         f"{report['new']}: {report['wins']} wins, {report['draws']} draws, {report['losses']} losses; pairs: {penta}",
         f"Elo {elo_text(e['elo'], 1)} [{elo_text(e['elo_lo'], 1)}, {elo_text(e['elo_hi'], 1)}] (95%, pentanomial), "
         f"normalized Elo {elo_text(e['nelo'], 1)} +/- {elo_text(e['nelo_error'], 1).lstrip('+')}, "
-        f"LOS {100 * e['los']:.1f}%",
+        f"LOS {100 * e['los']:.1f}% ({report.get('elo_method', 'pentanomial')})",
         f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, {info['executor']})",
     ])
