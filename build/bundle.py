@@ -43,6 +43,7 @@ def _cxforge_load():
     import base64
     import builtins
     import hashlib
+    import linecache
     import sys
     import types
     import zlib
@@ -84,6 +85,7 @@ def _cxforge_load():
         modules[name] = module
         previous = sys.modules.get(name, missing)
         sys.modules[name] = module  # while it runs: dataclasses and typing look classes' modules up there
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show lines
         try:
             exec(compile(source, filename, "exec", dont_inherit=True), module.__dict__)
         except BaseException:

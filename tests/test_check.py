@@ -111,7 +111,9 @@ def test_a_syntax_error_is_a_load_failure_and_a_missing_file_one_clear_line(tmp_
     broken = write(tmp_path, "broken.py", "def agent(obs, config)\n    return 1\n")
     assert main(["check", str(broken)]) == 1  # played, as Kaggle plays it: it fails to load
     out, err = capsys.readouterr()
-    assert "ERROR (load: InvalidArgument: Invalid raw Python: SyntaxError" in out and "Traceback" not in out + err
+    assert "ERROR (load: InvalidArgument: Invalid raw Python: SyntaxError" in out and "Traceback" not in err
+    assert all(line.startswith("  | ") for line in out.splitlines() if "Traceback" in line)  # only the agent's log
+    assert f'  |   File "{broken}", line 1' in out and "cxforge-game-" not in out  # its own file, not the game folder
     assert main(["check", str(tmp_path / "absent.py")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err

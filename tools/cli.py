@@ -56,6 +56,8 @@ COMMANDS: dict[str, Command] = {
                       "check a submission file, then submit it to Kaggle's ConnectX competition"),
     "match": Command("connectx_forge.tools.play.match_cmd",
                      "play games between two agents with Kaggle's rules and report win rates"),
+    "logs": Command("connectx_forge.tools.play.logs_cmd",
+                    "show what the agents printed, and their tracebacks, in games saved with --save"),
     "winrates": Command("connectx_forge.tools.play.winrates_cmd",
                         "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"),
     "openings": Command("connectx_forge.tools.arena.openings_cmd",

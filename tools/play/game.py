@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import random
+import traceback
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import asdict, dataclass
@@ -31,7 +32,8 @@ from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, KAGGLE_STATUS, OVERAGE, Size
-from connectx_forge.tools.sandbox.limits import Limits
+from connectx_forge.tools.sandbox.host import error_place
+from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
 
@@ -63,6 +65,7 @@ class GameRecord:
     a_seat: int = 1  # the seat agent A played in a match
     detail: str | None = None  # one line on how a hosted agent broke (scrubbed of credentials)
     opening: int = 0  # leading entries of ``moves`` that came from the opening, not from the agents
+    logs: dict[str, str] | None = None  # mark ("1", "2") -> the agent's stdout and stderr, and its traceback
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
@@ -94,6 +97,8 @@ class GameRecord:
             del out["detail"]
         if not out["opening"]:  # so do the lines of games without an opening
             del out["opening"]
+        if not out["logs"]:  # and of games whose agents said nothing
+            del out["logs"]
         return out
 
     @classmethod
@@ -105,14 +110,28 @@ class GameRecord:
         return cls(**data)
 
 
-class _Sink(io.TextIOBase):
-    """Swallows an agent's prints (Kaggle captures them into logs we do not keep)."""
+class AgentLog(io.TextIOBase):
+    """An in-process agent's ``sys.stdout`` and ``sys.stderr`` for one game, cut at ``cap`` characters as
+    Kaggle cuts an agent's log; a traceback is added past the cap (``add``), so it is never lost."""
+
+    def __init__(self, cap: int = LOG_CHARS) -> None:
+        self.parts: list[str] = []
+        self.left = cap
+
+    def writable(self) -> bool:
+        return True
 
     def write(self, s: str) -> int:
+        if self.left > 0 and s:
+            self.parts.append(s[:self.left])
+            self.left -= len(self.parts[-1])
         return len(s)
 
+    def add(self, text: str) -> None:
+        self.parts.append(text[-LOG_CHARS:])
 
-_SINK = _Sink()
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 def _struct_factory() -> Callable[..., Any]:
@@ -161,6 +180,7 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
     np.random.seed(seed)
     hosted = [is_hosted(p, isolate) for p in players]
     hosts: list[Any] = [None, None]
+    logs = [AgentLog(), AgentLog()]
     try:
         for i, p in enumerate(players):
             if hosted[i]:
@@ -168,8 +188,11 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
 
                 hosts[i] = HostedAgent(p, seed, (rows, columns, inarow), act_timeout, overage, limits)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
-        return _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
-                     Struct, config_items, after, opened)
+        record = _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
+                       Struct, config_items, after, opened, logs)
+        texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
+        record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
+        return record
     finally:
         for h in hosts:
             if h is not None:
@@ -197,7 +220,8 @@ def is_hosted(player: Player, isolate: bool) -> bool:
 
 def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], size: Size,
           seed: int, act_timeout: float, overage: float, index: int, a_seat: int, Struct: Callable[..., Any],
-          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None) -> GameRecord:
+          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None,
+          logs: list[AgentLog] | None = None) -> GameRecord:
     rows, columns, inarow = size
     argcs = [rules.arg_count(a) for a in agents]
 
@@ -235,12 +259,14 @@ def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], host
             obs = Struct(remainingOverageTime=left[i], step=ply, board=grid[:], mark=mark)
             args = (obs, Struct(**config_items))[:argcs[i]]
             error = None
-            with redirect_stdout(_SINK), redirect_stderr(_SINK):
+            sink = logs[i] if logs is not None else AgentLog(0)
+            with redirect_stdout(sink), redirect_stderr(sink):
                 start = perf_counter()
                 try:
                     action = agents[i](*args)
                 except Exception as exc:  # Kaggle catches Exception, not BaseException
-                    action, error = None, f"{type(exc).__name__}: {exc}"
+                    action, error = None, f"{type(exc).__name__}: {exc}{error_place(exc)}"
+                    sink.add("".join(traceback.format_exception(exc)))
                 duration = perf_counter() - start
             times.append(duration)
             timed_out = is_timeout(duration, act_timeout, left[i])

@@ -126,18 +126,35 @@ def _load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
     return agent, 2 if argc is None else int(argc)
 
 
+TRACEBACK_CHARS = 10_000  # a traceback goes to the log past the agent's own cap, its last this many characters
+
+
 def _failure(kind: str, exc: BaseException) -> dict[str, Any]:
-    try:
-        traceback.print_exception(exc, file=sys.stderr)
+    where = ""
+    try:  # straight to the log, not through the capped sys.stderr: an agent that printed a lot keeps it
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # the agent's frames only
+        text = "".join(traceback.format_exception(type(exc), exc, tb))[-TRACEBACK_CHARS:]
+        os.write(2, text.encode("utf-8", "replace"))
+        where = error_place(exc)
     except BaseException:
         pass
     try:
-        detail = f"{type(exc).__name__}: {exc}".strip().splitlines()
+        detail = (f"{type(exc).__name__}: {exc}".strip() + where).splitlines()
     except BaseException:
         detail = [type(exc).__name__]
     if isinstance(exc, MemoryError):
         kind = "memory"
     return {"kind": kind, "type": type(exc).__name__, "detail": (detail[-1] if detail else "")[:300]}
+
+
+def error_place(exc: BaseException) -> str:
+    """`` (file:line)`` of the innermost frame an exception passed through (a bundle's frames name their
+    source modules: ``mybot/tactics.py``), or ``""``."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" ({last.filename}:{last.lineno})"
 
 
 def _lines(sock: socket.socket) -> Any:

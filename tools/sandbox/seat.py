@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
-from connectx_forge.tools.sandbox.limits import Limits, game_cpu_seconds
+from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
 from connectx_forge.tools.sandbox.scrub import one_line, scrub
 from connectx_forge.tools.submit.archive import unpack
 
@@ -75,6 +75,7 @@ class HostedAgent:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file."""
         self.limits = limits or Limits()
         self.folder = tempfile.mkdtemp(prefix="cxforge-game-")
+        self.source_folder = os.path.dirname(os.path.abspath(player.file)) if player.kind == "file" else ""
         game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")
         os.mkdir(game)
         os.mkdir(home)
@@ -162,7 +163,7 @@ class HostedAgent:
             return Reply("ok", duration, bad_action=scrub(bad or ""),
                          bad_float=protocol.float_of(message.get("action")))
         if kind in ("error", "memory", "load"):
-            return Reply(str(kind), duration, detail=one_line(str(message.get("detail", ""))) or kind)
+            return Reply(str(kind), duration, detail=one_line(self.shown(str(message.get("detail", "")))) or kind)
         raise protocol.ProtocolError(f"a reply of unknown kind {str(kind)[:20]!r}")
 
     def _broke(self, kind: str, start: float, detail: str, duration: float | None = None) -> Reply:
@@ -177,10 +178,28 @@ class HostedAgent:
     def _crashed(self, start: float) -> Reply:
         duration = time.perf_counter() - start
         self._kill(CRASH_GRACE)
-        said = one_line(self._log_tail())
+        said = one_line(self.shown(self._log_tail()))
         how = describe_status(self.status)
         kind = "memory" if said and "MemoryError" in said else "crash"
         return Reply(kind, duration, detail=how + (f"; last words: {said}" if said else ""))
+
+    def log_text(self, limit: int = 2 * LOG_CHARS + 2000) -> str:
+        """The agent's log (its prints, cut at the host's cap, then any traceback), credentials scrubbed,
+        with the temporary game folder shown as the folder the file came from."""
+        try:
+            self.log.seek(0, os.SEEK_END)
+            size = self.log.tell()
+            self.log.seek(max(0, size - limit))
+            text = self.log.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+        return scrub(self.shown(text)) or ""
+
+    def shown(self, text: str) -> str:
+        """``text`` with the temporary game folder shown as the folder the file came from."""
+        if self.source_folder:
+            text = text.replace(os.path.join(self.folder, "game") + os.sep, self.source_folder + os.sep)
+        return text
 
     def _log_tail(self) -> str:
         try:

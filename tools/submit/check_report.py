@@ -44,6 +44,9 @@ def _findings(report: CheckReport) -> list[str]:
     if report.breaks:
         lines.append("games lost by: " + ", ".join(f"{kind} {n}" for kind, n in sorted(report.breaks.items())))
     lines.extend(f"agent error: {e}" for e in report.errors_seen)
+    if report.log_tail:
+        lines.append(f"the agent's log in {report.log_game}, last lines:")
+        lines.extend(f"  | {line}" for line in report.log_tail)
     lines.extend(f"note: {n}" for n in report.notes)
     return lines
 

@@ -124,6 +124,9 @@ def play(job: Job) -> dict[str, Any]:
         for i, s in seats.items():
             players[i] = s
         result = _run(env, players, seat, seats)
+        culprit = result.get("culprit")
+        if result.get("outcome") == "loss" and result.get("kind") not in (None, "ok") and culprit in seats:
+            result["log"] = seats[culprit].host.log_text()  # why it broke, in its own words
     finally:
         for s in seats.values():
             s.host.close()

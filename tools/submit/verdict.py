@@ -25,6 +25,7 @@ from connectx_forge.tools.stats import format_rate, wilson
 from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
 
 SEAT_NAMES = ("first", "second")
+LOG_TAIL_LINES = 15  # of a failing agent's log, in the report
 STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()  # Kaggle status -> Tally
                    if outcome not in HOST_BREAKS}
 
@@ -76,6 +77,8 @@ class CheckReport:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     errors_seen: list[str] = field(default_factory=list)
+    log_tail: list[str] = field(default_factory=list)  # the last lines of the first failing game's agent log
+    log_game: str | None = None  # which game that was
 
     @property
     def invalid(self) -> int:
@@ -144,6 +147,11 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
         errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results))
+    failing = next((r for r in played if r.get("log")), None)
+    if failing is not None:
+        report.log_tail = failing["log"].rstrip("\n").splitlines()[-LOG_TAIL_LINES:]
+        report.log_game = ("the validation episode" if failing.get("index", 0) < 0 else
+                           f"game {failing['index']} (vs {failing['opponent']}, {SEAT_NAMES[failing['seat']]})")
     _judge_validation(report)
     _judge_rule_breaks(report, errors_seen)
     if manifest_path is None:
