@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import random
+import re
 import subprocess
 import sys
 import time
