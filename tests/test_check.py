@@ -55,7 +55,7 @@ def test_a_legal_agent_passes_against_both_opponents_in_both_seats(tmp_path: Pat
 
 def test_an_invalid_column_fails_with_exit_1_and_is_counted(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "bad.py", "def agent(obs, config):\n    return config.columns\n")
-    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json", "--no-validation"])
+    code = main(["check", str(path), "--games", "2", "--opponents", "kaggle:random", "--json", "--no-validation"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
     assert out["passed"] is False and out["invalid"] == 2 and out["errors"] == 0
@@ -65,7 +65,7 @@ def test_an_invalid_column_fails_with_exit_1_and_is_counted(tmp_path: Path, caps
 
 def test_a_failed_validation_episode_fails_the_check_and_stops_it(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "bad.py", "def agent(obs, config):\n    return config.columns\n")
-    code = main(["check", str(path), "--games", "2", "--opponents", "random", "--json"])
+    code = main(["check", str(path), "--games", "2", "--opponents", "kaggle:random", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["passed"] is False
     assert out["validation"]["status"] == "INVALID" and out["validation"]["opponent"] == "self"
@@ -254,7 +254,7 @@ def test_the_same_seed_plays_the_same_games(tmp_path: Path, capsys) -> None:
     """)
     runs = []
     for seed in ("0", "0", "1"):
-        assert main(["check", str(path), "-n", "4", "-w", "2", "--opponents", "random", "--seed", seed,
+        assert main(["check", str(path), "-n", "4", "-w", "2", "--opponents", "kaggle:random", "--seed", seed,
                      "--json", "--no-progress"]) in (0, 1)
         report = json.loads(capsys.readouterr().out)
         runs.append([(s["wins"], s["draws"], s["losses"]) for s in report["seats"]] + [report["moves"]])
@@ -298,7 +298,7 @@ def test_a_built_submission_is_checked_with_its_manifest(tmp_path: Path, capsys)
     out = tmp_path / "submission.py"
     assert main(["build", "random", "-o", str(out)]) == 0
     capsys.readouterr()
-    assert main(["check", str(out), "--games", "2", "--opponents", "random", "--json"]) in (0, 1)
+    assert main(["check", str(out), "--games", "2", "--opponents", "kaggle:random", "--json"]) in (0, 1)
     report = json.loads(capsys.readouterr().out)
     assert report["agent"] == "random" and report["manifest"] == str(tmp_path / "submission.json")
     assert (report["invalid"], report["errors"], report["timeouts"]) == (0, 0, 0)

@@ -97,7 +97,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.mark.parametrize("name", CASES)
 def test_cli_check_names_every_way_of_breaking(name: str, world: dict[str, str], tmp_path: Path) -> None:
-    out = run_cxforge(world, "check", str(agent_file(name, tmp_path)), "-n", "2", "-w", "2", "--opponents", "random",
+    out = run_cxforge(world, "check", str(agent_file(name, tmp_path)), "-n", "2", "-w", "2", "--opponents", "kaggle:random",
                       "--act-timeout", str(ACT), "--overage", str(OVERAGE), "--memory", "512", "--no-progress",
                       "--json")
     assert out.seconds < 20
@@ -117,7 +117,7 @@ def test_the_text_report_names_the_validation_episode_and_the_kinds(world: dict[
     assert out.returncode == 1
     assert "validation episode (the file against itself): ERROR (crash: killed by SIGSEGV)" in out.stdout
     assert "FAIL: the validation episode" in out.stdout
-    out = run_cxforge(world, "check", str(BROKEN / "segfault.py"), "-n", "2", "--opponents", "random",
+    out = run_cxforge(world, "check", str(BROKEN / "segfault.py"), "-n", "2", "--opponents", "kaggle:random",
                       "--no-validation", "--no-progress")
     assert out.returncode == 1
     assert "not played (--no-validation)" in out.stdout and "games lost by: crash 2" in out.stdout

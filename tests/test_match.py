@@ -395,7 +395,7 @@ def test_a_spec_that_does_not_pickle_is_resolved_again_in_the_workers() -> None:
 
 
 def test_cli_text_report() -> None:
-    out = cli("leftmost", "negamax", "-n", "4", "--rows", "4", "--columns", "4", "--inarow", "3")
+    out = cli("leftmost", "kaggle:negamax", "-n", "4", "--rows", "4", "--columns", "4", "--inarow", "3")
     assert out.returncode == 0, out.stderr
     assert "A = leftmost  vs  B = kaggle:negamax: 4 games on 4x4x3" in out.stdout
     assert "overall" in out.stdout and "move time B (kaggle:negamax)" in out.stdout
@@ -436,9 +436,13 @@ def test_cli_plays_a_file_that_does_not_compile_as_load_failures(tmp_path: Path)
 def test_resolve_names() -> None:
     from agents.registry import REGISTRY
 
-    if "negamax" not in REGISTRY:  # ours would take precedence
-        assert resolve("negamax").name == "kaggle:negamax"
+    assert "negamax" not in REGISTRY
+    with pytest.raises(UserError, match=r"unknown player 'negamax' \(did you mean 'kaggle:negamax'\?\)"):
+        resolve("negamax")  # Kaggle's built-ins are written kaggle:NAME in every command
+    assert resolve("kaggle:negamax").name == "kaggle:negamax"
     assert resolve("random").kind == "registry" and resolve("kaggle:random").kind == "kaggle"
+    with pytest.raises(UserError, match=r"unknown player 'lookahaed' \(did you mean 'lookahead'\?\)"):
+        resolve("lookahaed")
 
 
 def test_overage_used_counts_each_game_time_beyond_act_timeout() -> None:

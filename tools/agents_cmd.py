@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({n: {"module": s.module, "function": s.function, "description": s.description,
                               "source": s.source, "floors": s.floors, "valid": s.valid,
-                              "submittable": s.submittable, "default": n == default}
+                              "submittable": s.submittable, "sizes": s.sizes, "default": n == default}
                           for n, s in sorted(REGISTRY.items())}, indent=2))
         return 0
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: -kv[1].strength):
@@ -37,5 +37,6 @@ def run(args: argparse.Namespace) -> int:
         flags += "" if spec.valid else " (plays invalid moves on purpose)"
         flags += "" if spec.submittable else " (not for submission)"
         floors = ", ".join(f"{k} >= {v:.0%}" for k, v in spec.floors.items()) or "none"
-        print(f"{name:<12} {spec.description}{flags}\n{'':<12} source: {spec.source}; floors: {floors}")
+        sizes = "any board size" if spec.sizes == "any" else "6x7 four in a row only"
+        print(f"{name:<12} {spec.description}{flags}\n{'':<12} source: {spec.source}; floors: {floors}; {sizes}")
     return 0

@@ -246,6 +246,54 @@ def prepare_output(path: Path, kind: str = "file") -> None:
         raise UserError(f"cannot write {target}: permission denied; choose another path")
 
 
+class _Names(argparse.Action):
+    """A list flag: names separated by commas, spaces, or both (``--agents a,b c``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        names = [n.strip() for v in values for n in str(v).split(",") if n.strip()]
+        if not names:
+            parser.error(f"{option_string} names nothing")
+        setattr(namespace, self.dest, names)
+
+
+def add_names(parser: Any, flag: str, default: list[str] | None, what: str, metavar: str = "NAME") -> None:
+    """A list flag that takes commas or spaces, as every list flag does (``--agents a,b`` or ``--agents a b``)."""
+    shown = f" (default {','.join(default)})" if default else ""
+    parser.add_argument(flag, nargs="+", action=_Names, default=default, metavar=metavar,
+                        help=f"{what}, separated by commas or spaces{shown}")
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    """`` (did you mean 'x'?)`` for the choice closest to ``word``, or ``""`` when none is close."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6) if word else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+ENGINES = ("auto", "c", "python")
+
+
+def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:
+    """``--engine auto|c|python``, the same choices in every command: c is the compiled twin of the solver,
+    python the agent's own, auto the twin where a C compiler is there."""
+    shown = "auto" if default is None else default
+    parser.add_argument("--engine", choices=ENGINES, default=default,
+                        help=f"{what}: c (the compiled twin), python (the agent's own), or auto (c where a C "
+                             f"compiler is there; default {shown})")
+
+
+def engine_of(args: argparse.Namespace) -> str:
+    """``--engine`` with auto resolved: c where a C compiler is there, else python."""
+    engine = getattr(args, "engine", None) or "auto"
+    if engine != "auto":
+        return str(engine)
+    from connectx_forge.tools.solver.csolver import available
+
+    return "c" if available() else "python"
+
+
 def add_size(parser: argparse.ArgumentParser) -> None:
     """``--rows/--columns/--inarow`` (and the old ``--size R C K``, hidden)."""
     group = parser.add_argument_group("board size")
@@ -264,6 +312,9 @@ def size_of(args: argparse.Namespace) -> Size:
             raise UserError("give the board size with --rows/--columns/--inarow or the old --size, not both")
         return old[0], old[1], old[2]
     rows, columns, inarow = (v if v is not None else d for v, d in zip(given, STANDARD, strict=True))
+    if inarow > max(rows, columns):
+        raise UserError(f"--inarow {inarow} on a {rows}x{columns} board: no line of {inarow} fits, so no one can "
+                        f"win; give --inarow {max(rows, columns)} or less")
     return rows, columns, inarow
 
 

@@ -41,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true",
                         help="every position in the band instead (4 or 5 plies: the opening book scores almost "
                              "all of them at once; 6 plies and more: hours of solving)")
-    parser.add_argument("--engine", choices=("auto", "c", "python"), default="auto",
-                        help="solver for positions neither the shipped labels nor the book hold (default auto: the "
-                             "compiled twin where a C compiler exists)")
+    options.add_engine(parser, "auto", "the solver for positions neither the shipped labels nor the book hold")
     options.add_out(parser, "write the suite to PATH (default: stdout)")
     options.add_progress(parser)
 

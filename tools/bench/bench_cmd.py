@@ -84,9 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="instead: the solver agent's mistake rate (a move whose win/draw/loss class is below the best)")
     p.add_argument("--budget", type=float, metavar="S",
                    help="the agent's seconds per move (default: its normal budget)")
-    p.add_argument("--engine", choices=("python", "c"), default="python",
-                   help="solve with the agent's Python solver, or its compiled twin (tools/solver/csolver: the same "
-                        "search, for C-speed figures and, with --agent, fast labels)")
+    options.add_engine(p, "python", "the solver timed (c: C-speed figures and, with --agent, fast labels)")
     options.add_progress(p)
 
     p = _sub(sub, "book", "the opening book's size against the search it leaves to the agent",
@@ -150,9 +148,11 @@ def _solver(args: argparse.Namespace) -> int:
 
     files = [(path, read_positions(path)) for path in args.paths]
     if args.agent:
-        return agent_mistakes(files, args.budget, args.engine, args.limit, args.sample, args.seed,
+        return agent_mistakes(files, args.budget,
+                              options.engine_of(args), args.limit, args.sample, args.seed,
                               options.progress_of(args))
-    return solve_files(files, args.weak, args.engine, args.limit, args.sample, args.seed, options.progress_of(args))
+    return solve_files(files, args.weak, options.engine_of(args), args.limit, args.sample, args.seed,
+                       options.progress_of(args))
 
 
 def _book(args: argparse.Namespace) -> int:

@@ -163,6 +163,19 @@ class MatchResult:
         return format_match(self)
 
 
+def check_size(player: Player, size: Size) -> None:
+    """``UserError`` up front for a registered agent that plays only the 6x7 four-in-a-row board."""
+    if player.kind != "registry" or tuple(size) == tuple(STANDARD):
+        return
+    from agents.registry import REGISTRY
+
+    spec = REGISTRY.get(player.spec)
+    if spec is not None and spec.sizes == "standard":
+        raise UserError(f"agent {player.spec!r} plays only the {STANDARD[0]}x{STANDARD[1]} four-in-a-row board "
+                        f"(its network or book are made for it), not {size[0]}x{size[1]}x{size[2]}; "
+                        "cxforge agents lists the board sizes of each")
+
+
 class MatchInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a match; ``result`` holds the games that finished."""
 
@@ -221,6 +234,8 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     _validate(games, seed, seats, workers)
     geometry(*size)
     pa, pb = as_player(a), as_player(b)
+    for p in (pa, pb):
+        check_size(p, size)
     n_workers = 1 if executor is None and workers == 1 else workers
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)

@@ -3,8 +3,9 @@
 A spec is one of
 
 * a registered agent name (``random``, ``lookahead``... see ``cxforge agents``);
-* ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents
-  (plain ``negamax`` means Kaggle's too, as no agent of ours has that name);
+* ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents,
+  written with their prefix in every command (plain ``negamax`` is refused with a
+  "did you mean"; plain ``random`` is the course's agent, registered as ``random``);
 * ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
   distribution, several times faster (tools/play/fast_negamax.py), for training and quick runs;
 * a path to a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py``
@@ -36,6 +37,7 @@ from typing import Any
 from agents import registry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.options import did_you_mean
 
 Agent = Callable[..., Any]
 
@@ -177,8 +179,9 @@ def _resolve(spec: str) -> Player:
     if spec.startswith(KAGGLE_PREFIX):
         name = spec[len(KAGGLE_PREFIX):]
         if name not in KAGGLE_BUILTINS:
-            raise UserError(f"unknown Kaggle agent {spec!r}; Kaggle's built-in agents are "
-                            + ", ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS))
+            known = [KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS]
+            raise UserError(f"unknown Kaggle agent {spec!r}{did_you_mean(spec, known)}; "
+                            f"Kaggle's built-in agents are {', '.join(known)}")
         return Player(spec, spec, "kaggle", kaggle_builtin(name))
     if spec in registry.REGISTRY:
         try:
@@ -190,8 +193,6 @@ def _resolve(spec: str) -> Player:
         from connectx_forge.tools.play.fast_negamax import agent as fast_negamax_agent
 
         return Player(spec, spec, "callable", fast_negamax_agent)
-    if spec in KAGGLE_BUILTINS:  # "negamax": not ours, so Kaggle's
-        return Player(spec, KAGGLE_PREFIX + spec, "kaggle", kaggle_builtin(spec))
     if os.path.isdir(spec) or os.path.isfile(spec):
         if os.path.isfile(spec):
             _check_source(spec)
@@ -206,7 +207,9 @@ def _resolve(spec: str) -> Player:
     if looks_like_path(spec):
         raise UserError(f"player file not found: {spec}")
     kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
-    raise UserError(f"unknown player {spec!r}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
+    names = [*registry.REGISTRY, *(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS), FAST_NEGAMAX]
+    hint = f" (did you mean {KAGGLE_PREFIX + spec!r}?)" if spec in KAGGLE_BUILTINS else did_you_mean(spec, names)
+    raise UserError(f"unknown player {spec!r}{hint}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
                     f"{kaggle}, {FAST_NEGAMAX}, a project folder, or a path to a .py or .tar.gz file")
 
 

@@ -57,7 +57,7 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
         resolve(spec)  # a bad spec: one clear line before any game
     if table:
         print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}")
-        heads = [f"vs {o.removeprefix('kaggle:')}: win % [95% CI]" for o in opponents]
+        heads = [f"vs {resolve(o).name}: win % [95% CI]" for o in opponents]
         print("| agent | " + " | ".join(heads) + " | median move ms | max move ms |")
         print("|---" * (len(heads) + 3) + "|")
     raw: dict[str, list[dict[str, Any]]] = {}

@@ -10,7 +10,6 @@ import argparse
 import json
 
 from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
@@ -22,10 +21,9 @@ cxforge winrates --agents solver --opponents kaggle:negamax negamax-fast -n 100 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge winrates``."""
     options.add_games(parser, 400, "games per opponent")
-    parser.add_argument("--agents", nargs="+", default=None, metavar="NAME",
-                        help="registered agents, project folders or files (default: all submittable registered)")
-    parser.add_argument("--opponents", nargs="+", default=list(OPPONENTS), metavar="SPEC",
-                        help="player specs to play (default kaggle:random kaggle:negamax)")
+    options.add_names(parser, "--agents", None, "the table's rows: registered agents, project folders or files "
+                      "(default: every submittable registered agent)")
+    options.add_names(parser, "--opponents", list(OPPONENTS), "its columns: any players", metavar="PLAYER")
     options.add_size(parser)
     options.add_workers(parser)
     options.add_seed(parser, "base seed of every match")
@@ -37,8 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Play the table's matches; print the table (or JSON), write the file if asked."""
     to_stdout, out = options.json_and_out(args)
-    if out is not None and not out.parent.is_dir():
-        raise UserError(f"folder of --out does not exist: {out.parent}")
     raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
                     options.size_of(args), options.progress_of(args), table=not to_stdout)
     if to_stdout:

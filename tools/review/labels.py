@@ -28,9 +28,9 @@ from agents.solver.book import Book
 from agents.solver.search import Solver, Timeout
 from agents.solver.search import score_class as sign
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.options import ENGINES
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds of solving per position (all its moves together)
-ENGINES = ("auto", "c", "python")
 
 
 @dataclass

@@ -13,7 +13,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.players import label_of
 from connectx_forge.tools.review.annotate import Review, move_text, review_game
 from connectx_forge.tools.review.games import Game, load_games
-from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, ENGINES, Labeller
+from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.tools.review.summary import format_summary, summarise
 
 HELP = "annotate every move of Kaggle replays, episodes or saved games with the exact solver; where we lose"
@@ -40,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summary", action="store_true", help="print only the summary of where we lose")
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
                         help="also write an HTML replay of each game with its review, and an index, into DIR")
+    options.register_output(parser, "html", "folder")
     options.add_progress(parser)
 
 
@@ -48,8 +49,7 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time-limit", type=options.positive_float, default=DEFAULT_TIME_LIMIT, metavar="S",
                         help=f"seconds of solving per position; a value not found in time is left unlabelled "
                              f"(default {DEFAULT_TIME_LIMIT:g})")
-    parser.add_argument("--engine", choices=ENGINES, default="auto",
-                        help="the solver: c (the compiled twin), python, or auto (c where a C compiler is there)")
+    options.add_engine(parser, "auto", "the solver labelling the moves")
     parser.add_argument("--episodes", type=Path, default=None, metavar="DIR",
                         help="where an episode id's replay is downloaded (default: the user cache, "
                              "~/.cache/cxforge/episodes)")

@@ -40,8 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--progress", default=DEFAULT_PROGRESS, metavar="FILE",
                    help=f"append-only progress file (default {DEFAULT_PROGRESS})")
     options.add_out(b, "book file (default agents/data/opening_book.bin)")
-    b.add_argument("--engine", choices=("c", "python"), default=None,
-                   help="solver to build with: the compiled twin (default where a C compiler is found) or the agent's")
+    options.add_engine(b, "auto", "the solver to build with")
     b.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES}; "
                         "0 keeps all)")
@@ -62,8 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"append-only progress file of the solves (default {DEFAULT_FILL_PROGRESS}); the easy "
                         "checks go beside it (fill.easy.jsonl)")
     options.add_out(f, "book file to add to (default agents/data/opening_book.bin; made if missing)")
-    f.add_argument("--engine", choices=("c", "python"), default=None,
-                   help="the compiled twin (default where a C compiler is found) or the agent's solver")
+    options.add_engine(f, "auto", "the solver to fill with")
     f.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES})")
     f.add_argument("--retry", action="store_true", help="retry solves recorded as unsolved")
@@ -84,10 +82,10 @@ def run(args: argparse.Namespace) -> int:
     parse_moves(args.root)  # one line naming what is wrong with a bad --root
     if args.book_command == "fill":
         return fill(args.stones, root=args.root, seconds=args.seconds, workers=options.workers_of(args),
-                    progress=args.progress, out=args.out or DEFAULT_BOOK, engine=args.engine,
+                    progress=args.progress, out=args.out or DEFAULT_BOOK, engine=options.engine_of(args),
                     easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
                     bars=options.progress_of(args))
     return build(args.plies, min_plies=args.min_plies, root=args.root, side=args.side, seconds=args.seconds,
                  workers=options.workers_of(args), progress=args.progress, out=args.out or DEFAULT_BOOK,
-                 engine=args.engine, easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
+                 engine=options.engine_of(args), easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
                  bars=options.progress_of(args))

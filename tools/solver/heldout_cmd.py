@@ -31,14 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="draw positions by playouts and label every column with the compiled exact solver\n"
                                    "(resumable: a rerun continues each set's files)",
                        epilog="example:\n  cxforge heldout build --sets Random-Middle --size 200 --seed 0")
-    b.add_argument("--sets", default=",".join(heldout.SETS), help=f"comma-separated sets, built in this order "
-                   f"(default: {','.join(heldout.SETS)})")
+    options.add_names(b, "--sets", list(heldout.SETS), "the sets to build, in this order", metavar="SET")
     b.add_argument("--size", type=options.positive_int, default=heldout.DEFAULT_SIZE, metavar="N",
                    help=f"labelled positions per set (default {heldout.DEFAULT_SIZE})")
     options.add_seed(b, "seed of the draws")
     b.add_argument("--label-budget", type=options.positive_float, default=heldout.DEFAULT_BUDGET, metavar="S",
                    help=f"CPU seconds to label one position before it is skipped (default {heldout.DEFAULT_BUDGET:g})")
-    options.add_out(b, "folder of the sets", default=HELDOUT_DIR)
+    options.add_out(b, "folder of the sets", default=HELDOUT_DIR, kind="folder")
     b.add_argument("--training", type=Path, action="append", default=None, metavar="DIR",
                    help="folder of training label shards whose positions (and children) are left out; repeatable "
                         "(default: datasets/labels and .cache/labels)")
@@ -53,11 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="folder of the sets (default datasets/heldout)")
 
 
-def _set_names(text: str) -> list[str]:
-    names = [s for s in text.split(",") if s]
+def _set_names(names: list[str]) -> list[str]:
     bad = [s for s in names if s not in heldout.SETS]
     if bad or not names:
-        raise UserError(f"unknown held-out sets {bad}; the sets are {', '.join(heldout.SETS)}")
+        raise UserError(f"unknown held-out sets {bad}{options.did_you_mean(bad[0] if bad else '', heldout.SETS)}; "
+                        f"the sets are {', '.join(heldout.SETS)}")
     return names
 
 

@@ -289,10 +289,16 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
 
     unknown = [a for a in agents if not os.path.exists(a) and (
         a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@")]
-    bad_sets = [s for s in sets if s not in SET_NAMES.values() and s not in HELDOUT_SETS]
-    if unknown or bad_sets:
-        raise UserError(f"unknown agents {unknown} or sets {bad_sets}; sets are "
-                        f"{', '.join([*SET_NAMES.values(), *HELDOUT_SETS])}")
+    from connectx_forge.tools.options import did_you_mean
+
+    all_sets = [*SET_NAMES.values(), *HELDOUT_SETS]
+    bad_sets = [s for s in sets if s not in all_sets]
+    if unknown:
+        raise UserError(f"unknown agent {unknown[0]!r}{did_you_mean(unknown[0], registry.REGISTRY)}; give a "
+                        "registered agent (cxforge agents), solver@heuristic, a project folder or a file")
+    if bad_sets:
+        raise UserError(f"unknown set {bad_sets[0]!r}{did_you_mean(bad_sets[0], all_sets)}; the sets are "
+                        f"{', '.join(all_sets)}")
     loaded = _load_sets(sets, pons, heldout_dir)
     if engine == "c" and any(known is None for _, _, known in loaded):
         from connectx_forge.tools.solver.csolver import library_path

@@ -34,16 +34,14 @@ cxforge mistakes --agents net,net-search --sets Random-Early,Centre-Early,Random
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge mistakes``."""
-    parser.add_argument("--agents", default="net,net-search", help="comma-separated registered agents, project "
-                        "folders or files (default net,net-search); solver@heuristic is the solver with its old "
-                        "fallback")
+    options.add_names(parser, "--agents", ["net", "net-search"], "registered agents, project folders or files "
+                      "(solver@heuristic: the solver with its old fallback)")
     parser.add_argument("--sample", type=options.positive_int, default=200, metavar="N",
                         help="positions per set (sampled, seeded; default 200)")
     parser.add_argument("--hard-sample", type=options.positive_int, default=None, metavar="N",
                         help="positions for Begin-Medium and Begin-Hard (default: --sample)")
-    parser.add_argument("--sets", default=",".join(SET_NAMES.values()),
-                        help="comma-separated sets (default: Pons' six); also the held-out sets "
-                             f"{', '.join(HELDOUT_SETS)} (built by cxforge heldout build)")
+    options.add_names(parser, "--sets", list(SET_NAMES.values()), "Pons' sets, or the held-out sets "
+                      f"{', '.join(HELDOUT_SETS)} (built by cxforge heldout build)", metavar="SET")
     options.add_seed(parser, "seed of the sample")
     parser.add_argument("--budget", type=options.positive_float, default=None, metavar="S",
                         help="the solver agent's seconds a move (default: its normal budget)")
@@ -52,8 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "overage left (default 0: none)")
     parser.add_argument("--solve-budget", type=options.positive_float, default=20.0, metavar="S",
                         help="labelling seconds per move before skipping (default 20)")
-    parser.add_argument("--engine", choices=("python", "c"), default="python",
-                        help="label with perfect's solver (python) or its compiled twin (c: same scores, ~25x faster)")
+    options.add_engine(parser, "python", "the solver labelling the moves (c: the same scores, about 25x faster)")
     parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
     parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
                         help="folder of the held-out sets (default datasets/heldout)")
@@ -77,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
         if not to_stdout:
             print(format_line(res), flush=True)
 
-    results = run_sets([a for a in args.agents.split(",") if a], [s for s in args.sets.split(",") if s],
-                       args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget, args.engine,
+    results = run_sets(args.agents, args.sets,
+                       args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget,
+                       options.engine_of(args),
                        args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report,
                        args.heldout, args.overage)
     rows = [res.to_json() for res in results]

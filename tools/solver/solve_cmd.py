@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from agents.board import Board
+from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 
 HELP = ("solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
@@ -28,9 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="columns played from the empty board, digits 1-7 (e.g. 4453); '' for the empty board")
     parser.add_argument("--weak", action="store_true", help="only win (1), draw (0) or loss (-1)")
     parser.add_argument("--all", action="store_true", help="the score of each column for the side to move")
-    parser.add_argument("--engine", choices=("python", "c"), default="python",
-                        help="the agents' Python solver (with the opening book), or its compiled twin "
-                             "(tools/solver/csolver: the same search, about 25x faster; needs a C compiler)")
+    options.add_engine(parser, "python", "the solver (python uses the opening book; c is the same search, about "
+                       "25x faster)")
 
 
 def parse_moves(moves: str) -> Board:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     board = parse_moves(args.moves)
     solver: Any
-    if args.engine == "c":
+    if options.engine_of(args) == "c":
         from connectx_forge.tools.solver.csolver import CSolver
 
         solver = CSolver()

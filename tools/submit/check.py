@@ -31,6 +31,7 @@ from typing import Any
 from connectx_forge.build.cache import Playable
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.options import did_you_mean
 from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
@@ -181,6 +182,16 @@ def _validate(source: Path, games: int, act_timeout: float, overage: float) -> N
 
 
 CHECK_WORKERS = "games played at once, each refereed in its own worker process (default: all cores)"
+
+
+def builtin_opponent(spec: str) -> str:
+    """The check's name (``random``, ``negamax``) of the opponent ``kaggle:random`` or ``kaggle:negamax``: the
+    check plays Kaggle's built-in agents, written with their prefix as every command writes them."""
+    if spec.startswith("kaggle:") and spec[len("kaggle:"):] in OPPONENTS:
+        return spec[len("kaggle:"):]
+    known = [f"kaggle:{o}" for o in OPPONENTS]
+    hint = f" (did you mean 'kaggle:{spec}'?)" if spec in OPPONENTS else did_you_mean(spec, known)
+    raise UserError(f"unknown opponent {spec!r}{hint}; the check plays Kaggle's built-in agents: {', '.join(known)}")
 
 
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,

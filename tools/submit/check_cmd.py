@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
 
@@ -18,7 +17,7 @@ EXAMPLE = """\
 cxforge check                                   # in a project folder: that project; else submissions/submission.py
 cxforge check submissions/submission.py
 cxforge check ~/bots/mybot                      # a project folder, built on the fly
-cxforge check submissions/submission.py -n 40 -w 2 --opponents negamax --json"""
+cxforge check submissions/submission.py -n 40 -w 2 --opponents kaggle:negamax --json"""
 DESCRIPTION = HELP + "\n\n" + (
     "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
     "loader afresh for each game, in agent hosts: limited child processes that cannot see this\n"
@@ -43,8 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_json(parser, "print one JSON object instead of the table")
-    parser.add_argument("--opponents", default=",".join(check.OPPONENTS),
-                        help=f"comma-separated built-in opponents (default {','.join(check.OPPONENTS)})")
+    options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
+                      "to play", metavar="PLAYER")
     parser.add_argument("--act-timeout", type=options.positive_float, default=check.KAGGLE_ACT_TIMEOUT, metavar="S",
                         help="seconds per move before overage is used (Kaggle: 2; change only to test)")
     parser.add_argument("--overage", type=float, default=check.KAGGLE_OVERAGE, metavar="S",
@@ -66,9 +65,7 @@ def default_agent(spec: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the file and print the report; 0 when it passes, 1 when it fails."""
-    opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
-    if not opponents:
-        raise UserError("--opponents names no opponent")
+    opponents = [check.builtin_opponent(o) for o in args.opponents]
     file = check.submission_of(default_agent(args.path))
     if file.built_here:
         print(f"built {file.label!r} on the fly: {file.path}", file=sys.stderr)

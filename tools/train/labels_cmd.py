@@ -35,9 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_games(g, None, "games the shard should hold when done (required)")
     g.add_argument("--budget", type=options.positive_float, default=1.0, metavar="S",
                    help="seconds the solver may spend on one position's labels (default 1)")
-    g.add_argument("--engine", choices=("python", "c"), default="python",
-                   help="the agents' solver, or its compiled twin (same scores, ~20x faster; default python)")
-    options.add_out(g, "the label cache folder", default=DEFAULT_DIR)
+    options.add_engine(g, "python", "the solver (c: the same scores, about 20x faster)")
+    options.add_out(g, "the label cache folder", default=DEFAULT_DIR, kind="folder")
     options.add_progress(g)
     g.add_argument("old", nargs="*", metavar="SEED GAMES [BUDGET [ENGINE]]", help=argparse.SUPPRESS)  # the old form
     b = sub.add_parser("book", help="labels from a book build's progress file, in one gzipped shard",
@@ -77,7 +76,7 @@ def _generate_args(args: argparse.Namespace) -> tuple[int, int, float, str]:
     if not args.old:
         if args.games is None:
             raise UserError("give the number of games with -n/--games")
-        return args.seed, args.games, args.budget, args.engine
+        return args.seed, args.games, args.budget, options.engine_of(args)
     flags = (args.games, args.seed, args.budget, args.engine) != (None, 0, 1.0, "python")
     if flags or not 2 <= len(args.old) <= 4:
         raise UserError("give --seed S -n N [--budget S] [--engine E] (or the old SEED GAMES [BUDGET [ENGINE]] alone)")

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=("supervised", "dqn"), default="supervised",
                         help="supervised: policy+value on solver labels (net, net-search); dqn: the dqn agent")
     parser.add_argument("--name", default=None, help="run name (default: the method)")
-    options.add_out(parser, "runs folder; the run goes in PATH/NAME", default=Path("runs"))
+    options.add_out(parser, "runs folder; the run goes in DIR/NAME", default=Path("runs"), kind="folder")
     options.add_seed(parser, "seed of the run (weights, batches, labels generated)")
     parser.add_argument("--epochs", type=options.positive_int, default=30)
     parser.add_argument("--batch-size", type=options.positive_int, default=256)
