@@ -98,8 +98,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.mark.parametrize("name", CASES)
 def test_cli_check_names_every_way_of_breaking(name: str, world: dict[str, str], tmp_path: Path) -> None:
     out = run_cxforge(world, "check", str(agent_file(name, tmp_path)), "-n", "2", "-w", "2",
-                      "--opponents", "kaggle:random", "--act-timeout", str(ACT), "--overage", str(OVERAGE), "--memory", "512", "--no-progress",
-                      "--json")
+                      "--opponents", "kaggle:random", "--act-timeout", str(ACT), "--overage", str(OVERAGE),
+                      "--memory", "512", "--no-progress", "--json")
     assert out.seconds < 20
     assert out.returncode == (0 if expected_kind(name) == "ok" else 1), out.stderr
     report = json.loads(out.stdout)
