@@ -214,8 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if argv and argv[0] in ALIASES:
         argv = [*ALIASES[argv[0]], *argv[1:]]
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        return _fail(argv[0], f"no such command{options.did_you_mean(argv[0], COMMANDS)}; {PROG} --help lists "
+                              "them", 2)
     if not argv or argv[0] not in COMMANDS:
-        build_parser().parse_args(argv)  # --help, or one line: no command, or an unknown one
+        build_parser().parse_args(argv)  # --help, or one line: no command
         return 2
     name = argv[0]
     try:

@@ -30,6 +30,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
                         help=f"the suite's score band (default {lo}:{hi}; see cxforge openings)")
     options.add_seed(parser, "base seed; each game's seed derives from it and the game's key")
+    options.add_size(parser)
     options.add_workers(parser)
     parser.add_argument("--store", type=Path, default=None, metavar="FILE",
                         help="SQLite results database, each game committed as it ends (default: "
@@ -48,6 +49,15 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     options.add_out(parser, out_what, kind="folder")
     options.add_save(parser)
     options.add_progress(parser)
+
+
+def standard_board(args: argparse.Namespace) -> None:
+    """Tournaments and SPRTs play the 6x7 opening suite, labelled by the exact solver: other sizes are refused."""
+    size = options.size_of(args)
+    if tuple(size) != (6, 7, 4):
+        raise UserError(f"cxforge {args.command} plays paired openings of the 6x7 four-in-a-row suite, labelled by "
+                        f"the exact solver; for a {size[0]}x{size[1]}x{size[2]} board use cxforge match with the "
+                        "same --rows/--columns/--inarow")
 
 
 def clock(args: argparse.Namespace) -> tuple[float, float]:

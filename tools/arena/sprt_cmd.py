@@ -46,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or finish) the test; print the report, write the files asked for; 0 whatever it decides."""
+    flags.standard_board(args)
     old = flags.resumed_settings(args, "sprt")
     if old is not None:
         s = SprtSettings.from_json(old)

@@ -38,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play (or finish) the tournament; print the report, write the files asked for; 0."""
+    flags.standard_board(args)
     old = flags.resumed_settings(args, "tournament")
     if old is not None:
         t = Tournament.from_json(old)

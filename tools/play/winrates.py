@@ -10,11 +10,12 @@ median and max move time.  The command line is tools/play/winrates_cmd.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents.board import STANDARD
 from agents.registry import REGISTRY
+from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import MatchResult, run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.stats import format_rate
@@ -48,7 +49,8 @@ def default_agents() -> list[str]:
 
 def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games: int = 400,
               workers: int | None = None, seed: int = 0, size: tuple[int, int, int] = STANDARD,
-              progress: bool = True, table: bool = True) -> dict[str, list[dict[str, Any]]]:
+              progress: bool = True, table: bool = True,
+              on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Play every agent against every opponent; print the markdown table as it fills (unless ``table`` is False).
 
     Returns each agent's match summaries (``MatchResult.to_json``), in opponent order.
@@ -62,8 +64,8 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
         print("|---" * (len(heads) + 3) + "|")
     raw: dict[str, list[dict[str, Any]]] = {}
     for name in names:
-        results = [run_match(name, opp, games, workers=workers, seed=seed, size=size, progress=progress)
-                   for opp in opponents]
+        results = [run_match(name, opp, games, workers=workers, seed=seed, size=size, progress=progress,
+                             on_game=on_game) for opp in opponents]
         raw[name] = [r.to_json() for r in results]
         if table:
             print(table_row(resolve(name).name, results), flush=True)

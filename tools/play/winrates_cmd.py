@@ -10,6 +10,7 @@ import argparse
 import json
 
 from connectx_forge.tools import options
+from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
@@ -29,14 +30,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed(parser, "base seed of every match")
     options.add_json(parser, "print the match summaries as JSON instead of the table", old_file=True)
     options.add_out(parser, "also write the match summaries as JSON to PATH")
+    options.add_save(parser)
     options.add_progress(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the table's matches; print the table (or JSON), write the file if asked."""
     to_stdout, out = options.json_and_out(args)
-    raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
-                    options.size_of(args), options.progress_of(args), table=not to_stdout)
+    writer = GameWriter(args.save) if args.save is not None else None
+    try:
+        raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
+                        options.size_of(args), options.progress_of(args), table=not to_stdout,
+                        on_game=writer.add if writer is not None else None)
+    finally:
+        if writer is not None:
+            writer.close()
     if to_stdout:
         print(json.dumps(raw, indent=1))
     if out is not None:

@@ -51,14 +51,16 @@ Job = dict[str, Any]
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
                *, opponents: Iterable[str] = OPPONENTS, act_timeout: float = KAGGLE_ACT_TIMEOUT,
                overage: float = KAGGLE_OVERAGE, seed: int | None = 0, progress: bool = False,
-               validation: bool = True, limits: Limits | None = None) -> CheckReport:
+               validation: bool = True, limits: Limits | None = None,
+               size: tuple[int, int, int] = (6, 7, 4)) -> CheckReport:
     """Check the submission at ``path``: the validation episode, then ``games`` games per opponent.
 
     Game ``i`` seeds Python's ``random`` (the built-in opponents' and the file's
     shared stream) with ``game_seed(seed, i)`` (``seed=None``: unseeded).
     ``workers`` games play at once (default: all cores); ``progress`` shows a bar
     on a terminal; ``validation=False`` skips the validation episode; ``limits``
-    bound each agent host (default ``Limits()``).
+    bound each agent host (default ``Limits()``); ``size`` is the board (Kaggle's
+    leaderboard plays 6x7x4).
     """
     source = Path(path)
     _validate(source, games, act_timeout, overage)
@@ -69,7 +71,7 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
         common = {"path": str(alone), "beside": source.name.endswith(".tar.gz"),
-                  "limits": (limits or Limits()).to_json()}
+                  "limits": (limits or Limits()).to_json(), "size": list(size)}
         first = None
         if validation:
             first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
@@ -85,6 +87,9 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
                        validation=first)
     if stale:
         report.notes = [stale] + [n for n in report.notes if not n.startswith("no manifest beside")]
+    if tuple(size) != (6, 7, 4):
+        report.notes.append(f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
+                            "plays 6x7, 4 in a row")
     return report
 
 

@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="overage bank in seconds per game (Kaggle: 60; change only to test)")
     parser.add_argument("--no-validation", dest="validation", action="store_false",
                         help="skip the validation episode (the file against itself, played first as on Kaggle)")
+    options.add_size(parser)
     options.add_memory(parser)
     options.add_progress(parser)
 
@@ -72,6 +73,6 @@ def run(args: argparse.Namespace) -> int:
     report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
                               act_timeout=args.act_timeout, overage=args.overage, seed=args.seed,
                               progress=options.progress_of(args), validation=args.validation,
-                              limits=options.limits_of(args))
+                              limits=options.limits_of(args), size=options.size_of(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     return 0 if report.passed else 1

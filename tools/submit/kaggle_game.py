@@ -81,8 +81,8 @@ class HostSeat:
         return reply.action
 
 
-def make_env(act_timeout: float, overage: float) -> Any:
-    """The real ConnectX environment; only ``actTimeout`` and the overage bank may differ.
+def make_env(act_timeout: float, overage: float, size: tuple[int, int, int] = (6, 7, 4)) -> Any:
+    """The real ConnectX environment; only ``actTimeout``, the overage bank and the board size may differ.
 
     With Kaggle's values (2 s, 60 s) this is plain ``make("connectx")``.  The
     overage bank is an observation default, not a configuration field, so a
@@ -93,7 +93,9 @@ def make_env(act_timeout: float, overage: float) -> Any:
     from kaggle_environments import environments, make
     from kaggle_environments.core import Environment
 
-    configuration = {"actTimeout": act_timeout} if act_timeout != 2 else {}
+    configuration: dict[str, Any] = {"actTimeout": act_timeout} if act_timeout != 2 else {}
+    if tuple(size) != (6, 7, 4):
+        configuration.update(rows=size[0], columns=size[1], inarow=size[2])
     if overage == 60:
         return make("connectx", configuration=configuration)
     make("connectx")  # resolves the lazily registered environment
@@ -110,7 +112,8 @@ def play(job: Job) -> dict[str, Any]:
     seed = job["seed"] if job["seed"] is not None else random.randrange(1 << 31)
     random.seed(seed)
     np.random.seed(seed)
-    env = make_env(job["act_timeout"], job["overage"])
+    size = tuple(job.get("size") or (6, 7, 4))
+    env = make_env(job["act_timeout"], job["overage"], size)
     seat = job["seat"]
     hosted = (0, 1) if job["opponent"] == SELF else (seat,)
     player = Player(job["path"], job["path"], "file")
@@ -118,7 +121,7 @@ def play(job: Job) -> dict[str, Any]:
     seats: dict[int, HostSeat] = {}
     try:
         for i in hosted:
-            seats[i] = HostSeat(HostedAgent(player, seed, (6, 7, 4), job["act_timeout"], job["overage"], limits,
+            seats[i] = HostSeat(HostedAgent(player, seed, size, job["act_timeout"], job["overage"], limits,
                                             beside=job.get("beside", False)))
         players: list[Any] = [job["opponent"], job["opponent"]]
         for i, s in seats.items():
