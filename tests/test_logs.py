@@ -50,12 +50,12 @@ def test_a_hosted_agents_prints_and_traceback_are_in_the_saved_game(tmp_path: Pa
     assert 'File "boom/main.py", line 7, in act' in log and 'File "boom/helper.py", line 3, in pick' in log
     assert "return empty[3]" in log and "2" not in game["logs"]  # random printed nothing
 
-    assert main(["logs", str(save), "--game", "1"]) == 0
+    assert main(["logs", str(save), "--game", "2"]) == 0  # the 2nd game of the file, as --game counts everywhere
     shown = capsys.readouterr().out
-    assert shown.startswith("== game 1: random (first) vs boom (second): boom lost by error after 1 moves")
+    assert shown.startswith("== game 2: random (first) vs boom (second): boom lost by error after 1 moves")
     assert "-- random (mark 1): printed nothing" in shown and 'File "boom/helper.py", line 3' in shown
     assert main(["logs", str(save), "--game", "7"]) == 1
-    assert "has no game 7; its games are 0-1" in capsys.readouterr().err
+    assert "holds 2 game(s), not 7" in capsys.readouterr().err
 
 
 def test_check_prints_the_last_lines_of_a_failing_agents_log(tmp_path: Path,

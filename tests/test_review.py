@@ -193,8 +193,10 @@ def test_review_html_writes_an_index_and_a_page_per_game(tmp_path: Path, capsys)
                             for m in ([3, 3, 2, 2, 1, 1, 0], [3, 2, 3, 2, 3, 2, 3])))
     assert main(["review", str(path), "--html", str(tmp_path / "site"), "--summary", "--no-progress",
                  "--time-limit", "0.2"]) == 0
-    out = capsys.readouterr().out
-    assert "our agent (alpha, beta): 4 games, 2 lost" in out
+    out = capsys.readouterr().out  # both play every game: neither is "ours" until --us says so
+    assert "where we lose: give --us NAME to say which player is ours (the players are alpha, beta)" in out
+    assert main(["review", str(path), "--summary", "--no-progress", "--time-limit", "0.2", "--us", "beta"]) == 0
+    assert "our agent (beta): 2 games, 2 lost" in capsys.readouterr().out
     index = (tmp_path / "site" / "index.html").read_text()
     assert index.count('href="game-00') == 2
     assert (tmp_path / "site" / "game-002.html").stat().st_size > 100_000
@@ -230,3 +232,41 @@ def test_a_replay_without_boards_is_read_from_its_actions() -> None:
         del step[0]["observation"]["board"]
     game = read_replay(replay, "actions only")
     assert (game.moves, game.outcome, game.winner) == (moves, "win", 2)
+
+
+# -- the inputs review reads, and how it speaks of columns ---------------------------------------------------
+
+def test_pretty_printed_json_and_lists_of_games_are_read(tmp_path: Path, capsys) -> None:
+    games = [{**LINE, "moves": m} for m in ([3, 3, 2, 2, 1, 1, 0], [3, 2, 3, 2, 3, 2, 3])]
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(games[0], indent=2))
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(games, indent=2))
+    assert main(["review", str(one), "--no-progress", "--time-limit", "0.1"]) == 0
+    assert capsys.readouterr().out.count("== ") == 1
+    assert main(["review", str(many), "--no-progress", "--time-limit", "0.1", "--game", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("== ") == 1 and f"== {many}[2]:" in out
+
+
+def test_a_bad_line_is_reported_by_number_and_the_others_are_reviewed(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "games.jsonl"
+    good = json.dumps({**LINE, "moves": [3, 3, 2, 2, 1, 1, 0]})
+    path.write_text(f"{good}\n{{not json\n{json.dumps({'hello': 1})}\n{good}\n")
+    assert main(["review", str(path), "--no-progress", "--time-limit", "0.1", "--us", "beta", "--summary"]) == 0
+    out, err = capsys.readouterr()
+    assert f"{path}: line 2 skipped: not JSON" in err and f"{path}:3: neither a Kaggle replay" in err
+    assert "(line 3 skipped)" in err and "Traceback" not in err
+    assert "our agent (beta): 2 games, 2 lost" in out
+
+
+def test_only_us_is_ours_and_columns_are_counted_from_0(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({**LINE, "moves": [3, 3, 2, 2, 1, 1, 0]}) + "\n")
+    assert main(["review", str(path), "--no-progress", "--time-limit", "1", "--us", "beta", "--summary"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("our agent (beta): 1 games, 1 lost")
+    positions = [line for line in out.splitlines() if "after columns" in line]
+    assert positions and all("Pons" not in line and "1-7" not in line for line in out.splitlines())
+    assert positions == [f"  {path}: going second, ply 4, after columns 3,3,2: played column 2, best 1,4 "
+                         "(columns from 0, as Kaggle's actions)"]

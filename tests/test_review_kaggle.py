@@ -236,4 +236,4 @@ def test_a_corrupt_replay_is_one_line(fake: FakeKaggle, tmp_path: Path, capsys, 
         assert "downloading the replay of episode 7002 failed" in line
         assert not (tmp_path / "episode-7002-replay.json").exists()
     else:  # downloaded as it is, then refused by us
-        assert "episode-7002-replay.json: line 1 is not a Kaggle replay" in line
+        assert "episode-7002-replay.json: is not a Kaggle replay or saved games: not valid JSON" in line

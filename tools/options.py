@@ -272,6 +272,12 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def add_game(parser: Any) -> None:
+    """``--game N``: the N-th game of the files given, counted from 1, in every command that reads games."""
+    parser.add_argument("--game", type=positive_int, default=None, metavar="N",
+                        help="only the N-th game of the file(s), counted from 1")
+
+
 ENGINES = ("auto", "c", "python")
 
 

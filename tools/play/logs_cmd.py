@@ -21,13 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge logs``."""
     parser.add_argument("games", type=Path, metavar="GAMES.jsonl", help="games saved by match, tournament or "
                         "sprt with --save")
-    parser.add_argument("--game", type=options.nonnegative_int, default=None, metavar="N",
-                        help="only game N (its index, as the reports number games; default: every game with a log)")
+    options.add_game(parser)
     parser.add_argument("--agent", default=None, metavar="NAME", help="only this player's logs")
 
 
-def heading(rec: GameRecord) -> str:
-    """One line on a game: its index, its players by seat and how it ended."""
+def heading(number: int, rec: GameRecord) -> str:
+    """One line on a game: its number in the file, its players by seat and how it ended."""
     first, second = rec.players
     if rec.outcome == "draw":
         end = "a draw"
@@ -35,7 +34,7 @@ def heading(rec: GameRecord) -> str:
         end = f"{rec.players[(rec.winner or 1) - 1]} won"
     else:
         end = f"{rec.players[(rec.culprit or 1) - 1]} lost by {rec.outcome}"
-    return f"== game {rec.index}: {first} (first) vs {second} (second): {end} after {len(rec.moves)} moves"
+    return f"== game {number}: {first} (first) vs {second} (second): {end} after {len(rec.moves)} moves"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,21 +45,20 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot read {args.games}: {exc.strerror or exc}") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise UserError(f"{args.games}: not a games file written with --save ({exc})") from None
-    chosen = [r for r in records if args.game is None or r.index == args.game]
-    if args.game is not None and not chosen:
-        indices = sorted(r.index for r in records)
-        raise UserError(f"{args.games} has no game {args.game}; its games are {indices[0]}-{indices[-1]}"
-                        if indices else f"{args.games} holds no games")
+    if args.game is not None and args.game > len(records):
+        raise UserError(f"{args.games} holds {len(records)} game(s), not {args.game}")
+    numbered = list(enumerate(records, 1))
+    chosen = [(n, r) for n, r in numbered if args.game is None or n == args.game]
     if args.agent is not None and all(args.agent not in r.players for r in records):
         names = sorted({p for r in records for p in r.players})
         raise UserError(f"no player {args.agent!r} in {args.games}; its players are {', '.join(names)}")
     shown = 0
-    for rec in chosen:
+    for number, rec in chosen:
         logs = rec.logs or {}
         marks = [m for m in (1, 2) if args.agent is None or rec.players[m - 1] == args.agent]
         if args.game is None and not any(logs.get(str(m)) for m in marks):
             continue
-        print(heading(rec))
+        print(heading(number, rec))
         for m in marks:
             text = logs.get(str(m), "")
             print(f"-- {rec.players[m - 1]} (mark {m}): " + ("its log:" if text else "printed nothing"))

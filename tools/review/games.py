@@ -6,13 +6,16 @@
   against the rules, and the end (a line, a full board, or a rule broken) from
   the last step's statuses;
 * an episode id: its replay is downloaded first (``kaggle_client``), once;
-* a JSON-lines file of ``GameRecord`` lines (``cxforge match -o``, and
-  tournaments): every line is a game.  A line's ``opening`` (absent in older
+* a JSON-lines file of ``GameRecord`` lines (``--save`` of match, tournament,
+  sprt, winrates): every line is a game.  A line's ``opening`` (absent in older
   files: 0) counts the leading moves that came from an opening suite, not from
-  the players.
+  the players;
+* one such game or replay pretty-printed over many lines, or a JSON list of them.
 
-Bad input (a missing file, a file that is neither, a replay whose boards do
-not follow the rules) is a ``UserError`` naming the file and the step.
+Bad input (a missing file, a file that holds no game, a replay whose boards do
+not follow the rules) is a ``UserError`` naming the file and the step.  In a
+file of many games, a bad line is reported by its number (``problems``) and
+the others are read.
 """
 
 from __future__ import annotations
@@ -73,18 +76,21 @@ class Game:
         return f"{first} (first) vs {second} (second): {end}"
 
 
-def load_games(spec: str, episodes: Path | None = None) -> list[Game]:
-    """The games ``spec`` names: a replay file, a games file, or an episode id (downloaded into ``episodes``)."""
+def load_games(spec: str, episodes: Path | None = None, problems: list[str] | None = None) -> list[Game]:
+    """The games ``spec`` names: a replay file, a games file, or an episode id (downloaded into ``episodes``).
+
+    Lines of a games file that cannot be read are skipped, each with one line in ``problems``.
+    """
     path = Path(spec)
     if path.is_file():
-        return read_file(path)
+        return read_file(path, problems)
     if spec.isdigit():
         from connectx_forge.tools import paths
         from connectx_forge.tools.review import kaggle_client
 
         folder = episodes if episodes is not None else paths.CACHE / "episodes"
         replay, _ = kaggle_client.download_replay(int(spec), folder)
-        games = read_file(replay)
+        games = read_file(replay, problems)
         for g in games:
             g.episode_id = int(spec)
         return games
@@ -93,8 +99,8 @@ def load_games(spec: str, episodes: Path | None = None) -> list[Game]:
     raise UserError(f"{spec}: no such file, and not an episode id")
 
 
-def read_file(path: Path) -> list[Game]:
-    """The games in a replay JSON or a JSON-lines games file."""
+def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
+    """The games in a replay JSON, a game or a list of them, or a JSON-lines games file (see the module)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -105,23 +111,45 @@ def read_file(path: Path) -> list[Game]:
         data = json.loads(text)
     except ValueError:
         data = None
-    if isinstance(data, dict) and "steps" in data:
-        return [read_replay(data, str(path), _episode_of(path))]
-    if isinstance(data, dict) and "moves" in data:
-        return [read_record(data, str(path))]
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    games = []
-    for i, line in enumerate(lines, 1):
+    if isinstance(data, dict):
+        return [_one(data, str(path), _episode_of(path))]
+    if isinstance(data, list):
+        return [_one(item, f"{path}[{i}]", None) for i, item in enumerate(data, 1)]
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) == 1 or text.lstrip().startswith(("[", "{\n", "{\r")):  # one document that does not parse
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            if len(lines) == 1 or not lines[0].rstrip().endswith("}"):
+                raise UserError(f"{path}: is not a Kaggle replay or saved games: not valid JSON ({exc})") from None
+    games, bad = [], []
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
         try:
             record = json.loads(line)
         except ValueError as exc:
-            kind = "a Kaggle replay" if i == 1 and line.lstrip().startswith("{") and len(lines) == 1 else "JSON"
-            raise UserError(f"{path}: line {i} is not {kind} ({exc})") from None
-        if not isinstance(record, dict) or "moves" not in record:
-            raise UserError(f"{path}: neither a Kaggle replay (no \"steps\") nor games saved by cxforge match "
-                            f"(line {i} has no \"moves\")")
-        games.append(read_record(record, f"{path}:{i}"))
+            bad.append(f"{path}: line {i} skipped: not JSON ({exc})")
+            continue
+        try:
+            games.append(_one(record, f"{path}:{i}", None))
+        except UserError as exc:
+            bad.append(f"{exc} (line {i} skipped)")
+    if not games:
+        raise UserError(bad[0] if len(bad) == 1 else f"{path}: no game could be read ({len(bad)} bad lines; the "
+                        f"first: {bad[0] if bad else '?'})")
+    if problems is not None:
+        problems.extend(bad)
     return games
+
+
+def _one(data: Any, source: str, episode_id: int | None) -> Game:
+    """One game from a parsed JSON value: a Kaggle replay or a saved game."""
+    if isinstance(data, dict) and "steps" in data:
+        return read_replay(data, source, episode_id)
+    if isinstance(data, dict) and "moves" in data:
+        return read_record(data, source)
+    raise UserError(f"{source}: neither a Kaggle replay (no \"steps\") nor a game saved with --save (no \"moves\")")
 
 
 def _episode_of(path: Path) -> int | None:

@@ -20,23 +20,21 @@ cxforge replay games.jsonl --game 3 -o game.html"""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge replay``."""
-    parser.add_argument("game", metavar="GAME",
+    parser.add_argument("source", metavar="GAME",
                         help="a Kaggle replay JSON, an episode id (downloaded), or games saved by cxforge match -o")
     options.add_out(parser, "the HTML page to write", default="replay.html")
-    parser.add_argument("--game", dest="index", type=options.positive_int, default=None, metavar="N",
-                        help="which game of a file holding several (from 1)")
+    options.add_game(parser)
     add_game_options(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Write the page; 0."""
-    games = load_all([args.game], args.episodes)
-    if args.index is None and len(games) > 1:
-        raise UserError(f"{args.game} holds {len(games)} games: pick one with --game N (1 to {len(games)})")
-    index = args.index or 1
-    if index > len(games):
-        raise UserError(f"{args.game} holds {len(games)} games, not {index}")
-    game = games[index - 1]
+    games = load_all([args.source], args.episodes)
+    if args.game is None and len(games) > 1:
+        raise UserError(f"{args.source} holds {len(games)} games: pick one with --game N (1 to {len(games)})")
+    if (args.game or 1) > len(games):
+        raise UserError(f"{args.source} holds {len(games)} games, not {args.game}")
+    game = games[(args.game or 1) - 1]
     review: Review = review_game(game, Labeller(args.engine, args.time_limit))
     page = game_page(review, visualizer(replay_of(game)), f"{game.names[0]} vs {game.names[1]}")
     try:

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_json(parser, "print one JSON object per game (one a line) instead of the text")
     parser.add_argument("--us", action="append", default=None, metavar="NAME",
                         help="our agent: a Kaggle team or a player's name, or a project folder or file (its label "
-                             "in saved games); repeat for several. Default: the names in every game")
+                             "in saved games); repeat for several. Default: the one name every game has, if any")
+    options.add_game(parser)
     parser.add_argument("--summary", action="store_true", help="print only the summary of where we lose")
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
                         help="also write an HTML replay of each game with its review, and an index, into DIR")
@@ -55,11 +56,19 @@ def add_game_options(parser: argparse.ArgumentParser) -> None:
                              "~/.cache/cxforge/episodes)")
 
 
-def load_all(specs: list[str], episodes: Path | None) -> list[Game]:
-    """Every game the arguments name, in order."""
-    games = [g for spec in specs for g in load_games(spec, episodes)]
+def load_all(specs: list[str], episodes: Path | None, game: int | None = None) -> list[Game]:
+    """Every game the arguments name, in order (only the ``game``-th, from 1, when given); a line that cannot
+    be read is reported on stderr, by its number, and skipped."""
+    problems: list[str] = []
+    games = [g for spec in specs for g in load_games(spec, episodes, problems)]
+    for problem in problems:
+        print(f"cxforge: {problem}", file=sys.stderr)
     if not games:
         raise UserError("no games to review")
+    if game is not None:
+        if game > len(games):
+            raise UserError(f"--game {game}: there are {len(games)} game(s) (1 to {len(games)})")
+        return [games[game - 1]]
     return games
 
 
@@ -109,7 +118,7 @@ def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Review the games, print the result; 0."""
-    reviews = review_all(load_all(args.games, args.episodes), args)
+    reviews = review_all(load_all(args.games, args.episodes, args.game), args)
     summary = summarise(reviews, [label_of(u) for u in args.us or ()])
     summary_text = format_summary(summary)
     if args.json:

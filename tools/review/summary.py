@@ -1,8 +1,9 @@
 """Where our agent loses, across many reviewed games: move numbers, seats, and the positions themselves.
 
-"Our agent" is every player named with ``--us``; without it, the names that
-play in every game (one agent's episodes, or one side of a match), else every
-name.  For each game we lost, the first losing move (``annotate.py``) says
+"Our agent" is every player named with ``--us``; without it, the one name
+that plays in every game (one agent's episodes, or one side of a match); when
+no single name does, there is no "our agent" and the summary asks for
+``--us``: both sides of a game are never ours.  For each game we lost, the first losing move (``annotate.py``) says
 where the game was thrown away; a loss with none was lost before our first
 move could change it (the second player against perfect play), by a broken
 rule, or in moves the solver could not label.
@@ -21,12 +22,13 @@ SEATS = {1: "first", 2: "second"}
 
 
 def our_names(reviews: Sequence[Review], us: Sequence[str] = ()) -> list[str]:
-    """The names counted as ours: ``us``, else those in every game, else all."""
+    """The names counted as ours: ``us``; else the one name every game has (when exactly one does); else none,
+    and the summary asks for ``--us``: counting both sides of a game as ours would say nothing."""
     if us:
         return list(us)
     sets = [set(r.game.names) for r in reviews]
     common = set.intersection(*sets) if sets else set()
-    return sorted(common or set.union(set(), *sets))
+    return sorted(common) if len(common) == 1 else []
 
 
 def pons_moves(moves: Sequence[int]) -> str:
@@ -46,6 +48,7 @@ class Summary:
     broke: Counter = field(default_factory=Counter)
     blunders: int = 0
     positions: list[dict[str, Any]] = field(default_factory=list)
+    players: list[str] = field(default_factory=list)  # every name in the games (to say whom --us may name)
 
     @property
     def losses(self) -> int:
@@ -56,12 +59,12 @@ class Summary:
                 "by_seat": {s: {k: c[k] for k in ("games", "win", "draw", "loss")} for s, c in self.by_seat.items()},
                 "first_losing_plies": {str(k): v for k, v in sorted(self.first_losing_plies.items())},
                 "lost_without_losing_move": self.lost_without_losing_move, "broke": dict(self.broke),
-                "blunders": self.blunders, "positions": self.positions}
+                "blunders": self.blunders, "positions": self.positions, "players": self.players}
 
 
 def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
     """The summary of ``reviews`` for the players named ``us`` (see ``our_names``)."""
-    summary = Summary(our_names(reviews, us))
+    summary = Summary(our_names(reviews, us), players=sorted({n for r in reviews for n in r.game.names}))
     for r in reviews:
         g = r.game
         for mark in (1, 2):
@@ -84,13 +87,17 @@ def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
             summary.first_losing_plies[losing.ply] += 1
             summary.positions.append({"source": g.source, "episode_id": g.episode_id, "seat": SEATS[mark],
                                       "ply": losing.ply, "moves": pons_moves(g.moves[:losing.ply - 1]),
+                                      "columns": list(g.moves[:losing.ply - 1]),
                                       "column": losing.column, "best": losing.best})
     return summary
 
 
 def format_summary(s: Summary, show: int = 10) -> str:
     """The summary as text; ``show`` positions at most."""
-    lines = [f"our agent ({', '.join(s.us) or 'nobody'}): {s.games} games, {s.losses} lost, {s.blunders} blunders"]
+    if not s.us:
+        return ("where we lose: give --us NAME to say which player is ours (the players are "
+                f"{', '.join(s.players) or 'none'})")
+    lines = [f"our agent ({', '.join(s.us)}): {s.games} games, {s.losses} lost, {s.blunders} blunders"]
     for seat, c in s.by_seat.items():
         if c["games"]:
             lines.append(f"  going {seat:<6}: {c['games']} games, {c['win']} won, {c['draw']} drawn, {c['loss']} lost")
@@ -104,8 +111,9 @@ def format_summary(s: Summary, show: int = 10) -> str:
         lines.append("  broke a rule: " + ", ".join(f"{k} {v}" for k, v in sorted(s.broke.items())))
     for p in s.positions[:show]:
         best = ",".join(str(c) for c in p["best"]) or "?"
-        lines.append(f"  {p['source']}: going {p['seat']}, ply {p['ply']}, after moves {p['moves'] or '(none)'} "
-                     f"(Pons' columns 1-7): played column {p['column']}, best {best} (columns from 0)")
+        after = ",".join(str(c) for c in p["columns"]) or "(none)"
+        lines.append(f"  {p['source']}: going {p['seat']}, ply {p['ply']}, after columns {after}: played column "
+                     f"{p['column']}, best {best} (columns from 0, as Kaggle's actions)")
     if len(s.positions) > show:
         lines.append(f"  ... and {len(s.positions) - show} more positions (--json lists them all)")
     return "\n".join(lines)
