@@ -193,10 +193,11 @@ OUTPUTS = "_outputs"  # the namespace attribute listing a parser's output flags:
 
 
 def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
-            old: tuple[str, ...] = (), kind: str = "file") -> None:
+            old: tuple[str, ...] = (), kind: str = "file", shown: str | None = None) -> None:
     """``-o/--out PATH``, a ``kind`` of output ("file" or "folder", as ``what`` says); ``old`` spellings are
-    accepted, unlisted.  Its folder is made, and checked writable, before the command starts (``prepare``)."""
-    suffix = f" (default {default})" if default is not None else ""
+    accepted, unlisted.  Its folder is made, and checked writable, before the command starts (``prepare``).
+    ``shown``: the default as help shows it (instead of an absolute path that differs from machine to machine)."""
+    suffix = f" (default {shown or default})" if default is not None else ""
     parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
                         metavar="DIR" if kind == "folder" else "PATH", help=what + suffix)
     for flag in old:

@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed(b, "seed of the draws")
     b.add_argument("--label-budget", type=options.positive_float, default=heldout.DEFAULT_BUDGET, metavar="S",
                    help=f"CPU seconds to label one position before it is skipped (default {heldout.DEFAULT_BUDGET:g})")
-    options.add_out(b, "folder of the sets", default=HELDOUT_DIR, kind="folder")
+    options.add_out(b, "folder of the sets", default=HELDOUT_DIR, kind="folder", shown="datasets/heldout")
     b.add_argument("--training", type=Path, action="append", default=None, metavar="DIR",
                    help="folder of training label shards whose positions (and children) are left out; repeatable "
                         "(default: datasets/labels and .cache/labels)")

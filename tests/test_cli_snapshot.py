@@ -1,0 +1,39 @@
+"""A snapshot of every command's ``--help`` (as fastchess snapshot-tests its CLI output): a flag's name, metavar,
+default or meaning cannot change unseen.  After an intended change, rewrite the snapshot with
+``CXFORGE_UPDATE_SNAPSHOTS=1 pytest tests/test_cli_snapshot.py`` and review its diff."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from connectx_forge.tools import cli
+from tests.test_cli import _parsers
+
+SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "help.txt"
+WIDTH = "100"  # argparse wraps help at $COLUMNS
+
+
+def every_help() -> str:
+    """``cxforge --help`` and each command's and subcommand's ``--help``, one after the other."""
+    parts = [f"$ cxforge --help\n{cli.build_parser().format_help()}"]
+    for path, parser in _parsers():
+        parts.append(f"$ cxforge {path} --help\n{parser.format_help()}")
+    return "\n".join(parts)
+
+
+def test_every_help_matches_its_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", WIDTH)
+    text = every_help()
+    if os.environ.get("CXFORGE_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert SNAPSHOT.is_file(), f"no snapshot yet: run CXFORGE_UPDATE_SNAPSHOTS=1 pytest {__file__}"
+    expected = SNAPSHOT.read_text(encoding="utf-8")
+    if text != expected:
+        changed = next(i for i, (a, b) in enumerate(zip(text.splitlines(), expected.splitlines())) if a != b) \
+            if any(a != b for a, b in zip(text.splitlines(), expected.splitlines())) else None
+        where = f"first difference at line {changed + 1}" if changed is not None else "lines added or removed"
+        pytest.fail(f"a command's --help changed ({where}); if it was meant to, run "
+                    f"CXFORGE_UPDATE_SNAPSHOTS=1 pytest {__file__} and review the snapshot's diff")
