@@ -1,4 +1,4 @@
-"""Games on disk: one ``GameRecord`` per JSON line (what ``cxforge match -o PATH`` writes).
+"""Games on disk: one ``GameRecord`` per JSON line (what ``--save FILE`` writes in every command that plays).
 
 A line is ``GameRecord.to_json()``; ``load_records`` reads a file back into
 records that replay, tally and report like fresh ones.

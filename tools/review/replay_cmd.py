@@ -21,7 +21,8 @@ cxforge replay games.jsonl --game 3 -o game.html"""
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge replay``."""
     parser.add_argument("source", metavar="GAME",
-                        help="a Kaggle replay JSON, an episode id (downloaded), or games saved by cxforge match -o")
+                        help="a Kaggle replay JSON, an episode id (downloaded), or games saved with --save "
+                             "(match, tournament, sprt, winrates)")
     options.add_out(parser, "the HTML page to write", default="replay.html")
     options.add_game(parser)
     add_game_options(parser)

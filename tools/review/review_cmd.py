@@ -31,7 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "mark: blunder, slower-win, first losing move. Unlabelled values are shown as ? "
                           "(null in JSON), never guessed.")
     parser.add_argument("games", nargs="+", metavar="GAME",
-                        help="a Kaggle replay JSON, an episode id (downloaded), or games saved by cxforge match -o")
+                        help="a Kaggle replay JSON, an episode id (downloaded), or games saved with --save "
+                             "(match, tournament, sprt, winrates)")
     add_game_options(parser)
     options.add_json(parser, "print one JSON object per game (one a line) instead of the text")
     parser.add_argument("--us", action="append", default=None, metavar="NAME",
