@@ -212,7 +212,8 @@ def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.C
     (["train", "--epochs", "zero"], 2, "--epochs"),
     (["labels", "pack", "/no/such/src", "/tmp/x"], 1, "no labels-*.jsonl shards"),
     (["agents", "--seed", "1"], 2, "unrecognized arguments: --seed 1"),
-    (["nope"], 2, "invalid choice: 'nope'"),
+    (["nope"], 2, "no such command; cxforge --help lists them"),
+    (["chek"], 2, "no such command (did you mean 'check'?)"),
 ])
 def test_bad_input_is_one_line(argv: list[str], status: int, why: str, capsys: pytest.CaptureFixture[str]) -> None:
     try:

@@ -32,8 +32,8 @@ def test_every_help_matches_its_snapshot(monkeypatch: pytest.MonkeyPatch) -> Non
     assert SNAPSHOT.is_file(), f"no snapshot yet: run CXFORGE_UPDATE_SNAPSHOTS=1 pytest {__file__}"
     expected = SNAPSHOT.read_text(encoding="utf-8")
     if text != expected:
-        changed = next(i for i, (a, b) in enumerate(zip(text.splitlines(), expected.splitlines())) if a != b) \
-            if any(a != b for a, b in zip(text.splitlines(), expected.splitlines())) else None
-        where = f"first difference at line {changed + 1}" if changed is not None else "lines added or removed"
+        got, want = text.splitlines(), expected.splitlines()
+        changed = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
+        where = f"first difference at line {changed + 1}: {got[changed] if changed < len(got) else '(end)'!r}"
         pytest.fail(f"a command's --help changed ({where}); if it was meant to, run "
                     f"CXFORGE_UPDATE_SNAPSHOTS=1 pytest {__file__} and review the snapshot's diff")
