@@ -1,7 +1,8 @@
 # connectx-forge: every target sets up its own virtualenv (.venv) on first use, in two layers.
 #   runtime layer (make submission, make upload): build, check, upload
 #   test layer    (make test, make bench): + pytest, Hypothesis, ruff, mypy, torch (CPU), gymnasium, matplotlib,
-#                 distributed (Dask), playwright with Debian's chromium-headless-shell (apt-get, as root)
+#                 distributed (Dask), ziglang (the pinned C toolchain for native code in submissions),
+#                 playwright with Debian's chromium-headless-shell (apt-get, as root)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -29,7 +30,7 @@ $(RUNTIME_STAMP): pyproject.toml
 # torch first, pinned, so that nothing pulls the CUDA build
 $(TEST_STAMP): $(RUNTIME_STAMP)
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[dev,train,dask]'
+	$(PIP) -e '.[dev,train,dask,native]'
 	@$(CHROMIUM_SETUP)
 	@touch $(TEST_STAMP)
 

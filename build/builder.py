@@ -14,7 +14,7 @@ from typing import Any
 
 from connectx_forge.build import project as projects
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
-from connectx_forge.build.embed import data_names, load_data
+from connectx_forge.build.embed import DataFile, data_names, load_data
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import (
     PROJECT_PACKAGE,
@@ -50,6 +50,7 @@ class Target:
     tops: frozenset[str] | None = None
     floors: dict[str, float] = field(default_factory=dict)
     settings: Path | None = None  # the project's settings file, if any
+    native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> sources (build/native.py)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,8 @@ SHIPPED_TOPS = frozenset({PROJECT_PACKAGE})
 def target_for_project(project: projects.Project) -> Target:
     """The target that builds a user's agent project."""
     return Target(name=project.name, module=project.module, function=project.function, path=project.entry_path,
-                  root=project.root, floors=dict(project.floors), settings=project.settings)
+                  root=project.root, floors=dict(project.floors), settings=project.settings,
+                  native=dict(project.native))
 
 
 def target_for_file(path: Path, root: Path, function: str | None = None) -> Target:
@@ -157,10 +159,10 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
     for module in graph.modules:
         if not module.library:
             check_reads(module)
-    data = load_data(graph.modules)
+    data = load_data(graph.modules) + native_libraries(target, root, graph.modules)
     if data:
         resources = next((m for m in graph.modules if m.name == RESOURCES_MODULE), None)
-        reader = next(m for m in graph.modules if data_names(m))
+        reader = next((m for m in graph.modules if data_names(m)), graph.entry)
         if resources is None:
             raise BuildError(f"{reader.path}: reads data files but does not import {RESOURCES_MODULE}.read_data")
         if "EMBEDDED" not in top_level_names(resources.tree)[0]:
@@ -178,6 +180,26 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
                              floors=target.floors, modules=graph.modules, data=data, content=content,
                              main_py=main_py, fmt=fmt)
     return Built(source, content, manifest)
+
+
+def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tuple[DataFile, ...]:
+    """The C libraries the modules load (``load_native("NAME")``), compiled and ready to embed as data files."""
+    from connectx_forge.build import native
+
+    wanted: dict[str, str] = {}
+    for module in modules:
+        if not module.library:
+            for name, line in native.native_names(module).items():
+                wanted.setdefault(name, f"{module.path}:{line}")
+    out = []
+    for name, where in sorted(wanted.items()):
+        if name not in target.native:
+            declared = ", ".join(sorted(target.native)) or "none"
+            raise BuildError(f"{where}: load_native({name!r}), but the project's settings declare no such library "
+                             f"(declared: {declared}); add [native] {name} = [\"native/{name}.c\"] to cxforge.toml")
+        content = native.compile_library(root, name, target.native[name], where)
+        out.append(DataFile(native.data_name(name), content))
+    return tuple(out)
 
 
 def repack(path: Path, fmt: str) -> Built:

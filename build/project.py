@@ -9,6 +9,8 @@ or under ``[tool.cxforge]`` in its ``pyproject.toml``::
     [floors]                        # the check's win-rate floors against each opponent
     random = 0.9
     "kaggle:negamax" = 0.5
+    [native]                        # C libraries: name -> sources (build/native.py)
+    engine = ["native/engine.c"]
 
 A folder with no settings file builds ``main:agent``; a single ``.py`` file
 with none builds that file (its ``agent``, else its last top-level function, the
@@ -29,7 +31,7 @@ from connectx_forge.build.errors import BuildError
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
-KEYS = ("name", "entry", "floors")
+KEYS = ("name", "entry", "floors", "native")
 DEFAULT_ENTRY = "main:agent"
 # the check's opponents (Kaggle's built-ins), as a floor may name them
 FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
@@ -46,6 +48,7 @@ class Project:
     floors: dict[str, float] = field(default_factory=dict)
     settings: Path | None = None  # the file the settings came from
     entry_path: Path | None = None  # the entry file, when it is not found from the module name (a lone .py)
+    native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> its sources (root-relative)
 
     @property
     def entry(self) -> str:
@@ -113,6 +116,28 @@ def parse_floors(floors: Any, where: str) -> dict[str, float]:
     return out
 
 
+def parse_native(native: Any, root: Path, where: str) -> dict[str, list[str]]:
+    """The ``[native]`` table: library name -> its C sources, paths relative to the project root."""
+    if not isinstance(native, dict):
+        raise BuildError(f"{where}: native must be a table of libraries, e.g. [native] engine = [\"native/engine.c\"]")
+    out: dict[str, list[str]] = {}
+    for name, sources in native.items():
+        if not name.isidentifier():
+            raise BuildError(f"{where}: native: {name!r} is not a library name (use a Python name, e.g. engine)")
+        if isinstance(sources, str):
+            sources = [sources]
+        if not isinstance(sources, list) or not sources or not all(isinstance(x, str) for x in sources):
+            raise BuildError(f"{where}: native: {name} must list its C sources, e.g. [\"native/{name}.c\"]")
+        for rel in sources:
+            path = (root / rel).resolve()
+            if not rel.endswith(".c") or ".." in Path(rel).parts or Path(rel).is_absolute():
+                raise BuildError(f"{where}: native: {name}: {rel!r} must be a .c file inside the project")
+            if not path.is_file():
+                raise BuildError(f"{where}: native: {name}: no file {rel} in the project ({root})")
+        out[name] = list(sources)
+    return out
+
+
 def _did_you_mean(word: str, choices: Any) -> str:
     close = get_close_matches(word, list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
@@ -130,7 +155,8 @@ def from_settings(root: Path, path: Path) -> Project:
         raise BuildError(f"{path}: name must be a non-empty string without slashes, not {name!r}")
     module, function = parse_entry(data.get("entry", DEFAULT_ENTRY), str(path))
     floors = parse_floors(data.get("floors", {}), str(path))
-    return Project(root, name, module, function, floors, path)
+    native = parse_native(data.get("native", {}), root, str(path))
+    return Project(root, name, module, function, floors, path, native=native)
 
 
 def last_function(path: Path) -> str:
@@ -183,7 +209,7 @@ def _with_function(project: Project, function: str | None) -> Project:
     if function is None:
         return project
     return Project(project.root, project.name, project.module, function, project.floors, project.settings,
-                   project.entry_path)
+                   project.entry_path, project.native)
 
 
 def module_file(root: Path, module: str) -> Path | None:

@@ -1,4 +1,5 @@
-"""The bundle-safe runtime that agents import: ``read_data`` for the data files an agent ships.
+"""The bundle-safe runtime that agents import: ``read_data`` for the data files an agent ships, and
+``load_native`` for its C libraries.
 
 ``from connectx_forge.runtime import read_data``, then ``read_data("data/weights.npy")``
 with a path relative to the project root: the folder your modules are imported
@@ -9,15 +10,33 @@ the same call works in both places.  Call it with a string literal: the
 bundler finds the files a module needs by reading those calls, without
 running the module.
 
+``load_native("engine")`` returns the project's C library ``engine`` (declared
+in its settings, ``[native] engine = ["native/engine.c"]``) as a ``ctypes.CDLL``,
+or None: the agent then runs its pure-Python twin of the same functions.  In a
+submission the library is embedded (compiled for Kaggle's runtime by
+``cxforge build``) and loaded from memory (``memfd_create``, then
+``/proc/self/fd/N``) where the kernel allows it, else from a temporary file in
+the first writable place (the working folder, ``/kaggle_simulations/agent``,
+the temporary folder); in the project folder it is compiled first, with the
+pinned toolchain.  Which one runs, and why, is said once per process on stderr
+(the agent's log on Kaggle).  ``CXFORGE_NATIVE=off``, read once, makes every
+``load_native`` return None; ``CXFORGE_NATIVE=file`` skips the in-memory load
+(tests use it).
+
 This module is bundled into submissions: standard library only.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
+import tempfile
 
 EMBEDDED: dict[str, bytes] = {}
+NATIVE_MODE = os.environ.get("CXFORGE_NATIVE", "on").strip().lower()  # on, off, or file (read once)
+PLACES = (".", "/kaggle_simulations/agent")  # where a library may be written when memory will not do
+_loaded: dict[str, object] = {}
 
 
 class MissingData(FileNotFoundError):
@@ -58,3 +77,101 @@ def read_data(path: str) -> bytes:
             return fh.read()
     except OSError as exc:
         raise MissingData(f"data file {path!r} not found at {full} ({exc.strerror})") from None
+
+
+def _say(text: str) -> None:
+    try:
+        sys.stderr.write(f"cxforge: {text}\n")
+    except Exception:
+        pass
+
+
+ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+
+
+def foreign(content: bytes) -> str | None:
+    """Why ``content`` cannot be this machine's shared object (not ELF, another machine), or None."""
+    import platform
+
+    if content[:4] != b"\x7fELF" or len(content) < 20:
+        return "not an ELF shared object"
+    built = ELF_MACHINES.get(int.from_bytes(content[18:20], "little"), "another machine")
+    here = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+    return None if built == here else f"built for {built}, and this machine is {here}"
+
+
+def _from_bytes(name: str, content: bytes) -> tuple[object, str]:
+    """``(library, how)`` for a shared object's bytes: from memory, else a temporary file; ``(None, why)``."""
+    wrong = foreign(content)
+    if wrong is not None:
+        return None, wrong
+    reasons = []
+    if NATIVE_MODE != "file" and hasattr(os, "memfd_create"):
+        try:
+            fd = os.memfd_create(f"cxforge-{name}", 0)
+            os.write(fd, content)
+            return ctypes.CDLL(f"/proc/self/fd/{fd}"), "loaded from memory (memfd)"
+        except Exception as exc:  # no memfd, or the kernel refuses to map it
+            reasons.append(f"memory: {type(exc).__name__}: {exc}")
+    for place in (*PLACES, tempfile.gettempdir()):
+        path = None
+        try:
+            fd, path = tempfile.mkstemp(prefix=f"cxforge-{name}-", suffix=".so", dir=place)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(content)
+            library = ctypes.CDLL(path)
+            return library, f"loaded from a temporary file in {os.path.abspath(place)}"
+        except Exception as exc:
+            reasons.append(f"{place}: {type(exc).__name__}: {exc}")
+        finally:
+            if path is not None:
+                try:
+                    os.unlink(path)  # a loaded library stays mapped; nothing is left on disk
+                except OSError:
+                    pass
+    return None, "; ".join(reasons)[:500]
+
+
+def _compiled(name: str, module: str, file: str) -> bytes:
+    """In a project folder (not a submission): the library compiled from its sources by the toolkit, which a
+    submission does not hold (so the import is dynamic: the bundler must not follow it)."""
+    import importlib
+    from pathlib import Path
+
+    if not file:
+        raise RuntimeError("the module that asks for it has no source file")
+    native = importlib.import_module("connectx_forge.build.native")
+    projects = importlib.import_module("connectx_forge.build.project")
+    root = projects.find_root(Path(import_root(module, file)))
+    if root is None:
+        raise RuntimeError("no cxforge.toml above the module that asks for it")
+    project = projects.load(root)
+    if name not in project.native:
+        raise RuntimeError(f"the project's settings declare no native library {name!r}")
+    content: bytes = native.compile_library(project.root, name, project.native[name], f"load_native({name!r})")
+    return content
+
+
+def load_native(name: str) -> object:
+    """The project's C library ``name`` as a ``ctypes.CDLL``, or None (then run the pure-Python twin)."""
+    if name in _loaded:
+        return _loaded[name]
+    library: object = None
+    if NATIVE_MODE == "off":
+        how = "off (CXFORGE_NATIVE=off)"
+    else:
+        content = EMBEDDED.get(f"native/{name}.so")
+        how = ""
+        if content is None:
+            caller = sys._getframe(1).f_globals
+            try:
+                content = _compiled(name, str(caller.get("__name__", "__main__")), str(caller.get("__file__", "")))
+            except Exception as exc:
+                how = f"not built ({exc})".splitlines()[0][:300]
+        if content is not None:
+            library, how = _from_bytes(name, content)
+            if library is None:
+                how = f"cannot be loaded ({how})"
+    _say(f"native library {name!r}: {how}" + ("" if library is not None else "; running the pure-Python code"))
+    _loaded[name] = library
+    return library

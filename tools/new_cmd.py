@@ -11,13 +11,17 @@ from connectx_forge.tools.errors import UserError
 HELP = "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and tests"
 EXAMPLE = """\
 cxforge new mybot
-cxforge new ~/bots/second --name second-bot"""
+cxforge new ~/bots/second --name second-bot
+cxforge new fastbot --native"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge new``."""
     parser.add_argument("path", type=Path, metavar="PATH", help="the project folder to create (new, or empty)")
     parser.add_argument("--name", help="the agent's name (default: the folder's name)")
+    parser.add_argument("--native", action="store_true",
+                        help="also a C twin of a helper (native/tactics.c), compiled into the submission, with the "
+                             "Python code as its fallback (building needs the native extra: ziglang)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     package = scaffold.package_name(folder.resolve().name)
     written = []
     try:
-        for rel, text in scaffold.files(name, package).items():
+        for rel, text in scaffold.files(name, package, args.native).items():
             path = folder / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

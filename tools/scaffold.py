@@ -10,6 +10,10 @@ Layout (``PACKAGE`` is the folder's name as a Python name)::
     data/columns.json       a data file, read through connectx_forge.runtime.read_data
     tests/test_agent.py     legal moves on Hypothesis-drawn positions, and the floors, with connectx_forge.testing
     .gitignore              submissions/
+
+With ``--native``, ``tactics.wins`` also has a C twin, ``native/tactics.c``, declared in
+``cxforge.toml`` and loaded with ``connectx_forge.runtime.load_native``; the
+Python code stays as the fallback, and a test checks that both agree.
 """
 
 from __future__ import annotations
@@ -164,6 +168,72 @@ def test_meets_its_floors_as_cxforge_check_judges_them():
     testing.assert_floors(".", games=8)
 '''
 
+NATIVE_SETTINGS = '''
+[native]                          # C libraries, compiled for Kaggle's runtime by cxforge build
+tactics = ["native/tactics.c"]
+'''
+
+NATIVE_C = '''\
+/* The C twin of tactics.Position.wins: whether `mark` playing `column` makes a line of `inarow`.
+   grid: rows * columns ints, row 0 at the top, 0 empty (Kaggle's obs.board). */
+int wins(const int *grid, int rows, int columns, int inarow, int column, int mark) {
+    int row = -1;
+    for (int r = rows - 1; r >= 0; r--) {
+        if (grid[r * columns + column] == 0) { row = r; break; }
+    }
+    if (row < 0) return 0;
+    static const int dirs[4][2] = {{0, 1}, {1, 0}, {1, 1}, {1, -1}};
+    for (int d = 0; d < 4; d++) {
+        int count = 1;
+        for (int sign = -1; sign <= 1; sign += 2) {
+            int r = row + sign * dirs[d][0], c = column + sign * dirs[d][1];
+            while (r >= 0 && r < rows && c >= 0 && c < columns && grid[r * columns + c] == mark) {
+                count++;
+                r += sign * dirs[d][0];
+                c += sign * dirs[d][1];
+            }
+        }
+        if (count >= inarow) return 1;
+    }
+    return 0;
+}
+'''
+
+NATIVE_TACTICS = '''
+
+# --- the C twin of Position.wins (native/tactics.c), with this file's Python as the fallback -----------------
+import ctypes  # noqa: E402
+
+from connectx_forge.runtime import load_native  # noqa: E402
+
+NATIVE = load_native("tactics")  # a ctypes library, or None: then the Python code above runs
+if NATIVE is not None:
+    NATIVE.wins.argtypes = [ctypes.POINTER(ctypes.c_int)] + [ctypes.c_int] * 5
+    NATIVE.wins.restype = ctypes.c_int
+    python_wins = Position.wins
+
+    def native_wins(self, column, mark):
+        grid = (ctypes.c_int * len(self.grid))(*self.grid)
+        return bool(NATIVE.wins(grid, self.rows, self.columns, self.inarow, column, mark))
+
+    Position.wins = native_wins
+'''
+
+NATIVE_TEST = '''
+
+@settings(max_examples=100, deadline=None)
+@given(testing.positions())
+def test_the_c_twin_agrees_with_the_python_code(position):
+    from {package} import tactics
+
+    if tactics.NATIVE is None:
+        return  # no C toolchain here (pip install 'connectx-forge[native]'): the Python code ran
+    pos = tactics.Position.from_obs(position.obs, position.config)
+    for column in pos.legal_moves():
+        for mark in (1, 2):
+            assert tactics.native_wins(pos, column, mark) == tactics.python_wins(pos, column, mark)
+'''
+
 GITIGNORE = '''\
 submissions/
 __pycache__/
@@ -180,16 +250,20 @@ def package_name(folder_name: str) -> str:
     return name
 
 
-def files(name: str, package: str) -> dict[str, str]:
-    """The project's files, path (relative to the project folder) -> text."""
+def files(name: str, package: str, native: bool = False) -> dict[str, str]:
+    """The project's files, path (relative to the project folder) -> text; ``native`` adds a C twin."""
     values = {"name": name, "package": package, "name_toml": json.dumps(name)}
-    return {
-        "cxforge.toml": SETTINGS.format(**values),
+    out = {
+        "cxforge.toml": SETTINGS.format(**values) + (NATIVE_SETTINGS if native else ""),
         "conftest.py": CONFTEST.format(**values),
         f"{package}/__init__.py": INIT.format(**values),
         f"{package}/main.py": MAIN.replace("{name}", name),
-        f"{package}/tactics.py": TACTICS.replace("{name}", name),
+        f"{package}/tactics.py": TACTICS.replace("{name}", name) + (NATIVE_TACTICS if native else ""),
         "data/columns.json": COLUMNS,
-        "tests/test_agent.py": TEST.replace("{name}", name).replace("{package}", package),
+        "tests/test_agent.py": TEST.replace("{name}", name).replace("{package}", package)
+        + (NATIVE_TEST.replace("{package}", package) if native else ""),
         ".gitignore": GITIGNORE,
     }
+    if native:
+        out["native/tactics.c"] = NATIVE_C
+    return out

@@ -104,6 +104,9 @@ def make_env(act_timeout: float, overage: float, size: tuple[int, int, int] = (6
     return Environment(**{**environments["connectx"], "specification": spec}, configuration=configuration)
 
 
+NATIVE_LINE = "cxforge: native library "  # what connectx_forge.runtime.load_native says once per process
+
+
 def play(job: Job) -> dict[str, Any]:
     """Play one check game ``job`` (``path``, ``beside``, ``opponent``, ``seat``, ``act_timeout``,
     ``overage``, ``seed``, ``index``, ``limits``); its result, judged by kaggle_environments."""
@@ -130,6 +133,8 @@ def play(job: Job) -> dict[str, Any]:
         culprit = result.get("culprit")
         if result.get("outcome") == "loss" and result.get("kind") not in (None, "ok") and culprit in seats:
             result["log"] = seats[culprit].host.log_text()  # why it broke, in its own words
+        said = seats[min(seats)].host.log_text() if seats else ""
+        result["native"] = [ln[len(NATIVE_LINE):] for ln in said.splitlines() if ln.startswith(NATIVE_LINE)][:5]
     finally:
         for s in seats.values():
             s.host.close()

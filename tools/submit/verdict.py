@@ -147,6 +147,8 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
         errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results))
+    engines = sorted({line for r in played for line in r.get("native") or ()})
+    report.notes.extend(f"the agent's native library {line}" for line in engines)
     failing = next((r for r in played if r.get("log")), None)
     if failing is not None:
         report.log_tail = failing["log"].rstrip("\n").splitlines()[-LOG_TAIL_LINES:]

@@ -1,0 +1,122 @@
+"""Native code in a submission: C sources compiled for Kaggle's runtime with a pinned toolchain, then embedded.
+
+A project declares its libraries in its settings (``[native] engine =
+["native/engine.c"]``) and loads one with ``connectx_forge.runtime.load_native
+("engine")``, which returns a ``ctypes`` library or None, so that the agent runs
+its pure-Python twin instead.  The bundler finds those calls statically (the
+name must be a string literal, as ``read_data``'s), compiles each library once
+with the ``ziglang`` package (a hermetic clang and libc from PyPI, pinned in
+the ``native`` extra) for ``x86_64-linux-gnu.2.17`` (Kaggle's machines are
+x86_64 Linux; an old glibc baseline loads on any newer one; no
+``-march=native``), and embeds the shared object as the data file
+``native/NAME.so`` (compressed, base64, sha256-checked).  The same sources and
+toolchain give the same bytes; the result is cached in the user cache by their
+sha256.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from connectx_forge.build.errors import BuildError
+from connectx_forge.build.imports import SourceModule
+
+LOADER = "load_native"
+TOOLCHAIN = "ziglang"
+TOOLCHAIN_VERSION = "0.17.1"
+TARGET = "x86_64-linux-gnu.2.17"
+FLAGS = ("-O2", "-shared", "-fPIC", "-s", "-fno-sanitize=all", "-fno-stack-protector", "-Wall",
+         "-Wno-unused-function")  # -s: stripped, so no path of the build machine is left in it
+INSTALL = f"pip install '{TOOLCHAIN}=={TOOLCHAIN_VERSION}' (the native extra: pip install -e '.[native]')"
+ERROR_LINES = 20  # of the compiler's output, in the error
+
+
+def data_name(name: str) -> str:
+    """The embedded data file that holds library ``name``."""
+    return f"native/{name}.so"
+
+
+def native_names(module: SourceModule) -> dict[str, int]:
+    """The libraries ``module`` loads (name -> first line), from its ``load_native("...")`` calls."""
+    found: dict[str, int] = {}
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if called != LOADER:
+            continue
+        where = f"{module.path}:{node.lineno}"
+        arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
+        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.isidentifier()):
+            raise BuildError(f"{where}: {LOADER}() takes one argument, a string literal naming a library of the "
+                             "project's [native] settings (a Python name, e.g. \"engine\")")
+        found.setdefault(arg.value, node.lineno)
+    return found
+
+
+def toolchain() -> list[str]:
+    """The command that runs the pinned C compiler; ``BuildError`` naming how to install it."""
+    try:
+        from importlib import metadata
+
+        version = metadata.version(TOOLCHAIN)
+    except Exception:
+        raise BuildError(f"this agent has native code (C): compiling it needs the pinned toolchain; {INSTALL}") \
+            from None
+    if version != TOOLCHAIN_VERSION:
+        raise BuildError(f"the C toolchain is {TOOLCHAIN} {version}, not the pinned {TOOLCHAIN_VERSION}: the "
+                         f"build would not be reproducible; {INSTALL}")
+    return [sys.executable, "-m", TOOLCHAIN, "cc"]
+
+
+def cache_key(sources: list[tuple[str, bytes]]) -> str:
+    """The sha256 of the sources (names and bytes), the flags, the target and the toolchain's version."""
+    h = hashlib.sha256()
+    for part in (TOOLCHAIN, TOOLCHAIN_VERSION, TARGET, *FLAGS):
+        h.update(part.encode() + b"\0")
+    for name, content in sources:
+        h.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
+    return h.hexdigest()
+
+
+def compile_library(root: Path, name: str, sources: list[str], where: str) -> bytes:
+    """The shared object of library ``name`` (its C ``sources``, relative to the project ``root``), compiled
+    with the pinned toolchain, or taken from the user cache; ``BuildError`` with the compiler's lines."""
+    read: list[tuple[str, bytes]] = []
+    for rel in sources:
+        try:
+            read.append((rel, (root / rel).read_bytes()))
+        except OSError as exc:
+            raise BuildError(f"{where}: native library {name!r}: cannot read {rel} ({exc.strerror})") from None
+    from connectx_forge.tools.paths import user_cache
+
+    cache = user_cache() / "native"
+    out = cache / f"{name}-{cache_key(read)[:24]}.so"
+    if out.is_file():
+        return out.read_bytes()
+    command = toolchain()
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cxforge-cc-") as folder:
+        work = Path(folder)
+        for rel, content in read:  # compiled from a copy, so that no path of this machine enters the object
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_bytes(content)
+        env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(cache / "zig"), "ZIG_LOCAL_CACHE_DIR": str(work / ".zig")}
+        target = work / "out.so"
+        proc = subprocess.run([*command, "-target", TARGET, *FLAGS, "-o", str(target), *(rel for rel, _ in read)],
+                              cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0 or not target.is_file():
+            lines = (proc.stderr or proc.stdout).strip().splitlines()[:ERROR_LINES]
+            raise BuildError(f"{where}: native library {name!r} does not compile:\n" + "\n".join(lines))
+        content = target.read_bytes()
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(content)
+    os.replace(tmp, out)
+    return content
