@@ -307,11 +307,15 @@ def test_a_registered_agent_with_missing_weights_is_one_clear_error(monkeypatch,
     import connectx_forge.runtime as runtime
 
     monkeypatch.setattr(runtime, "data_path", lambda path, module, file: str(tmp_path / path))  # no data files
-    # import it afresh: it loads its weights at import
+    # import it afresh: it loads its weights at import (and resolve afresh: an earlier test may have resolved it)
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
-    with pytest.raises(UserError,
-                       match="'net' is registered but cannot be loaded: MissingData: .*'agents/data/net_weights.npz'"):
-        resolve("net")
+    resolve.cache_clear()
+    try:
+        with pytest.raises(UserError, match="'net' is registered but cannot be loaded: MissingData: "
+                                            ".*'agents/data/net_weights.npz'"):
+            resolve("net")
+    finally:
+        resolve.cache_clear()
 
 
 # -- submission files ------------------------------------------------------------------

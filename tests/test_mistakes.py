@@ -57,7 +57,13 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
 def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(runtime, "data_path", lambda path, module, file: str(tmp_path / path))
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
-    assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 1
+    from connectx_forge.tools.play.players import resolve
+
+    resolve.cache_clear()  # an earlier test may have resolved net with its weights
+    try:
+        assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 1
+    finally:
+        resolve.cache_clear()
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("cxforge mistakes: error: agent 'net' is registered but cannot be loaded")
     assert "net_weights.npz" in err[-1] and "Traceback" not in "\n".join(err)
