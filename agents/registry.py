@@ -192,7 +192,12 @@ def get(name: str) -> AgentSpec:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise UnknownAgent(f"unknown agent {name!r}; registered agents: {', '.join(sorted(REGISTRY))}") from None
+        from difflib import get_close_matches
+
+        close = get_close_matches(name, list(REGISTRY), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnknownAgent(f"unknown agent {name!r}{hint}; registered agents: {', '.join(sorted(REGISTRY))}; or "
+                           "give a project folder or a .py file") from None
 
 
 def load(name: str) -> Agent:
