@@ -23,7 +23,7 @@ import random
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from time import perf_counter
 from typing import Any
 
@@ -89,7 +89,8 @@ class GameRecord:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (one line of a games file, see ``records.py``)."""
-        out = asdict(self)
+        out = {f: getattr(self, f) for f in _FIELDS}  # not dataclasses.asdict: it deep-copies, 4x slower
+        out["moves"] = list(self.moves)
         out["players"] = list(self.players)
         out["size"] = list(self.size)
         out["times"] = [round(t, 6) for t in self.times]
@@ -108,6 +109,9 @@ class GameRecord:
         data["players"] = tuple(data["players"])
         data["size"] = tuple(data["size"])
         return cls(**data)
+
+
+_FIELDS = tuple(f.name for f in fields(GameRecord))
 
 
 class AgentLog(io.TextIOBase):

@@ -21,10 +21,13 @@ One game is ``game.play_game``; the rules are in ``rules.py``; storing games is
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import pickle
+import shutil
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -41,7 +44,7 @@ from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.sandbox.limits import Limits
 
 SEATS = ("both", "first", "second")
-MAX_CHUNK = 4  # games per job at most: as fast as 50 on the fastest agents, and Ctrl-C loses at most this many a worker
+MAX_CHUNK = 50  # games per job at most
 
 
 def game_seed(base: int, index: int) -> int:
@@ -71,6 +74,7 @@ class _Chunk:
     isolate: bool = False
     limits: Limits | None = None
     openings: tuple[tuple[int, ...], ...] = ()  # game i starts from opening_of(i, ...), else the empty board
+    spool: str | None = None  # a folder where a worker also appends each game as it ends (Ctrl-C keeps them)
 
 
 def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tuple[int, ...]:
@@ -83,13 +87,34 @@ def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tup
 def _play_chunk(job: _Chunk) -> list[GameRecord]:
     """Play games ``job.indices`` (in a worker process, or in this one)."""
     out = []
-    for i in job.indices:
-        a_first = a_moves_first(i, job.seats)
-        first, second = (job.a, job.b) if a_first else (job.b, job.a)
-        out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
-                             overage=job.overage, index=i, a_seat=1 if a_first else 2, isolate=job.isolate,
-                             limits=job.limits, opening=opening_of(i, job.openings, job.seats)))
+    spool = open(os.path.join(job.spool, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") if job.spool else None
+    try:
+        for i in job.indices:
+            a_first = a_moves_first(i, job.seats)
+            first, second = (job.a, job.b) if a_first else (job.b, job.a)
+            out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
+                                 overage=job.overage, index=i, a_seat=1 if a_first else 2, isolate=job.isolate,
+                                 limits=job.limits, opening=opening_of(i, job.openings, job.seats)))
+            if spool is not None:
+                spool.write(json.dumps(out[-1].to_json()) + "\n")
+                spool.flush()
+    finally:
+        if spool is not None:
+            spool.close()
     return out
+
+
+def spooled(folder: str) -> list[GameRecord]:
+    """The games workers appended to ``folder`` (a line cut short by the interrupt is left out)."""
+    records = []
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    records.append(GameRecord.from_json(json.loads(line)))
+                except (ValueError, TypeError, KeyError):
+                    continue
+    return records
 
 
 def chunks(games: int, workers: int, chunk: int | None = None) -> list[tuple[int, ...]]:
@@ -242,7 +267,9 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     board: Size = (size[0], size[1], size[2])
     if n_workers == 1 and executor is None:
         chunk = 1  # in this process a chunk costs nothing, and Ctrl-C then loses no finished game
-    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits, tuple(openings))
+    # local workers also spool each game as it ends, so that Ctrl-C keeps the games of unfinished chunks
+    spool = tempfile.mkdtemp(prefix="cxforge-spool-") if n_workers > 1 and executor is None else None
+    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits, tuple(openings), spool)
             for idx in chunks(games, n_workers, chunk)]
     bar = pool.Progress(f"{pa.name} vs {pb.name}", "game", total=games, enabled=progress, count=len)
     start = time.perf_counter()
@@ -262,5 +289,11 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     try:
         pool.in_processes(_play_chunk, jobs, n_workers, progress=bar, executor=executor, on_result=keep)
     except KeyboardInterrupt:
+        if spool is not None:  # the workers are stopped: what they spooled is every game that ended
+            have = {rec.index for rec in finished}
+            keep(0, sorted((r for r in spooled(spool) if r.index not in have), key=lambda r: r.index))
         raise MatchInterrupted(result()) from None
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
     return result()
