@@ -35,16 +35,22 @@ class DataFile:
         return hashlib.sha256(self.content).hexdigest()
 
 
+def calls(module: SourceModule, function: str) -> list[ast.Call]:
+    """Every call of ``function`` in ``module`` (``f(...)`` or ``x.f(...)``), in source order."""
+    found = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called == function:
+                found.append(node)
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
 def data_names(module: SourceModule) -> dict[str, int]:
     """The data files ``module`` reads (name -> first line), from its ``read_data("...")`` calls."""
     found: dict[str, int] = {}
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if called != READER:
-            continue
+    for node in calls(module, READER):
         where = f"{module.path}:{node.lineno}"
         if len(node.args) != 1 or node.keywords:
             raise BuildError(f"{where}: {READER}() takes exactly one argument, a string literal naming the file")

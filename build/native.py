@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import SourceModule
 
@@ -45,13 +46,7 @@ def data_name(name: str) -> str:
 def native_names(module: SourceModule) -> dict[str, int]:
     """The libraries ``module`` loads (name -> first line), from its ``load_native("...")`` calls."""
     found: dict[str, int] = {}
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if called != LOADER:
-            continue
+    for node in calls(module, LOADER):
         where = f"{module.path}:{node.lineno}"
         arg = node.args[0] if len(node.args) == 1 and not node.keywords else None
         if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.isidentifier()):
