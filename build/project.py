@@ -23,11 +23,11 @@ from __future__ import annotations
 import ast
 import tomllib
 from dataclasses import dataclass, field
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.tools.options import did_you_mean
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
@@ -107,7 +107,7 @@ def parse_floors(floors: Any, where: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for opponent, rate in floors.items():
         if opponent not in FLOOR_OPPONENTS:
-            hint = _did_you_mean(opponent, FLOOR_OPPONENTS)
+            hint = did_you_mean(opponent, FLOOR_OPPONENTS)
             raise BuildError(f"{where}: floors: unknown opponent {opponent!r}{hint}; "
                              f"the check plays {', '.join(sorted(FLOOR_OPPONENTS))}")
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
@@ -138,17 +138,12 @@ def parse_native(native: Any, root: Path, where: str) -> dict[str, list[str]]:
     return out
 
 
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def from_settings(root: Path, path: Path) -> Project:
     """The project at ``root`` whose settings are in ``path``."""
     data = read_settings(path)
     for key in data:
         if key not in KEYS:
-            raise BuildError(f"{path}: unknown setting {key!r}{_did_you_mean(key, KEYS)}; "
+            raise BuildError(f"{path}: unknown setting {key!r}{did_you_mean(key, KEYS)}; "
                              f"the settings are {', '.join(KEYS)}")
     name = data.get("name", root.resolve().name)
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\n"):

@@ -24,10 +24,10 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
-from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import Playable
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
@@ -109,10 +109,8 @@ def submission_of(spec: str) -> Playable:
         return registered(spec)
     if spec.endswith((".py", ".tar.gz")) or "/" in spec or os.sep in spec:
         raise UserError(f"{spec}: no such file or folder")
-    close = get_close_matches(spec, list(registry.REGISTRY), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise UserError(f"{spec}: no such file or folder, nor a registered agent{hint}; give a project folder, "
-                    "a .py or .tar.gz file, or a name from cxforge agents")
+    raise UserError(f"{spec}: no such file or folder, nor a registered agent{did_you_mean(spec, registry.REGISTRY)}; "
+                    "give a project folder, a .py or .tar.gz file, or a name from cxforge agents")
 
 
 def check_agent(spec: str, games: int = DEFAULT_GAMES, workers: int | None = None, **kwargs: Any) -> CheckReport:
@@ -142,12 +140,6 @@ def stage(source: Path, folder: Path) -> Path:
     return main
 
 
-def manifest_for(path: Path) -> Path:
-    """The build manifest's path: same stem, ``.json`` (submission.tar.gz -> submission.json)."""
-    stem = path.name[: -len(".tar.gz")] if path.name.endswith(".tar.gz") else path.stem
-    return path.with_name(stem + ".json")
-
-
 def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any], str | None]:
     """The build manifest beside ``path`` if it describes this file: ``(manifest, data, None)``.
 
@@ -155,7 +147,7 @@ def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any], str | None]:
     not the file's (another build replaced the file, or the manifest is old):
     its name and floors are then not used, and ``note`` says so.
     """
-    manifest = manifest_for(path)
+    manifest = manifests.manifest_path(path)
     if not manifest.is_file():
         return None, {}, None
     try:
