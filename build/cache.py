@@ -21,7 +21,7 @@ from pathlib import Path
 from connectx_forge.build import project as projects
 from connectx_forge.build.builder import Target, build, resolve_target
 from connectx_forge.build.bundle import HEADER
-from connectx_forge.build.embed import READER
+from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
 
@@ -73,8 +73,7 @@ def needs_build(path: Path) -> bool:
 def _needs_project(node: ast.AST, folder: Path) -> bool:
     """Whether one node reads data or imports something that only the project (or the toolkit) has."""
     if isinstance(node, ast.Call):
-        func = node.func
-        return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) == READER
+        return called_name(node) == READER
     if isinstance(node, ast.ImportFrom) and node.level:
         return True
     names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
@@ -94,16 +93,16 @@ def build_cached(target: Target) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if not out.is_file():
-            _atomic_write(out, built.content)
-        _atomic_write(manifest_path(out), dumps(built.manifest).encode())
+            atomic_write(out, built.content)
+        atomic_write(manifest_path(out), dumps(built.manifest).encode())
     except OSError as exc:
         raise BuildError(f"cannot write the build cache {folder} ({exc.strerror}); set CXFORGE_CACHE "
                          "to a writable folder") from None
     return out
 
 
-def _atomic_write(path: Path, content: bytes) -> None:
-    """Write through a temporary file, so a reader (another worker) never sees half a file."""
+def atomic_write(path: Path, content: bytes) -> None:
+    """Write through a temporary file beside ``path``, so a reader (another worker) never sees half a file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -117,10 +116,7 @@ def _atomic_write(path: Path, content: bytes) -> None:
 def playable(spec: str) -> Playable:
     """The file that plays for a path spec (a project folder, a ``.py``, a ``.tar.gz``), built when it must be."""
     path = Path(spec).expanduser()
-    if path.is_dir():
-        target = resolve_target(str(path))
-        return Playable(build_cached(target), target.name, True)
-    if path.suffix == ".py" and needs_build(path):
+    if path.is_dir() or (path.suffix == ".py" and needs_build(path)):
         target = resolve_target(str(path))
         return Playable(build_cached(target), target.name, True)
     return Playable(path, path.name, False)

@@ -35,15 +35,15 @@ class DataFile:
         return hashlib.sha256(self.content).hexdigest()
 
 
+def called_name(node: ast.Call) -> str | None:
+    """The name a call calls: ``f`` for ``f(...)`` and ``x.f(...)``; None for anything else."""
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
 def calls(module: SourceModule, function: str) -> list[ast.Call]:
     """Every call of ``function`` in ``module`` (``f(...)`` or ``x.f(...)``), in source order."""
-    found = []
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-            if called == function:
-                found.append(node)
+    found = [node for node in ast.walk(module.tree) if isinstance(node, ast.Call) and called_name(node) == function]
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 

@@ -111,7 +111,7 @@ def compile_library(root: Path, name: str, sources: list[str], where: str) -> by
             lines = (proc.stderr or proc.stdout).strip().splitlines()[:ERROR_LINES]
             raise BuildError(f"{where}: native library {name!r} does not compile:\n" + "\n".join(lines))
         content = target.read_bytes()
-    tmp = out.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_bytes(content)
-    os.replace(tmp, out)
+    from connectx_forge.build.cache import atomic_write
+
+    atomic_write(out, content)
     return content

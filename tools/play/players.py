@@ -132,15 +132,9 @@ def _check_source(path: str) -> None:
     except OSError as exc:
         raise UserError(f"cannot read player file {path}: {exc.strerror or exc}") from None
     if path.endswith(".tar.gz"):
-        import tarfile
+        from connectx_forge.tools.submit import archive
 
-        try:
-            with tarfile.open(path, "r:gz") as archive:
-                names = archive.getnames()
-        except (tarfile.TarError, OSError, EOFError) as exc:
-            raise UserError(f"{path}: not a readable .tar.gz ({exc})") from None
-        if "main.py" not in names and "./main.py" not in names:
-            raise UserError(f"{path}: no main.py at the top of the archive (Kaggle runs main.py)")
+        archive.check(Path(path))
 
 
 def looks_like_path(spec: str) -> bool:

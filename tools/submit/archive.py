@@ -7,6 +7,19 @@ from pathlib import Path
 
 from connectx_forge.tools.errors import UserError
 
+NO_MAIN = "no main.py at the top of the archive (Kaggle runs main.py)"
+
+
+def check(source: Path) -> None:
+    """``UserError`` unless ``source`` is a readable ``.tar.gz`` with ``main.py`` at its top (nothing unpacked)."""
+    try:
+        with tarfile.open(source, "r:gz") as archive:
+            names = archive.getnames()
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise UserError(f"{source}: not a readable .tar.gz ({exc})") from None
+    if "main.py" not in names and "./main.py" not in names:
+        raise UserError(f"{source}: {NO_MAIN}")
+
 
 def unpack(source: Path, folder: Path) -> Path:
     """Unpack the ``.tar.gz`` submission ``source`` into ``folder``; its ``main.py``."""
@@ -17,5 +30,5 @@ def unpack(source: Path, folder: Path) -> Path:
         raise UserError(f"{source}: not a readable .tar.gz ({exc})") from None
     main = folder / "main.py"
     if not main.is_file():
-        raise UserError(f"{source}: no main.py at the top of the archive (Kaggle runs main.py)")
+        raise UserError(f"{source}: {NO_MAIN}")
     return main
