@@ -71,11 +71,15 @@ class HostedAgent:
     """One untrusted player's host for one game."""
 
     def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
-                 overage: float, limits: Limits | None = None, *, beside: bool = False) -> None:
-        """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file."""
+                 overage: float, limits: Limits | None = None, *, beside: bool = False,
+                 shown_folder: str | None = None) -> None:
+        """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.
+        ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
+        ``check``, which stages the file first, gives the user's)."""
         self.limits = limits or Limits()
         self.folder = tempfile.mkdtemp(prefix="cxforge-game-")
-        self.source_folder = os.path.dirname(os.path.abspath(player.file)) if player.kind == "file" else ""
+        self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
+                                              if player.kind == "file" else "")
         game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")
         os.mkdir(game)
         os.mkdir(home)

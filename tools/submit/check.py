@@ -71,7 +71,8 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
         common = {"path": str(alone), "beside": source.name.endswith(".tar.gz"),
-                  "limits": (limits or Limits()).to_json(), "size": list(size)}
+                  "limits": (limits or Limits()).to_json(), "size": list(size),
+                  "shown_folder": str(source.resolve().parent)}  # logs name the file where it is, not its stage
         first = None
         if validation:
             first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
@@ -80,9 +81,6 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
             results = pool.in_processes(kaggle_game.play, [{**job, **common} for job in jobs],
                                         workers or os.cpu_count() or 1,
                                         progress=pool.Progress("check", "game", enabled=progress))
-        for r in [first, *results]:  # logs name the file where it is, not where it was staged
-            if r is not None and r.get("log"):
-                r["log"] = r["log"].replace(str(alone.parent) + os.sep, str(source.resolve().parent) + os.sep)
     report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
                        validation=first)
     if stale:

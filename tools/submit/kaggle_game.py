@@ -125,7 +125,7 @@ def play(job: Job) -> dict[str, Any]:
     try:
         for i in hosted:
             seats[i] = HostSeat(HostedAgent(player, seed, size, job["act_timeout"], job["overage"], limits,
-                                            beside=job.get("beside", False)))
+                                            beside=job.get("beside", False), shown_folder=job.get("shown_folder")))
         players: list[Any] = [job["opponent"], job["opponent"]]
         for i, s in seats.items():
             players[i] = s
