@@ -318,3 +318,11 @@ def test_a_changed_project_starts_a_new_tournament_run(new_project: Path, tmp_pa
     columns = new_project / "data" / "columns.json"
     columns.write_text(columns.read_text().replace("[3, 2, 4", "[3, 4, 2"))
     assert main(args) == 0 and "2 games played now" in capsys.readouterr().out
+
+
+def test_mistakes_plays_a_project_in_an_agent_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write(tmp_path / "exits", {"main.py": "import os\n\ndef agent(obs, config):\n    os._exit(3)\n"})
+    # in this process the exit would end the run; in a host it is a broken (invalid) move on each position
+    assert main(["mistakes", "--agents", str(root), "--sets", "Random-Middle", "--sample", "2", "--no-cache"]) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Random-Middle")]
+    assert len(row) == 1 and " 2/2 " in row[0]

@@ -83,15 +83,40 @@ def solver_mover(budget: float | None = None, fallback: str | None = None, overa
 
 
 def agent_mover(name: str) -> Mover:
-    """A registered agent, called with Kaggle's ``obs`` and ``config``."""
+    """An agent called with Kaggle's ``obs`` and ``config``: a registered one in this process; a file (a
+    project built on the fly included) in an agent host, loaded afresh for each position as for a new game,
+    never in this process.  A hosted move that breaks (error, timeout, crash...) is an invalid move."""
     from connectx_forge.tools.play.players import resolve
 
-    fn = resolve(name).new_agent()
+    player = resolve(name)
+    if player.kind == "file":
+        return _hosted_mover(player)
+    fn = player.new_agent()
 
     def move(board: Board) -> tuple[int, str]:
         obs = {"board": board.to_grid(), "mark": board.mark, "remainingOverageTime": 0.0}
         config = {"rows": board.rows, "columns": board.columns, "inarow": board.inarow}
         return int(fn(obs, config)), "agent"
+
+    return move
+
+
+def _hosted_mover(player: Any) -> Mover:
+    from connectx_forge.tools.play.game import MARGIN
+    from connectx_forge.tools.play.rules import ACT_TIMEOUT, kaggle_config
+    from connectx_forge.tools.sandbox.seat import HostedAgent
+
+    def move(board: Board) -> tuple[int, str]:
+        size = (board.rows, board.columns, board.inarow)
+        host = HostedAgent(player, 0, size, ACT_TIMEOUT, 0.0)
+        try:
+            reply = host.move({"board": board.to_grid(), "mark": board.mark, "step": board.moves,
+                               "remainingOverageTime": 0.0}, kaggle_config(size), ACT_TIMEOUT + MARGIN)
+        finally:
+            host.close()
+        if reply.kind != "ok" or reply.bad_action is not None or reply.action is None:
+            return -1, f"agent ({reply.kind if reply.kind != 'ok' else 'invalid'})"
+        return int(reply.action), "agent"
 
     return move
 
