@@ -183,21 +183,27 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
 
 
 def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tuple[DataFile, ...]:
-    """The C libraries the modules load (``load_native("NAME")``), compiled and ready to embed as data files."""
+    """The C libraries the modules load (``load_native("NAME")``), compiled and ready to embed as data files.
+
+    A shipped agent's module names the shipped libraries (``native.SHIPPED``), the project's its settings'.
+    """
     from connectx_forge.build import native
 
-    wanted: dict[str, str] = {}
+    wanted: dict[str, tuple[str, bool]] = {}
     for module in modules:
-        if not module.library:
-            for name, line in native.native_names(module).items():
-                wanted.setdefault(name, f"{module.path}:{line}")
+        shipped = native.is_shipped(module.name)
+        if module.library and not shipped:
+            continue
+        for name, line in native.native_names(module).items():
+            wanted.setdefault(name, (f"{module.path}:{line}", shipped))
     out = []
-    for name, where in sorted(wanted.items()):
-        if name not in target.native:
-            declared = ", ".join(sorted(target.native)) or "none"
+    for name, (where, shipped) in sorted(wanted.items()):
+        declared, base = (native.SHIPPED, agents_root()) if shipped else (target.native, root)
+        if name not in declared:
+            listed = ", ".join(sorted(declared)) or "none"
             raise BuildError(f"{where}: load_native({name!r}), but the project's settings declare no such library "
-                             f"(declared: {declared}); add [native] {name} = [\"native/{name}.c\"] to cxforge.toml")
-        content = native.compile_library(root, name, target.native[name], where)
+                             f"(declared: {listed}); add [native] {name} = [\"native/{name}.c\"] to cxforge.toml")
+        content = native.compile_library(base, name, declared[name], where)
         out.append(DataFile(native.data_name(name), content))
     return tuple(out)
 

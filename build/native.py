@@ -12,6 +12,14 @@ x86_64 Linux; an old glibc baseline loads on any newer one; no
 ``native/NAME.so`` (compressed, base64, sha256-checked).  The same sources and
 toolchain give the same bytes; the result is cached in the user cache by their
 sha256.
+
+A library may also be committed prebuilt beside its first source
+(``NAME.so`` with ``NAME.so.key``, the cache key it was built under, written by
+``write_prebuilt``; ``make native`` refreshes the shipped agents' own): a build
+uses it while the key matches the sources, so that building needs no
+toolchain; tests/test_native.py rebuilds it and finds the same bytes.  The
+shipped agents declare their libraries here (``SHIPPED``), as a project does in
+its settings.
 """
 
 from __future__ import annotations
@@ -36,6 +44,7 @@ FLAGS = ("-O2", "-shared", "-fPIC", "-s", "-fno-sanitize=all", "-fno-stack-prote
          "-Wno-unused-function")  # -s: stripped, so no path of the build machine is left in it
 INSTALL = f"pip install '{TOOLCHAIN}=={TOOLCHAIN_VERSION}' (the native extra: pip install -e '.[native]')"
 ERROR_LINES = 20  # of the compiler's output, in the error
+SHIPPED = {"solver": ["agents/solver/native/solver.c"]}  # the shipped agents' libraries (root: agents_root())
 
 
 def data_name(name: str) -> str:
@@ -81,21 +90,44 @@ def cache_key(sources: list[tuple[str, bytes]]) -> str:
     return h.hexdigest()
 
 
-def compile_library(root: Path, name: str, sources: list[str], where: str) -> bytes:
-    """The shared object of library ``name`` (its C ``sources``, relative to the project ``root``), compiled
-    with the pinned toolchain, or taken from the user cache; ``BuildError`` with the compiler's lines."""
+def is_shipped(module: str) -> bool:
+    """Whether module ``module`` is one of the shipped agents' (its libraries are ``SHIPPED``'s)."""
+    from connectx_forge.build.imports import PROJECT_PACKAGE
+
+    return module.split(".")[0] == PROJECT_PACKAGE
+
+
+def prebuilt_path(root: Path, name: str, sources: list[str]) -> Path:
+    """Where library ``name`` may be committed prebuilt: ``NAME.so`` beside its first source."""
+    return (root / sources[0]).parent / f"{name}.so"
+
+
+def read_sources(root: Path, name: str, sources: list[str], where: str) -> list[tuple[str, bytes]]:
     read: list[tuple[str, bytes]] = []
     for rel in sources:
         try:
             read.append((rel, (root / rel).read_bytes()))
         except OSError as exc:
             raise BuildError(f"{where}: native library {name!r}: cannot read {rel} ({exc.strerror})") from None
+    return read
+
+
+def compile_library(root: Path, name: str, sources: list[str], where: str, prebuilt: bool = True) -> bytes:
+    """The shared object of library ``name`` (its C ``sources``, relative to the project ``root``): from the
+    user cache, else the committed prebuilt file while its key matches (``prebuilt``), else compiled with the
+    pinned toolchain; ``BuildError`` with the compiler's lines."""
+    read = read_sources(root, name, sources, where)
     from connectx_forge.tools.paths import user_cache
 
+    key = cache_key(read)
     cache = user_cache() / "native"
-    out = cache / f"{name}-{cache_key(read)[:24]}.so"
+    out = cache / f"{name}-{key[:24]}.so"
     if out.is_file():
         return out.read_bytes()
+    committed = prebuilt_path(root, name, sources)
+    key_file = committed.with_name(committed.name + ".key")
+    if prebuilt and committed.is_file() and key_file.is_file() and key_file.read_text().strip() == key:
+        return committed.read_bytes()
     command = toolchain()
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cxforge-cc-") as folder:
@@ -115,3 +147,50 @@ def compile_library(root: Path, name: str, sources: list[str], where: str) -> by
 
     atomic_write(out, content)
     return content
+
+
+def write_prebuilt(root: Path, name: str, sources: list[str]) -> Path:
+    """Compile library ``name`` with the pinned toolchain and commit-ready write it beside its first source
+    (``NAME.so`` and ``NAME.so.key``); returns the library's path."""
+    from connectx_forge.build.cache import atomic_write
+
+    content = compile_library(root, name, sources, "write_prebuilt", prebuilt=False)
+    path = prebuilt_path(root, name, sources)
+    atomic_write(path, content)
+    atomic_write(path.with_name(path.name + ".key"), (cache_key(read_sources(root, name, sources, "")) + "\n").encode())
+    return path
+
+
+def library_for(name: str, module: str, file: str) -> bytes:
+    """Library ``name`` as module ``module`` (at ``file``) declares it: a shipped agent's from ``SHIPPED``, a
+    project's from its settings; compiled (or prebuilt) as a build would embed it.  For ``load_native`` in a
+    source tree."""
+    from connectx_forge.build import project as projects
+    from connectx_forge.build.imports import agents_root
+    from connectx_forge.runtime import import_root
+
+    if is_shipped(module):
+        root, declared = agents_root(), SHIPPED
+    else:
+        if not file:
+            raise BuildError("the module that asks for it has no source file")
+        found = projects.find_root(Path(import_root(module, file)))
+        if found is None:
+            raise BuildError("no cxforge.toml above the module that asks for it")
+        project = projects.load(found)
+        root, declared = project.root, project.native
+    if name not in declared:
+        raise BuildError(f"the settings declare no native library {name!r}")
+    return compile_library(root, name, declared[name], f"load_native({name!r})")
+
+
+def main() -> None:
+    """``python -m connectx_forge.build.native``: refresh the shipped agents' prebuilt libraries."""
+    from connectx_forge.build.imports import agents_root
+
+    for name, sources in SHIPPED.items():
+        print(write_prebuilt(agents_root(), name, sources))
+
+
+if __name__ == "__main__":
+    main()

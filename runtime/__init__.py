@@ -36,7 +36,9 @@ import tempfile
 EMBEDDED: dict[str, bytes] = {}
 NATIVE_MODE = os.environ.get("CXFORGE_NATIVE", "on").strip().lower()  # on, off, or file (read once)
 PLACES = (".", "/kaggle_simulations/agent")  # where a library may be written when memory will not do
+ANNOUNCE = True  # say on stderr which library runs (the toolkit's own commands turn it off)
 _loaded: dict[str, object] = {}
+_notes: dict[str, str] = {}
 
 
 class MissingData(FileNotFoundError):
@@ -133,22 +135,12 @@ def _from_bytes(name: str, content: bytes) -> tuple[object, str]:
 
 
 def _compiled(name: str, module: str, file: str) -> bytes:
-    """In a project folder (not a submission): the library compiled from its sources by the toolkit, which a
-    submission does not hold (so the import is dynamic: the bundler must not follow it)."""
+    """In a source tree (not a submission): the library as the toolkit builds it, which a submission does not
+    hold (so the import is dynamic: the bundler must not follow it)."""
     import importlib
-    from pathlib import Path
 
-    if not file:
-        raise RuntimeError("the module that asks for it has no source file")
     native = importlib.import_module("connectx_forge.build.native")
-    projects = importlib.import_module("connectx_forge.build.project")
-    root = projects.find_root(Path(import_root(module, file)))
-    if root is None:
-        raise RuntimeError("no cxforge.toml above the module that asks for it")
-    project = projects.load(root)
-    if name not in project.native:
-        raise RuntimeError(f"the project's settings declare no native library {name!r}")
-    content: bytes = native.compile_library(project.root, name, project.native[name], f"load_native({name!r})")
+    content: bytes = native.library_for(name, module, file)
     return content
 
 
@@ -172,6 +164,13 @@ def load_native(name: str) -> object:
             library, how = _from_bytes(name, content)
             if library is None:
                 how = f"cannot be loaded ({how})"
-    _say(f"native library {name!r}: {how}" + ("" if library is not None else "; running the pure-Python code"))
+    if ANNOUNCE:
+        _say(f"native library {name!r}: {how}" + ("" if library is not None else "; running the pure-Python code"))
     _loaded[name] = library
+    _notes[name] = how
     return library
+
+
+def native_note(name: str) -> str:
+    """How library ``name`` was loaded, or why not (after ``load_native(name)``)."""
+    return _notes.get(name, "not asked for yet")

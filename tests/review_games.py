@@ -60,7 +60,7 @@ def exact_truth(moves: list[int]) -> list[tuple[int, int, list[int]]]:
 
 @functools.lru_cache(maxsize=1)
 def _c_solver() -> Any:
-    """The compiled twin where a C compiler is there (fast once the book's early plies are past), else None."""
+    """The compiled solver where it loads (fast once the book's early plies are past), else None."""
     from connectx_forge.tools.solver import csolver
 
     return csolver.CSolver() if csolver.available() else None

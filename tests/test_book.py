@@ -117,7 +117,8 @@ def test_book_scores_speed_up_the_solver_and_stay_exact(tmp_path: Path) -> None:
     assert with_book.nodes < plain_nodes
 
 
-ENGINES = ["python", pytest.param("c", marks=pytest.mark.skipif(not csolver.available(), reason="no C compiler"))]
+ENGINES = ["python", pytest.param("c", marks=pytest.mark.skipif(not csolver.available(),
+                                                                reason="the compiled solver does not load here"))]
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -1,10 +1,10 @@
-"""The compiled twin of the solver (tools/csolver): same scores, best moves and (almost) node counts.
+"""The compiled solver (agents/solver/native/solver.c): same scores, best moves and (almost) node counts.
 
 The node counts differ only where two keys share a slot of the compiled
 solver's fixed-size table (the Python table is a dict): a few nodes more.
 
 Book building and labelling trust the compiled solver, so it must return what
-``agents.solver.search.Solver`` returns.  Skipped where no C compiler is found.
+``agents.solver.search.Solver`` returns.  Skipped where it does not load.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.strategies import standard_positions
 from tests.test_solver import read_set, sample
 
 pytestmark = pytest.mark.skipif(not csolver.available(),
-                                reason="no C compiler (cc, gcc, clang or $CC) to build tools/solver/csolver")
+                                reason="the compiled solver (agents/solver/native) does not load here")
 
 SMALL = csolver.DEFAULT_ENTRIES
 

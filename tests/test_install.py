@@ -139,4 +139,5 @@ def test_building_a_wheel_writes_nothing_into_build_and_ships_only_our_names(tmp
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"agents", "connectx_forge"}
     assert "connectx_forge/build/builder.py" in names and "connectx_forge/tools/cli.py" in names
-    assert "agents/data/opening_book.bin" in names and "connectx_forge/tools/solver/csolver/solver.c" in names
+    assert "agents/data/opening_book.bin" in names and "agents/solver/native/solver.c" in names
+    assert "agents/solver/native/solver.so" in names and "agents/solver/native/solver.so.key" in names

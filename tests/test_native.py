@@ -76,9 +76,11 @@ def test_the_library_is_embedded_and_loads_from_memory_a_file_or_not_at_all(tmp_
     assert move == 3 and "native library 'fast': off (CXFORGE_NATIVE=off); running the pure-Python code" in said
 
 
-def test_a_corrupt_or_foreign_library_falls_back_and_says_so(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_corrupt_or_foreign_library_falls_back_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import connectx_forge.runtime as runtime
+
+    monkeypatch.setattr(runtime, "ANNOUNCE", True)  # as in an agent's process (the tools turn it off)
 
     good = native.compile_library(project(tmp_path / "p"), "fast", ["native/fast.c"], "test")
     library, why = runtime._from_bytes("junk", good[:64] + bytes(200))  # its header, then nothing: truncated

@@ -8,6 +8,7 @@ a seeded sample of Middle-Medium, weak mode on samples, and property tests.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -311,6 +312,30 @@ def test_heuristic_search_blocks_and_sees_short_forced_wins() -> None:
     assert search.best_move(blocked.current, blocked.mask, blocked.moves, float("inf"), max_depth=4) == 3
 
 
+@pytest.fixture
+def python_engine() -> Iterator[None]:
+    """The solver agent's state on the pure-Python search, whose slower solves these timing tests use."""
+    from agents.solver import agent as solver_agent
+
+    kept = solver_agent._STATE
+    solver_agent._STATE = solver_agent._State(native_engine=False)
+    try:
+        yield
+    finally:
+        solver_agent._STATE = kept
+
+
+def test_the_agent_solves_on_the_compiled_engine_where_it_loads() -> None:
+    from agents.solver import agent as solver_agent
+    from agents.solver.native import NativeSolver, library
+
+    st = solver_agent._State()
+    assert st.engine == ("c" if library() is not None else "python")
+    assert isinstance(st.solver, NativeSolver) == (st.engine == "c")
+    assert solver_agent._State(native_engine=False).engine == "python"
+
+
+@pytest.mark.usefixtures("python_engine")
 @pytest.mark.parametrize("fallback", ["checked", "net", "heuristic"])
 def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> None:
     """Off the book, with too little time to solve, the fallback decides (and says so)."""
@@ -369,6 +394,7 @@ def _timed_moves(boards: list[Board], budget: float, extra: float) -> list[float
     return took
 
 
+@pytest.mark.usefixtures("python_engine")
 def test_overage_is_taken_on_one_move_a_game() -> None:
     """Off the book's tree, a hard position past ``EXTRA_FROM`` stones takes overage once a game."""
     from agents.solver import agent as solver_agent
@@ -381,6 +407,7 @@ def test_overage_is_taken_on_one_move_a_game() -> None:
     assert _timed_moves(game[:1], 0.1, 0.4)[0] > 0.4  # a new game (fewer stones than the last move saw)
 
 
+@pytest.mark.usefixtures("python_engine")
 def test_a_game_from_the_empty_board_takes_no_overage() -> None:
     """From the empty board every position is on the book's tree, whose solves fit the budget."""
     from agents.solver import agent as solver_agent

@@ -284,15 +284,15 @@ ENGINES = ("auto", "c", "python")
 
 def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:
     """``--engine auto|c|python``, the same choices in every command: c is the compiled twin of the solver,
-    python the agent's own, auto the twin where a C compiler is there."""
+    python the agent's own, auto the twin where it loads."""
     shown = "auto" if default is None else default
     parser.add_argument("--engine", choices=ENGINES, default=default,
-                        help=f"{what}: c (the compiled twin), python (the agent's own), or auto (c where a C "
-                             f"compiler is there; default {shown})")
+                        help=f"{what}: c (the compiled solver, the agent's C engine), python (its pure-Python "
+                             f"twin), or auto (c where it loads; default {shown})")
 
 
 def engine_of(args: argparse.Namespace) -> str:
-    """``--engine`` with auto resolved: c where a C compiler is there, else python."""
+    """``--engine`` with auto resolved: c where the compiled solver loads, else python."""
     engine = getattr(args, "engine", None) or "auto"
     if engine != "auto":
         return str(engine)

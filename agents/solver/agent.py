@@ -30,8 +30,11 @@ A move, on the 6x7 board with four in a row:
    heuristic search of ``agents/solver/heuristic.py`` ("heuristic").  When the
    weak solve found the position lost, the network search alone picks the move.
 
-The solver's transposition table persists from move to move (bounded), so
-work on one move speeds up the next.  Other board sizes are played by the
+The solves run on the compiled search (``native.py``, the C engine embedded in
+the submission) where it loads, else on the pure-Python ``Solver`` with the
+same results, more slowly (``engine`` says which).  The solver's transposition
+table persists from move to move (bounded), so work on one move speeds up the
+next.  Other board sizes are played by the
 heuristic search alone (the network knows only 6x7).  ``gc`` is off during a move: collection pauses were
 reported to cause timeouts on Kaggle.
 """
@@ -47,6 +50,7 @@ from agents.net.agent import policy_value_net
 from agents.net.tree import NetSearch
 from agents.solver.book import Book
 from agents.solver.heuristic import HeuristicSearch
+from agents.solver.native import NativeSolver, native_solver
 from agents.solver.position import layout_of
 from agents.solver.search import Solver, Timeout
 from agents.solver.transposition import TranspositionTable
@@ -71,9 +75,11 @@ RANK_SHARE = 0.5  # "checked": the network search's share of the time left; the 
 class _State:
     """Module-level search state, kept between moves (and games) of one process."""
 
-    def __init__(self) -> None:
+    def __init__(self, native_engine: bool = True) -> None:
         self.book = Book.load()
-        self.solver = Solver(table=TranspositionTable(TABLE_ENTRIES), book=self.book)
+        native = native_solver(self.book) if native_engine else None
+        self.solver: Solver | NativeSolver = native or Solver(table=TranspositionTable(TABLE_ENTRIES), book=self.book)
+        self.engine = "c" if native is not None else "python"
         self.heuristics: dict[Any, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
@@ -201,7 +207,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     return move
 
 
-def first_unrefuted(solver: Solver, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:
+def first_unrefuted(solver: Solver | NativeSolver, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:
     """``(move, refuted)``: the first move of ``ranked`` the solver does not prove lost before ``deadline``.
 
     A proof that a move loses (the opponent wins after it) is far cheaper than

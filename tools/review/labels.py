@@ -10,8 +10,8 @@ from the cheapest place that knows it:
 2. the opening book (``agents/solver/book.py``, 6x7 four in a row): exact
    scores of the early positions of the solver's own game tree;
 3. the solver: weak (win/draw/loss) first, then exact, with one deadline per
-   position (``time_limit``), the compiled twin (``tools/solver/csolver``)
-   where a C compiler is there, else the pure-Python solver, which also reads
+   position (``time_limit``), the compiled solver (``tools/solver/csolver``, the agent's C engine)
+   where it loads, else the pure-Python solver, which also reads
    the book's scores inside its search.
 
 A value the deadline cut short stays unknown (``None``): never guessed.
@@ -82,7 +82,7 @@ class Position:
 class Labeller:
     """Values of positions, each within ``time_limit`` seconds of solving (see the module's docstring).
 
-    ``engine``: ``c`` (the compiled twin; a ``UserError`` without a C compiler),
+    ``engine``: ``c`` (the compiled twin; a ``UserError`` where it cannot be loaded),
     ``python``, or ``auto`` (the twin where a compiler is there).  The twin
     plays 6x7 only; other sizes with four in a row use the Python solver, and
     other rows of four are labelled by the rules alone.
@@ -101,8 +101,7 @@ class Labeller:
             from connectx_forge.tools.solver import csolver
 
             if engine == "c" or csolver.available():
-                csolver.library_path()  # compile now: one clear line if it cannot be
-                self._c = csolver.CSolver()
+                self._c = csolver.CSolver()  # one clear line if it cannot be loaded
         self._python = Solver(book=self.book)
         self.engine_used = "c" if self._c is not None else "python"
 

@@ -199,7 +199,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
     """Solve the book's positions from ``root`` (a valid Pons move string) to ``plies`` stones, write ``out``.
 
     Results go to ``progress`` as they come (a rerun resumes there).  ``engine``
-    None: the compiled twin where a C compiler is found, else the Python solver.
+    None: the compiled twin where it loads, else the Python solver.
     ``dry_run`` only counts the positions of each ply.  Returns 0.
     """
     if plies < 0 or min_plies < 0 or min_plies > plies:
@@ -210,9 +210,9 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
         raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
     engine = engine or ("c" if csolver_available() else "python")
     if engine == "c":
-        from connectx_forge.tools.solver.csolver import library_path
+        from connectx_forge.tools.solver.csolver import require
 
-        library_path()  # compile now: one clear error instead of one per worker
+        require()  # load now: one clear error instead of one per worker
     progress, out = Path(progress), Path(out)
     progress.parent.mkdir(parents=True, exist_ok=True)
     if not out.parent.is_dir():

@@ -166,9 +166,9 @@ def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 
     if dry_run:
         return 0
     if engine == "c":
-        from connectx_forge.tools.solver.csolver import library_path
+        from connectx_forge.tools.solver.csolver import require
 
-        library_path()  # compile now: one clear error instead of one per worker
+        require()  # load now: one clear error instead of one per worker
     progress.parent.mkdir(parents=True, exist_ok=True)
     done, easy_file = read_progress(progress), easy_progress(progress)
     todo = [line for key, (_, line) in sorted(leaves.items())

@@ -81,13 +81,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--out must be a folder, {args.out} is a file")
     from connectx_forge.tools.solver import csolver
 
-    try:
-        solver = csolver.CSolver()  # no C compiler: one clear line before any drawing
-    except UserError:
-        if csolver.compiler() is None:
-            raise UserError("the held-out sets are labelled by the compiled solver, which needs a C compiler "
-                            "(cc, gcc or clang, or $CC); none was found") from None
-        raise
+    if not csolver.available():  # one clear line before any drawing
+        raise UserError(f"the held-out sets are labelled by the compiled solver, and {csolver.why_not()}")
+    solver = csolver.CSolver()
     os.nice(5)  # a long background job
     for name in names:
         done = heldout.build_set(name, args.out, args.size, args.seed, args.label_budget, training, pons,

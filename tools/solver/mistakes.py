@@ -326,9 +326,9 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
                         f"{', '.join(all_sets)}")
     loaded = _load_sets(sets, pons, heldout_dir)
     if engine == "c" and any(known is None for _, _, known in loaded):
-        from connectx_forge.tools.solver.csolver import library_path
+        from connectx_forge.tools.solver.csolver import require
 
-        library_path()  # compile now: one clear line if there is no compiler
+        require()  # load now: one clear line if it cannot be
     movers = {a: mover(a, budget, overage) for a in agents}  # an agent that cannot load: one clear line
     results: list[Mistakes] = []
     for name, positions, known in loaded:

@@ -72,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="label this many more games (shard --seed) before training")
     parser.add_argument("--label-engine", choices=("auto", "python", "c"), default="auto",
                         help="label with the agents' solver or its compiled twin (tools/solver/csolver: same "
-                             "scores, ~20x faster); auto: c where a C compiler is found")
+                             "scores, ~20x faster); auto: c where it loads")
     parser.add_argument("--label-budget", type=_positive(float), default=1.0,
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--holdout", type=Path, action="append", default=None, metavar="PATH",

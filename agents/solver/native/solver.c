@@ -1,13 +1,18 @@
-/* A compiled twin of agents/solver/search.py, for offline work only (opening
- * book, labels): 6x7 four in a row, the same bitboard layout, scores, pruning,
- * move order and null-window driver, so that it returns the same scores and
- * best moves.  Never bundled: submissions stay pure Python.
+/* The solver's search in C: one source for the `solver` agent (embedded in
+ * submissions, loaded with connectx_forge.runtime.load_native) and for the
+ * tools (book building, labels, mistakes).  agents/solver/search.py is its
+ * pure-Python twin and reference: 6x7 four in a row, the same bitboard layout,
+ * scores, pruning, move order, opening-book hook and null-window driver, so
+ * that both return the same scores and best moves (tests/test_csolver.py).
  *
  * The transposition table differs: a fixed array indexed by key % size that
  * keeps the full key (no false hits) and always replaces, instead of the
  * Python dict that is cleared when full.  Node counts therefore match the
  * Python search's up to slot collisions (which only add a few nodes), and only
  * while the Python table is not cleared.
+ *
+ * Each engine (cx_new) has its own table, node count and book; the calls are
+ * not reentrant (one search at a time in a process, as agents run).
  */
 #include <setjmp.h>
 #include <stdint.h>
@@ -20,15 +25,25 @@
 #define BOTTOM 0x0040810204081ULL
 #define FULL (BOTTOM * 63ULL)
 #define LOWER 128
+#define ABORTED (-1000)
+#define INCONSISTENT (-2000)
 
 static const int ORDER[W] = {3, 2, 4, 1, 5, 0, 6};
 
-static uint64_t *tt_keys;
-static int16_t *tt_vals;
-static uint64_t tt_size;
-static uint64_t nodes;
-static double deadline;
-static jmp_buf abort_jump;
+typedef struct {
+    uint64_t *keys;
+    int16_t *vals;
+    uint64_t size;
+    uint64_t nodes;
+    double deadline;
+    jmp_buf abort_jump;
+    const uint64_t *book_keys; /* canonical keys, sorted; owned by the caller */
+    const int8_t *book_scores;
+    int64_t book_count;
+    int book_moves; /* no book entry has more stones than this; -1: no book */
+} engine;
+
+static engine *E; /* the engine of the call in progress */
 
 static double now(void) {
     struct timespec ts;
@@ -55,6 +70,25 @@ static uint64_t possible_moves(uint64_t mask) { return (mask + BOTTOM) & FULL; }
 
 static int popcount(uint64_t x) { return __builtin_popcountll(x); }
 
+static uint64_t mirror(uint64_t key) {
+    uint64_t out = 0;
+    for (int c = 0; c < W; c++) out |= ((key >> (c * H)) & 127ULL) << ((W - 1 - c) * H);
+    return out;
+}
+
+/* The book's score of the position with this key (current + mask), or 127 when it is not there. */
+static int book_score(uint64_t key) {
+    uint64_t m = mirror(key);
+    if (m < key) key = m;
+    int64_t lo = 0, hi = E->book_count;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (E->book_keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < E->book_count && E->book_keys[lo] == key ? E->book_scores[lo] : 127;
+}
+
 /* The moves in `candidates`, best first: most threats created, then centre first. */
 static int sorted_moves(uint64_t cur, uint64_t mask, uint64_t candidates, uint64_t list[W]) {
     int score_of[W], n = 0;
@@ -74,8 +108,8 @@ static int sorted_moves(uint64_t cur, uint64_t mask, uint64_t candidates, uint64
 }
 
 static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) {
-    nodes++;
-    if (!(nodes & 4095) && now() > deadline) longjmp(abort_jump, 1);
+    E->nodes++;
+    if (!(E->nodes & 4095) && now() > E->deadline) longjmp(E->abort_jump, 1);
     uint64_t t = winning_cells(cur ^ mask, mask);
     uint64_t possible = possible_moves(mask);
     uint64_t forced = possible & t;
@@ -93,9 +127,9 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     }
     int hi = (SIZE - 1 - moves) / 2;
     uint64_t key = cur + mask;
-    uint64_t slot = key % tt_size;
-    if (tt_keys[slot] == key) {
-        int e = tt_vals[slot];
+    uint64_t slot = key % E->size;
+    if (E->keys[slot] == key) {
+        int e = E->vals[slot];
         if (e >= LOWER / 2) {
             lo = e - LOWER;
             if (alpha < lo) {
@@ -110,39 +144,26 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
         beta = hi;
         if (alpha >= beta) return beta;
     }
+    if (moves <= E->book_moves) {
+        int known = book_score(key);
+        if (known != 127) return known;
+    }
     uint64_t opp = cur ^ mask;
     uint64_t list[W];
     int n = sorted_moves(cur, mask, possible, list);
     for (int i = 0; i < n; i++) {
         int score = -negamax(opp, mask | list[i], moves + 1, -beta, -alpha);
         if (score >= beta) {
-            tt_keys[slot] = key;
-            tt_vals[slot] = (int16_t)(score + LOWER);
+            E->keys[slot] = key;
+            E->vals[slot] = (int16_t)(score + LOWER);
             return score;
         }
         if (score > alpha) alpha = score;
     }
-    tt_keys[slot] = key;
-    tt_vals[slot] = (int16_t)alpha;
+    E->keys[slot] = key;
+    E->vals[slot] = (int16_t)alpha;
     return alpha;
 }
-
-/* ---- the API (ctypes) ---------------------------------------------------- */
-
-int cx_init(uint64_t entries) {
-    free(tt_keys);
-    free(tt_vals);
-    tt_size = entries;
-    tt_keys = calloc(entries, sizeof *tt_keys);
-    tt_vals = calloc(entries, sizeof *tt_vals);
-    return tt_keys && tt_vals ? 0 : -1;
-}
-
-void cx_reset(void) {
-    for (uint64_t i = 0; i < tt_size; i++) tt_keys[i] = 0;
-}
-
-uint64_t cx_nodes(void) { return nodes; }
 
 static int can_win_next(uint64_t cur, uint64_t mask) {
     return (winning_cells(cur, mask) & possible_moves(mask)) != 0;
@@ -166,26 +187,72 @@ static int solve_inner(uint64_t cur, uint64_t mask, int moves, int weak) {
     return lo;
 }
 
-/* The score (Pons' convention; weak: -1/0/1), or -1000 past `seconds`. */
-int cx_solve(uint64_t cur, uint64_t mask, int moves, int weak, double seconds) {
-    deadline = now() + seconds;
-    if (setjmp(abort_jump)) return -1000;
+static int column_of(uint64_t move) { return (63 - __builtin_clzll(move)) / H; }
+
+/* ---- the API (ctypes): agents/solver/native.py ----------------------------- */
+
+/* A new engine with a table of `entries` slots, or NULL when memory is short. */
+engine *cx_new(uint64_t entries) {
+    engine *e = calloc(1, sizeof *e);
+    if (!e || !entries) return free(e), NULL;
+    e->size = entries;
+    e->keys = calloc(entries, sizeof *e->keys);
+    e->vals = calloc(entries, sizeof *e->vals);
+    e->book_moves = -1;
+    if (!e->keys || !e->vals) {
+        free(e->keys);
+        free(e->vals);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void cx_free(engine *e) {
+    if (!e) return;
+    free(e->keys);
+    free(e->vals);
+    free(e);
+}
+
+/* Forget the table and the node count. */
+void cx_reset(engine *e) {
+    for (uint64_t i = 0; i < e->size; i++) e->keys[i] = 0;
+    e->nodes = 0;
+}
+
+uint64_t cx_nodes(engine *e) { return e->nodes; }
+
+/* The opening book (agents/solver/book.py): `count` sorted canonical keys and their scores, kept alive by the
+ * caller; the search returns a book score for any position of up to `max_moves` stones it finds there. */
+void cx_set_book(engine *e, const uint64_t *keys, const int8_t *scores, int64_t count, int max_moves) {
+    e->book_keys = keys;
+    e->book_scores = scores;
+    e->book_count = count;
+    e->book_moves = count > 0 ? max_moves : -1;
+}
+
+/* The score (Pons' convention; weak: -1/0/1), or ABORTED past `seconds`. */
+int cx_solve(engine *e, uint64_t cur, uint64_t mask, int moves, int weak, double seconds) {
+    E = e;
+    e->deadline = now() + seconds;
+    if (setjmp(e->abort_jump)) return ABORTED;
     return solve_inner(cur, mask, moves, weak);
 }
 
-/* One window search (the side to move must not be able to win at once). */
-int cx_negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta, double seconds) {
-    deadline = now() + seconds;
-    if (setjmp(abort_jump)) return -1000;
+/* One window search (the side to move must not be able to win at once), or ABORTED past `seconds`. */
+int cx_negamax(engine *e, uint64_t cur, uint64_t mask, int moves, int alpha, int beta, double seconds) {
+    E = e;
+    e->deadline = now() + seconds;
+    if (setjmp(e->abort_jump)) return ABORTED;
     return negamax(cur, mask, moves, alpha, beta);
 }
 
-static int column_of(uint64_t move) { return (63 - __builtin_clzll(move)) / H; }
-
-/* Solver.best_move: writes the column and returns the score, or -1000 past `seconds`. */
-int cx_best_move(uint64_t cur, uint64_t mask, int moves, int weak, double seconds, int *column) {
-    deadline = now() + seconds;
-    if (setjmp(abort_jump)) return -1000;
+/* Solver.best_move: writes the column and returns the score, or ABORTED past `seconds`. */
+int cx_best_move(engine *e, uint64_t cur, uint64_t mask, int moves, int weak, double seconds, int *column) {
+    E = e;
+    e->deadline = now() + seconds;
+    if (setjmp(e->abort_jump)) return ABORTED;
     uint64_t possible = possible_moves(mask), wins = winning_cells(cur, mask) & possible;
     for (int i = 0; i < W; i++) {
         if (wins & col_mask(ORDER[i])) {
@@ -214,5 +281,5 @@ int cx_best_move(uint64_t cur, uint64_t mask, int moves, int weak, double second
             return score;
         }
     }
-    return -2000; /* inconsistent search: never expected */
+    return INCONSISTENT;
 }

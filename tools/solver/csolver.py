@@ -1,0 +1,53 @@
+"""The compiled solver for the tools (book, labels, mistakes, review): the agent's own C engine.
+
+``agents/solver/native/solver.c`` is one source for the ``solver`` agent and
+for these tools: ``CSolver`` is ``agents.solver.native.NativeSolver`` with a
+larger table and no book, loaded the way the agent loads it in the source tree
+(the committed prebuilt library while it matches the source, else compiled with
+the pinned toolchain of the ``native`` extra).  ``available()`` says whether it
+loads; ``require()`` says in one line why not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.solver.book import Book
+from agents.solver.native import DEFAULT_ENTRIES as AGENT_ENTRIES
+from agents.solver.native import NativeSolver, NativeTimeout, library
+from connectx_forge import runtime
+from connectx_forge.tools.errors import UserError
+
+DEFAULT_ENTRIES = 8388593  # a prime near 2**23 (about 85 MB): keys spread evenly
+SolverTimeout = NativeTimeout
+__all__ = ["AGENT_ENTRIES", "CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "require", "why_not"]
+
+
+def _library() -> Any:
+    runtime.ANNOUNCE = False  # a tool names its engine itself; only agents log the line
+    return library()
+
+
+def available() -> bool:
+    """Whether the compiled solver loads in this process."""
+    return _library() is not None
+
+
+def why_not() -> str:
+    """Why the compiled solver does not load (after ``available()`` said so)."""
+    return f"it cannot be loaded here ({runtime.native_note('solver')})"
+
+
+def require() -> Any:
+    """The loaded library, or ``UserError`` saying why it cannot be loaded and what to do."""
+    lib = _library()
+    if lib is None:
+        raise UserError(f"the compiled solver: {why_not()}; use --engine python")
+    return lib
+
+
+class CSolver(NativeSolver):
+    """The compiled solver for the tools: ``Solver``'s API on 6x7, its own table, no book unless given."""
+
+    def __init__(self, entries: int = DEFAULT_ENTRIES, book: Book | None = None) -> None:
+        super().__init__(require(), book, entries)
