@@ -14,7 +14,7 @@ OUT    ?= submissions/submission.py
 MSG    ?=
 GAMES  ?=
 
-.PHONY: setup setup-test submission test test-slow lint upload bench clean
+.PHONY: setup setup-test submission test test-slow lint upload bench native clean
 
 setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
@@ -63,6 +63,11 @@ upload: $(RUNTIME_STAMP)
 
 bench: $(TEST_STAMP)
 	$(BIN)/cxforge bench
+
+# the shipped agents' C libraries, compiled with the pinned toolchain and committed beside their sources
+# (agents/solver/native/solver.so and .key), so that make submission needs no toolchain; run after editing solver.c
+native: $(TEST_STAMP)
+	$(BIN)/python -m connectx_forge.build.native
 
 clean:
 	rm -rf $(VENV) submissions/*.py submissions/*.json submissions/*.tar.gz

@@ -10,7 +10,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, FORMATS, build, repack, resolve_target, write
+from connectx_forge.build.builder import (
+    DEFAULT_SIZE_LIMIT,
+    FORMATS,
+    Target,
+    build,
+    default_root,
+    repack,
+    resolve_target,
+    write,
+)
 from connectx_forge.build.cache import is_built
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import options
@@ -40,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "registry's, or agent)")
     parser.add_argument("--project-root", type=Path, metavar="DIR",
                         help="the folder --module's modules are imported from (default: the shipped agents')")
+    parser.add_argument("--write-native", action="store_true",
+                        help="also write each C library of the project's [native] settings beside its first source "
+                        "(NAME.so and NAME.so.key), compiled with the pinned toolchain: commit them, and the project "
+                        "builds where the toolchain is missing while its sources match the key")
 
 
 def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
@@ -53,6 +66,20 @@ def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
     if fmt == "py" and suffix_fmt == "tar.gz":
         raise BuildError(f"{output}: a .tar.gz output needs --format tar.gz")
     return output, fmt
+
+
+def write_native(target: Target) -> None:
+    """Compile the target's C libraries and write them beside their sources (``--write-native``)."""
+    from connectx_forge.build import native
+
+    shipped = native.is_shipped(target.module)
+    declared = native.SHIPPED if shipped else target.native
+    if not declared:
+        raise BuildError(f"{target.name}: --write-native, but the project's settings declare no [native] library")
+    root = default_root() if shipped else target.root or default_root()
+    for name, sources in sorted(declared.items()):
+        path = native.write_prebuilt(root, name, sources)
+        print(f"wrote native library {name!r}: {path} (and {path.name}.key)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{output}  {built.manifest['size']:,} bytes  sha256 {built.manifest['sha256']}")
         return 0
     target = resolve_target(args.name, root, args.module, args.function)
+    if args.write_native:
+        write_native(target)
     built = build(target, None, fmt, args.size_limit)
     manifest = write(built, output)
     m = built.manifest

@@ -146,3 +146,30 @@ def test_new_native_builds_checks_and_passes_its_own_tests(tmp_path: Path, capsy
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "4 passed" in proc.stdout
+
+
+def test_a_library_written_beside_its_source_builds_without_the_toolchain_while_the_source_matches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    root = project(tmp_path / "p")
+    monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "cache"))
+    assert main(["build", str(root), "--write-native", "-o", str(tmp_path / "a.py")]) == 0
+    assert "wrote native library 'fast'" in capsys.readouterr().out
+    written = (root / "native" / "fast.so").read_bytes()
+    assert (root / "native" / "fast.so.key").is_file()
+
+    def no_toolchain() -> list[str]:
+        raise BuildError("no toolchain here")
+
+    monkeypatch.setattr(native, "toolchain", no_toolchain)
+    monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "empty-cache"))  # nothing cached: only the written file
+    import hashlib
+
+    [entry] = build(resolve_target(str(root))).manifest["data"]
+    assert entry["sha256"] == hashlib.sha256(written).hexdigest()
+    (root / "native" / "fast.c").write_text(C.replace("a + b", "b + a"))  # edited: the written file is stale
+    with pytest.raises(BuildError, match="no toolchain here"):
+        build(resolve_target(str(root)))
+    capsys.readouterr()
+    assert main(["new", str(tmp_path / "plain")]) == 0
+    assert main(["build", str(tmp_path / "plain"), "--write-native", "-o", str(tmp_path / "b.py")]) == 1
+    assert "declare no [native] library" in capsys.readouterr().err

@@ -283,7 +283,7 @@ ENGINES = ("auto", "c", "python")
 
 
 def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:
-    """``--engine auto|c|python``, the same choices in every command: c is the compiled twin of the solver,
+    """``--engine auto|c|python``, the same choices in every command: c is the C engine of the solver,
     python the agent's own, auto the twin where it loads."""
     shown = "auto" if default is None else default
     parser.add_argument("--engine", choices=ENGINES, default=default,

@@ -29,7 +29,7 @@ def user_cache() -> Path:
     return Path(base) / "cxforge"
 
 
-CACHE = user_cache()  # compiled twin, openings, label, weak-score and on-the-fly build caches
+CACHE = user_cache()  # openings, label, weak-score and on-the-fly build caches
 
 
 def agent_data(name: str) -> Path:

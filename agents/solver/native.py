@@ -22,7 +22,8 @@ from connectx_forge.runtime import load_native
 
 ABORTED = -1000
 INCONSISTENT = -2000
-DEFAULT_ENTRIES = 4194301  # a prime near 2**22 (about 42 MB): keys spread evenly
+DEFAULT_ENTRIES = 10000019  # a prime far from a power of two (5 bytes each, 50 MB): structured keys spread evenly
+MIN_ENTRIES = (1 << 17) + 1  # an odd size above 2**17: a slot and a key's low 32 bits then name one key
 
 
 class NativeTimeout(Timeout):
@@ -76,6 +77,8 @@ class NativeSolver:
     engine = "c"
 
     def __init__(self, lib: Any, book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> None:
+        if entries % 2 == 0 or entries < MIN_ENTRIES:
+            raise ValueError(f"the table needs an odd number of entries above 2**17 (a prime is best), not {entries}")
         self.lib = lib
         self.handle = lib.cx_new(entries)
         if not self.handle:

@@ -15,8 +15,8 @@ with the smaller one, so any first M openings of a suite are the same.
 Scores come from, in order: the labels shipped for that ply count
 (``datasets/openings/scores-K.txt``: the positions after K plies solved so far,
 in suite order, computed once by the compiled solver), the opening book
-(``agents/data``), and the solver itself (the compiled twin where a C compiler
-exists, else the pure-Python search with the book).  A position is named by the moves that first reach it in a
+(``agents/data``), and the solver itself (the C engine where it loads,
+else the pure-Python search with the book).  A position is named by the moves that first reach it in a
 breadth-first walk trying columns left to right.
 
 A suite file is Pons' benchmark format, one ``<moves> <score>`` line per
@@ -162,7 +162,7 @@ Solve = Callable[[Board], int]
 
 
 def _solver(engine: str) -> Solve:
-    """A function giving a board's exact score: the compiled twin, or the Python solver with the book."""
+    """A function giving a board's exact score: the C engine, or the Python solver with the book."""
     from connectx_forge.tools.solver.csolver import available
 
     if engine == "c" or (engine == "auto" and available()):

@@ -85,6 +85,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--budget", type=float, metavar="S",
                    help="the agent's seconds per move (default: its normal budget)")
     options.add_engine(p, "python", "the solver timed (c: C-speed figures and, with --agent, fast labels)")
+    p.add_argument("--side-by-side", action="store_true",
+                   help="instead: the compiled and the Python solver on the same positions in one run, with "
+                        "nodes per second as a ratio (to --reference's where given)")
+    p.add_argument("--reference", metavar="PROGRAM",
+                   help="with --side-by-side: a solver program answering 'score nodes seconds' per move string "
+                        "(tools/bench/pons_harness.cpp builds one around Pons' C++)")
     options.add_progress(p)
 
     p = _sub(sub, "book", "the opening book's size against the search it leaves to the agent",
@@ -144,9 +150,14 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _solver(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.solver import agent_mistakes, read_positions, solve_files
+    from connectx_forge.tools.bench.solver import agent_mistakes, read_positions, side_by_side, solve_files
 
     files = [(path, read_positions(path)) for path in args.paths]
+    if args.reference and not args.side_by_side:
+        raise UserError("--reference goes with --side-by-side")
+    if args.side_by_side:
+        return side_by_side(files, args.weak, args.reference, args.limit, args.sample, args.seed,
+                            options.progress_of(args))
     if args.agent:
         return agent_mistakes(files, args.budget,
                               options.engine_of(args), args.limit, args.sample, args.seed,

@@ -12,6 +12,7 @@ transposition table is cleared before each position, as in Pons' protocol.
 from __future__ import annotations
 
 import random
+import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,7 +112,7 @@ def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: 
     if budget <= 0:
         raise UserError(f"--budget must be positive, got {budget}")
     print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class "
-          f"(labels: {'compiled twin' if engine == 'c' else 'Python solver'})")
+          f"(labels: {'C engine' if engine == 'c' else 'Python solver'})")
     print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  "
           "how the moves were chosen")
     for path, positions in files:
@@ -143,4 +144,54 @@ def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool 
         for line in result["wrong"][:5]:
             print(f"  wrong: {line}")
         failed |= bool(result["wrong"])
+    return 1 if failed else 0
+
+
+def reference_file(program: str, positions: list[tuple[str, int]], weak: bool) -> dict[str, Any]:
+    """A reference solver's figures for one file: ``program`` reads move strings, one a line, and answers
+    ``score nodes seconds`` for each (tools/bench/pons_harness.cpp puts Pons' C++ behind this protocol)."""
+    moves = "".join(m + "\n" for m, _ in positions)
+    try:
+        done = subprocess.run([program, *(["-w"] if weak else [])], input=moves, capture_output=True, text=True,
+                              timeout=3600)
+    except OSError as exc:
+        raise UserError(f"--reference {program}: cannot run it ({exc.strerror})") from None
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip()]
+    if done.returncode != 0 or len(rows) != len(positions) or any(len(r) != 3 for r in rows):
+        raise UserError(f"--reference {program}: expected one 'score nodes seconds' line per position, got "
+                        f"{len(rows)} for {len(positions)} (exit {done.returncode}) {done.stderr.strip()[:200]}")
+    correct = nodes = 0
+    elapsed = 0.0
+    for (_, expected), (score, count, seconds) in zip(positions, rows, strict=True):
+        want = (expected > 0) - (expected < 0) if weak else expected
+        correct += int(score) == want
+        nodes += int(count)
+        elapsed += float(seconds)
+    n = max(len(positions), 1)
+    return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n, "mean_time": elapsed / n,
+            "nps": nodes / elapsed if elapsed else 0.0, "wrong": []}
+
+
+def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool = False,
+                 reference: str | None = None, limit: int | None = None, sample: int | None = None, seed: int = 0,
+                 progress: bool = True) -> int:
+    """Print, per file, the compiled and the Python solver (and ``reference``) on the same positions in one run,
+    with each one's nodes per second as a ratio to the first row's; 1 if any score was wrong, else 0."""
+    from connectx_forge.tools.solver.csolver import require
+
+    require()
+    print(f"{'set':<16} {'engine':<12} {'correct':>11} {'mean nodes':>12} {'mean time':>11} {'nodes/s':>11} "
+          f"{'vs ref':>7}")
+    failed = False
+    for path, positions in files:
+        positions = select(positions, limit, sample, seed)
+        name = PONS_NODES.get(path.name, (path.name,))[0]
+        rows = [(engine, bench_file(path, positions, weak, engine, progress)) for engine in ("c", "python")]
+        if reference:
+            rows.insert(0, ("reference", reference_file(reference, positions, weak)))
+        base = rows[0][1]["nps"] or 1.0
+        for engine, r in rows:
+            print(f"{name:<16} {engine:<12} {r['correct']:>5}/{r['n']:<5} {r['mean_nodes']:>12,.1f} "
+                  f"{r['mean_time'] * 1e3:>9.3f}ms {r['nps']:>11,.0f} {r['nps'] / base:>6.2f}x")
+            failed |= r["correct"] != r["n"]
     return 1 if failed else 0

@@ -82,7 +82,7 @@ class Position:
 class Labeller:
     """Values of positions, each within ``time_limit`` seconds of solving (see the module's docstring).
 
-    ``engine``: ``c`` (the compiled twin; a ``UserError`` where it cannot be loaded),
+    ``engine``: ``c`` (the C engine; a ``UserError`` where it cannot be loaded),
     ``python``, or ``auto`` (the twin where a compiler is there).  The twin
     plays 6x7 only; other sizes with four in a row use the Python solver, and
     other rows of four are labelled by the rules alone.

@@ -15,9 +15,9 @@ cores.  The book file is written from the progress file at the end.
 Only the positions the agent cannot solve in time are kept: one whose solve
 (a weak then an exact best move, as the agent does, from an empty table) takes
 fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
-tree is not followed below it.  The compiled twin of the solver
-(``connectx_forge.tools.solver.csolver``, about 25x faster) does the solving where a C compiler is
-present; ``--engine python`` uses the agent's own solver.
+tree is not followed below it.  The solver's C engine
+(``connectx_forge.tools.solver.csolver``, about 25x faster) does the solving where it loads;
+``--engine python`` uses the agent's own solver.
 
 Deeper books need only a longer run of the same command, e.g.
 ``cxforge book build --plies 8 --seconds 600``.
@@ -199,7 +199,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
     """Solve the book's positions from ``root`` (a valid Pons move string) to ``plies`` stones, write ``out``.
 
     Results go to ``progress`` as they come (a rerun resumes there).  ``engine``
-    None: the compiled twin where it loads, else the Python solver.
+    None: the C engine where it loads, else the Python solver.
     ``dry_run`` only counts the positions of each ply.  Returns 0.
     """
     if plies < 0 or min_plies < 0 or min_plies > plies:

@@ -18,7 +18,7 @@ from agents.solver.native import NativeSolver, NativeTimeout, library
 from connectx_forge import runtime
 from connectx_forge.tools.errors import UserError
 
-DEFAULT_ENTRIES = 8388593  # a prime near 2**23 (about 85 MB): keys spread evenly
+DEFAULT_ENTRIES = 20000003  # a prime far from a power of two (5 bytes each, 100 MB): structured keys spread evenly
 SolverTimeout = NativeTimeout
 __all__ = ["AGENT_ENTRIES", "CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "require", "why_not"]
 

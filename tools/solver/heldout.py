@@ -20,7 +20,7 @@ these labels saw a held-out position or one move on, and future training
 leaves them out (``cxforge train``'s default ``--holdout`` reads
 ``datasets/heldout/*.txt``).
 
-Labelling.  Every column is scored by the compiled twin's exact ``analyze``
+Labelling.  Every column is scored by the C engine's exact ``analyze``
 from a cleared table.  The budget per position is CPU seconds, not the clock's:
 a process paused (SIGSTOP) or starved by other work goes on with what is left
 of it.  A position past the budget is recorded as skipped and the set draws on,

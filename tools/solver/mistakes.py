@@ -3,7 +3,7 @@
 A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
 played move's class is minus the exact solver's weak score of the position it
-leads to (``--engine c``: the same scores from the compiled twin of the
+leads to (``--engine c``: the same scores from the C engine of the
 solver, ``connectx_forge.tools.solver.csolver``, fast enough for Begin-Hard).
 That is the verdict of labelling every move with ``perfect``, for one solve per
 position instead of seven.  Positions whose labelling passes
@@ -162,7 +162,7 @@ class WeakCache:
 
 
 def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakCache | None = None) -> Labeller:
-    """Weak scores by ``perfect``'s solver, or by its compiled twin (tools/solver/csolver: the same scores).
+    """Weak scores by ``perfect``'s solver, or by its C engine (tools/solver/csolver: the same scores).
 
     Scores found in ``cache`` are not solved again; new ones are added to it.
     The solver is made at the first score not in ``cache`` (none for a

@@ -1,7 +1,7 @@
 """``cxforge solve``: the exact score of a position given as a Pons move string.
 
 The command-line face of the agents' solver (``agents.solver``) and of its
-compiled twin (``connectx_forge.tools.solver.csolver``): a move string in, the
+C engine (``connectx_forge.tools.solver.csolver``): a move string in, the
 score and its reading in plain words out.  ``parse_moves`` is also how
 ``cxforge book build --root`` reads its position.
 """

@@ -8,7 +8,7 @@ solver's ``analyze`` (every column's score for the side to move), so every
 earlier position starts from a transposition table the later ones warmed up.
 
 Early positions can take the pure-Python solver seconds to minutes (the
-compiled twin, ``engine="c"``, about 20 times less).  Each
+C engine, ``engine="c"``, about 20 times less).  Each
 ``analyze`` therefore runs under a deadline (``--label-budget``); the first
 position of a game that times out, and every earlier one, stays unlabelled.
 The network sees early positions only through the ones that finish in time.
@@ -163,7 +163,7 @@ def play_game(rng: random.Random, max_opening: int = 8) -> list[int]:
 def label_game(moves: list[int], solver: Any, budget_s: float, min_stones: int = 0) -> list[Label]:
     """Labels for the positions of one game before its end, latest first, until one times out.
 
-    ``solver`` is the Python ``Solver`` or its compiled twin ``connectx_forge.tools.solver.csolver.CSolver``;
+    ``solver`` is the Python ``Solver`` or its C engine ``connectx_forge.tools.solver.csolver.CSolver``;
     ``budget_s`` bounds each ``analyze``.
     """
     from agents.solver.search import Timeout
@@ -207,7 +207,7 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
              min_stones: int = 0, progress: bool = True, engine: str = "python") -> int:
     """Label ``games`` games for shard ``seed`` (resuming after the last one written).
 
-    ``engine`` "c" labels with the compiled twin of the solver (the same scores,
+    ``engine`` "c" labels with the C engine of the solver (the same scores,
     about 20x faster).
 
     Returns how many positions were labelled in this call.

@@ -162,7 +162,7 @@ def move_metrics(logits: np.ndarray, p: np.ndarray, cls: np.ndarray) -> tuple[fl
 
 # -- runs ----------------------------------------------------------------------
 def _label_engine(name: str) -> str:
-    """The labelling engine: ``auto`` picks the compiled twin where it can be built."""
+    """The labelling engine: ``auto`` picks the C engine where it can be built."""
     if name != "auto":
         return name
     from connectx_forge.tools.solver import csolver

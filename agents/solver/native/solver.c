@@ -6,8 +6,10 @@
  * that both return the same scores and best moves (tests/test_csolver.py).
  *
  * The transposition table differs: a fixed array indexed by key % size that
- * keeps the full key (no false hits) and always replaces, instead of the
- * Python dict that is cleared when full.  Node counts therefore match the
+ * always replaces, instead of the Python dict that is cleared when full.  A
+ * slot keeps the key's low 32 bits and one byte of value (Pons' layout): with
+ * an odd size above 2^17 the slot and those bits together determine a key of
+ * 49 bits (Chinese remainder theorem), so there are no false hits.  Node counts therefore match the
  * Python search's up to slot collisions (which only add a few nodes), and only
  * while the Python table is not cleared.
  *
@@ -17,6 +19,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define H 7
@@ -25,14 +28,16 @@
 #define BOTTOM 0x0040810204081ULL
 #define FULL (BOTTOM * 63ULL)
 #define LOWER 128
+#define EMPTY 0     /* a stored value byte: no entry in the slot */
+#define OFFSET 64   /* stored = the Python table's entry (v, or v + LOWER) + OFFSET: 43..213, never EMPTY */
 #define ABORTED (-1000)
 #define INCONSISTENT (-2000)
 
 static const int ORDER[W] = {3, 2, 4, 1, 5, 0, 6};
 
 typedef struct {
-    uint64_t *keys;
-    int16_t *vals;
+    uint32_t *keys;
+    uint8_t *vals;
     uint64_t size;
     uint64_t nodes;
     double deadline;
@@ -128,8 +133,8 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     int hi = (SIZE - 1 - moves) / 2;
     uint64_t key = cur + mask;
     uint64_t slot = key % E->size;
-    if (E->keys[slot] == key) {
-        int e = E->vals[slot];
+    if (E->vals[slot] != EMPTY && E->keys[slot] == (uint32_t)key) {
+        int e = E->vals[slot] - OFFSET;
         if (e >= LOWER / 2) {
             lo = e - LOWER;
             if (alpha < lo) {
@@ -154,14 +159,14 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     for (int i = 0; i < n; i++) {
         int score = -negamax(opp, mask | list[i], moves + 1, -beta, -alpha);
         if (score >= beta) {
-            E->keys[slot] = key;
-            E->vals[slot] = (int16_t)(score + LOWER);
+            E->keys[slot] = (uint32_t)key;
+            E->vals[slot] = (uint8_t)(score + LOWER + OFFSET);
             return score;
         }
         if (score > alpha) alpha = score;
     }
-    E->keys[slot] = key;
-    E->vals[slot] = (int16_t)alpha;
+    E->keys[slot] = (uint32_t)key;
+    E->vals[slot] = (uint8_t)(alpha + OFFSET);
     return alpha;
 }
 
@@ -191,10 +196,11 @@ static int column_of(uint64_t move) { return (63 - __builtin_clzll(move)) / H; }
 
 /* ---- the API (ctypes): agents/solver/native.py ----------------------------- */
 
-/* A new engine with a table of `entries` slots, or NULL when memory is short. */
+/* A new engine with a table of `entries` slots (odd, above 2^17; a prime far from a power of two spreads keys best), or NULL when
+ * memory is short or `entries` is not such a number. */
 engine *cx_new(uint64_t entries) {
     engine *e = calloc(1, sizeof *e);
-    if (!e || !entries) return free(e), NULL;
+    if (!e || entries % 2 == 0 || entries <= (1u << 17)) return free(e), NULL;
     e->size = entries;
     e->keys = calloc(entries, sizeof *e->keys);
     e->vals = calloc(entries, sizeof *e->vals);
@@ -215,9 +221,10 @@ void cx_free(engine *e) {
     free(e);
 }
 
-/* Forget the table and the node count. */
+/* Forget the table and the node count (every page of the table written, as the next search will). */
 void cx_reset(engine *e) {
-    for (uint64_t i = 0; i < e->size; i++) e->keys[i] = 0;
+    memset(e->keys, 0, e->size * sizeof *e->keys);
+    memset(e->vals, 0, e->size * sizeof *e->vals);
     e->nodes = 0;
 }
 
