@@ -11,13 +11,15 @@ A move, on the 6x7 board with four in a row:
    cannot solve in time either);
 3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones, unless our previous move on our own tree came from the book,
+   (before ``SOLVE_FROM`` stones, ``NATIVE_SOLVE_FROM`` on the C engine, unless our previous move on
+   our own tree came from the book,
    the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
    there, while the book's builder checked that its tree's other positions
    solve in time);
 4. off the book's tree (a game that did not begin at the empty board), a
    hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
-   on may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
+   on (``NATIVE_EXTRA_FROM`` on the C engine, whose solves of six stones
+   and more end within the cap) may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
    seconds, ``LONG_MOVES`` such moves a game, never leaving less than half of
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
@@ -64,6 +66,8 @@ TABLE_ENTRIES = 1 << 19  # about 50 MB
 SOLVE_FROM = 10  # below this many stones a solve rarely finishes in time (Begin-Hard: ~10^7 nodes)...
 OPENING_SHARE = 0.25  # ...so it gets only this share of the budget (decided positions still solve)
 EXTRA_FROM = 9  # stones on the board before a move may use overage (fewer: a solve rarely ends within the cap)
+NATIVE_SOLVE_FROM = 10  # SOLVE_FROM and EXTRA_FROM of the C engine, about 20 times faster: measured in
+NATIVE_EXTRA_FROM = 6  # BENCHMARKS.md, "The solver agent on its C engine (issue 25)"
 LONG_MOVES = 1  # moves a game that may use overage: one in the ten or more of ours a game lasts
 FIRST_MOVE = 0.15  # seconds for the first move of a process, load included
 OPENING_MOVE = 3  # the centre column: the only winning first move on 6x7 (Allis 1988)
@@ -167,8 +171,9 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         return solver.best_move(board)[0]
     # on our tree, one move after a book move, a position the book lacks is one its builder found easy
     in_tree = st.from_start and st.book_stones == board.moves - 2
-    share = WEAK_SHARE if board.moves >= SOLVE_FROM or in_tree else OPENING_SHARE
-    if board.moves < EXTRA_FROM or st.long_moves >= LONG_MOVES or st.from_start:
+    solve_from, extra_from = (NATIVE_SOLVE_FROM, NATIVE_EXTRA_FROM) if st.engine == "c" else (SOLVE_FROM, EXTRA_FROM)
+    share = WEAK_SHARE if board.moves >= solve_from or in_tree else OPENING_SHARE
+    if board.moves < extra_from or st.long_moves >= LONG_MOVES or st.from_start:
         extra = 0.0  # from the empty board the book's builder checked that every solve fits the budget
     weak_move = None
     try:
