@@ -2,7 +2,7 @@
 #   runtime layer (make submission, make upload): build, check, upload
 #   test layer    (make test, make bench): + pytest, Hypothesis, ruff, mypy, torch (CPU), gymnasium, matplotlib,
 #                 distributed (Dask), ziglang (the pinned C toolchain for native code in submissions),
-#                 playwright with Debian's chromium-headless-shell (apt-get, as root)
+#                 playwright with Debian's chromium-headless-shell, and bubblewrap (apt-get, as root)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -31,16 +31,21 @@ $(RUNTIME_STAMP): pyproject.toml
 $(TEST_STAMP): $(RUNTIME_STAMP)
 	$(PIP) torch==2.13.0
 	$(PIP) -e '.[dev,train,dask,native]'
-	@$(CHROMIUM_SETUP)
+	@$(SYSTEM_SETUP)
 	@touch $(TEST_STAMP)
 
 # the HTML replays' browser test (tests/test_review_browser.py) drives Debian's Chromium headless shell through
-# playwright (dev layer); installed with apt-get where we are root, else that test skips and says why
-CHROMIUM_SETUP = command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
-	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+# playwright (dev layer), and the agent hosts' jail is bubblewrap (tools/sandbox/jail.py, tests/test_jail.py):
+# both installed with apt-get where we are root, else those tests skip and say why
+SYSTEM_SETUP = missing=""; \
+	command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	  missing="$$missing chromium-headless-shell"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      chromium-headless-shell >/dev/null; \
-	  else echo "no Chromium, and no apt-get as root to install it: the browser test will skip" >&2; fi; }
+	      $$missing >/dev/null; \
+	  else echo "no$$missing, and no apt-get as root to install it: the tests that need it will skip" >&2; fi; fi
 
 submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge build $(AGENT) -o $(OUT)

@@ -144,3 +144,24 @@ def new_descendants(before: set[int], keep: set[int] | None = None) -> list[int]
     """This process's live descendants that were not there ``before`` (the suite's own long-lived helpers,
     such as multiprocessing's resource tracker, were), nor in ``keep``."""
     return [p for p in live_descendants(os.getpid()) if p not in before and p not in (keep or set())]
+
+
+def warden_processes() -> set[int]:
+    """This thread's warden, which outlives a game: its process; jailed, the chain that starts it (a shell,
+    bubblewrap, the jail's init, then the warden: three levels below the shell; hosts are forks below)."""
+    from connectx_forge.tools.sandbox import warden
+
+    w = getattr(warden._local, "warden", None)
+    if w is None:
+        return set()
+    if not w.jailed:
+        return {w.pid}
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(entry)) is not None:
+            parents[int(entry)] = int(fields[1])
+    level, found = {w.pid}, {w.pid}
+    for _ in range(3):
+        level = {p for p, parent in parents.items() if parent in level}
+        found |= level
+    return found

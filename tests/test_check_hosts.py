@@ -40,6 +40,7 @@ from tests.harness import (
     planted_world,
     run_cxforge,
     wait_gone,
+    warden_processes,
 )
 
 ACT, OVERAGE = 0.5, 1.0
@@ -83,10 +84,7 @@ def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) ->
                         overage=OVERAGE, limits=Limits(memory=512 * MIB))
     assert time.monotonic() - start < 15
     judge(name, report.to_dict())
-    from connectx_forge.tools.sandbox import warden
-
-    w = getattr(warden._local, "warden", None)
-    left = wait_gone(lambda: new_descendants(before, set() if w is None else {w.pid}))
+    left = wait_gone(lambda: new_descendants(before, warden_processes()))
     assert not left, f"processes left behind: {left}"
 
 
@@ -131,12 +129,15 @@ def test_kill_9_of_the_checker_leaves_nothing_behind(world: dict[str, str], tmp_
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 15
-        while len(hosts_of(proc.pid)) < 2 and time.monotonic() < deadline:
+        games = lambda: list(tmp_path.rglob("cxforge-game-*/game/*.py"))  # noqa: E731 (a folder per host)
+        while (len(hosts_of(proc.pid)) < 2 or len(games()) < 2) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert hosts_of(proc.pid), "no agent host started"
+        assert hosts_of(proc.pid) and games(), "no agent host started"
+        time.sleep(0.3)  # the hosts are forked (a jailed warden's bubblewrap is a session leader too)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert not wait_gone(lambda: marked(env["CXFORGE_TEST_MARKER"])), "processes outlived the checker"
     assert not wait_gone(lambda: in_group(proc.pid)), "processes left in the checker's process group"
-    assert not wait_gone(lambda: list(tmp_path.glob("cxforge-game-*"))), "game folders left behind"
+    assert not wait_gone(lambda: list(tmp_path.rglob("cxforge-game-*")) + list(tmp_path.glob("cxforge-jail-*"))), \
+        "game folders left behind"

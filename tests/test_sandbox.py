@@ -43,6 +43,7 @@ from tests.harness import (
     planted_world,
     run_cxforge,
     wait_gone,
+    warden_processes,
 )
 
 ACT, OVERAGE = 0.5, 1.0
@@ -113,15 +114,8 @@ def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     assert time.monotonic() - start < 15
     check_record(name, result.records[0])
     assert result.isolated == (True, False)
-    left = wait_gone(lambda: new_descendants(before, set(_wardens())))
+    left = wait_gone(lambda: new_descendants(before, warden_processes()))
     assert not left, f"processes left behind: {left}"
-
-
-def _wardens() -> list[int]:
-    from connectx_forge.tools.sandbox import warden
-
-    w = getattr(warden._local, "warden", None)
-    return [] if w is None else [w.pid]
 
 
 def test_a_hung_move_is_a_timeout_when_its_budget_runs_out(tmp_path: Path) -> None:
@@ -221,15 +215,18 @@ def test_kill_9_of_the_harness_leaves_nothing_behind(workers: str, world: dict[s
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 15
-        while len(hosts_of(proc.pid)) < int(workers) and time.monotonic() < deadline:
+        games = lambda: list(tmp_path.rglob("cxforge-game-*/game/hangs.py"))  # noqa: E731 (a folder per host)
+        while (len(hosts_of(proc.pid)) < int(workers) or len(games()) < int(workers)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert hosts_of(proc.pid), "no agent host started"
+        assert hosts_of(proc.pid) and games(), "no agent host started"
+        time.sleep(0.3)  # the hosts are forked (a jailed warden's bubblewrap is a session leader too)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert not wait_gone(lambda: marked(env["CXFORGE_TEST_MARKER"])), "processes outlived the harness"
     assert not wait_gone(lambda: in_group(proc.pid)), "processes left in the harness's process group"
-    assert not wait_gone(lambda: list(tmp_path.glob("cxforge-game-*"))), "game folders left behind"
+    assert not wait_gone(lambda: list(tmp_path.rglob("cxforge-game-*")) + list(tmp_path.glob("cxforge-jail-*"))), \
+        "game folders left behind"
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ class HostedAgent:
         ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
         ``check``, which stages the file first, gives the user's)."""
         self.limits = limits or Limits()
-        self.folder = tempfile.mkdtemp(prefix="cxforge-game-")
+        self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=warden.get().root)
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
                                               if player.kind == "file" else "")
         game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")

@@ -34,7 +34,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, limits
+from connectx_forge.tools.sandbox import host, jail, limits
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
@@ -52,13 +52,26 @@ class Warden:
     """The referee's handle on its warden process."""
 
     def __init__(self) -> None:
-        _preload()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the warden
-            ours.close()
-            _serve(theirs, parent)
+        self.jailed = jail.status()[0]
+        self.root: str | None = None  # where game folders go: the jail's one writable folder (None: anywhere)
+        if self.jailed:  # a fresh Python in the jail (jail.py), serving the inherited channel
+            import subprocess
+            import tempfile
+
+            self.root = tempfile.mkdtemp(prefix="cxforge-jail-")
+            env = {"PATH": jail.PATH}
+            proc = subprocess.Popen(jail.command(theirs.fileno(), self.root), pass_fds=(theirs.fileno(),), env=env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            pid = proc.pid
+            proc.returncode = 0  # reaped by close(), not by Popen's finaliser
+        else:
+            _preload()
+            pid = os.fork()
+            if pid == 0:  # the warden
+                ours.close()
+                _serve(theirs, parent)
         theirs.close()
         self.pid, self.sock, self.owner = pid, ours, parent
         self._lock = threading.Lock()
@@ -94,6 +107,10 @@ class Warden:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
+        if self.root:  # the jail's folder, when its shell was killed before it could remove it
+            import shutil
+
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def get() -> Warden:
@@ -158,7 +175,8 @@ def _project() -> tuple[list[str], list[str], list[str]]:
 
 # -- the warden process ------------------------------------------------------------------------
 class _State:
-    def __init__(self) -> None:
+    def __init__(self, root: str | None = None) -> None:
+        self.root = root  # a jailed warden's folder of game folders, removed when it ends
         self.hosts: set[int] = set()
         self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
         self.reaped: dict[int, int] = {}
@@ -251,6 +269,8 @@ def _cleanup(state: _State) -> NoReturn:
 
         for folder in state.folders.values():  # the referee died before it could remove them
             shutil.rmtree(folder, ignore_errors=True)
+        if state.root:
+            shutil.rmtree(state.root, ignore_errors=True)
     finally:
         os._exit(0)
 
@@ -275,12 +295,18 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> int:
     return pid
 
 
-def _serve(sock: socket.socket, parent: int) -> NoReturn:
-    state = _State()
+def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoReturn:
+    """Serve the referee's requests until its channel closes (it exited or was killed), then clean up.
+
+    ``parent`` is the referee's pid; 0 in the jail, whose warden's parent is
+    bubblewrap (the channel's end alone tells it the referee is gone), and
+    whose game folders are in ``root``."""
+    state = _State(root)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: _cleanup(state))
-        limits.die_with_parent(signal.SIGTERM, parent)
+        if parent:
+            limits.die_with_parent(signal.SIGTERM, parent)
         limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
         limits.clean_environment()  # no credentials in the warden, so none in any host
         null = os.open(os.devnull, os.O_RDWR)
@@ -302,3 +328,20 @@ def _serve(sock: socket.socket, parent: int) -> NoReturn:
     except BaseException:
         pass
     _cleanup(state)
+
+
+def main(argv: list[str]) -> NoReturn:
+    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT``: a warden started in the jail."""
+    sock = socket.socket(fileno=int(argv[0]))
+    # what the referee holds before it forks a warden: the shipped agents first (kaggle_environments puts
+    # folders of other games on sys.path, one of which has an agents.py), then the rest
+    import connectx_forge.tools.play.players  # noqa: F401
+
+    _preload()
+    _serve(sock, 0, argv[1])
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from connectx_forge.tools.sandbox import jail
 from connectx_forge.tools.stats import format_rate
 from connectx_forge.tools.submit.verdict import CheckReport
 
@@ -15,7 +16,8 @@ def _header(report: CheckReport) -> list[str]:
     who = f" (agent {report.agent})" if report.agent else ""
     return [f"check {report.path}{who}: {report.games_per_opponent} game(s) per opponent, loaded as Kaggle "
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
-            "the file played in agent hosts (a limited child process per game); kaggle_environments refereed",
+            f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
+            "kaggle_environments refereed",
             "",
             f"{'opponent':<9} {'seat':<7} {'games':>5} {'W':>4} {'D':>4} {'L':>4}  {'win rate [95% Wilson]':<22}"
             f" {'invalid':>7} {'error':>5} {'timeout':>7}"]

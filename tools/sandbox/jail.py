@@ -1,0 +1,71 @@
+"""The jail: bubblewrap around each warden, so that every agent host it forks runs as in Kaggle's container.
+
+Inside (``bwrap``, the sandbox under Flatpak): no network (a private network
+namespace with only its own loopback), private process, IPC and UTS
+namespaces (an agent sees the jail's processes, not the user's, and none of
+their environments), the whole filesystem read-only but for this process's
+game folders (one folder per warden) and a private ``/tmp``, a clean environment
+(no credential reaches the jail at all), and a new session (no terminal to
+type into).  The warden is a fresh Python started in the jail (``python -m
+connectx_forge.tools.sandbox.warden``), which costs one interpreter start per
+referee thread, not per game: hosts are still forks of it.
+
+Where ``bwrap`` is missing or the kernel refuses its namespaces, hosts run
+as before, not jailed, and ``status()`` says why (the reports print it once).
+``CXFORGE_JAIL=off`` turns the jail off.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from functools import cache
+
+INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
+PATH = "/usr/local/bin:/usr/bin:/bin"
+PASSED = ("CXFORGE_TEST_MARKER",)  # what enters the jail from the environment: the tests' marker, no credential
+
+
+def arguments(root: str | None) -> list[str]:
+    """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``."""
+    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *(["--bind", root, root] if root else []),
+            "--unshare-all", "--new-session", "--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp",
+            "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
+
+
+def _off() -> bool:
+    return os.environ.get("CXFORGE_JAIL", "on").strip().lower() in ("off", "0", "no")
+
+
+@cache
+def status() -> tuple[bool, str]:
+    """``(jailed, how)``: whether hosts run jailed here, and the line the reports print."""
+    if _off():
+        return False, "not jailed (CXFORGE_JAIL=off)"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False, f"not jailed: no bwrap on PATH; {INSTALL}"
+    try:  # the jail without its game folder (so a probe cut short leaves nothing behind)
+        probe = subprocess.run([bwrap, *arguments(None), sys.executable, "-c", "pass"],
+                               capture_output=True, text=True, timeout=30, env={"PATH": PATH})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"not jailed: bwrap cannot run ({exc})"
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
+        return False, f"not jailed: bwrap refused ({why[:200]})"
+    return True, "jailed (bubblewrap: no network, private processes, read-only files but the game's folder and /tmp)"
+
+
+def command(channel: int, root: str) -> list[str]:
+    """The command that starts a jailed warden serving ``channel`` (an inherited fd), its game folders in
+    ``root``.  The warden empties ``root`` when it ends; a shell outside the jail then removes the folder
+    itself (a mount point inside), even when the referee was killed."""
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
+    return ["/bin/sh", "-c", 'root=$1; shift; "$@"; rmdir -- "$root" 2>/dev/null; exit 0', "cxforge-jail", root,
+            bwrap, *arguments(root), *passed, sys.executable, "-m", "connectx_forge.tools.sandbox.warden",
+            str(channel), root]
