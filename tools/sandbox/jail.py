@@ -25,7 +25,7 @@ from functools import cache
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
 PATH = "/usr/local/bin:/usr/bin:/bin"
-PASSED = ("CXFORGE_TEST_MARKER",)  # what enters the jail from the environment: the tests' marker, no credential
+PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
 def arguments(root: str | None) -> list[str]:
