@@ -121,11 +121,39 @@ def _memory(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def add_slowdown(parser: argparse.ArgumentParser) -> None:
+    """``--slowdown X``: each agent host gets 1/X of a CPU, as on a machine X times slower."""
+    parser.add_argument("--slowdown", type=_slowdown, default=1.0, metavar="X",
+                        help="run each agent host on 1/X of a CPU, as on a machine X times slower, while Kaggle's "
+                             "clock stays wall time: does the agent still keep it? (default 1: full speed)")
+
+
+def _slowdown(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {text!r}")
+    return value
+
+
+def slowdown_line(slowdown: float) -> str:
+    """What a report says of ``--slowdown``: the factor and the method that ran."""
+    from connectx_forge.tools.sandbox.throttle import METHOD
+
+    return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({METHOD}); Kaggle's clock "
+            "in wall time")
+
+
 def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
-    from connectx_forge.tools.sandbox.limits import Limits
+    from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, Limits
 
-    return None if args.memory is None else Limits(memory=args.memory)
+    memory, slowdown = getattr(args, "memory", None), getattr(args, "slowdown", 1.0)
+    if memory is None and slowdown == 1.0:
+        return None
+    return Limits(memory=DEFAULT_MEMORY if memory is None else memory, slowdown=slowdown)
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:

@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start from the 4-ply suite's first M openings (cxforge openings), each played once "
                              "from each seat (with --seats both) and cycled; default: the empty board")
     options.add_memory(parser)
+    options.add_slowdown(parser)
     options.add_json(parser, "print the summary as JSON instead of the table")
     options.add_save(parser, old=("-o", "--out"))
     options.add_progress(parser)
@@ -79,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
                            act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
-                           progress=options.progress_of(args), seats=args.seats, isolate=args.isolate,
+                           progress=options.progress_of(args), seats=args.seats,
+                           isolate=args.isolate or args.slowdown > 1,  # only a host can be slowed down
                            limits=options.limits_of(args), openings=openings,
                            on_game=writer.add if writer is not None else None)
     except MatchInterrupted as stop:
@@ -94,4 +96,6 @@ def run(args: argparse.Namespace) -> int:
     if writer is not None:
         writer.close(result.records)
     print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
+    if args.slowdown > 1 and not args.json:
+        print(options.slowdown_line(args.slowdown))
     return 0

@@ -50,6 +50,7 @@ class Limits:
     cpu_seconds: int | None = None
     extra_processes: int = 512
     log_chars: int = LOG_CHARS
+    slowdown: float = 1.0  # the host gets 1/slowdown of a CPU (the warden's throttle, throttle.py)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

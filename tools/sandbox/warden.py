@@ -34,7 +34,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, jail, limits
+from connectx_forge.tools.sandbox import host, jail, limits, throttle
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
@@ -182,6 +182,7 @@ class _State:
         self.reaped: dict[int, int] = {}
         self.project: tuple[list[str], list[str], list[str]] | None = None
         self.nproc: int | None = None
+        self.throttle = throttle.Throttle()  # hosts slowed down (--slowdown)
 
 
 def _reap_any(state: _State) -> None:
@@ -209,6 +210,7 @@ def _end(state: _State, pid: int, grace: float) -> int | None:
     """Kill host ``pid``'s group; with ``grace``, first wait that long for it to exit, and reap it."""
     if grace <= 0:  # its status is not wanted: kill, and reap it later
         _killpg(pid)
+        state.throttle.remove(pid)
         _reap_any(state)
         state.hosts.discard(pid)
         state.folders.pop(pid, None)
@@ -221,6 +223,7 @@ def _end(state: _State, pid: int, grace: float) -> int | None:
             break
         time.sleep(0.005)
     _killpg(pid)
+    state.throttle.remove(pid)
     if pid not in state.reaped and pid in state.hosts:
         try:
             _, status = os.waitpid(pid, 0)
@@ -291,6 +294,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> int:
     for fd in fds:
         os.close(fd)
     state.hosts.add(pid)
+    state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
     state.folders[pid] = os.path.dirname(setup["cwd"])
     return pid
 

@@ -52,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the validation episode (the file against itself, played first as on Kaggle)")
     options.add_size(parser)
     options.add_memory(parser)
+    options.add_slowdown(parser)
     options.add_progress(parser)
 
 
@@ -75,4 +76,6 @@ def run(args: argparse.Namespace) -> int:
                               progress=options.progress_of(args), validation=args.validation,
                               limits=options.limits_of(args), size=options.size_of(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
+    if args.slowdown > 1 and not args.json:
+        print(options.slowdown_line(args.slowdown))
     return 0 if report.passed else 1
