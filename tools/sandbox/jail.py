@@ -28,9 +28,24 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
+def under_tmp() -> list[str]:
+    """The folders the jailed warden runs from (Python, the virtualenv, the toolkit) that the jail's private
+    ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only."""
+    from connectx_forge.tools.paths import PROJECT_ROOT
+
+    found: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                                                      os.path.dirname(os.path.realpath(sys.executable)),
+                                                      str(PROJECT_ROOT))}):
+        if (path + "/").startswith("/tmp/") and not any((path + "/").startswith(f + "/") for f in found):
+            found.append(path)
+    return found
+
+
 def arguments(root: str | None) -> list[str]:
     """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``."""
     return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *[arg for path in under_tmp() for arg in ("--ro-bind", path, path)],
             *(["--bind", root, root] if root else []),
             "--unshare-all", "--new-session", "--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
