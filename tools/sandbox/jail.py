@@ -25,19 +25,27 @@ from functools import cache
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
 PATH = "/usr/local/bin:/usr/bin:/bin"
+PROBE = "import numpy, connectx_forge.tools.sandbox.warden"  # what a jailed warden imports first
 PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
+def python() -> str:
+    """This interpreter's path with its folder's links resolved (a link in a folder above a virtualenv, such as
+    pytest's ``pytest-current``, would point into the hidden ``/tmp``; the file itself keeps its name, so that
+    the virtualenv is still found beside it)."""
+    return os.path.join(os.path.realpath(os.path.dirname(sys.executable)), os.path.basename(sys.executable))
+
+
 def under_tmp() -> list[str]:
-    """The folders the jailed warden runs from (Python, the virtualenv, the toolkit) that the jail's private
-    ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only."""
+    """The folders the jailed warden runs from (Python, the virtualenv, every import path, the toolkit) that the
+    jail's private ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only."""
     from connectx_forge.tools.paths import PROJECT_ROOT
 
+    wanted = {sys.prefix, sys.base_prefix, os.path.dirname(python()), str(PROJECT_ROOT), *(p for p in sys.path if p)}
     found: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
-                                                      os.path.dirname(os.path.realpath(sys.executable)),
-                                                      str(PROJECT_ROOT))}):
-        if (path + "/").startswith("/tmp/") and not any((path + "/").startswith(f + "/") for f in found):
+    for path in sorted({os.path.realpath(p) for p in wanted}):
+        if (path + "/").startswith("/tmp/") and os.path.exists(path) \
+                and not any((path + "/").startswith(f + "/") for f in found):
             found.append(path)
     return found
 
@@ -64,8 +72,8 @@ def status() -> tuple[bool, str]:
     if bwrap is None:
         return False, f"not jailed: no bwrap on PATH; {INSTALL}"
     try:  # the jail without its game folder (so a probe cut short leaves nothing behind)
-        probe = subprocess.run([bwrap, *arguments(None), sys.executable, "-c", "pass"],
-                               capture_output=True, text=True, timeout=30, env={"PATH": PATH})
+        probe = subprocess.run([bwrap, *arguments(None), python(), "-c", PROBE], capture_output=True, text=True,
+                               timeout=30, env={"PATH": PATH})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"not jailed: bwrap cannot run ({exc})"
     if probe.returncode != 0:
@@ -82,5 +90,5 @@ def command(channel: int, root: str) -> list[str]:
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
     return ["/bin/sh", "-c", 'root=$1; shift; "$@"; rmdir -- "$root" 2>/dev/null; exit 0', "cxforge-jail", root,
-            bwrap, *arguments(root), *passed, sys.executable, "-m", "connectx_forge.tools.sandbox.warden",
+            bwrap, *arguments(root), *passed, python(), "-m", "connectx_forge.tools.sandbox.warden",
             str(channel), root]

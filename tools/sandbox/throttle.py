@@ -29,10 +29,15 @@ def _signal(pid: int, sig: int) -> None:
 
 
 class Throttle:
-    """The slowed hosts (process group -> share of a CPU) and the thread that runs their duty cycle."""
+    """The slowed hosts and the thread that runs their duty cycle.
+
+    Each period a host runs for what keeps its running time since it was
+    slowed at ``share`` of the time elapsed, so a late wake-up of this thread
+    (a loaded machine) is paid back in the next periods instead of adding up.
+    """
 
     def __init__(self) -> None:
-        self.shares: dict[int, float] = {}
+        self.hosts: dict[int, list[float]] = {}  # process group -> [share, seconds run, when first cycled]
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
@@ -41,7 +46,7 @@ class Throttle:
         if slowdown <= 1:
             return
         with self.lock:
-            self.shares[pid] = 1 / slowdown
+            self.hosts[pid] = [1 / slowdown, 0.0, -1.0]
         if self.thread is None:
             self.thread = threading.Thread(target=self._run, name="cxforge-throttle", daemon=True)
             self.thread.start()
@@ -49,18 +54,30 @@ class Throttle:
     def remove(self, pid: int) -> None:
         """Stop slowing ``pid`` (it ended); it is continued, so that it can exit."""
         with self.lock:
-            known = self.shares.pop(pid, None)
+            known = self.hosts.pop(pid, None)
         if known is not None:
             _signal(pid, signal.SIGCONT)
 
     def _run(self) -> None:
         while True:
-            with self.lock:
-                shares = sorted(self.shares.items(), key=lambda kv: kv[1])
             start = time.monotonic()
-            for pid, _ in shares:
-                _signal(pid, signal.SIGCONT)
-            for pid, share in shares:  # the smallest share stops first
-                time.sleep(max(0.0, start + PERIOD * share - time.monotonic()))
+            with self.lock:
+                for host in self.hosts.values():
+                    if host[2] < 0:
+                        host[2] = start
+                # each host's time to run this period: its share of all the time since it was first cycled
+                runs = sorted((max(0.0, min(PERIOD, host[0] * (start + PERIOD - host[2]) - host[1])), pid)
+                              for pid, host in self.hosts.items())
+            for run, pid in runs:
+                if run > 0:
+                    _signal(pid, signal.SIGCONT)
+            for run, pid in runs:  # the shortest run stops first
+                if run <= 0:
+                    continue
+                time.sleep(max(0.0, start + run - time.monotonic()))
                 _signal(pid, signal.SIGSTOP)
+                ran = time.monotonic() - start
+                with self.lock:
+                    if pid in self.hosts:
+                        self.hosts[pid][1] += ran
             time.sleep(max(0.0, start + PERIOD - time.monotonic()))
