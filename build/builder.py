@@ -189,16 +189,15 @@ def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tu
     """
     from connectx_forge.build import native
 
-    wanted: dict[str, tuple[str, bool]] = {}
+    wanted: dict[str, tuple[str, str]] = {}
     for module in modules:
-        shipped = native.is_shipped(module.name)
-        if module.library and not shipped:
+        if module.library and not native.is_shipped(module.name):
             continue
         for name, line in native.native_names(module).items():
-            wanted.setdefault(name, (f"{module.path}:{line}", shipped))
+            wanted.setdefault(name, (f"{module.path}:{line}", module.name))
     out = []
-    for name, (where, shipped) in sorted(wanted.items()):
-        declared, base = (native.SHIPPED, agents_root()) if shipped else (target.native, root)
+    for name, (where, module_name) in sorted(wanted.items()):
+        base, declared = native.declared_for(module_name, root, target.native)
         if name not in declared:
             listed = ", ".join(sorted(declared)) or "none"
             raise BuildError(f"{where}: load_native({name!r}), but the project's settings declare no such library "

@@ -72,11 +72,9 @@ def write_native(target: Target) -> None:
     """Compile the target's C libraries and write them beside their sources (``--write-native``)."""
     from connectx_forge.build import native
 
-    shipped = native.is_shipped(target.module)
-    declared = native.SHIPPED if shipped else target.native
+    root, declared = native.declared_for(target.module, target.root or default_root(), target.native)
     if not declared:
         raise BuildError(f"{target.name}: --write-native, but the project's settings declare no [native] library")
-    root = default_root() if shipped else target.root or default_root()
     for name, sources in sorted(declared.items()):
         path = native.write_prebuilt(root, name, sources)
         print(f"wrote native library {name!r}: {path} (and {path.name}.key)")

@@ -97,6 +97,14 @@ def is_shipped(module: str) -> bool:
     return module.split(".")[0] == PROJECT_PACKAGE
 
 
+def declared_for(module: str, root: Path, project: dict[str, list[str]]) -> tuple[Path, dict[str, list[str]]]:
+    """``(root, libraries)`` that module ``module`` names with ``load_native``: the shipped agents' (``SHIPPED``,
+    from their root) for one of theirs, else its project's (``project``, from ``root``)."""
+    from connectx_forge.build.imports import agents_root
+
+    return (agents_root(), SHIPPED) if is_shipped(module) else (root, project)
+
+
 def prebuilt_path(root: Path, name: str, sources: list[str]) -> Path:
     """Where library ``name`` may be committed prebuilt: ``NAME.so`` beside its first source."""
     return (root / sources[0]).parent / f"{name}.so"
@@ -166,19 +174,18 @@ def library_for(name: str, module: str, file: str) -> bytes:
     project's from its settings; compiled (or prebuilt) as a build would embed it.  For ``load_native`` in a
     source tree."""
     from connectx_forge.build import project as projects
-    from connectx_forge.build.imports import agents_root
     from connectx_forge.runtime import import_root
 
-    if is_shipped(module):
-        root, declared = agents_root(), SHIPPED
-    else:
+    root, libraries = Path(), {}
+    if not is_shipped(module):  # its project's settings, found from its file
         if not file:
             raise BuildError("the module that asks for it has no source file")
         found = projects.find_root(Path(import_root(module, file)))
         if found is None:
             raise BuildError("no cxforge.toml above the module that asks for it")
         project = projects.load(found)
-        root, declared = project.root, project.native
+        root, libraries = project.root, project.native
+    root, declared = declared_for(module, root, libraries)
     if name not in declared:
         raise BuildError(f"the settings declare no native library {name!r}")
     return compile_library(root, name, declared[name], f"load_native({name!r})")

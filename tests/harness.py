@@ -165,3 +165,23 @@ def warden_processes() -> set[int]:
         level = {p for p, parent in parents.items() if parent in level}
         found |= level
     return found
+
+
+def wait_for_hosts(root: int, temp: Path, count: int, seconds: float = 15.0) -> None:
+    """Wait until ``count`` agent hosts below ``root`` have started, each with its game folder under ``temp``.
+
+    Both are needed: a jailed warden's bubblewrap is a session leader too, so ``hosts_of`` alone may count it
+    before any host is forked."""
+    def games() -> list[Path]:
+        return list(temp.rglob("cxforge-game-*/game/*.py"))
+
+    deadline = time.monotonic() + seconds
+    while (len(hosts_of(root)) < count or len(games()) < count) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert hosts_of(root) and games(), "no agent host started"
+    time.sleep(0.3)  # the hosts are forked
+
+
+def left_folders(temp: Path) -> list[Path]:
+    """Game folders, and jailed wardens' folders, still under ``temp``."""
+    return list(temp.rglob("cxforge-game-*")) + list(temp.glob("cxforge-jail-*"))

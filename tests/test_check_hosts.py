@@ -32,13 +32,14 @@ from tests.harness import (
     ROOT,
     agent_file,
     expected_kind,
-    hosts_of,
     in_group,
+    left_folders,
     live_descendants,
     marked,
     new_descendants,
     planted_world,
     run_cxforge,
+    wait_for_hosts,
     wait_gone,
     warden_processes,
 )
@@ -128,16 +129,10 @@ def test_kill_9_of_the_checker_leaves_nothing_behind(world: dict[str, str], tmp_
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 15
-        games = lambda: list(tmp_path.rglob("cxforge-game-*/game/*.py"))  # noqa: E731 (a folder per host)
-        while (len(hosts_of(proc.pid)) < 2 or len(games()) < 2) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert hosts_of(proc.pid) and games(), "no agent host started"
-        time.sleep(0.3)  # the hosts are forked (a jailed warden's bubblewrap is a session leader too)
+        wait_for_hosts(proc.pid, tmp_path, 2)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     assert not wait_gone(lambda: marked(env["CXFORGE_TEST_MARKER"])), "processes outlived the checker"
     assert not wait_gone(lambda: in_group(proc.pid)), "processes left in the checker's process group"
-    assert not wait_gone(lambda: list(tmp_path.rglob("cxforge-game-*")) + list(tmp_path.glob("cxforge-jail-*"))), \
-        "game folders left behind"
+    assert not wait_gone(lambda: left_folders(tmp_path)), "game folders left behind"

@@ -150,10 +150,9 @@ def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
     from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, Limits
 
-    memory, slowdown = getattr(args, "memory", None), getattr(args, "slowdown", 1.0)
-    if memory is None and slowdown == 1.0:
+    if args.memory is None and args.slowdown == 1.0:
         return None
-    return Limits(memory=DEFAULT_MEMORY if memory is None else memory, slowdown=slowdown)
+    return Limits(memory=DEFAULT_MEMORY if args.memory is None else args.memory, slowdown=args.slowdown)
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:

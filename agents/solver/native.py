@@ -74,8 +74,6 @@ class NativeSolver:
     calls.
     """
 
-    engine = "c"
-
     def __init__(self, lib: Any, book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> None:
         if entries % 2 == 0 or entries < MIN_ENTRIES:
             raise ValueError(f"the table needs an odd number of entries above 2**17 (a prime is best), not {entries}")

@@ -13,14 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from agents.solver.book import Book
-from agents.solver.native import DEFAULT_ENTRIES as AGENT_ENTRIES
 from agents.solver.native import NativeSolver, NativeTimeout, library
 from connectx_forge import runtime
 from connectx_forge.tools.errors import UserError
 
 DEFAULT_ENTRIES = 20000003  # a prime far from a power of two (5 bytes each, 100 MB): structured keys spread evenly
 SolverTimeout = NativeTimeout
-__all__ = ["AGENT_ENTRIES", "CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "require", "why_not"]
+__all__ = ["CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "require", "why_not"]
 
 
 def _library() -> Any:
