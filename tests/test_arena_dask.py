@@ -3,6 +3,7 @@ pool's table for the same seed, and a worker killed mid-run loses no game."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 from pathlib import Path
@@ -10,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena.schedule import GameJob, Workers, play_apart
-from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.arena.schedule import GameJob, Workers, play, play_apart
+from connectx_forge.tools.arena.tournament import Tournament, jobs_of, run_tournament, suite_of
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.sandbox.limits import MIB, Limits
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[dask]')")
 
@@ -57,6 +59,31 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[
         assert victim not in client.run(os.getpid).values()  # the nanny started a new worker
     assert result.report["games"] == 24 and result.report["info"]["played_now"] == 24
     assert table(result.report) == pool_table
+
+
+HOARDER = """
+def agent(obs, config):  # 200 MiB for each move, given back after it: within the default 2 GiB, beyond --memory 128
+    scratch = bytearray(200 * 1024 * 1024)
+    return [c for c in range(config.columns) if obs.board[c] == 0][0] + scratch[0]
+"""
+
+
+def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
+    # the job a Dask worker is sent carries the limits (and, slowed down, isolate: every player in a host)
+    slowed = Tournament(PLAYERS, openings=1, memory=512 * MIB, slowdown=2)
+    assert {(j.isolate, j.limits) for j in jobs_of(slowed, suite_of(slowed, progress=False))} == \
+        {(True, Limits(memory=512 * MIB, slowdown=2))}
+    # and the game on the worker is played under them: a file that fits in the default 2 GiB breaks at 128 MiB
+    hoarder = tmp_path / "hoarder.py"
+    hoarder.write_text(HOARDER)
+    t = Tournament((str(hoarder), "leftmost"), openings=1, memory=128 * MIB)
+    job = jobs_of(t, suite_of(t, progress=False))[0]
+    assert job.limits is not None and job.limits.memory == 128 * MIB
+    assert play(dataclasses.replace(job, limits=None)).outcome != "memory"  # the limit is what breaks it
+    result = run_tournament(t, workers=1, store=tmp_path / "dask.sqlite", dask="local", progress=False)
+    assert result.report["info"]["executor"] == "dask" and result.report["games"] == 2
+    assert result.report["failures"][str(hoarder)] == {"memory": 2}
+    assert result.report["settings"]["memory"] == 128 * MIB
 
 
 def test_the_benchmark_plays_the_same_table_everywhere() -> None:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena import openings
+from connectx_forge.tools.arena import openings, schedule
+from connectx_forge.tools.arena.run import run_name
 from connectx_forge.tools.arena.schedule import play
 from connectx_forge.tools.arena.sprt_run import SprtSettings, run_sprt
 from connectx_forge.tools.arena.store import Store
@@ -22,6 +23,7 @@ from connectx_forge.tools.arena.tournament import Tournament, jobs_of, run_tourn
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.sandbox.limits import MIB, Limits
 
 CXFORGE = Path(sys.executable).parent / "cxforge"
 CHEAP = ("lookahead", "random", "leftmost")
@@ -151,6 +153,84 @@ def test_sprt_stops_at_the_same_pair_however_it_runs(tmp_path: Path) -> None:
     assert two.report["info"]["played_now"] <= one.report["games"] - 9 + 8  # at most 4 pairs past the decision
     if one.report["result"] == "none":
         assert one.report["games"] == 40
+
+
+# -- agent-host limits: --memory and --slowdown ------------------------------------------------------------------
+SLOWED = "slowdown 2x: each agent host ran on 1/2 of a CPU"
+
+
+class GameSpy:
+    """Stands in for the arena's ``play_game`` (in this process: ``-w 1``): notes each game's ``isolate`` and
+    ``limits``, then plays it; ``stop_after`` games, it raises KeyboardInterrupt instead (Ctrl-C)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, stop_after: int | None = None) -> None:
+        self.seen: list[tuple[bool, Any]] = []
+        self.stop_after = stop_after
+        self.real = schedule.play_game
+        monkeypatch.setattr(schedule, "play_game", self)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.stop_after is not None and len(self.seen) >= self.stop_after:
+            raise KeyboardInterrupt
+        self.seen.append((kwargs["isolate"], kwargs["limits"]))
+        return self.real(*args, **kwargs)
+
+
+@pytest.mark.parametrize("argv", [
+    ["tournament", "random", "leftmost", "--openings", "2"],  # 4 games
+    ["sprt", "random", "leftmost", "--elo1", "50", "--max-games", "4"],  # 2 pairs: too few to decide
+])
+def test_a_slowed_down_run_plays_every_game_in_a_host_and_resumes_under_its_limits(
+        argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    store, kind = tmp_path / "run.sqlite", argv[0]
+    common = ["-w", "1", "--no-progress", "--store", str(store)]
+    spy = GameSpy(monkeypatch, stop_after=1)
+    assert main([*argv, *common, "--slowdown", "2", "--memory", "512"]) == 130  # Ctrl-C after the first game
+    capsys.readouterr()
+    spy.stop_after = None
+    assert main([kind, "--resume", *common]) == 0  # the stored settings alone
+    text = capsys.readouterr().out
+    assert len(spy.seen) == 4, spy.seen
+    assert all(isolate and limits == Limits(memory=512 * MIB, slowdown=2.0) for isolate, limits in spy.seen)
+    assert text.count(SLOWED) == 1 and text.rstrip().endswith("Kaggle's clock in wall time")
+    with Store(store) as db:
+        (_, _, config), = db.runs(kind)
+    assert config["slowdown"] == 2.0 and config["memory"] == 512 * MIB
+    assert main([kind, "--resume", *common, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"]["slowdown"] == 2.0 and report["settings"]["memory"] == 512 * MIB
+    assert report["info"]["played_now"] == 0 and report["games"] == 4
+    # the same players at full speed are another run: registered agents in this process, the default limits
+    assert main([*argv, *common]) == 0
+    assert SLOWED not in capsys.readouterr().out
+    assert spy.seen[4:] == [(False, None)] * 4
+    with Store(store) as db:
+        assert len(db.runs(kind)) == 2
+
+
+def test_runs_at_the_default_limits_keep_their_names(tmp_path: Path) -> None:
+    # a store written before --memory and --slowdown existed: its runs' names and settings still resume
+    t = Tournament(CHEAP, openings=1, seed=1)
+    old = {k: v for k, v in t.to_json().items() if k not in ("memory", "slowdown")}
+    report = run_tournament(t, workers=1, store=tmp_path / "t.sqlite", progress=False).report
+    assert report["run"] == run_name("tournament", {**old, "openings": None})
+    assert Tournament.from_json(old) == t
+    assert run_name("tournament", Tournament(CHEAP, openings=1, seed=1, memory=2048 * MIB).run_key()) == \
+        report["run"]  # the default, given
+    assert Tournament(CHEAP, slowdown=2).run_key()["slowdown"] == 2
+    s = SprtSettings("random", "leftmost")
+    assert "memory" not in s.games_key() and "slowdown" not in s.games_key()
+    assert SprtSettings.from_json({k: v for k, v in s.to_json().items() if k not in ("memory", "slowdown")}) == s
+    assert SprtSettings("random", "leftmost", memory=512 * MIB).games_key()["memory"] == 512 * MIB
+
+
+@pytest.mark.parametrize(("settings", "why"), [({"slowdown": 0.5}, "--slowdown takes a factor from 1 to 100"),
+                                               ({"memory": MIB}, "--memory must be at least 64 MiB")])
+def test_bad_host_limits_from_python_are_one_line(settings: dict[str, Any], why: str, tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=why):
+        run_tournament(Tournament(CHEAP, **settings), store=tmp_path / "t.sqlite", progress=False)
+    with pytest.raises(UserError, match=why):
+        run_sprt(SprtSettings("random", "leftmost", **settings), store=tmp_path / "s.sqlite", progress=False)
 
 
 # -- kill -9 ----------------------------------------------------------------------------------------------------

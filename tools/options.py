@@ -148,11 +148,17 @@ def slowdown_line(slowdown: float) -> str:
 
 def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
+    return limits(args.memory, args.slowdown)
+
+
+def limits(memory: int | None, slowdown: float = 1.0) -> Any:
+    """The agent hosts' ``Limits`` of a ``--memory`` (bytes; ``None``: the default) and a ``--slowdown``, ``None``
+    when both are the defaults; for a run whose settings are stored rather than read from flags (tournaments)."""
     from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, Limits
 
-    if args.memory is None and args.slowdown == 1.0:
+    if memory is None and slowdown == 1.0:
         return None
-    return Limits(memory=DEFAULT_MEMORY if args.memory is None else args.memory, slowdown=args.slowdown)
+    return Limits(memory=DEFAULT_MEMORY if memory is None else memory, slowdown=slowdown)
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:

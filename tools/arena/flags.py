@@ -1,7 +1,9 @@
-"""The flags ``cxforge tournament`` and ``cxforge sprt`` share: suite, executor, store, resume and outputs.
+"""The flags ``cxforge tournament`` and ``cxforge sprt`` share: suite, executor, store, resume, clock, agent-host
+limits and outputs.
 
-The common ones (``-w``, ``--seed``, ``--json``, ``-o``, ``--no-progress``) come
-from ``tools/options``, so that they mean what they mean everywhere.
+The common ones (``-w``, ``--seed``, ``--json``, ``-o``, ``--no-progress``, and
+``--memory`` and ``--slowdown`` as ``cxforge match`` has them) come from
+``tools/options``, so that they mean what they mean everywhere.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 
 
 def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
-    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, JSON, output folder and saved games."""
+    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, host limits, JSON, output folder and saved
+    games."""
     add_plies(parser)
     lo, hi = DEFAULT_BAND
     parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
@@ -45,6 +48,8 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
                         help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
     parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
                         help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
+    options.add_memory(parser)
+    options.add_slowdown(parser)
     options.add_json(parser, "print the final report as one JSON object instead of the table")
     options.add_out(parser, out_what, kind="folder")
     options.add_save(parser)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import options
 from connectx_forge.tools.arena import elo, results
 from connectx_forge.tools.arena.openings import Opening
 from connectx_forge.tools.arena.store import StoredGame
@@ -37,6 +38,12 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
         "failures": results.failures(games, players),
         "info": info,
     }
+
+
+def slowdown_lines(settings: dict[str, Any]) -> list[str]:
+    """What a text report says of a run's ``--slowdown``: ``options.slowdown_line``, once, when above 1."""
+    slowdown = float(settings.get("slowdown", 1.0))
+    return [options.slowdown_line(slowdown)] if slowdown > 1 else []
 
 
 def _wdl(d: dict[str, int]) -> str:
@@ -87,6 +94,7 @@ def format_tournament(report: dict[str, Any]) -> str:
     info = report["info"]
     lines.append(f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, "
                  f"{info['executor']})")
+    lines += slowdown_lines(s)
     return "\n".join(lines)
 
 

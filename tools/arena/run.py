@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import paths
+from connectx_forge.tools import options, paths
 from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.tools.arena.store import Key, Store, StoredGame
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 STORE_DIR = paths.RUNS / "arena"
 
@@ -34,6 +35,32 @@ def run_name(kind: str, settings: dict[str, Any]) -> str:
     """
     text = json.dumps(settings, sort_keys=True)
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def host_limits(memory: int | None, slowdown: float) -> tuple[Limits | None, bool]:
+    """A run's agent-host limits (``--memory``, ``--slowdown``) and whether every player plays in a host.
+
+    As in ``cxforge match``: a slowed-down run plays every player in an agent
+    host (only a host can be slowed down); otherwise registered agents play in
+    the worker's process and only files in hosts.  ``UserError`` for values the
+    flags refuse.
+    """
+    if not 1 <= slowdown <= 100:
+        raise UserError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {slowdown:g}")
+    if memory is not None and memory < 64 * MIB:
+        raise UserError(f"--memory must be at least 64 MiB (Python itself needs it), got {memory} bytes")
+    return options.limits(memory, slowdown), slowdown > 1
+
+
+def limits_key(memory: int | None, slowdown: float) -> dict[str, Any]:
+    """The host limits as part of a run's name: nothing at the defaults, so that a run named before these
+    settings existed keeps its name (and its stored games)."""
+    out: dict[str, Any] = {}
+    if memory is not None and memory != DEFAULT_MEMORY:
+        out["memory"] = memory
+    if slowdown != 1.0:
+        out["slowdown"] = slowdown
+    return out
 
 
 def file_versions(specs: Sequence[str]) -> dict[str, str]:

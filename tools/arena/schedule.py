@@ -1,10 +1,12 @@
 """Games as jobs on any ``concurrent.futures.Executor``: a local process pool, or Dask.
 
 A ``GameJob`` is one game of a run: a pairing, an opening, player A's colour
-(its mark) and the game's own seed, so that a game replays alone with
-``play(job)``.  ``run_jobs`` keeps a window of jobs in flight on an executor and
-hands each finished game to a callback the moment it comes back (the callback
-stores it, and may stop the run, as the SPRT does).
+(its mark) and the game's own seed, with the run's clock and agent-host limits
+(``--memory``, ``--slowdown``), so that a game replays alone with ``play(job)``,
+in this process, a pool worker or a Dask worker alike (the job is what is sent).
+``run_jobs`` keeps a window of jobs in flight on an executor and hands each
+finished game to a callback the moment it comes back (the callback stores it,
+and may stop the run, as the SPRT does).
 
 Executors (``executor``):
 
@@ -40,6 +42,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, play_game
 from connectx_forge.tools.play.pool import fork_pool, terminate, worker_start
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.sandbox.limits import Limits
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 
@@ -57,20 +60,24 @@ class GameJob:
     slot: int  # the pair's place in the schedule
     act_timeout: float = ACT_TIMEOUT
     overage: float = OVERAGE
+    limits: Limits | None = None  # the agent hosts' limits (--memory, --slowdown); None: the defaults
+    isolate: bool = False  # every player in an agent host (a slowed-down run: only a host can be slowed down)
 
 
 def play(job: GameJob) -> GameRecord:
     """Play one job's game (in a worker, or in this process)."""
     first, second = (job.a, job.b) if job.colour == 1 else (job.b, job.a)
     return play_game(first, second, seed=job.seed, act_timeout=job.act_timeout, overage=job.overage,
-                     index=job.slot, a_seat=job.colour, opening=[int(ch) - 1 for ch in job.opening])
+                     index=job.slot, a_seat=job.colour, isolate=job.isolate, limits=job.limits,
+                     opening=[int(ch) - 1 for ch in job.opening])
 
 
 def pair_jobs(pairing: str, a: str, b: str, opening: str, slot: int, base_seed: int, repeat: int = 0,
-              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE) -> list[GameJob]:
+              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, limits: Limits | None = None,
+              isolate: bool = False) -> list[GameJob]:
     """The two games of one pair: A with each mark on ``opening``, each game seeded on its own."""
     return [GameJob(pairing, a, b, opening, colour, seed_of(base_seed, pairing, opening, colour, repeat),
-                    slot, act_timeout, overage) for colour in (1, 2)]
+                    slot, act_timeout, overage, limits, isolate) for colour in (1, 2)]
 
 
 def seed_of(base: int, pairing: str, opening: str, colour: int, repeat: int = 0) -> int:

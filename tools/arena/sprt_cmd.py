@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
         act_timeout, overage = flags.clock(args)
         s = SprtSettings(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
-                         args.band, args.seed, args.max_games, act_timeout, overage)
+                         args.band, args.seed, args.max_games, act_timeout, overage, args.memory, args.slowdown)
     writer = flags.game_writer(args)
     try:
         result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args),

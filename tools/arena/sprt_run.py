@@ -9,9 +9,10 @@ first: a resumed run, or one on more workers, stops at the same pair with the
 same LLR (for agents whose moves do not depend on the clock).  Games still in
 flight when the test decides are never counted.
 
-The run is named by a hash of the players, suite, seed and clock (not the
+The run is named by a hash of the players, suite, seed, clock and agent-host
+limits (``--memory`` and ``--slowdown``, where not the defaults), not of the
 test's bounds: they only decide when to stop, so a store's games serve any
-bounds, and a longer ``max_games`` continues a run).
+bounds, and a longer ``max_games`` continues a run.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
-from connectx_forge.tools.arena.report import elo_text
+from connectx_forge.tools.arena.report import elo_text, slowdown_lines
 from connectx_forge.tools.arena.run import (
     Live,
     RunResult,
     file_versions,
+    host_limits,
     interruptible,
     key_of,
+    limits_key,
     play_run,
     run_name,
     store_path,
@@ -52,7 +55,8 @@ DEFAULT_MAX_GAMES = 20000
 
 @dataclass(frozen=True)
 class SprtSettings:
-    """An SPRT run's settings: the players, the test, the suite and the seed."""
+    """An SPRT run's settings: the players, the test, the suite, the seed, Kaggle's clock and the agent hosts'
+    limits (``memory``, ``slowdown``: as ``tournament.Tournament``'s)."""
 
     new: str
     base: str
@@ -67,6 +71,8 @@ class SprtSettings:
     max_games: int = DEFAULT_MAX_GAMES
     act_timeout: float = ACT_TIMEOUT
     overage: float = OVERAGE
+    memory: int | None = None
+    slowdown: float = 1.0
 
     @property
     def pairing(self) -> str:
@@ -88,12 +94,12 @@ class SprtSettings:
     def from_json(cls, data: dict[str, Any]) -> SprtSettings:
         data = dict(data)
         data["band"] = tuple(data["band"])
-        return cls(**data)
+        return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
 
     def games_key(self) -> dict[str, Any]:
         """The settings that decide which games are played (the run's name hashes these)."""
         return {"new": self.new, "base": self.base, "plies": self.plies, "band": list(self.band), "seed": self.seed,
-                "act_timeout": self.act_timeout, "overage": self.overage}
+                "act_timeout": self.act_timeout, "overage": self.overage, **limits_key(self.memory, self.slowdown)}
 
 
 @dataclass
@@ -134,9 +140,10 @@ class Sequential:
 def _jobs(s: SprtSettings, suite: Sequence[suites.Opening], have: set[Any]) -> Iterator[GameJob]:
     """Pair k's two games, k = 0, 1, ..., those the store lacks (lazily: the test may stop early)."""
     n = len(suite)
+    limits, isolate = host_limits(s.memory, s.slowdown)
     for k in range(s.max_games // 2):
         for job in pair_jobs(s.pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n,
-                             act_timeout=s.act_timeout, overage=s.overage):
+                             act_timeout=s.act_timeout, overage=s.overage, limits=limits, isolate=isolate):
             if key_of(job) not in have:
                 yield job
 
@@ -152,6 +159,7 @@ def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | No
     test = s.test()
     if s.max_games < 2:
         raise UserError(f"--max-games must be at least 2 (one pair), got {s.max_games}")
+    host_limits(s.memory, s.slowdown)
     resolve(s.new), resolve(s.base)
     suite = suites.load_suite(s.plies, s.band, progress=progress)
     versions = file_versions([s.new, s.base])
@@ -238,4 +246,5 @@ def format_sprt(report: dict[str, Any]) -> str:
         f"normalized Elo {elo_text(e['nelo'], 1)} +/- {elo_text(e['nelo_error'], 1).lstrip('+')}, "
         f"LOS {100 * e['los']:.1f}% ({report.get('elo_method', 'pentanomial')})",
         f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, {info['executor']})",
+        *slowdown_lines(report.get("settings", {})),
     ])

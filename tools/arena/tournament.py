@@ -33,8 +33,10 @@ from connectx_forge.tools.arena.run import (
     Live,
     RunResult,
     file_versions,
+    host_limits,
     interruptible,
     key_of,
+    limits_key,
     play_run,
     run_name,
     store_path,
@@ -49,7 +51,9 @@ from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 
 @dataclass(frozen=True)
 class Tournament:
-    """A tournament's settings: its players (specs), the gauntlet's player, the suite and the base seed."""
+    """A tournament's settings: its players (specs), the gauntlet's player, the suite, the base seed, Kaggle's
+    clock and the agent hosts' limits (``memory`` in bytes, ``None``: the default; ``slowdown``: each host on
+    1/slowdown of a CPU, every player then in a host), as ``cxforge match`` takes them."""
 
     players: tuple[str, ...]
     gauntlet: str | None = None
@@ -59,6 +63,8 @@ class Tournament:
     band: tuple[int, int] = suites.DEFAULT_BAND
     act_timeout: float = ACT_TIMEOUT
     overage: float = OVERAGE
+    memory: int | None = None
+    slowdown: float = 1.0
 
     def pairings(self) -> list[tuple[str, str]]:
         """Every pairing ``(A, B)``: all pairs of players in order, or the gauntlet's player against each other."""
@@ -75,7 +81,12 @@ class Tournament:
     def from_json(cls, data: dict[str, Any]) -> Tournament:
         data = dict(data)
         data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
-        return cls(**data)
+        return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
+
+    def run_key(self) -> dict[str, Any]:
+        """The settings the run's name hashes: all but M, and the host limits only where not the defaults."""
+        out = {k: v for k, v in self.to_json().items() if k not in ("memory", "slowdown")}
+        return {**out, "openings": None, **limits_key(self.memory, self.slowdown)}
 
 
 def validate(t: Tournament) -> None:
@@ -89,6 +100,7 @@ def validate(t: Tournament) -> None:
         raise UserError(f"the gauntlet's player {t.gauntlet!r} is not among the players ({', '.join(t.players)})")
     if t.openings is not None and t.openings < 1:
         raise UserError(f"--openings must be at least 1, got {t.openings}")
+    host_limits(t.memory, t.slowdown)
     for p in t.players:
         resolve(p)
 
@@ -106,9 +118,10 @@ def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
 def jobs_of(t: Tournament, suite: Sequence[suites.Opening]) -> list[GameJob]:
     """Every game, opening by opening: slot ``o * pairings + p`` is pairing p's pair on opening o."""
     pairings = t.pairings()
+    limits, isolate = host_limits(t.memory, t.slowdown)
     return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
             for job in pair_jobs(f"{a} vs {b}", a, b, opening.moves, o * len(pairings) + p, t.seed,
-                                 act_timeout=t.act_timeout, overage=t.overage)]
+                                 act_timeout=t.act_timeout, overage=t.overage, limits=limits, isolate=isolate)]
 
 
 def run_tournament(t: Tournament, workers: int | None = None, store: Path | str | None = None,
@@ -126,7 +139,7 @@ def run_tournament(t: Tournament, workers: int | None = None, store: Path | str 
     validate(t)
     suite = suite_of(t, progress)
     versions = file_versions(t.players)
-    run = run_name("tournament", {**t.to_json(), "openings": None, **({"files": versions} if versions else {})})
+    run = run_name("tournament", {**t.run_key(), **({"files": versions} if versions else {})})
     path = store_path(store, run, require_store)
     jobs = jobs_of(t, suite)
     wanted = {key_of(j) for j in jobs}

@@ -18,7 +18,8 @@ cxforge tournament lookahead alphabeta kaggle:negamax random --openings 20
 cxforge tournament solver net-search net --gauntlet solver --openings 10 -w 2 -o runs/gauntlet
 cxforge tournament lookahead random --openings 5 --store runs/t.sqlite --json
 cxforge tournament --store runs/t.sqlite --resume
-cxforge tournament lookahead random --openings 20 --dask local -w 2"""
+cxforge tournament lookahead random --openings 20 --dask local -w 2
+cxforge tournament lookahead negamax-fast --openings 5 --slowdown 2 --memory 512"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give at least two players (or --resume with --store FILE)")
         act_timeout, overage = flags.clock(args)
         t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
-                       act_timeout, overage)
+                       act_timeout, overage, args.memory, args.slowdown)
     writer = flags.game_writer(args)
     try:
         result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
