@@ -147,8 +147,8 @@ def new_descendants(before: set[int], keep: set[int] | None = None) -> list[int]
 
 
 def warden_processes() -> set[int]:
-    """This thread's warden, which outlives a game: its process; jailed, the chain that starts it (a shell,
-    bubblewrap, the jail's init, then the warden: three levels below the shell; hosts are forks below)."""
+    """This thread's warden and its templates, which outlive a game: its process; jailed, the chain that starts it
+    (a shell, bubblewrap, the jail's init, then the warden: three levels below the shell; hosts are forks below)."""
     from connectx_forge.tools.sandbox import warden
 
     w = getattr(warden._local, "warden", None)
@@ -164,6 +164,23 @@ def warden_processes() -> set[int]:
     for _ in range(3):
         level = {p for p, parent in parents.items() if parent in level}
         found |= level
+    return found | templates_of(found)
+
+
+def templates_of(wardens: set[int]) -> set[int]:
+    """The templates (``tools/sandbox/template.py``) that ``wardens`` keep between games: their children that
+    name themselves so."""
+    from connectx_forge.tools.sandbox.template import NAME
+
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(entry)) is not None and int(fields[1]) in wardens:
+            try:
+                with open(f"/proc/{entry}/comm") as fh:
+                    if fh.read().strip() == NAME:
+                        found.add(int(entry))
+            except OSError:
+                pass
     return found
 
 
@@ -172,8 +189,8 @@ def wait_for_hosts(root: int, temp: Path, count: int, seconds: float = 15.0) -> 
 
     Both are needed: a jailed warden's bubblewrap is a session leader too, so ``hosts_of`` alone may count it
     before any host is forked."""
-    def games() -> list[Path]:
-        return list(temp.rglob("cxforge-game-*/game/*.py"))
+    def games() -> list[Path]:  # a game's own copy, or the file's template (``match`` forks hosts from it)
+        return [*temp.rglob("cxforge-game-*/game/*.py"), *temp.rglob("cxforge-template-*/game/*.py")]
 
     deadline = time.monotonic() + seconds
     while (len(hosts_of(root)) < count or len(games()) < count) and time.monotonic() < deadline:

@@ -37,6 +37,7 @@ from connectx_forge.tools.sandbox import limits as limits_mod
 from connectx_forge.tools.sandbox import protocol
 
 _HIDDEN: list[Any] = []
+NAME = "cxforge-host"  # what ``ps`` shows for a host (until its agent renames it)
 
 
 def is_editable_hook(obj: Any) -> bool:
@@ -80,12 +81,9 @@ def _isolate(modules: list[str], path: list[str], roots: list[str]) -> None:
     _HIDDEN.extend(cache.pop(k) for k in stale)
 
 
-def _prepare(channel: int, log: int, setup: dict[str, Any], warden: int) -> socket.socket:
-    """Everything before agent code: session, fds, folder, environment, limits, seeds."""
-    os.setsid()
-    limits_mod.die_with_parent(signal.SIGKILL, warden)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+def take_fds(channel: int, log: int) -> socket.socket:
+    """The channel at ``protocol.CHANNEL_FD`` (returned as a socket), fds 1 and 2 the log, 0 ``/dev/null``;
+    every other fd closed."""
     os.dup2(channel, protocol.CHANNEL_FD)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -93,23 +91,40 @@ def _prepare(channel: int, log: int, setup: dict[str, Any], warden: int) -> sock
     os.dup2(null, 0)
     os.closerange(3, protocol.CHANNEL_FD)
     os.closerange(protocol.CHANNEL_FD + 1, 1 << 16)
-    sock = socket.socket(fileno=protocol.CHANNEL_FD)
+    return socket.socket(fileno=protocol.CHANNEL_FD)
+
+
+def detach(parent: int) -> None:
+    """Its own session and process group, killed when ``parent`` dies, default signal handlers."""
+    os.setsid()
+    limits_mod.set_name(NAME)
+    limits_mod.die_with_parent(signal.SIGKILL, parent)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def settle(setup: dict[str, Any]) -> None:
+    """The world the agent code runs in: its folder, a clean environment, the capped log, the limits, the
+    project out of the import system, the seeds."""
     os.chdir(setup["cwd"])
     limits_mod.clean_environment(setup["home"])
-    cap = int(setup["limits"]["log_chars"])
-    sys.stdout = CappedLog(cap)
+    sys.stdout = CappedLog(int(setup["limits"]["log_chars"]))
     sys.stderr = sys.stdout
     limits_mod.apply(limits_mod.Limits(**setup["limits"]), int(setup["cpu_seconds"]), int(setup["nproc"]))
     if setup["kind"] == "file":
         _isolate(setup["project_modules"], setup["project_path"], setup["project_roots"])
+    seed(int(setup["seed"]))
+
+
+def seed(value: int) -> None:
+    """Seed ``random`` and ``numpy.random`` with the game's seed."""
     import numpy as np
 
-    random.seed(setup["seed"])
-    np.random.seed(setup["seed"])
-    return sock
+    random.seed(value)
+    np.random.seed(value)
 
 
-def _load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
+def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
     """The agent and how many of ``(obs, config)`` it takes: the file as Kaggle loads it, or a spec."""
     if setup["kind"] == "file":
         from kaggle_environments.agent import get_last_callable
@@ -170,12 +185,12 @@ def _lines(sock: socket.socket) -> Any:
         yield line
 
 
-def serve(sock: socket.socket, setup: dict[str, Any]) -> None:
-    """Answer move requests until the channel closes."""
+def serve(sock: socket.socket, setup: dict[str, Any],
+          loaded: tuple[Callable[..., Any], int] | None = None) -> None:
+    """Answer move requests until the channel closes; the agent is loaded in the first, unless ``loaded``."""
     from kaggle_environments.utils import Struct
 
-    agent: Callable[..., Any] | None = None
-    argc = 2
+    agent, argc = loaded or (None, 2)
     shared = protocol.SharedRandom()
     for line in _lines(sock):
         request = protocol.decode(line)
@@ -184,7 +199,7 @@ def serve(sock: socket.socket, setup: dict[str, Any]) -> None:
             shared.adopt(request["rng"])
         try:
             if agent is None:
-                agent, argc = _load(setup)
+                agent, argc = load(setup)
         except BaseException as exc:
             reply.update(_failure("load", exc))
         else:
@@ -205,7 +220,9 @@ def run(channel: int, log: int, setup: dict[str, Any], warden: int) -> NoReturn:
     """The host child's whole life (after ``fork`` in the warden): prepare, serve, exit."""
     code = 0
     try:
-        sock = _prepare(channel, log, setup, warden)
+        detach(warden)
+        sock = take_fds(channel, log)
+        settle(setup)
         serve(sock, setup)
     except BaseException as exc:
         code = 70

@@ -38,13 +38,14 @@ def python() -> str:
 
 def under_tmp() -> list[str]:
     """The folders the jailed warden runs from (Python, the virtualenv, every import path, the toolkit) that the
-    jail's private ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only."""
+    jail's private ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only.  ``/tmp``
+    itself never is (a script run from it puts it on ``sys.path``): it would show the user's ``/tmp`` whole."""
     from connectx_forge.tools.paths import PROJECT_ROOT
 
     wanted = {sys.prefix, sys.base_prefix, os.path.dirname(python()), str(PROJECT_ROOT), *(p for p in sys.path if p)}
     found: list[str] = []
     for path in sorted({os.path.realpath(p) for p in wanted}):
-        if (path + "/").startswith("/tmp/") and os.path.exists(path) \
+        if path.startswith("/tmp/") and os.path.exists(path) \
                 and not any((path + "/").startswith(f + "/") for f in found):
             found.append(path)
     return found

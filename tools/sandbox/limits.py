@@ -37,6 +37,7 @@ DEFAULT_MEMORY = 2048 * MIB
 DEFAULT_FILE_SIZE = 64 * MIB
 LOG_CHARS = 10_000  # Kaggle's maxLogLength
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
 _UNITS = {"": MIB, "K": 1 << 10, "M": MIB, "G": 1 << 30}
 
@@ -84,6 +85,14 @@ def prctl(option: int, value: int) -> bool:
         return _libc().prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def set_name(name: str) -> None:
+    """This process's name as ``ps`` and ``/proc/PID/comm`` show it (at most 15 bytes)."""
+    try:
+        _libc().prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def die_with_parent(sig: int, parent: int) -> None:

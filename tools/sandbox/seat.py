@@ -19,6 +19,7 @@ host's group and removes its folders.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import select
@@ -53,6 +54,11 @@ class Reply:
     detail: str | None = None
 
 
+def templates_on() -> bool:
+    """Whether files may be forked from templates (``CXFORGE_TEMPLATE=off``: every game loads afresh)."""
+    return os.environ.get("CXFORGE_TEMPLATE", "on").strip().lower() not in ("off", "0", "no")
+
+
 def describe_status(status: int | None) -> str:
     """``"exited with status 3"`` or ``"killed by SIGSEGV"`` from a wait status."""
     if status is None:
@@ -72,28 +78,21 @@ class HostedAgent:
 
     def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
                  overage: float, limits: Limits | None = None, *, beside: bool = False,
-                 shown_folder: str | None = None) -> None:
+                 shown_folder: str | None = None, template: bool = False) -> None:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.
         ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
-        ``check``, which stages the file first, gives the user's)."""
+        ``check``, which stages the file first, gives the user's).  ``template``: fork the host from the
+        file's template (``template.py``) instead of loading the file afresh."""
         self.limits = limits or Limits()
-        self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=warden.get().root)
+        self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
                                               if player.kind == "file" else "")
-        game, home = os.path.join(self.folder, "game"), os.path.join(self.folder, "home")
-        os.mkdir(game)
-        os.mkdir(home)
-        setup: dict[str, Any] = {"kind": "file" if player.kind == "file" else "spec", "spec": player.spec,
-                                 "seed": seed, "cwd": game, "home": home, "limits": self.limits.to_json(),
-                                 "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
-        if player.kind == "file":
-            setup["path"] = os.path.join(game, os.path.basename(player.file))
-            if beside:
-                shutil.copytree(os.path.dirname(os.path.abspath(player.file)), game, dirs_exist_ok=True)
-            elif player.file.endswith(".tar.gz"):  # its files where Kaggle puts them: beside main.py
-                setup["path"] = str(unpack(Path(player.file), Path(game)))
-            else:
-                shutil.copyfile(player.file, setup["path"])
+        self.setup: dict[str, Any] = {
+            "kind": "file" if player.kind == "file" else "spec", "spec": player.spec, "seed": seed,
+            "limits": self.limits.to_json(),
+            "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
+        self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
+        self.templated = template and player.kind == "file" and templates_on()
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
@@ -101,24 +100,76 @@ class HostedAgent:
         self.next_id = 0
         self.pid: int | None = None
         self.status: int | None = None
+        self.pending = 0.0  # the template's load, charged to move 1
+        self.folder = ""
         try:
-            self.pid = self._spawn(theirs.fileno(), setup)
+            self._spawn(theirs.fileno())
         finally:
             theirs.close()
 
-    def _spawn(self, fd: int, setup: dict[str, Any]) -> int:
+    def _spawn(self, fd: int) -> None:
         try:
-            return warden.get().spawn(fd, self.log.fileno(), setup)
+            self._start(warden.get(), fd)
         except warden.WardenGone:
             warden.reset()
-            return warden.get().spawn(fd, self.log.fileno(), setup)
+            self._start(warden.get(), fd)
+
+    def _start(self, w: warden.Warden, fd: int) -> None:
+        """Make the game's folders (a template's, when there is one) and ask ``w`` for the host."""
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=w.root)
+        setup = dict(self.setup, home=os.path.join(self.folder, "home"))
+        os.mkdir(setup["home"])
+        key = self._key() if self.templated else None
+        staged = w.templates.get(key) if key is not None else None
+        if key is not None and key not in w.templates:
+            shared = tempfile.mkdtemp(prefix="cxforge-template-", dir=w.root)
+            os.mkdir(os.path.join(shared, "home"))
+            staged = w.templates[key] = (shared, self._stage(os.path.join(shared, "game")))
+        if staged is not None:
+            setup.update(cwd=os.path.join(staged[0], "game"), path=staged[1],
+                         template={"key": key, "home": os.path.join(staged[0], "home"), "budget": self.budget})
+        else:
+            setup["cwd"] = os.path.join(self.folder, "game")
+            if self.player.kind == "file":
+                setup["path"] = self._stage(setup["cwd"])
+            else:
+                os.mkdir(setup["cwd"])
+        self.game = setup["cwd"]
+        answer = w.spawn(fd, self.log.fileno(), setup)
+        self.pid = int(answer["pid"])
+        self.pending = float(answer.get("load", 0.0))
+        if answer.get("fresh") and key is not None:
+            w.templates[key] = None  # this file cannot have a template: later games load it afresh
+
+    def _stage(self, game: str) -> str:
+        """Put the file (with ``beside``, its whole folder; a .tar.gz, unpacked) in the new folder ``game``:
+        the path the host loads."""
+        file = self.player.file
+        if self.beside:
+            shutil.copytree(os.path.dirname(os.path.abspath(file)), game)
+            return os.path.join(game, os.path.basename(file))
+        os.mkdir(game)
+        if file.endswith(".tar.gz"):  # its files where Kaggle puts them: beside main.py
+            return str(unpack(Path(file), Path(game)))
+        path = os.path.join(game, os.path.basename(file))
+        shutil.copyfile(file, path)
+        return path
+
+    def _key(self) -> str:
+        """What a template is shared by: the file (path and version), how it is staged, its limits, its time."""
+        st = os.stat(self.player.file)
+        return json.dumps([os.path.realpath(self.player.file), st.st_mtime_ns, st.st_size, self.beside,
+                           self.setup["limits"], self.setup["cpu_seconds"], self.budget])
 
     # -- one move -------------------------------------------------------------------------------
     def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:
         """Ask for one move; wait at most ``budget`` seconds for the answer."""
         self.next_id += 1
         rid = self.next_id
-        start = time.perf_counter()
+        start = time.perf_counter() - self.pending  # a template's load counts against move 1, as on Kaggle
+        self.pending = 0.0
         if self.buf:
             return self._broke("protocol", start, "a line the referee did not ask for")
         try:
@@ -202,7 +253,7 @@ class HostedAgent:
     def shown(self, text: str) -> str:
         """``text`` with the temporary game folder shown as the folder the file came from."""
         if self.source_folder:
-            text = text.replace(os.path.join(self.folder, "game") + os.sep, self.source_folder + os.sep)
+            text = text.replace(self.game + os.sep, self.source_folder + os.sep)
         return text
 
     def _log_tail(self) -> str:

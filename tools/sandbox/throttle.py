@@ -53,10 +53,9 @@ class Throttle:
 
     def remove(self, pid: int) -> None:
         """Stop slowing ``pid`` (it ended); it is continued, so that it can exit."""
-        with self.lock:
-            known = self.hosts.pop(pid, None)
-        if known is not None:
-            _signal(pid, signal.SIGCONT)
+        with self.lock:  # under the lock: once this returns, the thread stops it no more
+            if self.hosts.pop(pid, None) is not None:
+                _signal(pid, signal.SIGCONT)
 
     def _run(self) -> None:
         while True:
@@ -75,9 +74,8 @@ class Throttle:
                 if run <= 0:
                     continue
                 time.sleep(max(0.0, start + run - time.monotonic()))
-                _signal(pid, signal.SIGSTOP)
-                ran = time.monotonic() - start
                 with self.lock:
-                    if pid in self.hosts:
-                        self.hosts[pid][1] += ran
+                    if pid in self.hosts:  # not removed meanwhile (a removed host must go on running)
+                        _signal(pid, signal.SIGSTOP)
+                        self.hosts[pid][1] += time.monotonic() - start
             time.sleep(max(0.0, start + PERIOD - time.monotonic()))

@@ -34,10 +34,11 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, jail, limits, throttle
+from connectx_forge.tools.sandbox import host, jail, limits, reap, template
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
+MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
            "heapq", "inspect", "io", "itertools", "json", "math", "operator", "pickle", "re", "statistics",
@@ -74,6 +75,8 @@ class Warden:
                 _serve(theirs, parent)
         theirs.close()
         self.pid, self.sock, self.owner = pid, ours, parent
+        # each file's template folder and staged path, by the key ``seat`` gives it (None: loaded afresh)
+        self.templates: dict[str, tuple[str, str] | None] = {}
         self._lock = threading.Lock()
 
     def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
@@ -92,9 +95,10 @@ class Warden:
         reply: dict[str, Any] = json.loads(answer)
         return reply
 
-    def spawn(self, channel: int, log: int, setup: dict[str, Any]) -> int:
-        """Start a host; its pid (and process group)."""
-        return int(self._ask({"op": "spawn", "setup": setup}, [channel, log])["pid"])
+    def spawn(self, channel: int, log: int, setup: dict[str, Any]) -> dict[str, Any]:
+        """Start a host: ``pid`` (also its process group), and for a templated file ``load`` (the seconds the
+        template's load took) or ``fresh`` (it cannot have one: load it afresh in every game)."""
+        return self._ask({"op": "spawn", "setup": setup}, [channel, log])
 
     def end(self, pid: int, grace: float = 0.0) -> int | None:
         """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status."""
@@ -107,9 +111,12 @@ class Warden:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        if self.root:  # the jail's folder, when its shell was killed before it could remove it
-            import shutil
+        import shutil
 
+        for staged in self.templates.values():
+            if staged is not None:
+                shutil.rmtree(staged[0], ignore_errors=True)
+        if self.root:  # the jail's folder, when its shell was killed before it could remove it
             shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -174,103 +181,60 @@ def _project() -> tuple[list[str], list[str], list[str]]:
 
 
 # -- the warden process ------------------------------------------------------------------------
-class _State:
+class _State(reap.Hosts):
     def __init__(self, root: str | None = None) -> None:
+        super().__init__()
         self.root = root  # a jailed warden's folder of game folders, removed when it ends
-        self.hosts: set[int] = set()
         self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
-        self.reaped: dict[int, int] = {}
         self.project: tuple[list[str], list[str], list[str]] | None = None
         self.nproc: int | None = None
-        self.throttle = throttle.Throttle()  # hosts slowed down (--slowdown)
-
-
-def _reap_any(state: _State) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if pid in state.hosts:
-            state.reaped[pid] = status
-        else:  # a host already ended, or an orphan this subreaper inherited: make sure its group is gone
-            _killpg(pid)
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        self.templates: dict[str, template.Template] = {}  # by the referee's key
+        self.template_folders: set[str] = set()
+        self.forked_by: dict[int, template.Template] = {}  # hosts that are a template's children
 
 
 def _end(state: _State, pid: int, grace: float) -> int | None:
-    """Kill host ``pid``'s group; with ``grace``, first wait that long for it to exit, and reap it."""
-    if grace <= 0:  # its status is not wanted: kill, and reap it later
-        _killpg(pid)
-        state.throttle.remove(pid)
-        _reap_any(state)
-        state.hosts.discard(pid)
-        state.folders.pop(pid, None)
-        state.reaped.pop(pid, None)
-        return None
-    deadline = time.monotonic() + grace
-    while pid not in state.reaped:
-        _reap_any(state)
-        if pid in state.reaped or time.monotonic() >= deadline:
-            break
-        time.sleep(0.005)
-    _killpg(pid)
-    state.throttle.remove(pid)
-    if pid not in state.reaped and pid in state.hosts:
-        try:
-            _, status = os.waitpid(pid, 0)
-            state.reaped[pid] = status
-        except ChildProcessError:
-            pass
-    _reap_any(state)
-    state.hosts.discard(pid)
+    """End host ``pid``: its parent (this warden or a template) kills its group and reaps it."""
+    parent = state.forked_by.pop(pid, None)
     state.folders.pop(pid, None)
-    return state.reaped.pop(pid, None)
+    if parent is None:
+        return reap.end(state, pid, grace)
+    status = parent.end(pid, grace)
+    state.throttle.remove(pid)
+    state.running.discard(pid)
+    if parent.gone:  # its hosts died with it; the file gets a new template next time
+        reap.killpg(pid)
+        _drop(state, parent)
+    return status
 
 
-def _children() -> list[int]:
-    me, out = str(os.getpid()), []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1].decode() == me:
-            out.append(int(entry.name))
-    return out
+def _drop(state: _State, shared: template.Template) -> None:
+    """Forget a template that died or stopped answering, and kill it."""
+    for key in [k for k, t in state.templates.items() if t is shared]:
+        del state.templates[key]
+    shared.close()
 
 
 def _cleanup(state: _State) -> NoReturn:
     """Kill every host group and every orphan left to this subreaper, then exit."""
     try:
-        for pid in list(state.hosts):
-            _killpg(pid)
+        for pid in list(state.running):
+            reap.killpg(pid)
         for _ in range(20):
-            kids = _children()
+            kids = reap.children()
             if not kids:
                 break
             for pid in kids:
-                _killpg(pid)
+                reap.killpg(pid)
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             time.sleep(0.01)
-            _reap_any(state)
+            reap.reap_any(state)
         import shutil
 
-        for folder in state.folders.values():  # the referee died before it could remove them
+        for folder in [*state.folders.values(), *state.template_folders]:  # the referee may have died first
             shutil.rmtree(folder, ignore_errors=True)
         if state.root:
             shutil.rmtree(state.root, ignore_errors=True)
@@ -278,7 +242,9 @@ def _cleanup(state: _State) -> NoReturn:
         os._exit(0)
 
 
-def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> int:
+def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+    """Start a host: ``pid``; for a file with a ``template`` key, forked from its template (``load``: the
+    seconds its load took, charged to move 1) or, where a template cannot be used, ``fresh``."""
     if setup["kind"] == "file":
         if state.project is None:
             state.project = _project()
@@ -286,17 +252,54 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> int:
     if state.nproc is None:
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
-    me = os.getpid()
-    gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-    pid = os.fork()
-    if pid == 0:
-        host.run(fds[0], fds[1], setup, me)
+    slowdown = float(setup["limits"].get("slowdown", 1.0))
+    answer: dict[str, Any] = {}
+    key = setup.get("template", {}).get("key")
+    if key is not None:
+        shared = _template(state, setup)
+        pid = shared.fork({"seed": setup["seed"], "home": setup["home"]}, fds) if shared is not None else None
+        if pid is not None and shared is not None:
+            state.forked_by[pid] = shared
+            answer["load"] = shared.load
+        else:
+            if shared is not None:  # it died: this file is loaded afresh from now on
+                _drop(state, shared)
+            answer["fresh"] = True
+    if "load" not in answer:
+        me = os.getpid()
+        gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
+        pid = os.fork()
+        if pid == 0:
+            host.run(fds[0], fds[1], setup, me)
     for fd in fds:
         os.close(fd)
-    state.hosts.add(pid)
-    state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
-    state.folders[pid] = os.path.dirname(setup["cwd"])
-    return pid
+    assert pid is not None
+    state.running.add(pid)
+    state.throttle.add(pid, slowdown)
+    state.folders[pid] = os.path.dirname(setup["home"])
+    answer["pid"] = pid
+    return answer
+
+
+def _template(state: _State, setup: dict[str, Any]) -> template.Template | None:
+    """The running template of ``setup``'s key, started if need be (None: the file cannot have one)."""
+    shared = setup["template"]
+    key = shared["key"]
+    running = state.templates.pop(key, None)
+    if running is not None:
+        state.templates[key] = running  # the most recently used last
+        return running
+    busy = set(state.forked_by.values())
+    idle = [k for k, t in state.templates.items() if t not in busy]
+    for old in idle[:max(0, len(state.templates) + 1 - MAX_TEMPLATES)]:  # the least recently used go
+        state.templates.pop(old).close()
+    state.template_folders.add(os.path.dirname(setup["cwd"]))
+    started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state.throttle)
+    if isinstance(started, str):
+        open(os.path.join(os.path.dirname(setup["cwd"]), "..", "why.txt"), "w").write(started)
+        return None
+    state.templates[key] = started
+    return started
 
 
 def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoReturn:
@@ -325,7 +328,7 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoRetur
                 break
             message = json.loads(data)
             if message["op"] == "spawn":
-                answer: dict[str, Any] = {"pid": _spawn(state, message["setup"], fds)}
+                answer: dict[str, Any] = _spawn(state, message["setup"], fds)
             else:
                 answer = {"status": _end(state, int(message["pid"]), float(message.get("grace", 0)))}
             sock.send(json.dumps(answer).encode())

@@ -1,0 +1,240 @@
+"""The template: a submission file loaded once per worker and forked for every game it plays.
+
+Loading the file is most of what an isolated game costs, and Kaggle loads it
+afresh in every episode.  So for ``match``, ``tournament`` and ``sprt`` the warden
+forks a template per file (and per limits): a process that prepares exactly
+as a host does (``host.settle``: folder, environment, limits, the project out
+of the import system), loads the file as Kaggle's loader does and never calls
+its agent, then forks a host for every game.  Each game so starts from the
+state right after the load, as on Kaggle, and the referee charges the load's
+measured time to move 1.  ``check`` keeps loading afresh in every game.
+
+A template is used only where a fork copies the load faithfully: after the
+load it must have one thread, no child process and no open file beyond its
+own (a thread would be missing in the copies; a process or a file offset would
+be shared by all of them).  Otherwise, or when the load fails or takes longer
+than move 1 may, the warden answers ``fresh`` and that file is loaded afresh
+in every game, which reports the failure as before.  What stays different
+from fresh loads: a worker's games of one file share its folder, randomness
+drawn during the load (a generator seeded from the system at import) is the
+same in every game, and the load's prints are copied into each game's log.
+
+Hosts are the template's children, so it ends them (``end``, ``reap.py``) and
+reads their statuses; they die with it, and it dies with the warden.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from connectx_forge.tools.sandbox import host, limits, reap, throttle
+
+MAX_MESSAGE = 1 << 16
+NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
+ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an end's grace) before it is dropped
+
+
+class Template:
+    """The warden's handle on one template process."""
+
+    def __init__(self, pid: int, sock: socket.socket, load: float) -> None:
+        self.pid, self.sock, self.load = pid, sock, load
+        self.gone = False  # it died or stopped answering: the warden drops it
+
+    def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
+        """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
+        must never hang on one)."""
+        try:
+            self.sock.settimeout(ANSWER_SECONDS + float(message.get("grace", 0)))
+            socket.send_fds(self.sock, [json.dumps(message).encode()], fds or [])
+            data = self.sock.recv(MAX_MESSAGE)
+        except OSError:  # socket.timeout included
+            data = b""
+        if not data:
+            self.gone = True
+            return None
+        answer: dict[str, Any] = json.loads(data)
+        return answer
+
+    def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
+        """A host for one game (``seed``, ``home``) on the channel and log ``fds``: its pid, None on failure."""
+        answer = self.ask({"op": "fork", "game": game}, fds)
+        return None if answer is None else int(answer["pid"])
+
+    def end(self, pid: int, grace: float) -> int | None:
+        """End host ``pid`` (``reap.end``): its wait status, None when unknown."""
+        answer = self.ask({"op": "end", "pid": pid, "grace": grace})
+        status = None if answer is None else answer.get("status")
+        return None if status is None else int(status)
+
+    def close(self) -> None:
+        """Kill the template (and so any host it still runs) and reap it."""
+        reap.killpg(self.pid)
+        self.sock.close()
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def start(setup: dict[str, Any], budget: float, slow: throttle.Throttle) -> Template | str:
+    """Fork a template for ``setup`` and wait at most ``budget`` seconds for its load: the template, or why
+    the file must be loaded afresh in every game.  ``slow`` throttles it while it loads (--slowdown)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    warden = os.getpid()
+    gc.freeze()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        _run(theirs, setup, warden)
+    theirs.close()
+    slow.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    ours.settimeout(budget)
+    try:
+        data = ours.recv(MAX_MESSAGE)
+    except OSError:  # socket.timeout included
+        data = b""
+    ours.settimeout(None)
+    slow.remove(pid)
+    answer = json.loads(data) if data else {"why": f"its load took more than {budget:g} s or ended the process"}
+    if "load" not in answer:
+        reap.killpg(pid)
+        ours.close()
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+        return str(answer.get("why", "no answer"))
+    return Template(pid, ours, float(answer["load"]))
+
+
+# -- the template process ----------------------------------------------------------------------
+def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
+    try:
+        host.detach(warden)
+        limits.set_name(NAME)
+        control = _take_fds(sock)
+        host.settle(setup)
+        log = sys.stdout
+        started = time.perf_counter()
+        try:
+            loaded = host.load(setup)
+        except BaseException as exc:
+            _say(control, {"why": f"its load failed ({type(exc).__name__})"})
+            os._exit(0)
+        seconds = time.perf_counter() - started
+        output = _output()
+        why = unforkable(control.fileno())
+        if why:
+            _say(control, {"why": why})
+            os._exit(0)
+        _say(control, {"load": seconds})
+        gc.freeze()  # the loaded state: the hosts' collectors never walk it, so its pages stay shared
+        hosts = reap.Hosts()
+        while True:
+            data, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
+            if not data:
+                break
+            message = json.loads(data)
+            if message["op"] == "fork":
+                answer: dict[str, Any] = {"pid": _fork(hosts, message["game"], fds, setup, loaded, log, output)}
+            else:
+                answer = {"status": reap.end(hosts, int(message["pid"]), float(message.get("grace", 0)))}
+            control.send(json.dumps(answer).encode())
+    except BaseException:
+        pass
+    os._exit(0)
+
+
+def _say(sock: socket.socket, message: dict[str, Any]) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+def _take_fds(sock: socket.socket) -> socket.socket:
+    """The control socket kept, fds 1 and 2 a file that catches the load's output, 0 ``/dev/null``; every
+    other fd closed."""
+    keep = sock.fileno()
+    out = os.memfd_create("cxforge-load")
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 16)
+    return sock
+
+
+def _output() -> bytes:
+    """What the load printed (already cut at the log's cap); fds 1 and 2 then point at ``/dev/null``."""
+    os.lseek(2, 0, os.SEEK_SET)
+    parts = []
+    while chunk := os.read(2, 1 << 16):
+        parts.append(chunk)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    return b"".join(parts)
+
+
+def unforkable(control: int) -> str:
+    """Why a fork of this process would not copy its load faithfully ("" when it would)."""
+    threads = len(os.listdir("/proc/self/task"))
+    if threads > 1:
+        return f"its load started {threads - 1} thread(s)"
+    if reap.children():
+        return "its load started a process"
+    opened = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd != control:
+            try:
+                opened.append(os.readlink(f"/proc/self/fd/{name}"))
+            except OSError:
+                pass  # the listing's own fd, closed by now
+    if opened:
+        return f"its load left {len(opened)} file(s) open"
+    return ""
+
+
+def _fork(hosts: reap.Hosts, game: dict[str, Any], fds: list[int], setup: dict[str, Any],
+          loaded: tuple[Callable[..., Any], int], log: Any, output: bytes) -> int:
+    me = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        _host(fds, game, setup, loaded, log, output, me)
+    for fd in fds:
+        os.close(fd)
+    hosts.running.add(pid)
+    return pid
+
+
+def _host(fds: list[int], game: dict[str, Any], setup: dict[str, Any], loaded: tuple[Callable[..., Any], int],
+          log: Any, output: bytes, template: int) -> NoReturn:
+    """A host forked from the template: this game's channel, log, home and seed, then serve (its rlimits are
+    the template's, its CPU time counted from zero)."""
+    code = 0
+    try:
+        host.detach(template)
+        sock = host.take_fds(fds[0], fds[1])
+        os.environ["HOME"] = game["home"]
+        if isinstance(log, host.CappedLog):  # the log's cap is per game; the load's output counts against it
+            log.left = int(setup["limits"]["log_chars"])
+            log.write(output.decode("utf-8", "replace"))
+        host.seed(int(game["seed"]))
+        host.serve(sock, setup, loaded)
+    except BaseException as exc:
+        code = 70
+        try:
+            os.write(2, f"agent host failed: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
+        except BaseException:
+            pass
+    os._exit(code)
