@@ -34,13 +34,14 @@ def fresh_warden(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     warden.reset()
 
 
-def probe(tmp_path: Path, body: str) -> dict[str, Any]:
-    """What an agent whose first move runs ``body`` (setting ``found``) found, from its log."""
+def probe(tmp_path: Path, body: str, template: bool = False) -> dict[str, Any]:
+    """What an agent whose first move runs ``body`` (setting ``found``) found, from its log (``template``: its
+    host forked from the file's template, as in ``match``)."""
     path = tmp_path / "probe.py"
     path.write_text("def agent(obs, config):\n    import json, os, socket\n    found = {}\n"
                     + textwrap.indent(textwrap.dedent(body), "    ")
                     + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0)
+    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, template=template)
     try:
         reply = host.move(OBS, CONFIG, 10.0)
         assert reply.kind == "ok" and reply.action == 3, reply
@@ -122,3 +123,18 @@ def test_without_bubblewrap_hosts_run_and_say_so(monkeypatch: pytest.MonkeyPatch
         jail.status.cache_clear()
         monkeypatch.undo()
         assert jail.status()[0] == JAILED
+
+
+@pytest.mark.parametrize("template", [False, True])
+def test_an_agent_has_no_capability_even_as_root(tmp_path: Path, template: bool) -> None:
+    """Root in a container keeps capabilities (CAP_SYS_ADMIN too) inside bubblewrap: a host gives them all up
+    before any agent code, for good."""
+    found = probe(tmp_path, """
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(("CapEff", "CapPrm", "CapInh", "CapBnd", "NoNewPrivs")):
+                    key, value = line.split(":")
+                    found[key] = value.strip()
+    """, template)
+    assert found == {"CapInh": "0" * 16, "CapPrm": "0" * 16, "CapEff": "0" * 16, "CapBnd": "0" * 16,
+                     "NoNewPrivs": "1"}, found

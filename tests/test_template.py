@@ -1,0 +1,55 @@
+"""Templates (tools/sandbox/template.py): ``match`` loads a file once per worker and forks every game's host
+from it; the load's time is charged to each game's move 1; a load a fork would not copy faithfully (a thread)
+is loaded afresh in every game, and so is every file with ``CXFORGE_TEMPLATE=off``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from connectx_forge.tools.play.match import run_match
+
+AGENT = '''
+import os, time{extra}
+LOADED_IN = os.getpid()
+time.sleep(0.3)
+
+def agent(obs, config):
+    print("LOADED_IN", LOADED_IN, "PLAYS_IN", os.getpid())
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+'''
+
+
+def pids(tmp_path: Path, extra: str = "") -> list[tuple[int, int, float]]:
+    """Per game: the pid the file was loaded in, the pid its agent played in, and its move 1's time."""
+    path = tmp_path / "loads.py"
+    path.write_text(AGENT.format(extra=extra))
+    result = run_match(str(path), "leftmost", 3, workers=1, seed=0, seats="first", progress=False)
+    out = []
+    for record in result.records:
+        assert record.outcome in ("win", "draw"), record
+        assert record.logs is not None
+        words = record.logs["1"].split()
+        out.append((int(words[1]), int(words[3]), record.times[0]))
+    return out
+
+
+def test_a_file_is_loaded_once_and_each_game_forked_from_it(tmp_path: Path) -> None:
+    games = pids(tmp_path)
+    assert len({loaded for loaded, _, _ in games}) == 1, games  # one load
+    assert len({played for _, played, _ in games}) == 3, games  # three hosts
+    assert all(loaded != played for loaded, played, _ in games), games
+    assert all(first >= 0.3 for _, _, first in games), games  # the load's sleep counts against move 1
+
+
+def test_a_load_that_starts_a_thread_is_loaded_afresh_in_every_game(tmp_path: Path) -> None:
+    games = pids(tmp_path, "\nimport threading\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()")
+    assert all(loaded == played for loaded, played, _ in games), games
+    assert all(first >= 0.3 for _, _, first in games), games
+
+
+def test_templates_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CXFORGE_TEMPLATE", "off")
+    games = pids(tmp_path)
+    assert all(loaded == played for loaded, played, _ in games), games
