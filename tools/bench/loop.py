@@ -9,9 +9,11 @@ Kaggle's built-in ``random`` against itself, and our ``lookahead`` against
 Kaggle's ``random``.  Each is timed at 1 worker and at all cores.  ``evaluate``
 has no parallelism of its own; at W workers it runs in W processes, each
 evaluating its share of the episodes (the fairest parallel Kaggle baseline).
-With files, both harnesses load each file afresh in every game, inside move 1,
-as Kaggle does.  Every measurement first calibrates on a few games, then plays about
-``--seconds`` worth of games; pool start-up is included in the parallel figures.
+With files, ``evaluate`` loads each file afresh in every game; we load it once
+per worker in a template and fork each game's host from it, charging the load to
+move 1 (``tools/sandbox/template.py``; ``CXFORGE_TEMPLATE=off`` loads afresh too).  Every
+measurement first calibrates on a few games, then plays about ``--seconds`` worth of games; pool start-up
+is included in the parallel figures.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
     """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr).
 
     ``isolated``: also A as a built submission file, played in agent hosts (``tools/sandbox``): a child
-    process per game that loads the file afresh, as Kaggle does.
+    process per game, forked from the file's template (its state right after the load, as on Kaggle).
     """
     import tempfile
 

@@ -220,12 +220,20 @@ def serve(sock: socket.socket, setup: dict[str, Any],
 
 def run(channel: int, log: int, setup: dict[str, Any], warden: int) -> NoReturn:
     """The host child's whole life (after ``fork`` in the warden): prepare, serve, exit."""
-    code = 0
-    try:
+    def life() -> None:
         detach(warden)
         sock = take_fds(channel, log)
         settle(setup)
         serve(sock, setup)
+
+    live(life)
+
+
+def live(life: Callable[[], None]) -> NoReturn:
+    """Run a host's ``life`` and exit: status 0, or 70 with a line in its log when our own code failed."""
+    code = 0
+    try:
+        life()
     except BaseException as exc:
         code = 70
         try:

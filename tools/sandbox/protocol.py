@@ -25,7 +25,9 @@ import base64
 import json
 import math
 import random
+import socket
 from array import array
+from collections.abc import Iterator
 from typing import Any
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
@@ -155,3 +157,13 @@ def _set_np_state(state: Any) -> None:
     if arr.shape != (624,) or not 0 <= int(pos) <= 624:
         raise ValueError("bad numpy state")
     np.random.set_state(("MT19937", arr.copy(), int(pos), int(has_gauss), float(cached)))
+
+
+def requests(sock: socket.socket, size: int = 1 << 16) -> Iterator[tuple[dict[str, Any], list[int]]]:
+    """The requests on a control channel (referee to warden, warden to template: one JSON object per
+    ``SOCK_SEQPACKET`` message, with up to two fds beside it), until it closes."""
+    while True:
+        data, fds, _, _ = socket.recv_fds(sock, size, 2)
+        if not data:
+            return
+        yield json.loads(data), fds

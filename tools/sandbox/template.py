@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from connectx_forge.tools.sandbox import host, limits, reap, throttle
+from connectx_forge.tools.sandbox import host, limits, protocol, reap, throttle
 
 MAX_MESSAGE = 1 << 16
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
@@ -138,11 +138,7 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
         _say(control, {"load": seconds})
         gc.freeze()  # the loaded state: the hosts' collectors never walk it, so its pages stay shared
         hosts = reap.Hosts()
-        while True:
-            data, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
-            if not data:
-                break
-            message = json.loads(data)
+        for message, fds in protocol.requests(control):
             if message["op"] == "fork":
                 answer: dict[str, Any] = {"pid": _fork(hosts, message["game"], fds, setup, loaded, log, output)}
             else:
@@ -221,8 +217,7 @@ def _host(fds: list[int], game: dict[str, Any], setup: dict[str, Any], loaded: t
           log: Any, output: bytes, template: int) -> NoReturn:
     """A host forked from the template: this game's channel, log, home and seed, then serve (its rlimits are
     the template's, its CPU time counted from zero)."""
-    code = 0
-    try:
+    def life() -> None:
         host.detach(template)
         sock = host.take_fds(fds[0], fds[1])
         os.environ["HOME"] = game["home"]
@@ -231,10 +226,5 @@ def _host(fds: list[int], game: dict[str, Any], setup: dict[str, Any], loaded: t
             log.write(output.decode("utf-8", "replace"))
         host.seed(int(game["seed"]))
         host.serve(sock, setup, loaded)
-    except BaseException as exc:
-        code = 70
-        try:
-            os.write(2, f"agent host failed: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
-        except BaseException:
-            pass
-    os._exit(code)
+
+    host.live(life)

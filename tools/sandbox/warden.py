@@ -34,7 +34,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, jail, limits, reap, template
+from connectx_forge.tools.sandbox import host, jail, limits, protocol, reap, template
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
@@ -322,11 +322,7 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoRetur
         keep = sock.fileno()
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 16)
-        while True:
-            data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
-            if not data:
-                break
-            message = json.loads(data)
+        for message, fds in protocol.requests(sock):
             if message["op"] == "spawn":
                 answer: dict[str, Any] = _spawn(state, message["setup"], fds)
             else:
