@@ -296,7 +296,6 @@ def _template(state: _State, setup: dict[str, Any]) -> template.Template | None:
     state.template_folders.add(os.path.dirname(setup["cwd"]))
     started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state.throttle)
     if isinstance(started, str):
-        open(os.path.join(os.path.dirname(setup["cwd"]), "..", "why.txt"), "w").write(started)
         return None
     state.templates[key] = started
     return started
