@@ -252,20 +252,18 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     if state.nproc is None:
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
-    slowdown = float(setup["limits"].get("slowdown", 1.0))
     answer: dict[str, Any] = {}
-    key = setup.get("template", {}).get("key")
-    if key is not None:
-        shared = _template(state, setup)
-        pid = shared.fork({"seed": setup["seed"], "home": setup["home"]}, fds) if shared is not None else None
-        if pid is not None and shared is not None:
+    pid = None
+    shared = _template(state, setup) if "template" in setup else None
+    if shared is not None:
+        pid = shared.fork({"seed": setup["seed"], "home": setup["home"]}, fds)
+        if pid is None:  # it died: this file is loaded afresh from now on
+            _drop(state, shared)
+        else:
             state.forked_by[pid] = shared
             answer["load"] = shared.load
-        else:
-            if shared is not None:  # it died: this file is loaded afresh from now on
-                _drop(state, shared)
-            answer["fresh"] = True
-    if "load" not in answer:
+    if pid is None:
+        answer["fresh"] = "template" in setup
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
         pid = os.fork()
@@ -273,9 +271,8 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             host.run(fds[0], fds[1], setup, me)
     for fd in fds:
         os.close(fd)
-    assert pid is not None
     state.running.add(pid)
-    state.throttle.add(pid, slowdown)
+    state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
     state.folders[pid] = os.path.dirname(setup["home"])
     answer["pid"] = pid
     return answer
