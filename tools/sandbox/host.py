@@ -95,12 +95,14 @@ def take_fds(channel: int, log: int) -> socket.socket:
 
 
 def detach(parent: int) -> None:
-    """Its own session and process group, no capabilities (root's included), killed when ``parent`` dies,
-    default signal handlers."""
+    """Its own session and process group, no capabilities (root's included), killed when ``parent`` dies
+    (0: a host alone in its namespaces, whose first parent exits at once; the jail's end kills it), default
+    signal handlers."""
     os.setsid()
     limits_mod.set_name(NAME)
     limits_mod.drop_capabilities()
-    limits_mod.die_with_parent(signal.SIGKILL, parent)
+    if parent:
+        limits_mod.die_with_parent(signal.SIGKILL, parent)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
 

@@ -2,16 +2,19 @@
 
 Inside (``bwrap``, the sandbox under Flatpak): no network (a private network
 namespace with only its own loopback), private process, IPC and UTS
-namespaces (an agent sees the jail's processes, not the user's, and none of
-their environments), the whole filesystem read-only but for this process's
-game folders (one folder per warden) and a private ``/tmp``, a clean environment
-(no credential reaches the jail at all), and a new session (no terminal to
-type into).  The warden is a fresh Python started in the jail (``python -m
-connectx_forge.tools.sandbox.warden``), which costs one interpreter start per
-referee thread, not per game: hosts are still forks of it.
+namespaces (not the user's processes, nor their environments), every file
+read-only but for this process's game folders (one folder per warden) and a
+private ``/tmp``, a clean environment (no credential reaches the jail at all),
+and a new session (no terminal to type into).  The warden is a fresh Python
+started in the jail (``python -m connectx_forge.tools.sandbox.warden``), which
+costs one interpreter start per referee thread, not per game: hosts are still
+forks of it.  It keeps ``CAP_SYS_ADMIN`` where bwrap allows, to put each host
+in namespaces of its own (``namespace.py``: its own processes, its own ``/tmp``,
+a .tar.gz at ``/kaggle_simulations/agent``); where it cannot, hosts share the
+jail's and the report says so.
 
 Where ``bwrap`` is missing or the kernel refuses its namespaces, hosts run
-as before, not jailed, and ``status()`` says why (the reports print it once).
+as before, not jailed, and ``probe()`` says why (the reports print it once).
 ``CXFORGE_JAIL=off`` turns the jail off.
 """
 
@@ -21,11 +24,21 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from functools import cache
+
+from connectx_forge.tools.sandbox.namespace import KAGGLE_AGENT
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
 PATH = "/usr/local/bin:/usr/bin:/bin"
-PROBE = "import numpy, connectx_forge.tools.sandbox.warden"  # what a jailed warden imports first
+# what a jailed warden imports first; then whether it can make a host's namespaces
+PROBE = ("import numpy, connectx_forge.tools.sandbox.warden\n"
+         "from connectx_forge.tools.sandbox import namespace\nprint(namespace.works())")
+CAPS = ("--cap-add", "CAP_SYS_ADMIN")  # the warden's, to make namespaces; every host gives it up (limits.py)
+ALONE = ("jailed (bubblewrap: no network, each agent alone with its own processes and /tmp, read-only files "
+         "but its game folder)")
+SHARED = ("jailed (bubblewrap: no network, read-only files but the game's folder and /tmp; an agent sees the "
+          "jail's processes: namespaces per agent were refused)")
 PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
@@ -51,36 +64,75 @@ def under_tmp() -> list[str]:
     return found
 
 
-def arguments(root: str | None) -> list[str]:
-    """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``."""
-    return ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+def root_entries() -> list[str]:
+    """bwrap's arguments that show every top-level entry of ``/`` read-only (links as links) on the jail's own
+    root, which so can hold ``/kaggle_simulations/agent`` (``namespace.py`` binds a .tar.gz's folder there)."""
+    args: list[str] = []
+    for entry in sorted(os.scandir("/"), key=lambda e: e.name):
+        path = entry.path
+        if entry.name in ("proc", "dev", "tmp", "kaggle_simulations"):
+            continue
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(path), path]
+        elif entry.is_dir() or entry.is_file():
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def arguments(root: str | None, caps: tuple[str, ...] = ()) -> list[str]:
+    """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``; ``caps``:
+    what keeps the warden able to make each host's namespaces (``namespace.py``)."""
+    return [*root_entries(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             *[arg for path in under_tmp() for arg in ("--ro-bind", path, path)],
             *(["--bind", root, root] if root else []),
-            "--unshare-all", "--new-session", "--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp",
-            "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
+            "--dir", KAGGLE_AGENT, "--remount-ro", "/",
+            "--unshare-all", "--new-session", *caps, "--clearenv", "--setenv", "PATH", PATH,
+            "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
 
 
 def _off() -> bool:
     return os.environ.get("CXFORGE_JAIL", "on").strip().lower() in ("off", "0", "no")
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What the jail is here: whether hosts run in it, the line the reports print, whether each host is alone
+    in its own namespaces (``namespace.py``), and the bwrap arguments that allow it."""
+
+    jailed: bool
+    how: str
+    alone: bool = False
+    caps: tuple[str, ...] = ()
+
+
 @cache
-def status() -> tuple[bool, str]:
-    """``(jailed, how)``: whether hosts run jailed here, and the line the reports print."""
+def probe() -> Probe:
+    """Start the jail once without its game folder (a probe cut short leaves nothing behind): can it run, and
+    can its warden make each host's namespaces (with ``CAP_SYS_ADMIN`` kept, where bwrap allows it)?"""
     if _off():
-        return False, "not jailed (CXFORGE_JAIL=off)"
+        return Probe(False, "not jailed (CXFORGE_JAIL=off)")
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        return False, f"not jailed: no bwrap on PATH; {INSTALL}"
-    try:  # the jail without its game folder (so a probe cut short leaves nothing behind)
-        probe = subprocess.run([bwrap, *arguments(None), python(), "-c", PROBE], capture_output=True, text=True,
-                               timeout=30, env={"PATH": PATH})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"not jailed: bwrap cannot run ({exc})"
-    if probe.returncode != 0:
-        why = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
-        return False, f"not jailed: bwrap refused ({why[:200]})"
-    return True, "jailed (bubblewrap: no network, private processes, read-only files but the game's folder and /tmp)"
+        return Probe(False, f"not jailed: no bwrap on PATH; {INSTALL}")
+    why = ""
+    for caps in (CAPS, ()):
+        try:
+            run = subprocess.run([bwrap, *arguments(None, caps), python(), "-c", PROBE], capture_output=True,
+                                 text=True, timeout=30, env={"PATH": PATH})
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return Probe(False, f"not jailed: bwrap cannot run ({exc})")
+        if run.returncode == 0:
+            if run.stdout.strip().endswith("True"):
+                return Probe(True, ALONE, True, caps)
+            return Probe(True, SHARED, False, caps)
+        why = why or (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
+    return Probe(False, f"not jailed: bwrap refused ({why[:200]})")
+
+
+def status() -> tuple[bool, str]:
+    """``(jailed, how)``: whether hosts run jailed here, and the line the reports print."""
+    found = probe()
+    return found.jailed, found.how
 
 
 def command(channel: int, root: str) -> list[str]:
@@ -91,5 +143,5 @@ def command(channel: int, root: str) -> list[str]:
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
     return ["/bin/sh", "-c", 'root=$1; shift; "$@"; rmdir -- "$root" 2>/dev/null; exit 0', "cxforge-jail", root,
-            bwrap, *arguments(root), *passed, python(), "-m", "connectx_forge.tools.sandbox.warden",
+            bwrap, *arguments(root, probe().caps), *passed, python(), "-m", "connectx_forge.tools.sandbox.warden",
             str(channel), root]

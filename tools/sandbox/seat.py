@@ -90,7 +90,9 @@ class HostedAgent:
         self.setup: dict[str, Any] = {
             "kind": "file" if player.kind == "file" else "spec", "spec": player.spec, "seed": seed,
             "limits": self.limits.to_json(),
-            "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage)}
+            "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage),
+            # a .tar.gz's files: at /kaggle_simulations/agent where the warden can (namespace.py)
+            "kaggle": player.kind == "file" and (beside or player.file.endswith(".tar.gz"))}
         self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
         self.templated = template and player.kind == "file" and templates_on()
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")

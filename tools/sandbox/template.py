@@ -28,13 +28,15 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from connectx_forge.tools.sandbox import host, limits, protocol, reap, throttle
+from connectx_forge.tools.sandbox import host, limits, namespace, protocol, reap
 
 MAX_MESSAGE = 1 << 16
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
@@ -44,8 +46,8 @@ ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an en
 class Template:
     """The warden's handle on one template process."""
 
-    def __init__(self, pid: int, sock: socket.socket, load: float) -> None:
-        self.pid, self.sock, self.load = pid, sock, load
+    def __init__(self, pid: int, sock: socket.socket, load: float, init: int = 0) -> None:
+        self.pid, self.sock, self.load, self.init = pid, sock, load, init  # init: its namespace's (0: none)
         self.gone = False  # it died or stopped answering: the warden drops it
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
@@ -74,45 +76,44 @@ class Template:
         status = None if answer is None else answer.get("status")
         return None if status is None else int(status)
 
-    def close(self) -> None:
-        """Kill the template (and so any host it still runs) and reap it."""
+    def close(self, hosts: reap.Hosts | None = None) -> None:
+        """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
         reap.killpg(self.pid)
         self.sock.close()
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
+        namespace.end_init(self.init, hosts)
 
 
-def start(setup: dict[str, Any], budget: float, slow: throttle.Throttle) -> Template | str:
-    """Fork a template for ``setup`` and wait at most ``budget`` seconds for its load: the template, or why
-    the file must be loaded afresh in every game.  ``slow`` throttles it while it loads (--slowdown)."""
+def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
+          place: namespace.Place | None = None) -> Template | str:
+    """Fork a template for ``setup`` (into ``place``: namespaces of its own, where the jail allows) and wait at
+    most ``budget`` seconds for its load: the template, or why the file must be loaded afresh in every game.
+    ``warden``: the warden's hosts (its throttle slows the load down, --slowdown)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    warden = os.getpid()
+    place = place or namespace.Place()
+    me = os.getpid()
     gc.freeze()
-    pid = os.fork()
+    pid, init = place.fork()
     if pid == 0:
         ours.close()
-        _run(theirs, setup, warden)
+        _run(theirs, dict(setup, alone=place.alone), 0 if place.alone else me)
     theirs.close()
-    slow.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
     ours.settimeout(budget)
     try:
         data = ours.recv(MAX_MESSAGE)
     except OSError:  # socket.timeout included
         data = b""
     ours.settimeout(None)
-    slow.remove(pid)
+    warden.throttle.remove(pid)
     answer = json.loads(data) if data else {"why": f"its load took more than {budget:g} s or ended the process"}
     if "load" not in answer:
-        reap.killpg(pid)
-        ours.close()
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+        Template(pid, ours, 0.0, init).close(warden)
         return str(answer.get("why", "no answer"))
-    return Template(pid, ours, float(answer["load"]))
+    return Template(pid, ours, float(answer["load"]), init)
 
 
 # -- the template process ----------------------------------------------------------------------
@@ -138,15 +139,36 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
         _say(control, {"load": seconds})
         gc.freeze()  # the loaded state: the hosts' collectors never walk it, so its pages stay shared
         hosts = reap.Hosts()
+        homes: dict[int, str] = {}  # alone, each host's HOME is a new folder in this namespace's own /tmp
+        ended: list[int] = []  # hosts killed but maybe not yet reaped
         for message, fds in protocol.requests(control):
             if message["op"] == "fork":
-                answer: dict[str, Any] = {"pid": _fork(hosts, message["game"], fds, setup, loaded, log, output)}
+                _reap(ended)  # a new game's host never sees the last one, even as a zombie
+                game = message["game"]
+                if setup.get("alone"):  # the referee's folder for it is not shown here
+                    game["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir="/tmp")
+                pid = _fork(hosts, game, fds, setup, loaded, log, output)
+                homes[pid] = game["home"] if setup.get("alone") else ""
+                answer: dict[str, Any] = {"pid": pid}
             else:
-                answer = {"status": reap.end(hosts, int(message["pid"]), float(message.get("grace", 0)))}
+                pid = int(message["pid"])
+                answer = {"status": reap.end(hosts, pid, float(message.get("grace", 0)))}
+                shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
+                ended.append(pid)
             control.send(json.dumps(answer).encode())
     except BaseException:
         pass
     os._exit(0)
+
+
+def _reap(pids: list[int]) -> None:
+    """Wait for these killed hosts to be gone (``reap.end`` without grace does not wait)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    pids.clear()
 
 
 def _say(sock: socket.socket, message: dict[str, Any]) -> None:

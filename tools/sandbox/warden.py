@@ -34,7 +34,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, jail, limits, protocol, reap, template
+from connectx_forge.tools.sandbox import host, jail, limits, namespace, protocol, reap, template
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
@@ -191,6 +191,9 @@ class _State(reap.Hosts):
         self.templates: dict[str, template.Template] = {}  # by the referee's key
         self.template_folders: set[str] = set()
         self.forked_by: dict[int, template.Template] = {}  # hosts that are a template's children
+        self.alone = False  # each host in namespaces of its own (namespace.py): in a jail that allows it
+        self.shown: list[str] = []  # what the jail shows under its /tmp, which a host's own /tmp shows again
+        self.inits: dict[int, int] = {}  # each fresh host's namespace init
 
 
 def _end(state: _State, pid: int, grace: float) -> int | None:
@@ -198,7 +201,9 @@ def _end(state: _State, pid: int, grace: float) -> int | None:
     parent = state.forked_by.pop(pid, None)
     state.folders.pop(pid, None)
     if parent is None:
-        return reap.end(state, pid, grace)
+        status = reap.end(state, pid, grace)
+        namespace.end_init(state.inits.pop(pid, 0), state)
+        return status
     status = parent.end(pid, grace)
     state.throttle.remove(pid)
     state.running.discard(pid)
@@ -212,7 +217,7 @@ def _drop(state: _State, shared: template.Template) -> None:
     """Forget a template that died or stopped answering, and kill it."""
     for key in [k for k, t in state.templates.items() if t is shared]:
         del state.templates[key]
-    shared.close()
+    shared.close(state)
 
 
 def _cleanup(state: _State) -> NoReturn:
@@ -252,9 +257,14 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     if state.nproc is None:
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
+    agent = None
+    if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
+        agent = os.path.dirname(setup["path"])
+        setup.update(path=os.path.join(namespace.KAGGLE_AGENT, os.path.basename(setup["path"])),
+                     cwd=namespace.KAGGLE_AGENT)
     answer: dict[str, Any] = {}
     pid = None
-    shared = _template(state, setup) if "template" in setup else None
+    shared = _template(state, setup, agent) if "template" in setup else None
     if shared is not None:
         pid = shared.fork({"seed": setup["seed"], "home": setup["home"]}, fds)
         if pid is None:  # it died: this file is loaded afresh from now on
@@ -266,9 +276,12 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         answer["fresh"] = "template" in setup
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-        pid = os.fork()
+        place = _place(state, [os.path.dirname(setup["home"])], agent)
+        pid, init = place.fork()
         if pid == 0:
-            host.run(fds[0], fds[1], setup, me)
+            host.run(fds[0], fds[1], setup, 0 if place.alone else me)
+        if init:
+            state.inits[pid] = init
     for fd in fds:
         os.close(fd)
     state.running.add(pid)
@@ -278,7 +291,13 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     return answer
 
 
-def _template(state: _State, setup: dict[str, Any]) -> template.Template | None:
+def _place(state: _State, folders: list[str], agent: str | None) -> namespace.Place:
+    """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
+    ``agent`` folder at Kaggle's place) where this warden can make them, else beside it."""
+    return namespace.Place(state.alone, (*state.shown, *folders), agent)
+
+
+def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
     """The running template of ``setup``'s key, started if need be (None: the file cannot have one)."""
     shared = setup["template"]
     key = shared["key"]
@@ -289,9 +308,11 @@ def _template(state: _State, setup: dict[str, Any]) -> template.Template | None:
     busy = set(state.forked_by.values())
     idle = [k for k, t in state.templates.items() if t not in busy]
     for old in idle[:max(0, len(state.templates) + 1 - MAX_TEMPLATES)]:  # the least recently used go
-        state.templates.pop(old).close()
-    state.template_folders.add(os.path.dirname(setup["cwd"]))
-    started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state.throttle)
+        state.templates.pop(old).close(state)
+    folder = os.path.dirname(shared["home"])
+    state.template_folders.add(folder)
+    started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state,
+                             _place(state, [folder], agent))
     if isinstance(started, str):
         return None
     state.templates[key] = started
@@ -305,6 +326,8 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoRetur
     bubblewrap (the channel's end alone tells it the referee is gone), and
     whose game folders are in ``root``."""
     state = _State(root)
+    if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
+        state.alone, state.shown = True, namespace.mounted_under_tmp(root)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: _cleanup(state))

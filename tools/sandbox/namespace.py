@@ -1,0 +1,267 @@
+"""Each agent alone: its own process table, its own ``/tmp``, and a .tar.gz's files where Kaggle puts them.
+
+The jail (``jail.py``) is one per warden, so all the hosts of a warden share
+it.  Where the jailed warden holds ``CAP_SYS_ADMIN`` (root, or bubblewrap's
+``--cap-add`` inside its user namespace), ``fork`` puts each host, and each
+template, in a new PID namespace and mount namespace of its own:
+
+* pid 1 is a small init (``cxforge-init``) that only reaps; the host is pid 2,
+  so an agent's signals to itself work as anywhere (an init ignores them);
+* ``/proc`` is mounted afresh: the agent lists its init, itself (a template's
+  hosts: their template) and its own children, never the warden, the other
+  seat or the jail;
+* ``/tmp`` is a private tmpfs, with the folders the jail showed under ``/tmp``
+  shown again (the toolkit or its virtualenv, and the host's own game folders:
+  not the other seat's);
+* ``agent`` (a .tar.gz's unpacked folder) is bound at ``/kaggle_simulations/agent``.
+
+The process that makes the namespaces forks the init, then the host, and exits,
+so the host becomes the warden's child (it is a subreaper): the warden reads
+its wait status and signals its group as before.  Killing the init kills all
+that is left in the namespace.  Neither sets a parent-death signal (its first
+parent exits at once): the jail's end kills both with everything in it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+from dataclasses import dataclass
+from typing import NoReturn
+
+from connectx_forge.tools.sandbox import limits, reap
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 0x4000, 1 << 18
+KAGGLE_AGENT = "/kaggle_simulations/agent"  # where Kaggle puts a .tar.gz's files
+NAME = "cxforge-init"  # what ``ps`` shows for a namespace's init
+
+
+def possible() -> bool:
+    """Whether this process may make namespaces (``CAP_SYS_ADMIN`` in its effective set)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 21 & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def fork(shown: list[str], agent: str | None = None) -> tuple[int, int]:
+    """``os.fork`` into new namespaces: ``(pid, init)`` in the parent, ``(0, 0)`` in the child (pid 2 of its
+    namespace).  ``shown``: folders under ``/tmp`` the child sees again; ``agent``: bound at ``KAGGLE_AGENT``.
+    Raises ``OSError`` when the namespaces cannot be made (nothing is left running)."""
+    _lifeline()
+    pids_r, pids_w = os.pipe()
+    middle = os.fork()
+    if middle == 0:  # makes the namespaces, forks the init and the child, says their pids, exits
+        os.close(pids_r)
+        _middle(pids_w, shown, agent)
+        return 0, 0  # only the child gets here
+    os.close(pids_w)
+    with os.fdopen(pids_r, "rb") as fh:
+        said = fh.read()
+    os.waitpid(middle, 0)
+    if not said:
+        raise OSError("the namespaces could not be made")
+    words = said.split()
+    if words[0] == b"no":
+        raise OSError(said[3:].decode(errors="replace"))
+    return int(words[1]), int(words[0])
+
+
+def _middle(pids_w: int, shown: list[str], agent: str | None) -> None:
+    """The process between: returns only in the namespace's child (pid 2); exits in itself."""
+    try:
+        libc = limits._libc()
+        if libc.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        ready_r, ready_w = os.pipe()
+        init = os.fork()
+        if init == 0:
+            os.close(ready_r)
+            os.close(pids_w)
+            _init(ready_w, shown, agent)
+        os.close(ready_w)
+        ready = os.read(ready_r, 256)
+        if ready != b"ok":
+            os.kill(init, signal.SIGKILL)
+            raise OSError(ready.decode(errors="replace") or "its init died")
+        child = os.fork()
+        if child == 0:
+            os.close(ready_r)
+            os.close(pids_w)
+            return
+        os.write(pids_w, f"{init} {child}".encode())
+    except BaseException as exc:
+        try:
+            os.write(pids_w, f"no {exc}".encode()[:200])
+        except OSError:
+            pass
+    os._exit(0)
+
+
+def _init(ready_w: int, shown: list[str], agent: str | None) -> NoReturn:
+    """pid 1: make the mounts, say so, then reap until killed or until the warden is gone (its lifeline's end
+    reads EOF), which kills all in the namespace.  It holds no other fd of the warden's (a host's channel
+    must close when the host dies)."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    life = _LIFELINE[0]  # inherited from the process that forks namespaces
+    for low, high in _gaps(3, 1 << 16, {ready_w, life}):
+        os.closerange(low, high)
+    try:
+        limits.set_name(NAME)
+        mount_own(shown, agent)
+        os.write(ready_w, b"ok")
+    except BaseException as exc:
+        try:
+            os.write(ready_w, f"its mounts failed ({exc})".encode()[:200])
+        except OSError:
+            pass
+        os._exit(1)
+    os.close(ready_w)
+    limits.drop_capabilities()
+    signal.signal(signal.SIGCHLD, _reap_all)
+    _reap_all()
+    while True:
+        try:
+            if select.select([life], [], [])[0] and not os.read(life, 1):
+                os._exit(0)
+        except InterruptedError:
+            pass
+
+
+def _reap_all(*_: object) -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _gaps(low: int, high: int, keep: set[int]) -> list[tuple[int, int]]:
+    """The ranges of ``[low, high)`` between the fds in ``keep``."""
+    out, start = [], low
+    for fd in sorted(keep):
+        out.append((start, fd))
+        start = fd + 1
+    return [*out, (start, high)]
+
+
+_LIFELINE: list[int] = []
+
+
+def _lifeline() -> tuple[int, int]:
+    """A pipe whose write end only the process that forks namespaces holds (every host and template closes
+    its fds): its read end, in each namespace's init, reads EOF when that process is gone."""
+    if not _LIFELINE or _LIFELINE[2] != os.getpid():
+        read, write = os.pipe()
+        _LIFELINE[:] = [read, write, os.getpid()]
+    return _LIFELINE[0], _LIFELINE[1]
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def b(s: str | None) -> bytes | None:
+        return None if s is None else s.encode()
+
+    if limits._libc().mount(b(source), b(target), b(fstype), flags, b(data)) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
+
+
+def mount_own(shown: list[str], agent: str | None) -> None:
+    """In this mount namespace: nothing shared back, a fresh ``/proc``, ``agent`` at ``KAGGLE_AGENT``, a
+    private ``/tmp`` with ``shown`` in it again."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    if agent is not None:
+        _mount(agent, KAGGLE_AGENT, None, MS_BIND | MS_REC)
+    held = [(path, os.open(path, os.O_PATH)) for path in shown]
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    for path, fd in held:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+
+
+def works() -> bool:
+    """Whether ``fork`` works here: a child that finds itself pid 2 under a fresh ``/proc`` (the jail's probe)."""
+    if not possible():
+        return False
+    limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)  # as the warden is: the child becomes this process's own
+    try:
+        pid, init = fork([])
+    except OSError:
+        return False
+    if pid == 0:
+        os._exit(0 if os.getpid() == 2 and sorted(p for p in os.listdir("/proc") if p.isdigit()) == ["1", "2"]
+                 else 1)
+    _, status = os.waitpid(pid, 0)
+    os.kill(init, signal.SIGKILL)
+    os.waitpid(init, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a forked host (or template) goes: alone in namespaces of its own (``shown`` and ``agent`` as in
+    ``fork``), or, with ``alone`` False, beside its parent as a plain fork."""
+
+    alone: bool = False
+    shown: tuple[str, ...] = ()
+    agent: str | None = None
+
+    def fork(self) -> tuple[int, int]:
+        """``(pid, init)`` in the parent (init 0 for a plain fork), ``(0, 0)`` in the child."""
+        if self.alone:
+            return fork(list(self.shown), self.agent)
+        return os.fork(), 0
+
+
+def mounted_under_tmp(skip: str | None) -> list[str]:
+    """The mount points under ``/tmp`` (the outermost ones), but ``skip`` and what is under it: what the jail
+    showed again under its private ``/tmp``, for a host's own ``/tmp`` to show too."""
+    found: list[str] = []
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            points = [line.split()[4].encode().decode("unicode_escape") for line in fh]
+    except OSError:
+        return found
+    for point in sorted(set(points)):
+        if not point.startswith("/tmp/") or skip and (point + "/").startswith(skip.rstrip("/") + "/"):
+            continue
+        if not any((point + "/").startswith(f + "/") for f in found):
+            found.append(point)
+    return found
+
+
+def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
+    """Kill a namespace's init (and so everything left in it) and reap it.  Its end waits until every
+    process of the namespace is reaped, some of which may be this process's own children (a fresh host):
+    so this reaps any child meanwhile, keeping the statuses of ``hosts`` still running."""
+    if not init:
+        return
+    try:
+        os.kill(init, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        if pid == init:
+            return
+        if hosts is not None and pid in hosts.running:
+            hosts.reaped[pid] = status
