@@ -169,19 +169,27 @@ def warden_processes() -> set[int]:
 
 def templates_of(wardens: set[int]) -> set[int]:
     """The templates (``tools/sandbox/template.py``) that ``wardens`` keep between games: their children that
-    name themselves so."""
+    name themselves so, and each one's namespace init (``namespace.py``: in the template's process namespace)."""
+    from connectx_forge.tools.sandbox.namespace import NAME as INIT
     from connectx_forge.tools.sandbox.template import NAME
 
-    found = set()
+    def pid_namespace(pid: int) -> str:
+        try:
+            return os.readlink(f"/proc/{pid}/ns/pid")
+        except OSError:
+            return ""
+
+    named: dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (fields := _stat(entry)) is not None and int(fields[1]) in wardens:
             try:
                 with open(f"/proc/{entry}/comm") as fh:
-                    if fh.read().strip() == NAME:
-                        found.add(int(entry))
+                    named[int(entry)] = fh.read().strip()
             except OSError:
                 pass
-    return found
+    found = {pid for pid, name in named.items() if name == NAME}
+    spaces = {pid_namespace(pid) for pid in found} - {""}
+    return found | {pid for pid, name in named.items() if name == INIT and pid_namespace(pid) in spaces}
 
 
 def wait_for_hosts(root: int, temp: Path, count: int, seconds: float = 15.0) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import tarfile
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -70,27 +71,103 @@ def test_a_jailed_agent_cannot_reach_a_server_on_localhost(tmp_path: Path) -> No
     assert found["connected"] is False and not accepted, found
 
 
+LIST = """
+    import subprocess
+    child = subprocess.Popen(["sleep", "30"])
+    found["me"], found["child"], found["procs"], found["key"] = os.getpid(), child.pid, {}, False
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            with open(f"/proc/{pid}/comm") as fh:
+                found["procs"][pid] = fh.read().strip()
+            for name in ("environ", "cmdline"):
+                with open(f"/proc/{pid}/{name}", "rb") as fh:
+                    data = fh.read()
+                found["key"] |= b"KAGGLE_KEY" in data or b"0123456789abcdef" in data
+        except OSError:
+            continue
+    child.kill()
+    child.wait()
+    found["env"] = sorted(os.environ)
+"""
+
+
 @jailed
 @pytest.mark.usefixtures("fresh_warden")
-def test_a_jailed_agent_sees_only_the_jail_and_no_secret(tmp_path: Path) -> None:
-    found = probe(tmp_path, """
-        found["pids"], found["key"], found["cmdlines"] = [], False, []
-        for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
-            found["pids"].append(int(pid))
-            for name in ("environ", "cmdline"):
-                try:
-                    with open(f"/proc/{pid}/{name}", "rb") as fh:
-                        data = fh.read()
-                except OSError:
-                    continue
-                found["key"] |= b"KAGGLE_KEY" in data or b"0123456789abcdef" in data
-                if name == "cmdline":
-                    found["cmdlines"].append(data.split(b"\\0")[0].decode(errors="replace"))
-        found["env"] = sorted(os.environ)
-    """)
+@pytest.mark.parametrize("template", [False, True])
+def test_a_jailed_agent_sees_no_secret_and_only_its_own_processes(tmp_path: Path, template: bool) -> None:
+    """Its namespace's init, its template (as in match), itself and its child: not the warden, not the other
+    seat, not the user's processes; no planted key in any environment it can read."""
+    if not jail.probe().alone:
+        pytest.skip(f"agents share the jail's processes here: {HOW}")
+    found = probe(tmp_path, LIST, template)
     assert found["key"] is False and "KAGGLE_KEY" not in found["env"], found
-    assert len(found["pids"]) <= 3, found  # bubblewrap's init, the warden, this host: not the user's processes
-    assert not any("pytest" in c for c in found["cmdlines"]), found
+    procs = {int(pid): name for pid, name in found["procs"].items()}
+    expected = {1: "cxforge-init", found["me"]: "cxforge-host", found["child"]: "sleep"}
+    if template:
+        expected[2] = "cxforge-tmpl"
+    assert procs == expected, found
+
+
+@jailed
+@pytest.mark.usefixtures("fresh_warden")
+def test_a_jailed_agent_sees_no_secret_and_not_the_users_processes(tmp_path: Path) -> None:
+    """Where each agent cannot be alone (no namespaces per agent), it still sees only the jail's processes."""
+    found = probe(tmp_path, LIST)
+    assert found["key"] is False and "KAGGLE_KEY" not in found["env"], found
+    assert len(found["procs"]) <= 5, found  # bubblewrap's init, the warden, an init, this host and its child
+    assert not any("pytest" in name for name in found["procs"].values()), found
+
+
+@jailed
+@pytest.mark.usefixtures("fresh_warden")
+@pytest.mark.parametrize("template", [False, True])
+def test_a_targz_agent_reads_its_files_where_kaggle_puts_them(tmp_path: Path, template: bool) -> None:
+    if not jail.probe().alone:
+        pytest.skip(f"agents share the jail's folders here: {HOW}")
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "weights.txt").write_text("42\n")
+    (folder / "main.py").write_text(textwrap.dedent("""
+        import json, os
+        WEIGHTS = open("/kaggle_simulations/agent/weights.txt").read().strip()
+
+        def agent(obs, config):
+            print("FOUND " + json.dumps({"weights": WEIGHTS, "cwd": os.getcwd(), "path": config.__raw_path__,
+                                         "files": sorted(os.listdir("/kaggle_simulations/agent"))}))
+            return 3
+    """))
+    archive = tmp_path / "sub.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in ("main.py", "weights.txt"):
+            tar.add(folder / name, arcname=name)
+    host = HostedAgent(resolve(str(archive)), 1, (6, 7, 4), 2.0, 60.0, template=template)
+    try:
+        reply = host.move(OBS, CONFIG, 10.0)
+        assert reply.kind == "ok" and reply.action == 3, (reply, host.log_text())
+        [line] = [ln for ln in host.log_text().splitlines() if ln.startswith("FOUND ")]
+    finally:
+        host.close()
+    assert json.loads(line[len("FOUND "):]) == {
+        "weights": "42", "cwd": "/kaggle_simulations/agent", "path": "/kaggle_simulations/agent/main.py",
+        "files": ["main.py", "weights.txt"]}
+
+
+@jailed
+@pytest.mark.usefixtures("fresh_warden")
+def test_each_agent_has_its_own_tmp(tmp_path: Path) -> None:
+    """What one seat leaves in /tmp the other seat (or the next game) never finds."""
+    if not jail.probe().alone:
+        pytest.skip(f"agents share the jail's /tmp here: {HOW}")
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = probe(tmp_path / "one", """
+        open("/tmp/note.txt", "w").write("x")
+        found["tmp"] = sorted(os.listdir("/tmp"))
+    """)
+    second = probe(tmp_path / "two", """
+        found["seen"] = os.path.exists("/tmp/note.txt")
+    """)
+    assert "note.txt" in first["tmp"] and second == {"seen": False}, (first, second)
 
 
 @jailed
@@ -112,15 +189,15 @@ def test_a_jailed_agent_writes_only_its_folder_and_tmp(tmp_path: Path) -> None:
 
 
 def test_without_bubblewrap_hosts_run_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    jail.status.cache_clear()
+    jail.probe.cache_clear()
     try:
         monkeypatch.setenv("PATH", "/nonexistent")
         assert jail.status() == (False, f"not jailed: no bwrap on PATH; {jail.INSTALL}")
-        jail.status.cache_clear()
+        jail.probe.cache_clear()
         monkeypatch.setenv("CXFORGE_JAIL", "off")
         assert jail.status() == (False, "not jailed (CXFORGE_JAIL=off)")
     finally:
-        jail.status.cache_clear()
+        jail.probe.cache_clear()
         monkeypatch.undo()
         assert jail.status()[0] == JAILED
 

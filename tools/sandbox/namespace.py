@@ -265,3 +265,24 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
             return
         if hosts is not None and pid in hosts.running:
             hosts.reaped[pid] = status
+
+
+def outer_pid(parent: int, inner: int) -> int | None:
+    """The pid, as this process sees it, of ``parent``'s child that is ``inner`` in ``parent``'s own namespace
+    (a template says its hosts' pids as it sees them); None when there is no such child."""
+    try:
+        with open(f"/proc/{parent}/task/{parent}/children") as fh:
+            kids = [int(k) for k in fh.read().split()]
+    except OSError:
+        return None
+    for kid in kids:
+        try:
+            with open(f"/proc/{kid}/status") as fh:
+                for line in fh:
+                    if line.startswith("NSpid:"):
+                        if int(line.split()[-1]) == inner:
+                            return kid
+                        break
+        except (OSError, ValueError):
+            continue
+    return None

@@ -49,6 +49,7 @@ class Template:
     def __init__(self, pid: int, sock: socket.socket, load: float, init: int = 0) -> None:
         self.pid, self.sock, self.load, self.init = pid, sock, load, init  # init: its namespace's (0: none)
         self.gone = False  # it died or stopped answering: the warden drops it
+        self.inner: dict[int, int] = {}  # each running host's pid as the template sees it, by the warden's
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
@@ -66,13 +67,22 @@ class Template:
         return answer
 
     def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
-        """A host for one game (``seed``, ``home``) on the channel and log ``fds``: its pid, None on failure."""
+        """A host for one game (``seed``, ``home``) on the channel and log ``fds``: its pid as the warden sees
+        it, None on failure."""
         answer = self.ask({"op": "fork", "game": game}, fds)
-        return None if answer is None else int(answer["pid"])
+        if answer is None:
+            return None
+        inner = int(answer["pid"])  # as the template sees it: in its own namespace, if it has one
+        pid = namespace.outer_pid(self.pid, inner) if self.init else inner
+        if pid is None:
+            self.gone = True
+            return None
+        self.inner[pid] = inner
+        return pid
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown."""
-        answer = self.ask({"op": "end", "pid": pid, "grace": grace})
+        answer = self.ask({"op": "end", "pid": self.inner.pop(pid, pid), "grace": grace})
         status = None if answer is None else answer.get("status")
         return None if status is None else int(status)
 

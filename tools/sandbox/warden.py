@@ -257,6 +257,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     if state.nproc is None:
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
+    folders = sorted({os.path.dirname(setup["home"]), os.path.dirname(setup["cwd"])})  # a host's own (template's)
     agent = None
     if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
         agent = os.path.dirname(setup["path"])
@@ -276,7 +277,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         answer["fresh"] = "template" in setup
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-        place = _place(state, [os.path.dirname(setup["home"])], agent)
+        place = _place(state, folders, agent)
         pid, init = place.fork()
         if pid == 0:
             host.run(fds[0], fds[1], setup, 0 if place.alone else me)
