@@ -72,8 +72,12 @@ def test_a_jailed_agent_cannot_reach_a_server_on_localhost(tmp_path: Path) -> No
 
 
 LIST = """
-    import subprocess
+    import subprocess, time
     child = subprocess.Popen(["sleep", "30"])
+    for _ in range(200):  # until the child has become sleep
+        if open(f"/proc/{child.pid}/comm").read().strip() == "sleep":
+            break
+        time.sleep(0.01)
     found["me"], found["child"], found["procs"], found["key"] = os.getpid(), child.pid, {}, False
     for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
         try:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from connectx_forge.tools.cli import main
+from connectx_forge.tools.sandbox import cgroup, warden
 
 BURN = """
 import time
@@ -22,6 +24,8 @@ def agent(obs, config):
         while time.process_time() - c0 < CPU_S:
             pass
         print(f"SHARE {(time.process_time() - c0) / (time.perf_counter() - w0):.4f}")
+        lines = open("/proc/self/cgroup").read().splitlines()
+        print("CGROUP " + [ln for ln in lines if "cpu" in ln.split(":")[1].split(",") or ln.startswith("0::")][0])
     return [c for c in range(config.columns) if obs.board[c] == 0][0]
 """
 
@@ -44,7 +48,23 @@ def first_move(agent: Path, folder: Path, slowdown: float, act_timeout: float) -
     return record["outcome"], shares[0] if shares else None
 
 
-def test_a_slowed_host_gets_its_share_of_a_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.fixture(params=["cgroup", "duty cycle"])
+def method(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each way of slowing a host: a cgroup's CPU quota where this machine allows one, and the duty cycle."""
+    if request.param == "duty cycle":
+        monkeypatch.setenv("CXFORGE_CGROUP", "off")
+    cgroup.available.cache_clear()
+    warden.reset()
+    if request.param == "cgroup" and cgroup.available() is None:
+        pytest.skip("no cgroup with the CPU controller is writable here")
+    yield request.param
+    monkeypatch.undo()
+    cgroup.available.cache_clear()
+    warden.reset()
+
+
+def test_a_slowed_host_gets_its_share_of_a_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               method: str) -> None:
     agent = burner(tmp_path, 0.5)
     _, full = first_move(agent, tmp_path, 1, 10)
     _, half = first_move(agent, tmp_path, 2, 10)
@@ -53,7 +73,13 @@ def test_a_slowed_host_gets_its_share_of_a_cpu(tmp_path: Path, capsys: pytest.Ca
     # measured against the same run's full speed (a loaded machine gives less than a whole CPU to anyone)
     assert abs(half / full - 0.5) <= 0.05 and abs(quarter / full - 0.25) <= 0.025, (full, half, quarter)
     out = capsys.readouterr().out
-    assert "slowdown 4x: each agent host ran on 1/4 of a CPU (a duty cycle of SIGSTOP/SIGCONT" in out
+    said = {"cgroup": "a CPU quota on the host's own cgroup", "duty cycle": "a duty cycle of SIGSTOP/SIGCONT"}
+    assert f"slowdown 4x: each agent host ran on 1/4 of a CPU ({said[method]}" in out
+    groups = [line for game in (tmp_path / "games_4.jsonl", tmp_path / "games_1.jsonl")
+              for line in json.loads(game.read_text().splitlines()[0])["logs"]["1"].splitlines()
+              if line.startswith("CGROUP ")]
+    slowed, full_speed = groups
+    assert ("/host-" in slowed) == (method == "cgroup") and "/host-" not in full_speed, groups
 
 
 def test_a_move_that_fits_at_full_speed_times_out_on_a_slower_machine(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 
+from connectx_forge.tools.sandbox import cgroup
 from connectx_forge.tools.sandbox.namespace import KAGGLE_AGENT
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
@@ -86,7 +87,7 @@ def arguments(root: str | None, caps: tuple[str, ...] = ()) -> list[str]:
             *[arg for path in under_tmp() for arg in ("--ro-bind", path, path)],
             *(["--bind", root, root] if root else []),
             "--dir", KAGGLE_AGENT, "--remount-ro", "/",
-            "--unshare-all", "--new-session", *caps, "--clearenv", "--setenv", "PATH", PATH,
+            "--unshare-all", "--new-session", "--die-with-parent", *caps, "--clearenv", "--setenv", "PATH", PATH,
             "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
 
 
@@ -135,13 +136,18 @@ def status() -> tuple[bool, str]:
     return found.jailed, found.how
 
 
-def command(channel: int, root: str) -> list[str]:
+def command(channel: int, root: str, group: cgroup.Group | None = None) -> list[str]:
     """The command that starts a jailed warden serving ``channel`` (an inherited fd), its game folders in
-    ``root``.  The warden empties ``root`` when it ends; a shell outside the jail then removes the folder
-    itself (a mount point inside), even when the referee was killed."""
+    ``root``, its hosts' cgroups in ``group`` (shown writable in the jail; ``cgroup.py``).  The warden empties
+    ``root`` when it ends; a shell outside the jail then removes the folder itself (a mount point inside) and
+    the cgroups, even when the referee was killed."""
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
-    return ["/bin/sh", "-c", 'root=$1; shift; "$@"; rmdir -- "$root" 2>/dev/null; exit 0', "cxforge-jail", root,
-            bwrap, *arguments(root, probe().caps), *passed, python(), "-m", "connectx_forge.tools.sandbox.warden",
-            str(channel), root]
+    shown = ["--bind", group.folder, group.folder] if group else []
+    return ["/bin/sh", "-c", 'root=$1; cg=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; '
+            # a cgroup is removable once the last of its processes has finished exiting
+            'for i in 1 2 3 4 5 6 7 8 9 10; do [ -z "$cg" ] || [ ! -d "$cg" ] && break; '
+            'rmdir -- "$cg"/host-* "$cg" 2>/dev/null; sleep 0.1; done; exit 0', "cxforge-jail", root,
+            group.folder if group else "", bwrap, *arguments(root, probe().caps), *shown, *passed, python(), "-m",
+            "connectx_forge.tools.sandbox.warden", str(channel), root, group.to_arg() if group else "-"]

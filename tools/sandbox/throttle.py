@@ -1,13 +1,14 @@
 """The throttle: ``--slowdown X`` gives each agent host 1/X of a CPU, as on a machine X times slower.
 
-A thread of the warden stops and continues each slowed host's process group on
-a duty cycle (``SIGSTOP``/``SIGCONT``): in every ``PERIOD`` a host runs for
-``PERIOD / X``, then stands still.  So the agent's own clock (wall time) runs
+Where the warden has a cgroup of its own (``cgroup.py``), each slowed host
+gets a CPU quota in a cgroup of its own.  Elsewhere a thread of the warden
+stops and continues each slowed host's process group on a duty cycle
+(``SIGSTOP``/``SIGCONT``): in every ``PERIOD`` a host runs for ``PERIOD / X``,
+then stands still.  So the agent's own clock (wall time) runs
 as usual while it gets 1/X of the CPU time it would: an agent that times its
 search by the clock searches X times less, and one that does a fixed amount
 of work takes X times longer, against Kaggle's clock, which stays wall time.
-The method works wherever the warden may signal its hosts (it forked them);
-cgroup v2's ``cpu.max`` would be finer, and is not used.
+The duty cycle works wherever the warden may signal its hosts (it forked them).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import signal
 import threading
 import time
 
-PERIOD = 0.02  # seconds of one duty cycle
-METHOD = f"a duty cycle of SIGSTOP/SIGCONT on the host's process group every {PERIOD * 1000:g} ms"
+from connectx_forge.tools.sandbox import cgroup
+
+PERIOD = 0.02  # seconds of one duty cycle (cgroup.DUTY_CYCLE says it)
 
 
 def _signal(pid: int, sig: int) -> None:
@@ -36,7 +38,10 @@ class Throttle:
     (a loaded machine) is paid back in the next periods instead of adding up.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, group: cgroup.Group | None = None) -> None:
+        self.group = group  # where slowed hosts get cgroups of their own (None: the duty cycle)
+        self.grouped: set[int] = set()  # hosts held by a cgroup's quota
+        self.leftover: list[int] = []  # cgroups of ended hosts that still held a process
         self.hosts: dict[int, list[float]] = {}  # process group -> [share, seconds run, when first cycled]
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
@@ -44,6 +49,9 @@ class Throttle:
     def add(self, pid: int, slowdown: float) -> None:
         """Slow host ``pid`` (a process group) down ``slowdown`` times; 1 leaves it alone."""
         if slowdown <= 1:
+            return
+        if self.group is not None and cgroup.limit(self.group, pid, 1 / slowdown):
+            self.grouped.add(pid)
             return
         with self.lock:
             self.hosts[pid] = [1 / slowdown, 0.0, -1.0]
@@ -53,6 +61,12 @@ class Throttle:
 
     def remove(self, pid: int) -> None:
         """Stop slowing ``pid`` (it ended); it is continued, so that it can exit."""
+        if self.group is not None and (pid in self.grouped or self.leftover):
+            if pid in self.grouped:
+                self.grouped.discard(pid)
+                self.leftover.append(pid)
+            group = self.group
+            self.leftover = [p for p in self.leftover if not cgroup.release(group, p)]
         with self.lock:  # under the lock: once this returns, the thread stops it no more
             if self.hosts.pop(pid, None) is not None:
                 _signal(pid, signal.SIGCONT)

@@ -34,7 +34,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import host, jail, limits, namespace, protocol, reap, template
+from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, template
 
 _local = threading.local()
 MAX_MESSAGE = 1 << 16
@@ -57,14 +57,16 @@ class Warden:
         parent = os.getpid()
         self.jailed = jail.status()[0]
         self.root: str | None = None  # where game folders go: the jail's one writable folder (None: anywhere)
+        self.group = cgroup.make()  # its hosts' cgroups (--slowdown), where this machine allows them
         if self.jailed:  # a fresh Python in the jail (jail.py), serving the inherited channel
             import subprocess
             import tempfile
 
             self.root = tempfile.mkdtemp(prefix="cxforge-jail-")
             env = {"PATH": jail.PATH}
-            proc = subprocess.Popen(jail.command(theirs.fileno(), self.root), pass_fds=(theirs.fileno(),), env=env,
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(jail.command(theirs.fileno(), self.root, self.group),
+                                    pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             pid = proc.pid
             proc.returncode = 0  # reaped by close(), not by Popen's finaliser
         else:
@@ -72,7 +74,7 @@ class Warden:
             pid = os.fork()
             if pid == 0:  # the warden
                 ours.close()
-                _serve(theirs, parent)
+                _serve(theirs, parent, None, self.group)
         theirs.close()
         self.pid, self.sock, self.owner = pid, ours, parent
         # each file's template folder and staged path, by the key ``seat`` gives it (None: loaded afresh)
@@ -118,6 +120,8 @@ class Warden:
                 shutil.rmtree(staged[0], ignore_errors=True)
         if self.root:  # the jail's folder, when its shell was killed before it could remove it
             shutil.rmtree(self.root, ignore_errors=True)
+        if self.group:
+            cgroup.remove(self.group)
 
 
 def get() -> Warden:
@@ -320,13 +324,15 @@ def _template(state: _State, setup: dict[str, Any], agent: str | None) -> templa
     return started
 
 
-def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoReturn:
+def _serve(sock: socket.socket, parent: int, root: str | None = None,
+           group: cgroup.Group | None = None) -> NoReturn:
     """Serve the referee's requests until its channel closes (it exited or was killed), then clean up.
 
     ``parent`` is the referee's pid; 0 in the jail, whose warden's parent is
     bubblewrap (the channel's end alone tells it the referee is gone), and
-    whose game folders are in ``root``."""
+    whose game folders are in ``root``; ``group``: where slowed hosts get cgroups (``cgroup.py``)."""
     state = _State(root)
+    state.throttle.group = group
     if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
         state.alone, state.shown = True, namespace.mounted_under_tmp(root)
     try:
@@ -354,14 +360,15 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None) -> NoRetur
 
 
 def main(argv: list[str]) -> NoReturn:
-    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT``: a warden started in the jail."""
+    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT GROUP``: a warden started in the jail
+    (GROUP: ``cgroup.Group.to_arg``, or ``-``)."""
     sock = socket.socket(fileno=int(argv[0]))
     # what the referee holds before it forks a warden: the shipped agents first (kaggle_environments puts
     # folders of other games on sys.path, one of which has an agents.py), then the rest
     import connectx_forge.tools.play.players  # noqa: F401
 
     _preload()
-    _serve(sock, 0, argv[1])
+    _serve(sock, 0, argv[1], cgroup.Group.from_arg(argv[2]))
 
 
 if __name__ == "__main__":
