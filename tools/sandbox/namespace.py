@@ -99,11 +99,16 @@ def _middle(pids_w: int, shown: list[str], agent: str | None) -> None:
             return
         os.write(pids_w, f"{init} {child}".encode())
     except BaseException as exc:
-        try:
-            os.write(pids_w, f"no {exc}".encode()[:200])
-        except OSError:
-            pass
+        _tell(pids_w, f"no {exc}")
     os._exit(0)
+
+
+def _tell(fd: int, text: str) -> None:
+    """Write ``text`` (its first 200 bytes) to the pipe ``fd``, if it can still be written."""
+    try:
+        os.write(fd, text.encode()[:200])
+    except OSError:
+        pass
 
 
 def _init(ready_w: int, shown: list[str], agent: str | None) -> NoReturn:
@@ -121,10 +126,7 @@ def _init(ready_w: int, shown: list[str], agent: str | None) -> NoReturn:
         mount_own(shown, agent)
         os.write(ready_w, b"ok")
     except BaseException as exc:
-        try:
-            os.write(ready_w, f"its mounts failed ({exc})".encode()[:200])
-        except OSError:
-            pass
+        _tell(ready_w, f"its mounts failed ({exc})")
         os._exit(1)
     os.close(ready_w)
     limits.drop_capabilities()
