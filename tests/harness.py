@@ -169,9 +169,10 @@ def warden_processes() -> set[int]:
 
 def templates_of(wardens: set[int]) -> set[int]:
     """The templates (``tools/sandbox/template.py``) that ``wardens`` keep between games: their children that
-    name themselves so, and each one's namespace init (``namespace.py``: in the template's process namespace)."""
+    name themselves so, each one's namespace init (``namespace.py``: in the template's process namespace) and
+    the spare host each one forks ahead of its next game."""
     from connectx_forge.tools.sandbox.namespace import NAME as INIT
-    from connectx_forge.tools.sandbox.template import NAME
+    from connectx_forge.tools.sandbox.template import NAME, SPARE
 
     def pid_namespace(pid: int) -> str:
         try:
@@ -179,17 +180,24 @@ def templates_of(wardens: set[int]) -> set[int]:
         except OSError:
             return ""
 
+    named = children_named(wardens)
+    found = {pid for pid, name in named.items() if name == NAME}
+    spaces = {pid_namespace(pid) for pid in found} - {""}
+    spares = {pid for pid, name in children_named(found).items() if name == SPARE}
+    return found | spares | {pid for pid, name in named.items() if name == INIT and pid_namespace(pid) in spaces}
+
+
+def children_named(parents: set[int]) -> dict[int, str]:
+    """The children of ``parents``, with the names they give themselves (``/proc/PID/comm``)."""
     named: dict[int, str] = {}
     for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _stat(entry)) is not None and int(fields[1]) in wardens:
+        if entry.isdigit() and (fields := _stat(entry)) is not None and int(fields[1]) in parents:
             try:
                 with open(f"/proc/{entry}/comm") as fh:
                     named[int(entry)] = fh.read().strip()
             except OSError:
                 pass
-    found = {pid for pid, name in named.items() if name == NAME}
-    spaces = {pid_namespace(pid) for pid in found} - {""}
-    return found | {pid for pid, name in named.items() if name == INIT and pid_namespace(pid) in spaces}
+    return named
 
 
 def wait_for_hosts(root: int, temp: Path, count: int, seconds: float = 15.0) -> None:

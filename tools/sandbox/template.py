@@ -20,7 +20,9 @@ drawn during the load (a generator seeded from the system at import) is the
 same in every game, and the load's prints are copied into each game's log.
 
 Hosts are the template's children, so it ends them (``end``, ``reap.py``) and
-reads their statuses; they die with it, and it dies with the warden.
+reads their statuses; they die with it, and it dies with the warden.  It forks
+each host ahead of its game (a spare, named ``cxforge-spare`` until it is handed
+its game's fds), so that the fork is not on a game's critical path.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -40,6 +43,7 @@ from connectx_forge.tools.sandbox import host, limits, namespace, protocol, reap
 
 MAX_MESSAGE = 1 << 16
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
+SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
 ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an end's grace) before it is dropped
 
 
@@ -81,8 +85,16 @@ class Template:
         return pid
 
     def end(self, pid: int, grace: float) -> int | None:
-        """End host ``pid`` (``reap.end``): its wait status, None when unknown."""
-        answer = self.ask({"op": "end", "pid": self.inner.pop(pid, pid), "grace": grace})
+        """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not
+        asked for: the template ends the host while the warden goes on)."""
+        inner = self.inner.pop(pid, pid)
+        if grace <= 0:
+            try:
+                self.sock.send(json.dumps({"op": "end", "pid": inner, "quiet": True}).encode())
+            except OSError:
+                self.gone = True
+            return None
+        answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
         return None if status is None else int(status)
 
@@ -133,7 +145,7 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
         limits.set_name(NAME)
         control = _take_fds(sock)
         host.settle(setup)
-        log = sys.stdout
+        log = sys.stdout  # the capped log, whatever the load puts in its place
         started = time.perf_counter()
         try:
             loaded = host.load(setup)
@@ -148,37 +160,56 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
             os._exit(0)
         _say(control, {"load": seconds})
         gc.freeze()  # the loaded state: the hosts' collectors never walk it, so its pages stay shared
-        hosts = reap.Hosts()
-        homes: dict[int, str] = {}  # alone, each host's HOME is a new folder in this namespace's own /tmp
-        ended: list[int] = []  # hosts killed but maybe not yet reaped
-        for message, fds in protocol.requests(control):
-            if message["op"] == "fork":
-                _reap(ended)  # a new game's host never sees the last one, even as a zombie
-                game = message["game"]
-                if setup.get("alone"):  # the referee's folder for it is not shown here
-                    game["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir="/tmp")
-                pid = _fork(hosts, game, fds, setup, loaded, log, output)
-                homes[pid] = game["home"] if setup.get("alone") else ""
-                answer: dict[str, Any] = {"pid": pid}
-            else:
-                pid = int(message["pid"])
-                answer = {"status": reap.end(hosts, pid, float(message.get("grace", 0)))}
-                shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
-                ended.append(pid)
-            control.send(json.dumps(answer).encode())
+        _serve(control, setup, loaded, log, output)
     except BaseException:
         pass
     os._exit(0)
 
 
-def _reap(pids: list[int]) -> None:
-    """Wait for these killed hosts to be gone (``reap.end`` without grace does not wait)."""
-    for pid in pids:
+def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
+           output: bytes) -> None:
+    """Answer ``fork`` and ``end`` until the warden's channel closes.  A host is forked ahead of its game (a
+    spare, waiting for the game's fds), so that a game's start costs no fork; hosts killed by ``end`` are
+    reaped as they go (``SIGCHLD``), and before the next game starts at the latest."""
+    hosts = reap.Hosts()
+    homes: dict[int, str] = {}  # alone, each host's HOME is a new folder in this namespace's own /tmp
+    ended: list[int] = []  # hosts killed but maybe not yet reaped
+    signal.signal(signal.SIGCHLD, lambda *_: _reap(ended, wait=False))
+    spare: tuple[int, socket.socket] | None = None
+    for message, fds in protocol.requests(control):
+        if message["op"] == "fork":
+            _reap(ended)  # a new game's host never sees the last one, even as a zombie
+            game = message["game"]
+            if setup.get("alone"):  # the referee's folder for it is not shown here
+                game["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir="/tmp")
+            pid = _hand_over(spare, game, fds) or _hand_over(_spare(setup, loaded, log, output), game, fds)
+            for fd in fds:
+                os.close(fd)
+            if pid is None:
+                raise OSError("no host could be forked")
+            hosts.running.add(pid)
+            homes[pid] = game["home"] if setup.get("alone") else ""
+            control.send(json.dumps({"pid": pid}).encode())
+            spare = _spare(setup, loaded, log, output)  # the next game's, while this one plays
+            continue
+        pid = int(message["pid"])
+        answer = {"status": reap.end(hosts, pid, float(message.get("grace", 0)))}
+        shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
+        ended.append(pid)
+        if not message.get("quiet"):  # a quiet end is not answered
+            control.send(json.dumps(answer).encode())
+
+
+def _reap(pids: list[int], wait: bool = True) -> None:
+    """Reap these killed hosts (``reap.end`` without grace does not); ``wait``: until they are gone."""
+    for pid in list(pids):
         try:
-            os.waitpid(pid, 0)
+            if os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == 0:
+                continue
         except ChildProcessError:
             pass
-    pids.clear()
+        if pid in pids:
+            pids.remove(pid)
 
 
 def _say(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -233,30 +264,56 @@ def unforkable(control: int) -> str:
     return ""
 
 
-def _fork(hosts: reap.Hosts, game: dict[str, Any], fds: list[int], setup: dict[str, Any],
-          loaded: tuple[Callable[..., Any], int], log: Any, output: bytes) -> int:
+def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
+           output: bytes) -> tuple[int, socket.socket]:
+    """Fork a host ahead of its game: its pid, and the socket that will hand it the game."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     me = os.getpid()
     pid = os.fork()
     if pid == 0:
-        _host(fds, game, setup, loaded, log, output, me)
-    for fd in fds:
-        os.close(fd)
-    hosts.running.add(pid)
+        ours.close()
+        _host(theirs, setup, loaded, log, output, me)
+    theirs.close()
+    return pid, ours
+
+
+def _hand_over(spare: tuple[int, socket.socket] | None, game: dict[str, Any], fds: list[int]) -> int | None:
+    """Give a spare its game (``seed``, ``home``) and the channel and log ``fds``: its pid, None when it is
+    gone (the caller closes ``fds``)."""
+    if spare is None:
+        return None
+    pid, sock = spare
+    try:
+        socket.send_fds(sock, [json.dumps(game).encode()], fds)
+    except OSError:
+        reap.killpg(pid)
+        return None
+    finally:
+        sock.close()
     return pid
 
 
-def _host(fds: list[int], game: dict[str, Any], setup: dict[str, Any], loaded: tuple[Callable[..., Any], int],
-          log: Any, output: bytes, template: int) -> NoReturn:
-    """A host forked from the template: this game's channel, log, home and seed, then serve (its rlimits are
-    the template's, its CPU time counted from zero)."""
+def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
+          output: bytes, template: int) -> NoReturn:
+    """A host forked from the template: it waits on ``sock`` for its game, then takes the game's channel, log,
+    home and seed and serves (its rlimits are the template's, its CPU time counted from zero)."""
     def life() -> None:
         host.detach(template)
-        sock = host.take_fds(fds[0], fds[1])
+        limits.set_name(SPARE)
+        keep = sock.fileno()
+        os.closerange(3, keep)  # none of the template's fds: the warden must see the template's end
+        os.closerange(keep + 1, 1 << 16)
+        data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
+        if not data or len(fds) != 2:  # the template ended before this spare had a game
+            os._exit(0)
+        game = json.loads(data)
+        limits.set_name(host.NAME)
+        channel = host.take_fds(fds[0], fds[1])
         os.environ["HOME"] = game["home"]
         if isinstance(log, host.CappedLog):  # the log's cap is per game; the load's output counts against it
             log.left = int(setup["limits"]["log_chars"])
             log.write(output.decode("utf-8", "replace"))
         host.seed(int(game["seed"]))
-        host.serve(sock, setup, loaded)
+        host.serve(channel, setup, loaded)
 
     host.live(life)

@@ -10,7 +10,7 @@ over a ``SOCK_SEQPACKET`` socketpair to
   ``SCM_RIGHTS``; it answers the host's pid, which is also its process group;
 * ``end``: give the host ``grace`` seconds to exit on its own (to learn how it
   died), then ``killpg(pid, SIGKILL)`` its whole group and reap it; answers its
-  wait status.
+  wait status (without grace, ``quiet``: no answer, so the referee need not wait).
 
 The warden dies with its referee: ``PR_SET_PDEATHSIG`` sends it ``SIGTERM``
 when the referee's thread dies (even by ``kill -9``), and the channel's EOF
@@ -103,7 +103,15 @@ class Warden:
         return self._ask({"op": "spawn", "setup": setup}, [channel, log])
 
     def end(self, pid: int, grace: float = 0.0) -> int | None:
-        """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status."""
+        """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status.  Without ``grace``
+        the status is not asked for, nor waited for: the warden ends the host while the referee goes on."""
+        if grace <= 0:
+            with self._lock:
+                try:
+                    self.sock.send(json.dumps({"op": "end", "pid": pid, "quiet": True}).encode())
+                except OSError as exc:
+                    raise WardenGone(str(exc)) from None
+            return None
         status = self._ask({"op": "end", "pid": pid, "grace": grace}).get("status")
         return None if status is None else int(status)
 
@@ -353,7 +361,8 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None,
                 answer: dict[str, Any] = _spawn(state, message["setup"], fds)
             else:
                 answer = {"status": _end(state, int(message["pid"]), float(message.get("grace", 0)))}
-            sock.send(json.dumps(answer).encode())
+            if not message.get("quiet"):  # a quiet end is not answered
+                sock.send(json.dumps(answer).encode())
     except BaseException:
         pass
     _cleanup(state)
