@@ -16,7 +16,8 @@ which never returns.  Before any agent code runs, ``run``
 Then it serves requests (``protocol.py``).  A file is loaded as
 kaggle_environments loads it (``get_last_callable``: exec in an empty globals
 dict, the last callable is the agent, ``config.__raw_path__`` set) inside the
-FIRST request, so the load counts against move 1.  Whatever the agent raises is
+FIRST request, so the load counts against move 1 (a host forked from a template,
+``template.py``, starts loaded: the referee charges the template's load to move 1).  Whatever the agent raises is
 caught (``BaseException``, so ``sys.exit`` is an error of type SystemExit) and
 reported; its prints go to the log, capped at ``Limits.log_chars`` characters.
 """
@@ -187,6 +188,21 @@ def _lines(sock: socket.socket) -> Any:
             buf += data
         line, buf = buf.split(b"\n", 1)
         yield line
+
+
+def rehearse() -> None:
+    """Walk a move's path once without the agent (decode a request, take and give the random state, build
+    the ``Struct``s, encode a reply): a host forked ahead of its game so takes the copy-on-write faults of
+    that path before its game.  Every state it touches is set back to itself."""
+    from kaggle_environments.utils import Struct
+
+    shared = protocol.SharedRandom()
+    line = protocol.encode({"id": 0, "obs": {"board": [0] * 42, "mark": 1}, "config": {"rows": 6, "columns": 7},
+                            "rng": shared.state()})
+    request = protocol.decode(line.strip())
+    shared.adopt(request["rng"])
+    Struct(**request["obs"]), Struct(**dict(request["config"]))
+    protocol.encode({"id": 0, "kind": "ok", "action": protocol.encode_action(0), "rng": shared.state()})
 
 
 def serve(sock: socket.socket, setup: dict[str, Any],

@@ -303,6 +303,7 @@ def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[...
         keep = sock.fileno()
         os.closerange(3, keep)  # none of the template's fds: the warden must see the template's end
         os.closerange(keep + 1, 1 << 16)
+        host.rehearse()
         data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
         if not data or len(fds) != 2:  # the template ended before this spare had a game
             os._exit(0)
