@@ -4,6 +4,7 @@ time, so a move that fits at full speed can time out on a slower machine; the re
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +115,28 @@ def test_forty_cpu_seconds_pass_check_at_full_speed_and_time_out_at_half(tmp_pat
     assert main([*base, "--slowdown", "2"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["breaks"].get("timeout"), report["breaks"]
+
+
+def test_a_gone_referees_cgroups_are_removed_by_the_next() -> None:
+    """A ``kill -9`` of a whole process group leaves its wardens' cgroups; the next referee removes them, and
+    never a running referee's."""
+    parent = cgroup.available()
+    if parent is None:
+        pytest.skip("no cgroup with the CPU controller is writable here")
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)  # a pid that no longer runs
+    gone = Path(parent.folder) / f"{cgroup.PREFIX}{pid}-test"
+    gone.mkdir()
+    (gone / "host-1").mkdir()
+    mine = cgroup.make()
+    try:
+        assert mine is not None and Path(mine.folder).name.startswith(f"{cgroup.PREFIX}{os.getpid()}-")
+        assert not gone.exists()
+        assert cgroup.make() is not None and Path(mine.folder).exists()  # a running referee's stays
+    finally:
+        for group in Path(parent.folder).glob(f"{cgroup.PREFIX}{os.getpid()}-*"):
+            cgroup.remove(cgroup.Group(str(group), parent.version))
+        if gone.exists():
+            cgroup.remove(cgroup.Group(str(gone), parent.version))

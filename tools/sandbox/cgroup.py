@@ -13,7 +13,8 @@ throttle falls back to its duty cycle of ``SIGSTOP``/``SIGCONT`` (``throttle.py`
 The referee makes one cgroup per warden (``make``), shown writable inside the
 jail; the warden makes one inside it per slowed host (``limit``) and removes
 it when the host ends (``release``).  What a crash leaves, the jail's shell
-removes once the jail has ended (``cleanup_command``).
+removes once the jail has ended, and the next referee removes the cgroups of
+referees that are gone (a ``kill -9`` of a whole process group leaves them).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 
 PERIOD_US = 20_000  # microseconds of one quota period
+PREFIX = "cxforge-warden-"  # a warden's cgroup: PREFIX, its referee's pid, "-", a random part
 DUTY_CYCLE = "a duty cycle of SIGSTOP/SIGCONT on the host's process group every 20 ms"  # throttle.py's fallback
 
 
@@ -133,14 +135,38 @@ def available() -> Group | None:
 
 
 def make() -> Group | None:
-    """A new cgroup for one warden's hosts, or None where none may be made."""
+    """A new cgroup for one warden's hosts, named for this process, or None where none may be made.  The
+    cgroups of referees that are gone (killed before they could remove them) are removed first."""
     parent = available()
     if parent is None:
         return None
+    _remove_orphans(parent)
     try:
-        return Group(tempfile.mkdtemp(prefix="cxforge-warden-", dir=parent.folder), parent.version)
+        return Group(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent.folder), parent.version)
     except OSError:
         return None
+
+
+def _remove_orphans(parent: Group) -> None:
+    """Remove the warden cgroups in ``parent`` whose referee (the pid in the name) no longer runs."""
+    try:
+        names = [e.name for e in os.scandir(parent.folder) if e.name.startswith(PREFIX) and e.is_dir()]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and not _alive(int(owner)):
+            remove(Group(os.path.join(parent.folder, name), parent.version), seconds=0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def limit(group: Group, pid: int, share: float) -> bool:
