@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.sandbox import jail, warden
 from connectx_forge.tools.sandbox.seat import HostedAgent
@@ -79,10 +80,13 @@ LIST = """
             break
         time.sleep(0.01)
     found["me"], found["child"], found["procs"], found["key"] = os.getpid(), child.pid, {}, False
+    found["parents"] = {}
     for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
         try:
             with open(f"/proc/{pid}/comm") as fh:
                 found["procs"][pid] = fh.read().strip()
+            with open(f"/proc/{pid}/stat") as fh:
+                found["parents"][pid] = int(fh.read().rsplit(")", 1)[1].split()[1])
             for name in ("environ", "cmdline"):
                 with open(f"/proc/{pid}/{name}", "rb") as fh:
                     data = fh.read()
@@ -107,9 +111,10 @@ def test_a_jailed_agent_sees_no_secret_and_only_its_own_processes(tmp_path: Path
     assert found["key"] is False and "KAGGLE_KEY" not in found["env"], found
     procs = {int(pid): name for pid, name in found["procs"].items()}
     expected = {1: "cxforge-init", found["me"]: "cxforge-host", found["child"]: "sleep"}
-    if template:  # its template, and the copy of the same file it forked ahead for the next game
-        expected[2] = "cxforge-tmpl"
-        expected.update({pid: name for pid, name in procs.items() if name == "cxforge-spare"})
+    if template:  # its template, and the copy of the same file it forks ahead for the next game (named so
+        expected[2] = "cxforge-tmpl"  # once it runs: a copy caught in its fork still has its template's name)
+        expected.update({int(pid): name for pid, name in found["procs"].items() if found["parents"].get(pid) == 2
+                         and name in ("cxforge-spare", "cxforge-tmpl") and int(pid) != found["me"]})
         assert len(expected) <= 5, found
     assert procs == expected, found
 
@@ -221,3 +226,30 @@ def test_an_agent_has_no_capability_even_as_root(tmp_path: Path, template: bool)
     """, template)
     assert found == {"CapInh": "0" * 16, "CapPrm": "0" * 16, "CapEff": "0" * 16, "CapBnd": "0" * 16,
                      "NoNewPrivs": "1"}, found
+
+
+@jailed
+@pytest.mark.usefixtures("fresh_warden")
+def test_a_file_playing_itself_never_sees_its_twin(tmp_path: Path) -> None:
+    """Both seats of ``match a.py a.py`` are forked from templates of their own: neither seat's host sees the
+    other's."""
+    if not jail.probe().alone:
+        pytest.skip(f"agents share the jail's processes here: {HOW}")
+    path = tmp_path / "twin.py"
+    path.write_text(textwrap.dedent("""
+        import os
+
+        def agent(obs, config):
+            names = []
+            for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+                try:
+                    names.append(open(f"/proc/{pid}/comm").read().strip())
+                except OSError:
+                    pass
+            print("HOSTS", names.count("cxforge-host"))
+            return [c for c in range(config.columns) if obs.board[c] == 0][0]
+    """))
+    result = run_match(str(path), str(path), games=2, workers=1, seed=0, progress=False)
+    seen = [line for record in result.records for text in (record.logs or {}).values()
+            for line in text.splitlines() if line.startswith("HOSTS")]
+    assert seen and set(seen) == {"HOSTS 1"}, seen

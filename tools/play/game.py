@@ -190,8 +190,9 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
             if hosted[i]:
                 from connectx_forge.tools.sandbox.seat import HostedAgent
 
+                twin = i == 1 and all(hosted) and p.kind == "file" and p.file == players[0].file
                 hosts[i] = HostedAgent(p, seed, (rows, columns, inarow), act_timeout, overage, limits,
-                                      template=True)
+                                      template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
         record = _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
                        Struct, config_items, after, opened, logs)

@@ -95,12 +95,12 @@ def take_fds(channel: int, log: int) -> socket.socket:
     return socket.socket(fileno=protocol.CHANNEL_FD)
 
 
-def detach(parent: int) -> None:
+def detach(parent: int, name: str = NAME) -> None:
     """Its own session and process group, no capabilities (root's included), killed when ``parent`` dies
     (0: a host alone in its namespaces, whose first parent exits at once; the jail's end kills it), default
     signal handlers."""
     os.setsid()
-    limits_mod.set_name(NAME)
+    limits_mod.set_name(name)
     limits_mod.drop_capabilities()
     if parent:
         limits_mod.die_with_parent(signal.SIGKILL, parent)

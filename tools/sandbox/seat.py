@@ -78,11 +78,13 @@ class HostedAgent:
 
     def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
                  overage: float, limits: Limits | None = None, *, beside: bool = False,
-                 shown_folder: str | None = None, template: bool = False) -> None:
+                 shown_folder: str | None = None, template: bool = False, twin: bool = False) -> None:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.
         ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
         ``check``, which stages the file first, gives the user's).  ``template``: fork the host from the
-        file's template (``template.py``) instead of loading the file afresh."""
+        file's template (``template.py``) instead of loading the file afresh; ``twin``: the second seat of a
+        file that plays itself, forked from a template of its own (two hosts of one template would share
+        its namespace, and so see each other)."""
         self.limits = limits or Limits()
         self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
@@ -95,6 +97,7 @@ class HostedAgent:
             "kaggle": player.kind == "file" and (beside or player.file.endswith(".tar.gz"))}
         self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
         self.templated = template and player.kind == "file" and templates_on()
+        self.twin = twin
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
@@ -163,7 +166,8 @@ class HostedAgent:
         """What a template is shared by: the file (path and version), how it is staged, its limits, its time."""
         st = os.stat(self.player.file)
         return json.dumps([os.path.realpath(self.player.file), st.st_mtime_ns, st.st_size, self.beside,
-                           self.setup["limits"], self.setup["cpu_seconds"], self.budget])
+                           self.setup["limits"], self.setup["cpu_seconds"], self.budget]
+                          + (["twin"] if self.twin else []))
 
     # -- one move -------------------------------------------------------------------------------
     def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:

@@ -271,6 +271,7 @@ def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: A
     me = os.getpid()
     pid = os.fork()
     if pid == 0:
+        limits.set_name(SPARE)  # at once: a host listing processes never takes a spare for a playing host
         ours.close()
         _host(theirs, setup, loaded, log, output, me)
     theirs.close()
@@ -298,8 +299,7 @@ def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[...
     """A host forked from the template: it waits on ``sock`` for its game, then takes the game's channel, log,
     home and seed and serves (its rlimits are the template's, its CPU time counted from zero)."""
     def life() -> None:
-        host.detach(template)
-        limits.set_name(SPARE)
+        host.detach(template, SPARE)
         keep = sock.fileno()
         os.closerange(3, keep)  # none of the template's fds: the warden must see the template's end
         os.closerange(keep + 1, 1 << 16)
