@@ -118,7 +118,12 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
     place = place or namespace.Place()
     me = os.getpid()
     gc.freeze()
-    pid, init = place.fork()
+    try:
+        pid, init = place.fork()
+    except OSError as exc:
+        ours.close()
+        theirs.close()
+        return f"its namespaces could not be made ({exc})"
     if pid == 0:
         ours.close()
         _run(theirs, dict(setup, alone=place.alone), 0 if place.alone else me)

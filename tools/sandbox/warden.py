@@ -270,6 +270,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
     folders = sorted({os.path.dirname(setup["home"]), os.path.dirname(setup["cwd"])})  # a host's own (template's)
+    staged: dict[str, Any] = {key: setup[key] for key in ("path", "cwd") if key in setup}
     agent = None
     if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
         agent = os.path.dirname(setup["path"])
@@ -290,7 +291,13 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
         place = _place(state, folders, agent)
-        pid, init = place.fork()
+        try:
+            pid, init = place.fork()
+        except OSError:  # namespaces failed after the probe said they work: hosts share the jail from now on
+            state.alone = False
+            setup.update(staged)
+            place = _place(state, folders, None)
+            pid, init = place.fork()
         if pid == 0:
             host.run(fds[0], fds[1], setup, 0 if place.alone else me)
         if init:

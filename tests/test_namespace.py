@@ -1,0 +1,51 @@
+"""Namespaces per host (tools/sandbox/namespace.py), outside any jail, in a child Python that may make them (root):
+the child is pid 2 under a fresh /proc beside its init, and a fork whose mounts fail raises and leaves nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent("""
+    import json, os, sys
+    from connectx_forge.tools.sandbox import limits, namespace
+
+    if not namespace.possible():
+        print(json.dumps({"skip": "this process may not make namespaces (root only)"}))
+        sys.exit(0)
+    limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)  # as the warden is
+    out = {}
+    read, write = os.pipe()
+    pid, init = namespace.fork([])
+    if pid == 0:
+        os.write(write, json.dumps([os.getpid(), sorted(p for p in os.listdir("/proc") if p.isdigit())]).encode())
+        os._exit(0)
+    os.close(write)
+    out["child"] = json.loads(os.read(read, 4096))
+    os.waitpid(pid, 0)
+    namespace.end_init(init)
+    try:
+        namespace.fork(["/nonexistent/cxforge-test"])
+        out["bad"] = "no error"
+    except OSError as exc:
+        out["bad"] = str(exc)
+    out["left"] = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+                   and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1] == str(os.getpid())
+                   and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+    print(json.dumps(out))
+""")
+
+
+def test_a_host_is_pid_2_beside_its_init_and_a_failed_fork_leaves_nothing() -> None:
+    run = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    if "skip" in found:
+        pytest.skip(found["skip"])
+    assert found["child"] == [2, ["1", "2"]], found
+    assert "mounts failed" in found["bad"] and "/nonexistent/cxforge-test" in found["bad"], found
+    assert found["left"] == [], found
