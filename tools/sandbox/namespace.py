@@ -8,8 +8,8 @@ template, in a new PID namespace and mount namespace of its own:
 * pid 1 is a small init (``cxforge-init``) that only reaps; the host is pid 2,
   so an agent's signals to itself work as anywhere (an init ignores them);
 * ``/proc`` is mounted afresh: the agent lists its init, itself (a template's
-  hosts: their template) and its own children, never the warden, the other
-  seat or the jail;
+  hosts: their template and its spare) and its own children, never the warden,
+  the other seat or the jail;
 * ``/tmp`` is a private tmpfs, with the folders the jail showed under ``/tmp``
   shown again (the toolkit or its virtualenv, and the host's own game folders:
   not the other seat's);
@@ -19,7 +19,8 @@ The process that makes the namespaces forks the init, then the host, and exits,
 so the host becomes the warden's child (it is a subreaper): the warden reads
 its wait status and signals its group as before.  Killing the init kills all
 that is left in the namespace.  Neither sets a parent-death signal (its first
-parent exits at once): the jail's end kills both with everything in it.
+parent exits at once): the init ends as soon as the warden is gone (the end of
+a pipe only the warden holds reads EOF), and takes the namespace with it.
 """
 
 from __future__ import annotations
