@@ -140,10 +140,10 @@ def _slowdown(text: str) -> float:
 
 def slowdown_line(slowdown: float) -> str:
     """What a report says of ``--slowdown``: the factor and the method that ran."""
-    from connectx_forge.tools.sandbox import cgroup
+    from connectx_forge.tools.sandbox import cgroup, throttle
 
     return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU "
-            f"({cgroup.method(cgroup.available())}); Kaggle's clock in wall time")
+            f"({throttle.method(cgroup.available())}); Kaggle's clock in wall time")
 
 
 def limits_of(args: argparse.Namespace) -> Any:

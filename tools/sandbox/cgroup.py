@@ -27,7 +27,6 @@ from functools import cache
 
 PERIOD_US = 20_000  # microseconds of one quota period
 PREFIX = "cxforge-warden-"  # a warden's cgroup: PREFIX, its referee's pid, "-", a random part
-DUTY_CYCLE = "a duty cycle of SIGSTOP/SIGCONT on the host's process group every 20 ms"  # throttle.py's fallback
 
 
 @dataclass(frozen=True)
@@ -46,10 +45,8 @@ class Group:
         return Group(folder, int(version)) if folder and version in ("1", "2") else None
 
 
-def method(group: Group | None) -> str:
-    """How a slowed host is held to its share, as the reports say it."""
-    if group is None:
-        return DUTY_CYCLE
+def describe(group: Group) -> str:
+    """How a host in a cgroup of ``group`` is held to its share, as the reports say it."""
     knob = "cpu.max" if group.version == 2 else "cpu.cfs_quota_us"
     return f"a CPU quota on the host's own cgroup: cgroup v{group.version} {knob}, every {PERIOD_US // 1000} ms"
 

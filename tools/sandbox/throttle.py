@@ -20,7 +20,14 @@ import time
 
 from connectx_forge.tools.sandbox import cgroup
 
-PERIOD = 0.02  # seconds of one duty cycle (cgroup.DUTY_CYCLE says it)
+PERIOD = 0.02  # seconds of one duty cycle
+
+
+def method(group: cgroup.Group | None) -> str:
+    """How a slowed host is held to its share, as the reports say it: ``group``'s quota, or the duty cycle."""
+    if group is not None:
+        return cgroup.describe(group)
+    return f"a duty cycle of SIGSTOP/SIGCONT on the host's process group every {PERIOD * 1000:g} ms"
 
 
 def _signal(pid: int, sig: int) -> None:
