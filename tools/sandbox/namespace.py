@@ -252,7 +252,7 @@ def mounted_under_tmp(skip: str | None) -> list[str]:
 def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
     """Kill a namespace's init (and so everything left in it) and reap it.  Its end waits until every
     process of the namespace is reaped, some of which may be this process's own children (a fresh host):
-    so this reaps any child meanwhile, keeping the statuses of ``hosts`` still running."""
+    so this reaps any child meanwhile, as ``reap.keep`` says for ``hosts``."""
     if not init:
         return
     try:
@@ -266,8 +266,7 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
             return
         if pid == init:
             return
-        if hosts is not None and pid in hosts.running:
-            hosts.reaped[pid] = status
+        reap.keep(hosts, pid, status)
 
 
 def outer_pid(parent: int, inner: int) -> int | None:

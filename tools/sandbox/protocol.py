@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
+MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
 REPR_CHARS = 200
 CHANNEL_FD = 100  # where the channel lives in a host (far from the fds an agent may scribble on)
 
@@ -157,9 +158,6 @@ def _py_raw() -> bytes | None:
     return ctypes.string_at(id(inst) + _PY_OFFSET[0], 4 + 624 * 4) + repr(inst.gauss_next).encode()
 
 
-_NP_ADDRESS: list[Any] = []  # [bit generator, its state's address]: asking numpy for the address is slow
-
-
 def _np_raw() -> bytes | None:
     """The raw MT19937 key and position of ``numpy.random``'s global generator (None where unreadable)."""
     import ctypes
@@ -167,10 +165,8 @@ def _np_raw() -> bytes | None:
     import numpy as np
 
     try:
-        generator = np.random.mtrand._rand._bit_generator
-        if not _NP_ADDRESS or _NP_ADDRESS[0] is not generator:  # held, so its id is never another's
-            _NP_ADDRESS[:] = [generator, generator.ctypes.state_address]
-        return ctypes.string_at(_NP_ADDRESS[1], 624 * 4 + 4)
+        address = np.random.mtrand._rand._bit_generator.ctypes.state_address
+        return ctypes.string_at(address, 624 * 4 + 4)
     except Exception:
         return None
 
@@ -193,7 +189,7 @@ def _set_np_state(state: Any) -> None:
     np.random.set_state(("MT19937", arr.copy(), int(pos), int(has_gauss), float(cached)))
 
 
-def requests(sock: socket.socket, size: int = 1 << 16) -> Iterator[tuple[dict[str, Any], list[int]]]:
+def requests(sock: socket.socket, size: int = MAX_MESSAGE) -> Iterator[tuple[dict[str, Any], list[int]]]:
     """The requests on a control channel (referee to warden, warden to template: one JSON object per
     ``SOCK_SEQPACKET`` message, with up to two fds beside it), until it closes."""
     while True:

@@ -11,16 +11,17 @@ import os
 import signal
 import time
 
-from connectx_forge.tools.sandbox import throttle
+from connectx_forge.tools.sandbox import cgroup, throttle
 
 
 class Hosts:
-    """The hosts one process forked: those running, and the wait statuses reaped but not yet asked for."""
+    """The hosts one process forked: those running, and the wait statuses reaped but not yet asked for;
+    ``group``: where the slowed ones get cgroups of their own (``cgroup.py``; None: the duty cycle)."""
 
-    def __init__(self) -> None:
+    def __init__(self, group: cgroup.Group | None = None) -> None:
         self.running: set[int] = set()
         self.reaped: dict[int, int] = {}
-        self.throttle = throttle.Throttle()  # hosts slowed down (--slowdown)
+        self.throttle = throttle.Throttle(group)  # hosts slowed down (--slowdown)
 
 
 def killpg(pid: int) -> None:
@@ -41,10 +42,16 @@ def reap_any(hosts: Hosts) -> None:
             return
         if pid == 0:
             return
-        if pid in hosts.running:
-            hosts.reaped[pid] = status
-        else:
-            killpg(pid)
+        keep(hosts, pid, status)
+
+
+def keep(hosts: Hosts | None, pid: int, status: int) -> None:
+    """What becomes of a reaped child: a running host's status is kept (for ``end`` to answer); anything
+    else's group is killed (an orphan this subreaper inherited, or a host already ended)."""
+    if hosts is not None and pid in hosts.running:
+        hosts.reaped[pid] = status
+    else:
+        killpg(pid)
 
 
 def end(hosts: Hosts, pid: int, grace: float) -> int | None:

@@ -41,7 +41,6 @@ from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import host, limits, namespace, protocol, reap
 
-MAX_MESSAGE = 1 << 16
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
 ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an end's grace) before it is dropped
@@ -61,7 +60,7 @@ class Template:
         try:
             self.sock.settimeout(ANSWER_SECONDS + float(message.get("grace", 0)))
             socket.send_fds(self.sock, [json.dumps(message).encode()], fds or [])
-            data = self.sock.recv(MAX_MESSAGE)
+            data = self.sock.recv(protocol.MAX_MESSAGE)
         except OSError:  # socket.timeout included
             data = b""
         if not data:
@@ -131,7 +130,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
     warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
     ours.settimeout(budget)
     try:
-        data = ours.recv(MAX_MESSAGE)
+        data = ours.recv(protocol.MAX_MESSAGE)
     except OSError:  # socket.timeout included
         data = b""
     ours.settimeout(None)
@@ -309,7 +308,7 @@ def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[...
         os.closerange(3, keep)  # none of the template's fds: the warden must see the template's end
         os.closerange(keep + 1, 1 << 16)
         host.rehearse()
-        data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 2)
+        data, fds, _, _ = socket.recv_fds(sock, protocol.MAX_MESSAGE, 2)
         if not data or len(fds) != 2:  # the template ended before this spare had a game
             os._exit(0)
         game = json.loads(data)

@@ -37,7 +37,6 @@ from connectx_forge.tools.paths import PROJECT_ROOT
 from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, template
 
 _local = threading.local()
-MAX_MESSAGE = 1 << 16
 MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
@@ -89,7 +88,7 @@ class Warden:
                     socket.send_fds(self.sock, [data], fds)
                 else:
                     self.sock.send(data)
-                answer = self.sock.recv(MAX_MESSAGE)
+                answer = self.sock.recv(protocol.MAX_MESSAGE)
             except OSError as exc:
                 raise WardenGone(str(exc)) from None
         if not answer:
@@ -194,8 +193,8 @@ def _project() -> tuple[list[str], list[str], list[str]]:
 
 # -- the warden process ------------------------------------------------------------------------
 class _State(reap.Hosts):
-    def __init__(self, root: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, root: str | None = None, group: cgroup.Group | None = None) -> None:
+        super().__init__(group)
         self.root = root  # a jailed warden's folder of game folders, removed when it ends
         self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
         self.project: tuple[list[str], list[str], list[str]] | None = None
@@ -346,8 +345,7 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None,
     ``parent`` is the referee's pid; 0 in the jail, whose warden's parent is
     bubblewrap (the channel's end alone tells it the referee is gone), and
     whose game folders are in ``root``; ``group``: where slowed hosts get cgroups (``cgroup.py``)."""
-    state = _State(root)
-    state.throttle.group = group
+    state = _State(root, group)
     if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
         state.alone, state.shown = True, namespace.mounted_under_tmp(root)
     try:
