@@ -36,6 +36,7 @@ from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import limits as limits_mod
 from connectx_forge.tools.sandbox import protocol
+from connectx_forge.tools.sandbox.shared_random import SharedRandom
 
 _HIDDEN: list[Any] = []
 NAME = "cxforge-host"  # what ``ps`` shows for a host (until its agent renames it)
@@ -196,7 +197,7 @@ def rehearse() -> None:
     that path before its game.  Every state it touches is set back to itself."""
     from kaggle_environments.utils import Struct
 
-    shared = protocol.SharedRandom()
+    shared = SharedRandom()
     line = protocol.encode({"id": 0, "obs": {"board": [0] * 42, "mark": 1}, "config": {"rows": 6, "columns": 7},
                             "rng": shared.state()})
     request = protocol.decode(line.strip())
@@ -211,7 +212,7 @@ def serve(sock: socket.socket, setup: dict[str, Any],
     from kaggle_environments.utils import Struct
 
     agent, argc = loaded or (None, 2)
-    shared = protocol.SharedRandom()
+    shared = SharedRandom()
     for line in _lines(sock):
         request = protocol.decode(line)
         reply: dict[str, Any] = {"id": request.get("id")}

@@ -9,11 +9,9 @@ Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
   value, so that the checker's referee can judge it as Kaggle does);
 * ``error`` / ``memory`` / ``load`` with ``detail`` (one line: ``Type: message``).
 
-``rng`` carries the state of ``random`` and ``numpy.random`` both ways (each
-part only when it changed since the last exchange: most moves of most agents
-draw nothing, and the state is 2.5 KB each): the referee and its hosts share
-ONE random stream, as the players of an in-process game do, so a file played
-in a host gives the very games it gives in-process with the same seed.
+``rng`` carries the state of ``random`` and ``numpy.random`` both ways
+(``shared_random.py``): the referee and its hosts share ONE random stream, as
+the players of an in-process game do.
 
 The referee never unpickles anything a host sends: replies are JSON, read with
 a size cap, and checked field by field; a reply that is not one well-formed
@@ -22,12 +20,9 @@ line answering the pending ``id`` is a ``protocol`` violation.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
-import random
 import socket
-from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -90,103 +85,6 @@ def float_of(data: Any) -> float | None:
     """The value of a ``float`` the agent returned (``None`` for anything else)."""
     value = data.get("float") if isinstance(data, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-# -- the shared random stream ---------------------------------------------------------------
-class SharedRandom:
-    """One side's view of the random stream shared with the other side of a channel.
-
-    ``state()`` is what to send: the state of Python's ``random`` and of
-    ``numpy.random``, each only when it changed since the last exchange (after
-    which both sides hold the same), noticed by comparing the raw bytes of each
-    generator's state (reading and setting a whole state costs far more).
-    """
-
-    def __init__(self) -> None:
-        self._py_seen: bytes | None = None
-        self._np_seen: bytes | None = None
-
-    def state(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        raw = _py_raw()
-        if raw is None or raw != self._py_seen:
-            version, internal, gauss = random.getstate()
-            out["py"] = [version, base64.b64encode(array("I", internal).tobytes()).decode(), gauss]
-            self._py_seen = raw
-        raw = _np_raw()
-        if raw is None or raw != self._np_seen:
-            out["np"] = _np_state()
-            self._np_seen = raw
-        return out
-
-    def adopt(self, state: Any) -> None:
-        """Take the other side's state (``ProtocolError`` when it is not one ``state`` made)."""
-        try:
-            if not isinstance(state, dict):
-                raise TypeError("not an object")
-            if "py" in state:
-                version, internal, gauss = state["py"]
-                words = array("I")
-                words.frombytes(base64.b64decode(internal, validate=True))
-                if len(words) != 625 or not (gauss is None or isinstance(gauss, float)):
-                    raise ValueError("bad random state")
-                random.setstate((int(version), tuple(words), gauss))
-                self._py_seen = _py_raw()
-            if "np" in state:
-                _set_np_state(state["np"])
-                self._np_seen = _np_raw()
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise ProtocolError(f"a reply with a malformed random state ({exc})") from None
-
-
-_PY_OFFSET: list[int] = []  # where ``random``'s index and words sit in its object (-1: not found), found once
-
-
-def _py_raw() -> bytes | None:
-    """The raw state of Python's global ``random`` (its index, 624 words and cached gauss), None where its
-    layout is not the one checked against ``getstate`` once."""
-    import ctypes
-
-    inst: Any = random._inst
-    if not _PY_OFFSET:
-        _, internal, _ = inst.getstate()
-        expected = array("i", [internal[-1]]).tobytes() + array("I", internal[:-1]).tobytes()
-        found = [off for off in (16, 24, 32) if ctypes.string_at(id(inst) + off, len(expected)) == expected]
-        _PY_OFFSET.append(found[0] if found else -1)
-    if _PY_OFFSET[0] < 0:
-        return None
-    return ctypes.string_at(id(inst) + _PY_OFFSET[0], 4 + 624 * 4) + repr(inst.gauss_next).encode()
-
-
-def _np_raw() -> bytes | None:
-    """The raw MT19937 key and position of ``numpy.random``'s global generator (None where unreadable)."""
-    import ctypes
-
-    import numpy as np
-
-    try:
-        address = np.random.mtrand._rand._bit_generator.ctypes.state_address
-        return ctypes.string_at(address, 624 * 4 + 4)
-    except Exception:
-        return None
-
-
-def _np_state() -> list[Any]:
-    import numpy as np
-
-    _, keys, pos, has_gauss, cached = np.random.get_state()
-    return [base64.b64encode(np.asarray(keys, dtype=np.uint32).tobytes()).decode(), int(pos), int(has_gauss),
-            float(cached)]
-
-
-def _set_np_state(state: Any) -> None:
-    import numpy as np
-
-    keys, pos, has_gauss, cached = state
-    arr = np.frombuffer(base64.b64decode(keys, validate=True), dtype=np.uint32)
-    if arr.shape != (624,) or not 0 <= int(pos) <= 624:
-        raise ValueError("bad numpy state")
-    np.random.set_state(("MT19937", arr.copy(), int(pos), int(has_gauss), float(cached)))
 
 
 def requests(sock: socket.socket, size: int = MAX_MESSAGE) -> Iterator[tuple[dict[str, Any], list[int]]]:

@@ -36,6 +36,7 @@ from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
 from connectx_forge.tools.sandbox.scrub import one_line, scrub
+from connectx_forge.tools.sandbox.shared_random import SharedRandom, StateError
 from connectx_forge.tools.submit.archive import unpack
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
@@ -101,7 +102,7 @@ class HostedAgent:
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
-        self.shared = protocol.SharedRandom()
+        self.shared = SharedRandom()
         self.next_id = 0
         self.pid: int | None = None
         self.status: int | None = None
@@ -123,20 +124,21 @@ class HostedAgent:
         """Make the game's folders (a template's, when there is one) and ask ``w`` for the host."""
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=w.root)
-        setup = dict(self.setup, home=os.path.join(self.folder, "home"))
-        os.mkdir(setup["home"])
+            self.folder = ""
+        setup = dict(self.setup)
         key = self._key() if self.templated else None
         staged = w.templates.get(key) if key is not None else None
         if key is not None and key not in w.templates:
             shared = tempfile.mkdtemp(prefix="cxforge-template-", dir=w.root)
             os.mkdir(os.path.join(shared, "home"))
             staged = w.templates[key] = (shared, self._stage(os.path.join(shared, "game")))
-        if staged is not None:
+        if staged is not None:  # the template makes each host's HOME, ahead of its game
             setup.update(cwd=os.path.join(staged[0], "game"), path=staged[1],
                          template={"key": key, "home": os.path.join(staged[0], "home"), "budget": self.budget})
         else:
-            setup["cwd"] = os.path.join(self.folder, "game")
+            self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=w.root)
+            setup.update(home=os.path.join(self.folder, "home"), cwd=os.path.join(self.folder, "game"))
+            os.mkdir(setup["home"])
             if self.player.kind == "file":
                 setup["path"] = self._stage(setup["cwd"])
             else:
@@ -215,7 +217,10 @@ class HostedAgent:
         if self.buf:
             raise protocol.ProtocolError("more than one line in answer to one request")
         if "rng" in message:
-            self.shared.adopt(message["rng"])
+            try:
+                self.shared.adopt(message["rng"])
+            except StateError as exc:
+                raise protocol.ProtocolError(f"a reply with {exc}") from None
         kind = message.get("kind")
         if kind == "ok":
             valid, action, bad = protocol.decode_action(message.get("action"))
@@ -285,4 +290,5 @@ class HostedAgent:
         self._kill()
         self.sock.close()
         self.log.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)

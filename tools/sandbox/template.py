@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from connectx_forge.tools.sandbox import host, limits, namespace, protocol, reap
 
@@ -70,7 +70,7 @@ class Template:
         return answer
 
     def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
-        """A host for one game (``seed``, ``home``) on the channel and log ``fds``: its pid as the warden sees
+        """A host for one game (``seed``) on the channel and log ``fds``: its pid as the warden sees
         it, None on failure."""
         answer = self.ask({"op": "fork", "game": game}, fds)
         if answer is None:
@@ -176,23 +176,23 @@ def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable
     spare, waiting for the game's fds), so that a game's start costs no fork; hosts killed by ``end`` are
     reaped as they go (``SIGCHLD``), and before the next game starts at the latest."""
     hosts = reap.Hosts()
-    homes: dict[int, str] = {}  # alone, each host's HOME is a new folder in this namespace's own /tmp
+    homes: dict[int, str] = {}  # each host's HOME, a new folder: alone, in this namespace's own /tmp
     ended: list[int] = []  # hosts killed but maybe not yet reaped
     signal.signal(signal.SIGCHLD, lambda *_: _reap(ended, wait=False))
-    spare: tuple[int, socket.socket] | None = None
+    spare: Spare | None = None
     for message, fds in protocol.requests(control):
         if message["op"] == "fork":
             _reap(ended)  # a new game's host never sees the last one, even as a zombie
-            game = message["game"]
-            if setup.get("alone"):  # the referee's folder for it is not shown here
-                game["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir="/tmp")
-            pid = _hand_over(spare, game, fds) or _hand_over(_spare(setup, loaded, log, output), game, fds)
+            pid = _hand_over(spare, message["game"], fds)
+            if pid is None:
+                spare = _spare(setup, loaded, log, output)
+                pid = _hand_over(spare, message["game"], fds)
             for fd in fds:
                 os.close(fd)
-            if pid is None:
+            if pid is None or spare is None:
                 raise OSError("no host could be forked")
             hosts.running.add(pid)
-            homes[pid] = game["home"] if setup.get("alone") else ""
+            homes[pid] = spare.home
             control.send(json.dumps({"pid": pid}).encode())
             spare = _spare(setup, loaded, log, output)  # the next game's, while this one plays
             continue
@@ -268,9 +268,19 @@ def unforkable(control: int) -> str:
     return ""
 
 
-def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
-           output: bytes) -> tuple[int, socket.socket]:
-    """Fork a host ahead of its game: its pid, and the socket that will hand it the game."""
+class Spare(NamedTuple):
+    """A host forked ahead of its game: its pid, the socket that will hand it the game, its HOME."""
+
+    pid: int
+    sock: socket.socket
+    home: str
+
+
+def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes) -> Spare:
+    """Fork a host ahead of its game, with a new empty folder for its HOME (alone: in this namespace's own
+    ``/tmp``, which the referee's folders are not shown in; else beside the template's)."""
+    home = tempfile.mkdtemp(prefix="cxforge-home-",
+                            dir="/tmp" if setup.get("alone") else os.path.dirname(setup["home"]))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     me = os.getpid()
     pid = os.fork()
@@ -279,23 +289,23 @@ def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: A
         ours.close()
         _host(theirs, setup, loaded, log, output, me)
     theirs.close()
-    return pid, ours
+    return Spare(pid, ours, home)
 
 
-def _hand_over(spare: tuple[int, socket.socket] | None, game: dict[str, Any], fds: list[int]) -> int | None:
-    """Give a spare its game (``seed``, ``home``) and the channel and log ``fds``: its pid, None when it is
-    gone (the caller closes ``fds``)."""
+def _hand_over(spare: Spare | None, game: dict[str, Any], fds: list[int]) -> int | None:
+    """Give a spare its game (``seed``) and the channel and log ``fds``: its pid, None when it is gone (the
+    caller closes ``fds``)."""
     if spare is None:
         return None
-    pid, sock = spare
     try:
-        socket.send_fds(sock, [json.dumps(game).encode()], fds)
+        socket.send_fds(spare.sock, [json.dumps(dict(game, home=spare.home)).encode()], fds)
     except OSError:
-        reap.killpg(pid)
+        reap.killpg(spare.pid)
+        shutil.rmtree(spare.home, ignore_errors=True)
         return None
     finally:
-        sock.close()
-    return pid
+        spare.sock.close()
+    return spare.pid
 
 
 def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,

@@ -27,8 +27,10 @@ from __future__ import annotations
 import gc
 import json
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 from typing import Any, NoReturn
@@ -59,7 +61,6 @@ class Warden:
         self.group = cgroup.make()  # its hosts' cgroups (--slowdown), where this machine allows them
         if self.jailed:  # a fresh Python in the jail (jail.py), serving the inherited channel
             import subprocess
-            import tempfile
 
             self.root = tempfile.mkdtemp(prefix="cxforge-jail-")
             env = {"PATH": jail.PATH}
@@ -120,8 +121,6 @@ class Warden:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        import shutil
-
         for staged in self.templates.values():
             if staged is not None:
                 shutil.rmtree(staged[0], ignore_errors=True)
@@ -197,6 +196,7 @@ class _State(reap.Hosts):
         super().__init__(group)
         self.root = root  # a jailed warden's folder of game folders, removed when it ends
         self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
+        self.homes: set[str] = set()  # the HOMEs this warden made (fresh hosts of templated files), removed at end
         self.project: tuple[list[str], list[str], list[str]] | None = None
         self.nproc: int | None = None
         self.templates: dict[str, template.Template] = {}  # by the referee's key
@@ -210,7 +210,10 @@ class _State(reap.Hosts):
 def _end(state: _State, pid: int, grace: float) -> int | None:
     """End host ``pid``: its parent (this warden or a template) kills its group and reaps it."""
     parent = state.forked_by.pop(pid, None)
-    state.folders.pop(pid, None)
+    folder = state.folders.pop(pid, None)
+    if folder in state.homes:  # made here (the referee removes the folders it made)
+        state.homes.discard(folder)
+        shutil.rmtree(folder, ignore_errors=True)
     if parent is None:
         status = reap.end(state, pid, grace)
         namespace.end_init(state.inits.pop(pid, 0), state)
@@ -248,8 +251,6 @@ def _cleanup(state: _State) -> NoReturn:
                     pass
             time.sleep(0.01)
             reap.reap_any(state)
-        import shutil
-
         for folder in [*state.folders.values(), *state.template_folders]:  # the referee may have died first
             shutil.rmtree(folder, ignore_errors=True)
         if state.root:
@@ -268,7 +269,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     if state.nproc is None:
         state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc
-    folders = sorted({os.path.dirname(setup["home"]), os.path.dirname(setup["cwd"])})  # a host's own (template's)
+    folders = sorted({os.path.dirname(setup["cwd"])})  # a host's own game folder (its template's)
     staged: dict[str, Any] = {key: setup[key] for key in ("path", "cwd") if key in setup}
     agent = None
     if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
@@ -279,7 +280,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     pid = None
     shared = _template(state, setup, agent) if "template" in setup else None
     if shared is not None:
-        pid = shared.fork({"seed": setup["seed"], "home": setup["home"]}, fds)
+        pid = shared.fork({"seed": setup["seed"]}, fds)
         if pid is None:  # it died: this file is loaded afresh from now on
             _drop(state, shared)
         else:
@@ -287,6 +288,10 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             answer["load"] = shared.load
     if pid is None:
         answer["fresh"] = "template" in setup
+        if "home" not in setup:  # a templated host's HOME is its template's to make: this one makes its own
+            setup["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir=state.root)
+            state.homes.add(setup["home"])
+        folders.append(os.path.dirname(setup["home"]))
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
         place = _place(state, folders, agent)
@@ -305,7 +310,8 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         os.close(fd)
     state.running.add(pid)
     state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
-    state.folders[pid] = os.path.dirname(setup["home"])
+    if "home" in setup:
+        state.folders[pid] = setup["home"] if setup["home"] in state.homes else os.path.dirname(setup["home"])
     answer["pid"] = pid
     return answer
 
