@@ -143,7 +143,8 @@ def _np_gauss_offset() -> int:
     import numpy as np
 
     scratch = np.random.RandomState(0)
-    _, keys, pos, _, _ = scratch.get_state()
+    start: Any = scratch.get_state()
+    keys, pos = start[1], start[2]
     spots: set[int] | None = None
     for has_gauss, value in ((1, _PROBE[0]), (0, _PROBE[1])):
         scratch.set_state(("MT19937", keys, pos, has_gauss, value))
