@@ -93,6 +93,12 @@ def _words(encoded: Any, index_first: bool) -> bytes:
     return raw
 
 
+def find_layouts() -> None:
+    """Find both raw layouts now (once per process: a process forked after this inherits them)."""
+    _py_offset()
+    _np_gauss_offset()
+
+
 # -- Python's random ------------------------------------------------------------------------------
 @cache
 def _py_offset() -> int:

@@ -36,7 +36,7 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, template
+from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, shared_random, template
 
 _local = threading.local()
 MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
@@ -169,6 +169,7 @@ def _preload() -> None:
     import kaggle_environments.utils  # noqa: F401
 
     limits.prctl(0, 0)  # finds libc now, once: finding it runs programs
+    shared_random.find_layouts()
 
 
 def _project() -> tuple[list[str], list[str], list[str]]:
