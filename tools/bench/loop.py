@@ -11,7 +11,9 @@ has no parallelism of its own; at W workers it runs in W processes, each
 evaluating its share of the episodes (the fairest parallel Kaggle baseline).
 With files, ``evaluate`` loads each file afresh in every game; we load it once
 per worker in a template and fork each game's host from it, charging the load to
-move 1 (``tools/sandbox/template.py``; ``CXFORGE_TEMPLATE=off`` loads afresh too).  Every
+move 1 (``tools/sandbox/template.py``; ``CXFORGE_TEMPLATE=off`` loads afresh too).  Beside them, the
+floor (``floor.py``): bare games of the matchup's mean length with a fresh process per player per game and
+nothing else, the most any such harness gets from this machine.  Every
 measurement first calibrates on a few games, then plays about ``--seconds`` worth of games; pool start-up
 is included in the parallel figures.
 """
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from connectx_forge.tools.bench.floor import floor_rate
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.pool import fork_pool
@@ -81,15 +84,24 @@ def built_file(name: str, folder: str) -> str:
     return str(path)
 
 
+def mean_plies(a: str, b: str, games: int = 200) -> float:
+    """The mean length in moves of ``a``'s games against ``b`` (played in-process, seeded)."""
+    records = run_match(a, b, games, workers=1, seed=0, progress=False).records
+    return sum(len(r.moves) for r in records) / len(records)
+
+
 def _isolated(a: str, b: str, w: int, seconds: float, folder: str) -> dict[str, Any]:
-    """The matchup between built files (our ``random`` for ``kaggle:random``): both in agent hosts, and
-    both loaded by ``evaluate``."""
+    """The matchup between built files (our ``random`` for ``kaggle:random``): both in agent hosts, both
+    loaded by ``evaluate``, and the floor (``floor.py``) for games of the matchup's mean length."""
     files = [built_file("random" if x.startswith("kaggle:") else x, folder) for x in (a, b)]
     rate, games = measure(ours_rate, files[0], files[1], w, seconds, probe=5)
     theirs, n_theirs = measure(evaluate_rate, files[0], files[1], w, seconds, probe=3)
+    plies = round(mean_plies(a, b))
+    bound, n_bound = measure(lambda _a, _b, n, k: floor_rate(plies, n, k), "", "", w, seconds, probe=20)
     return {"isolated_files": " vs ".join(os.path.basename(f) for f in files), "isolated_games_per_s": round(rate, 1),
             "isolated_games": games, "evaluate_files_games_per_s": round(theirs, 1), "evaluate_files_games": n_theirs,
-            "isolated_ratio": round(rate / theirs, 1)}
+            "isolated_ratio": round(rate / theirs, 1), "floor_plies": plies, "floor_games_per_s": round(bound, 1),
+            "floor_games": n_bound, "floor_ratio": round(bound / theirs, 1)}
 
 
 def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
@@ -122,7 +134,8 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
                 row.update(_isolated(a, b, w, seconds, folder))
             rows.append(row)
             print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s"
-                  + (f", isolated {row['isolated_games_per_s']:.0f}/s" if isolated else ""), file=sys.stderr)
+                  + (f", isolated {row['isolated_games_per_s']:.0f}/s (floor {row['floor_games_per_s']:.0f}/s)"
+                     if isolated else ""), file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
     return rows
 
@@ -130,13 +143,13 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
 def markdown(rows: list[dict[str, Any]]) -> str:
     """``run_bench``'s rows as a markdown table, with the notes under it."""
     iso = any("isolated_games_per_s" in r for r in rows)
-    extra = ((" files | isolated files (games/s) | evaluate on the files (games/s) | isolated / evaluate |",
-              "---|---:|---:|---:|") if iso else ("", ""))
+    extra = ((" files | isolated files (games/s) | evaluate on the files (games/s) | isolated / evaluate |"
+              " floor (games/s) | floor / evaluate |", "---|---:|---:|---:|---:|---:|") if iso else ("", ""))
     lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |" + extra[0],
              "|---|---:|---:|---:|---:|" + extra[1]]
     for r in rows:
         more = (f" {r['isolated_files']} | {r['isolated_games_per_s']:.0f} | {r['evaluate_files_games_per_s']:.1f} | "
-                f"{r['isolated_ratio']:.1f}x |" if iso else "")
+                f"{r['isolated_ratio']:.1f}x | {r['floor_games_per_s']:.0f} | {r['floor_ratio']:.1f}x |" if iso else "")
         lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
                      f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |" + more)
     notes = sorted({r["note"] for r in rows if r["note"]})

@@ -70,7 +70,7 @@ class Warden:
             pid = proc.pid
             proc.returncode = 0  # reaped by close(), not by Popen's finaliser
         else:
-            _preload()
+            preload()
             pid = os.fork()
             if pid == 0:  # the warden
                 ours.close()
@@ -150,7 +150,7 @@ def reset() -> None:
         w.close()
 
 
-def _preload() -> None:
+def preload() -> None:
     """What every host needs imported before the fork (so a host costs a fork, not imports)."""
     import importlib
 
@@ -388,7 +388,7 @@ def main(argv: list[str]) -> NoReturn:
     # folders of other games on sys.path, one of which has an agents.py), then the rest
     import connectx_forge.tools.play.players  # noqa: F401
 
-    _preload()
+    preload()
     _serve(sock, 0, argv[1], cgroup.Group.from_arg(argv[2]))
 
 

@@ -1,0 +1,54 @@
+"""The floor beside ``cxforge bench loop --isolated`` (tools/bench/floor.py): bare games with a fresh process per
+player per game play to the end, leave nothing running, and their rate is shown beside the agent hosts'."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from connectx_forge.tools.bench.loop import markdown
+
+# a subreaper of its own, so hosts orphaned by their template's end stay countable below it
+SCRIPT = """
+import os, sys, time
+from connectx_forge.tools.sandbox import limits
+limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
+from connectx_forge.tools.bench.floor import floor_rate
+rate = floor_rate(9, 5, int(sys.argv[1]))
+def left():
+    me, n = str(os.getpid()), 0
+    for pid in os.listdir("/proc"):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            if fields[0] == "Z":
+                os.waitpid(int(pid), 0)
+            else:
+                n += 1
+    return n
+deadline = time.monotonic() + 10
+while left() and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(rate, left())
+"""
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_floor_games_run_and_leave_nothing(workers: int) -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(workers)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rate, left = out.stdout.split()
+    assert float(rate) > 0 and int(left) == 0
+
+
+def test_the_table_shows_the_floor_beside_the_hosts() -> None:
+    row = {"matchup": "a vs b", "workers": 1, "ours_games_per_s": 100.0, "evaluate_games_per_s": 10.0, "ratio": 10.0,
+           "note": "", "isolated_files": "a.py vs b.py", "isolated_games_per_s": 40.0,
+           "evaluate_files_games_per_s": 8.0, "isolated_ratio": 5.0, "floor_games_per_s": 90.0, "floor_ratio": 11.2}
+    table = markdown([row])
+    assert "| floor (games/s) | floor / evaluate |" in table.splitlines()[0]
+    assert table.splitlines()[2].endswith("| a.py vs b.py | 40 | 8.0 | 5.0x | 90 | 11.2x |")
