@@ -40,9 +40,11 @@ def probe(tmp_path: Path, body: str, template: bool = False) -> dict[str, Any]:
     """What an agent whose first move runs ``body`` (setting ``found``) found, from its log (``template``: its
     host forked from the file's template, as in ``match``)."""
     path = tmp_path / "probe.py"
-    path.write_text("def agent(obs, config):\n    import json, os, socket\n    found = {}\n"
-                    + textwrap.indent(textwrap.dedent(body), "    ")
-                    + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
+    text = ("def agent(obs, config):\n    import json, os, socket\n    found = {}\n"
+            + textwrap.indent(textwrap.dedent(body), "    ")
+            + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
+    if not path.exists() or path.read_text() != text:  # unchanged, the same template plays again
+        path.write_text(text)
     host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, template=template)
     try:
         reply = host.move(OBS, CONFIG, 10.0)
@@ -109,6 +111,10 @@ def test_a_jailed_agent_sees_no_secret_and_only_its_own_processes(tmp_path: Path
         pytest.skip(f"agents share the jail's processes here: {HOW}")
     found = probe(tmp_path, LIST, template)
     assert found["key"] is False and "KAGGLE_KEY" not in found["env"], found
+    assert_only_its_own(found, template)
+
+
+def assert_only_its_own(found: dict[str, Any], template: bool) -> None:
     procs = {int(pid): name for pid, name in found["procs"].items()}
     expected = {1: "cxforge-init", found["me"]: "cxforge-host", found["child"]: "sleep"}
     if template:  # its template, and the copy of the same file it forks ahead for the next game (named so
@@ -117,6 +123,18 @@ def test_a_jailed_agent_sees_no_secret_and_only_its_own_processes(tmp_path: Path
                          and name in ("cxforge-spare", "cxforge-tmpl") and int(pid) != found["me"]})
         assert len(expected) <= 5, found
     assert procs == expected, found
+
+
+@jailed
+@pytest.mark.usefixtures("fresh_warden")
+def test_each_game_of_a_template_starts_once_the_last_ones_host_is_gone(tmp_path: Path) -> None:
+    """Games forked from one template, one after another as in match (each host ended just before the next
+    starts, and handed its game by the warden without its template): none sees the last game's host, not even
+    as a zombie."""
+    if not jail.probe().alone:
+        pytest.skip(f"agents share the jail's processes here: {HOW}")
+    for _ in range(10):
+        assert_only_its_own(probe(tmp_path, LIST, True), True)
 
 
 @jailed

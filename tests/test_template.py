@@ -4,11 +4,13 @@ is loaded afresh in every game, and so is every file with ``CXFORGE_TEMPLATE=off
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
 from connectx_forge.tools.play.match import run_match
+from connectx_forge.tools.sandbox import protocol, seat
 
 AGENT = '''
 import os, time{extra}
@@ -53,3 +55,25 @@ def test_templates_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CXFORGE_TEMPLATE", "off")
     games = pids(tmp_path)
     assert all(loaded == played for loaded, played, _ in games), games
+
+
+@pytest.mark.parametrize(("sent", "close", "ready"), [
+    ([protocol.READY], False, True), ([b'{"ready":', b'true}\n'], False, True), ([b'{"id":1}\n'], False, False),
+    ([], True, False), ([], False, False)], ids=["ready", "in-parts", "other", "closed", "silent"])
+def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close: bool, ready: bool,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The referee starts move 1's clock once a templated host says it has taken its game; a host that says
+    anything else, closes its channel or says nothing in time is not ready (and its move is a crash)."""
+    monkeypatch.setattr(seat, "READY_SECONDS", 0.3)
+    ours, theirs = socket.socketpair()
+    host = object.__new__(seat.HostedAgent)  # only the channel: no warden, no host process
+    host.sock, host.buf = ours, b""
+    for part in sent:
+        theirs.sendall(part)
+    if close:
+        theirs.close()
+    try:
+        assert host._ready() is ready
+    finally:
+        ours.close()
+        theirs.close()

@@ -29,6 +29,7 @@ from typing import Any
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
 REPR_CHARS = 200
+READY = b'{"ready":true}\n'  # a host forked from a template says so once it has taken its game
 CHANNEL_FD = 100  # where the channel lives in a host (far from the fds an agent may scribble on)
 
 

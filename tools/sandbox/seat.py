@@ -41,6 +41,7 @@ from connectx_forge.tools.submit.archive import unpack
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
 CRASH_GRACE = 1.0  # seconds a host whose channel closed gets to exit, so its status can be read
+READY_SECONDS = 10.0  # the longest a templated host may take to say it has taken its game
 
 
 @dataclass
@@ -107,6 +108,7 @@ class HostedAgent:
         self.pid: int | None = None
         self.status: int | None = None
         self.pending = 0.0  # the template's load, charged to move 1
+        self.unready = False  # a templated host that has not yet said it is ready (not charged to move 1)
         self.folder = ""
         try:
             self._spawn(theirs.fileno())
@@ -147,6 +149,7 @@ class HostedAgent:
         answer = w.spawn(fd, self.log.fileno(), setup)
         self.pid = int(answer["pid"])
         self.pending = float(answer.get("load", 0.0))
+        self.unready = "load" in answer  # a spare: it says when it has taken its game (template.py)
         if answer.get("fresh") and key is not None:
             w.templates[key] = None  # this file cannot have a template: later games load it afresh
 
@@ -174,6 +177,10 @@ class HostedAgent:
     # -- one move -------------------------------------------------------------------------------
     def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:
         """Ask for one move; wait at most ``budget`` seconds for the answer."""
+        if self.unready:
+            self.unready = False
+            if not self._ready():
+                return self._crashed(time.perf_counter())
         self.next_id += 1
         rid = self.next_id
         start = time.perf_counter() - self.pending  # a template's load counts against move 1, as on Kaggle
@@ -209,6 +216,24 @@ class HostedAgent:
             return self._read(rid, line, duration)
         except protocol.ProtocolError as exc:
             return self._broke("protocol", start, str(exc), duration)
+
+    def _ready(self) -> bool:
+        """Wait (at most ``READY_SECONDS``) for a templated host's line saying it has taken its game: the time
+        our own code takes there (and the wait for the last game's host to be gone) is not the agent's."""
+        deadline = time.perf_counter() + READY_SECONDS
+        while b"\n" not in self.buf:
+            left = deadline - time.perf_counter()
+            if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+                return False
+            try:
+                data = self.sock.recv(1 << 16)
+            except OSError:
+                data = b""
+            if not data:
+                return False
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line == protocol.READY.strip()
 
     def _read(self, rid: int, line: bytes, duration: float) -> Reply:
         message = protocol.decode(line)

@@ -21,8 +21,12 @@ same in every game, and the load's prints are copied into each game's log.
 
 Hosts are the template's children, so it ends them (``end``, ``reap.py``) and
 reads their statuses; they die with it, and it dies with the warden.  It forks
-each host ahead of its game (a spare, named ``cxforge-spare`` until it is handed
-its game's fds), so that the fork is not on a game's critical path.
+each host ahead of its game (a spare, named ``cxforge-spare`` until it has its
+game), when the warden asks, and gives the warden the spare's end of a socket:
+the warden hands the spare its game's fds straight, so that neither the fork
+nor a message to the template is on a game's critical path.  A spare starts
+its game only once the hosts that ran when it was forked are gone (reaped), so
+a game's host never sees the last one, even as a zombie.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ import gc
 import json
 import os
 import shutil
-import signal
 import socket
 import sys
 import tempfile
@@ -53,10 +56,15 @@ class Template:
         self.pid, self.sock, self.load, self.init = pid, sock, load, init  # init: its namespace's (0: none)
         self.gone = False  # it died or stopped answering: the warden drops it
         self.inner: dict[int, int] = {}  # each running host's pid as the template sees it, by the warden's
+        self.asked = False  # a spare asked for, its answer not yet read
+        self.spare: tuple[int, int, socket.socket] | None = None  # the next game's: pids (ours, its), socket
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
         must never hang on one)."""
+        self._take_spare()  # answers come in order: a spare asked for first
+        if self.gone:
+            return None
         try:
             self.sock.settimeout(ANSWER_SECONDS + float(message.get("grace", 0)))
             socket.send_fds(self.sock, [json.dumps(message).encode()], fds or [])
@@ -69,19 +77,62 @@ class Template:
         answer: dict[str, Any] = json.loads(data)
         return answer
 
-    def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
-        """A host for one game (``seed``) on the channel and log ``fds``: its pid as the warden sees
-        it, None on failure."""
-        answer = self.ask({"op": "fork", "game": game}, fds)
-        if answer is None:
-            return None
-        inner = int(answer["pid"])  # as the template sees it: in its own namespace, if it has one
+    def ask_spare(self) -> None:
+        """Ask for the next game's host (forked while this game plays); its answer is read when it is needed."""
+        if self.asked or self.gone:
+            return
+        try:
+            self.sock.send(json.dumps({"op": "spare"}).encode())
+            self.asked = True
+        except OSError:
+            self.gone = True
+
+    def _take_spare(self) -> None:
+        """Read the answer to the spare asked for: its pid (as the template sees it) and its socket."""
+        if not self.asked:
+            return
+        self.asked = False
+        try:
+            self.sock.settimeout(ANSWER_SECONDS)
+            data, fds, _, _ = socket.recv_fds(self.sock, protocol.MAX_MESSAGE, 1)
+        except OSError:
+            data, fds = b"", []
+        if not data or len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            self.gone = True
+            return
+        inner = int(json.loads(data)["pid"])
         pid = namespace.outer_pid(self.pid, inner) if self.init else inner
         if pid is None:
+            os.close(fds[0])
             self.gone = True
-            return None
-        self.inner[pid] = inner
-        return pid
+            return
+        self.spare = (pid, inner, socket.socket(fileno=fds[0]))
+
+    def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
+        """A host for one game (``seed``) on the channel and log ``fds``: the spare forked ahead, handed them
+        straight (another is asked for at once); its pid as the warden sees it, None on failure."""
+        for _ in range(2):  # a spare that died before its game is replaced once
+            if self.spare is None:
+                self.ask_spare()
+                self._take_spare()
+            if self.spare is None:
+                return None
+            pid, inner, sock = self.spare
+            self.spare = None
+            try:
+                socket.send_fds(sock, [json.dumps(game).encode()], fds)
+            except OSError:
+                self.inner[pid] = inner
+                self.end(pid, 0)
+                continue
+            finally:
+                sock.close()
+            self.inner[pid] = inner
+            self.ask_spare()
+            return pid
+        return None
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not
@@ -101,6 +152,9 @@ class Template:
         """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
         reap.killpg(self.pid)
         self.sock.close()
+        if self.spare is not None:
+            self.spare[2].close()
+            self.spare = None
         try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
@@ -139,7 +193,9 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
     if "load" not in answer:
         Template(pid, ours, 0.0, init).close(warden)
         return str(answer.get("why", "no answer"))
-    return Template(pid, ours, float(answer["load"]), init)
+    loaded = Template(pid, ours, float(answer["load"]), init)
+    loaded.ask_spare()  # the first game's host, forked now
+    return loaded
 
 
 # -- the template process ----------------------------------------------------------------------
@@ -172,48 +228,35 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
 
 def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
            output: bytes) -> None:
-    """Answer ``fork`` and ``end`` until the warden's channel closes.  A host is forked ahead of its game (a
-    spare, waiting for the game's fds), so that a game's start costs no fork; hosts killed by ``end`` are
-    reaped as they go (``SIGCHLD``), and before the next game starts at the latest."""
+    """Answer ``spare`` and ``end`` until the warden's channel closes.  A host is forked ahead of its game (a
+    spare, waiting for the game's fds, which the warden sends it straight), so that a game's start costs
+    neither a fork nor a message to this process; a host killed by ``end`` is reaped at once."""
     hosts = reap.Hosts()
     homes: dict[int, str] = {}  # each host's HOME, a new folder: alone, in this namespace's own /tmp
-    ended: list[int] = []  # hosts killed but maybe not yet reaped
-    signal.signal(signal.SIGCHLD, lambda *_: _reap(ended, wait=False))
-    spare: Spare | None = None
     for message, fds in protocol.requests(control):
-        if message["op"] == "fork":
-            _reap(ended)  # a new game's host never sees the last one, even as a zombie
-            pid = _hand_over(spare, message["game"], fds)
-            if pid is None:
-                spare = _spare(setup, loaded, log, output)
-                pid = _hand_over(spare, message["game"], fds)
-            for fd in fds:
-                os.close(fd)
-            if pid is None or spare is None:
-                raise OSError("no host could be forked")
-            hosts.running.add(pid)
-            homes[pid] = spare.home
-            control.send(json.dumps({"pid": pid}).encode())
-            spare = _spare(setup, loaded, log, output)  # the next game's, while this one plays
+        for fd in fds:  # no request carries any
+            os.close(fd)
+        if message["op"] == "spare":
+            spare = _spare(setup, loaded, log, output, sorted(hosts.running))
+            hosts.running.add(spare.pid)
+            homes[spare.pid] = spare.home
+            socket.send_fds(control, [json.dumps({"pid": spare.pid}).encode()], [spare.sock.fileno()])
+            spare.sock.close()
             continue
         pid = int(message["pid"])
         answer = {"status": reap.end(hosts, pid, float(message.get("grace", 0)))}
+        _gone(pid)  # reaped before anything else: the next game's host waits for it to be gone
         shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
-        ended.append(pid)
         if not message.get("quiet"):  # a quiet end is not answered
             control.send(json.dumps(answer).encode())
 
 
-def _reap(pids: list[int], wait: bool = True) -> None:
-    """Reap these killed hosts (``reap.end`` without grace does not); ``wait``: until they are gone."""
-    for pid in list(pids):
-        try:
-            if os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == 0:
-                continue
-        except ChildProcessError:
-            pass
-        if pid in pids:
-            pids.remove(pid)
+def _gone(pid: int) -> None:
+    """Reap host ``pid``, killed by ``reap.end`` (unless that reaped it already)."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _say(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -276,9 +319,11 @@ class Spare(NamedTuple):
     home: str
 
 
-def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes) -> Spare:
+def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes,
+           before: list[int]) -> Spare:
     """Fork a host ahead of its game, with a new empty folder for its HOME (alone: in this namespace's own
-    ``/tmp``, which the referee's folders are not shown in; else beside the template's)."""
+    ``/tmp``, which the referee's folders are not shown in; else beside the template's); ``before``: the
+    hosts running now, which must be gone before its game starts."""
     home = tempfile.mkdtemp(prefix="cxforge-home-",
                             dir="/tmp" if setup.get("alone") else os.path.dirname(setup["home"]))
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -287,48 +332,52 @@ def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: A
     if pid == 0:
         limits.set_name(SPARE)  # at once: a host listing processes never takes a spare for a playing host
         ours.close()
-        _host(theirs, setup, loaded, log, output, me)
+        _host(theirs, setup, loaded, log, output, me, home, before)
     theirs.close()
     return Spare(pid, ours, home)
 
 
-def _hand_over(spare: Spare | None, game: dict[str, Any], fds: list[int]) -> int | None:
-    """Give a spare its game (``seed``) and the channel and log ``fds``: its pid, None when it is gone (the
-    caller closes ``fds``)."""
-    if spare is None:
-        return None
-    try:
-        socket.send_fds(spare.sock, [json.dumps(dict(game, home=spare.home)).encode()], fds)
-    except OSError:
-        reap.killpg(spare.pid)
-        shutil.rmtree(spare.home, ignore_errors=True)
-        return None
-    finally:
-        spare.sock.close()
-    return spare.pid
+GONE_SECONDS = 2.0  # the longest a spare waits for the last game's hosts to be reaped before its own game
+
+
+def _wait_gone(pids: list[int]) -> None:
+    """Wait until these processes are gone, zombies included (at most ``GONE_SECONDS``)."""
+    deadline = time.monotonic() + GONE_SECONDS
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(0.0002)
 
 
 def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
-          output: bytes, template: int) -> NoReturn:
-    """A host forked from the template: it waits on ``sock`` for its game, then takes the game's channel, log,
-    home and seed and serves (its rlimits are the template's, its CPU time counted from zero)."""
+          output: bytes, template: int, home: str, before: list[int]) -> NoReturn:
+    """A host forked from the template: it waits on ``sock`` for its game, and for the hosts of ``before``
+    to be gone, then takes the game's channel, log and seed and serves (its rlimits are the template's, its
+    CPU time counted from zero)."""
     def life() -> None:
         host.detach(template, SPARE)
         keep = sock.fileno()
         os.closerange(3, keep)  # none of the template's fds: the warden must see the template's end
         os.closerange(keep + 1, 1 << 16)
+        os.environ["HOME"] = home
         host.rehearse()
         data, fds, _, _ = socket.recv_fds(sock, protocol.MAX_MESSAGE, 2)
-        if not data or len(fds) != 2:  # the template ended before this spare had a game
+        if not data or len(fds) != 2:  # the warden or the template ended before this spare had a game
             os._exit(0)
         game = json.loads(data)
+        _wait_gone(before)
         limits.set_name(host.NAME)
         channel = host.take_fds(fds[0], fds[1])
-        os.environ["HOME"] = game["home"]
         if isinstance(log, host.CappedLog):  # the log's cap is per game; the load's output counts against it
             log.left = int(setup["limits"]["log_chars"])
             log.write(output.decode("utf-8", "replace"))
         host.seed(int(game["seed"]))
+        channel.sendall(protocol.READY)  # the referee's clock for move 1 starts now
         host.serve(channel, setup, loaded)
 
     host.live(life)
