@@ -155,7 +155,7 @@ def warden_processes() -> set[int]:
     if w is None:
         return set()
     if not w.jailed:
-        return {w.pid}
+        return {w.pid} | templates_of({w.pid})
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (fields := _stat(entry)) is not None:
