@@ -220,6 +220,7 @@ def test_a_jailed_agent_writes_only_its_folder_and_tmp(tmp_path: Path) -> None:
 def test_without_bubblewrap_hosts_run_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
     jail.probe.cache_clear()
     try:
+        monkeypatch.delenv("CXFORGE_JAIL", raising=False)  # whatever the run's own setting
         monkeypatch.setenv("PATH", "/nonexistent")
         assert jail.status() == (False, f"not jailed: no bwrap on PATH; {jail.INSTALL}")
         jail.probe.cache_clear()

@@ -1,5 +1,6 @@
 """The private channel between the referee and an agent host: one JSON line each way per move.
 
+A host forked from a template first sends ``READY`` (``{"ready":true}``), once.
 Request (referee to host): ``{"id": N, "obs": {...}, "config": {...}, "rng": RNG}``.
 Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
 

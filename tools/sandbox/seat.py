@@ -13,8 +13,10 @@ agent's remaining overage + ``MARGIN``).  What comes back is a ``Reply``:
   its warden died); its exit status or signal, and the last line of its log;
 * ``protocol``: a reply that is not one JSON line answering this request.
 
-Detail lines are scrubbed of credentials (``scrub.py``).  ``close`` kills the
-host's group and removes its folders.
+A host forked from a template first says it has taken its game (``protocol.READY``,
+after the last game's host of its template is gone): move 1's clock starts then,
+so that wait is not the agent's.  Detail lines are scrubbed of credentials
+(``scrub.py``).  ``close`` kills the host's group and removes its folders.
 """
 
 from __future__ import annotations
