@@ -113,11 +113,15 @@ def test_overage_gives_the_solver_its_game_time_on_a_hard_position() -> None:
     from agents.board import Board
 
     board = Board.from_pons("7114165755333")  # 13 stones; its weak solve takes over a million nodes
-    took = {}
+    took, hows = {}, {}
     for overage in (0.0, 1.0):  # 1 s of overage: the agent may take 1 - 0.5 - 0.3 = 0.2 s of it
         move = solver_mover(budget=0.1, overage=overage)
         start = time.perf_counter()
         col, how = move(board)
-        took[overage] = time.perf_counter() - start
+        took[overage], hows[overage] = time.perf_counter() - start, how
         assert board.can_play(col) and how
-    assert took[0.0] < 0.25 and took[1.0] > 0.28, took
+    assert took[0.0] < 0.25, (took, hows)
+    # with overage it either spent the extra time, or finished within it a solve it could not finish without
+    # (the C engine's solve of this position ends near the extra time's end, sometimes before it)
+    solved = ("weak", "exact")
+    assert took[1.0] > 0.28 or (hows[1.0] in solved and hows[0.0] not in solved), (took, hows)
