@@ -80,14 +80,21 @@ def root_entries() -> list[str]:
     return args
 
 
-def arguments(root: str | None, caps: tuple[str, ...] = ()) -> list[str]:
+# bwrap's --unshare-all, named one by one so that the cgroup namespace can be left out
+UNSHARE = ("--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts")
+
+
+def arguments(root: str | None, caps: tuple[str, ...] = (), cgroup_ns: bool = True) -> list[str]:
     """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``; ``caps``:
-    what keeps the warden able to make each host's namespaces (``namespace.py``)."""
+    what keeps the warden able to make each host's namespaces (``namespace.py``); ``cgroup_ns``: a cgroup
+    namespace of its own too (left out where its hosts' cgroups lie outside the harness's own, which a v2
+    namespace could not move them to: ``cgroup.in_own``)."""
     return [*root_entries(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
             *[arg for path in under_tmp() for arg in ("--ro-bind", path, path)],
             *(["--bind", root, root] if root else []),
             "--dir", KAGGLE_AGENT, "--remount-ro", "/",
-            "--unshare-all", "--new-session", "--die-with-parent", *caps, "--clearenv", "--setenv", "PATH", PATH,
+            *UNSHARE, *(["--unshare-cgroup-try"] if cgroup_ns else []),
+            "--new-session", "--die-with-parent", *caps, "--clearenv", "--setenv", "PATH", PATH,
             "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
 
 
@@ -145,9 +152,10 @@ def command(channel: int, root: str, group: cgroup.Group | None = None) -> list[
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
     shown = ["--bind", group.folder, group.folder] if group else []
+    cgroup_ns = group is None or cgroup.in_own(group)
     return ["/bin/sh", "-c", 'root=$1; cg=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; '
             # a cgroup is removable once the last of its processes has finished exiting
             'for i in 1 2 3 4 5 6 7 8 9 10; do [ -z "$cg" ] || [ ! -d "$cg" ] && break; '
             'rmdir -- "$cg"/host-* "$cg" 2>/dev/null; sleep 0.1; done; exit 0', "cxforge-jail", root,
-            group.folder if group else "", bwrap, *arguments(root, probe().caps), *shown, *passed, python(), "-m",
-            "connectx_forge.tools.sandbox.warden", str(channel), root, group.to_arg() if group else "-"]
+            group.folder if group else "", bwrap, *arguments(root, probe().caps, cgroup_ns), *shown, *passed,
+            python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root, group.to_arg() if group else "-"]
