@@ -81,6 +81,9 @@ def test_a_slowed_host_gets_its_share_of_a_cpu(tmp_path: Path, capsys: pytest.Ca
               if line.startswith("CGROUP ")]
     slowed, full_speed = groups
     assert ("/host-" in slowed) == (method == "cgroup") and "/host-" not in full_speed, groups
+    # each game records how its hosts were held, which is what a report of stored games says
+    records = [json.loads((tmp_path / f"games_{x}.jsonl").read_text().splitlines()[0]) for x in (4, 1)]
+    assert records[0]["slowed"].startswith(said[method]) and "slowed" not in records[1], records[0].get("slowed")
 
 
 def test_a_move_that_fits_at_full_speed_times_out_on_a_slower_machine(tmp_path: Path) -> None:
@@ -93,6 +96,25 @@ def test_check_says_how_it_slowed_the_file(tmp_path: Path, capsys: pytest.Captur
     assert main(["check", "random", "-n", "1", "--no-validation", "--slowdown", "3", "--opponents",
                  "kaggle:random"]) in (0, 1)
     assert "slowdown 3x: each agent host ran on 1/3 of a CPU" in capsys.readouterr().out
+    assert main(["check", "random", "-n", "1", "--no-validation", "--slowdown", "3", "--opponents",
+                 "kaggle:random", "--json"]) in (0, 1)
+    slowed = json.loads(capsys.readouterr().out)["slowed"]
+    assert list(slowed.values()) == [1], slowed  # its one game, held one way
+
+
+def test_a_report_names_the_ways_its_games_recorded() -> None:
+    """A report of stored games says how they were slowed, wherever it is printed (a tournament on Dask
+    workers, a store read on another machine); a store from before games recorded it says this machine's."""
+    from connectx_forge.tools import options
+    from connectx_forge.tools.arena.report import slowdown_lines
+
+    assert slowdown_lines({"settings": {"slowdown": 2}, "slowed": {"a recorded way": 4}}) == [
+        "slowdown 2x: each agent host ran on 1/2 of a CPU (a recorded way); Kaggle's clock in wall time"]
+    assert "(3 games: way A; 1 game: way B)" in options.slowdown_line(2, {"way A": 3, "way B": 1})
+    assert slowdown_lines({"settings": {"slowdown": 1}, "slowed": {"way": 1}}) == []
+    cgroup.available.cache_clear()
+    here = options.slowdown_line(2, {})
+    assert ("a CPU quota" in here) == (cgroup.available() is not None), here
 
 
 @pytest.mark.parametrize("bad", ["0.5", "x", "1000"])

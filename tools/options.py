@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -138,12 +140,26 @@ def _slowdown(text: str) -> float:
     return value
 
 
-def slowdown_line(slowdown: float) -> str:
-    """What a report says of ``--slowdown``: the factor and the method that ran."""
+def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str:
+    """What a report says of ``--slowdown``: the factor and the method that ran, as the games recorded it
+    (``methods``: each way hosts were held -> its games, ``slowed_games``); where no game recorded one (a run
+    stored before they did), the way this machine would hold them."""
     from connectx_forge.tools.sandbox import cgroup, throttle
 
-    return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU "
-            f"({throttle.method(cgroup.available())}); Kaggle's clock in wall time")
+    if methods and len(methods) == 1:
+        how = next(iter(methods))
+    elif methods:
+        how = "; ".join(f"{n} game{'s' * (n != 1)}: {m}" for m, n in methods.items())
+    else:
+        how = throttle.method(cgroup.available())
+    return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({how}); "
+            "Kaggle's clock in wall time")
+
+
+def slowed_games(records: Iterable[Any]) -> dict[str, int]:
+    """How many of ``records`` (``GameRecord``s, or None) each way of slowing hosts held, most first."""
+    counts = Counter(r.slowed for r in records if r is not None and getattr(r, "slowed", None))
+    return dict(counts.most_common())
 
 
 def limits_of(args: argparse.Namespace) -> Any:

@@ -36,14 +36,16 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
         "pairs": [table.to_json() for table in results.pairing_tables(games)],
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in results.seats(games, players).items()},
         "failures": results.failures(games, players),
+        "slowed": options.slowed_games(g.record for g in games),
         "info": info,
     }
 
 
-def slowdown_lines(settings: dict[str, Any]) -> list[str]:
-    """What a text report says of a run's ``--slowdown``: ``options.slowdown_line``, once, when above 1."""
-    slowdown = float(settings.get("slowdown", 1.0))
-    return [options.slowdown_line(slowdown)] if slowdown > 1 else []
+def slowdown_lines(report: dict[str, Any]) -> list[str]:
+    """What a text report says of a run's ``--slowdown``: ``options.slowdown_line`` with the ways its games
+    recorded, once, when above 1."""
+    slowdown = float(report.get("settings", {}).get("slowdown", 1.0))
+    return [options.slowdown_line(slowdown, report.get("slowed"))] if slowdown > 1 else []
 
 
 def _wdl(d: dict[str, int]) -> str:
@@ -94,7 +96,7 @@ def format_tournament(report: dict[str, Any]) -> str:
     info = report["info"]
     lines.append(f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, "
                  f"{info['executor']})")
-    lines += slowdown_lines(s)
+    lines += slowdown_lines(report)
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import options
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
@@ -220,6 +221,7 @@ def sprt_report(s: SprtSettings, run: str, seq: Sequential, games: Sequence[Stor
         "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
         "failures": results.failures(games, [s.new] if s.new == s.base else [s.new, s.base]),
         "llr_history": [round(x, 4) for x in seq.history],
+        "slowed": options.slowed_games(g.record for g in games),
         "info": info,
     }
 
@@ -246,5 +248,5 @@ def format_sprt(report: dict[str, Any]) -> str:
         f"normalized Elo {elo_text(e['nelo'], 1)} +/- {elo_text(e['nelo_error'], 1).lstrip('+')}, "
         f"LOS {100 * e['los']:.1f}% ({report.get('elo_method', 'pentanomial')})",
         f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, {info['executor']})",
-        *slowdown_lines(report.get("settings", {})),
+        *slowdown_lines(report),
     ])

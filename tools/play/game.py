@@ -66,6 +66,7 @@ class GameRecord:
     detail: str | None = None  # one line on how a hosted agent broke (scrubbed of credentials)
     opening: int = 0  # leading entries of ``moves`` that came from the opening, not from the agents
     logs: dict[str, str] | None = None  # mark ("1", "2") -> the agent's stdout and stderr, and its traceback
+    slowed: str | None = None  # how --slowdown held the game's hosts (throttle.method; "; " between two ways)
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
@@ -100,6 +101,8 @@ class GameRecord:
             del out["opening"]
         if not out["logs"]:  # and of games whose agents said nothing
             del out["logs"]
+        if out["slowed"] is None:  # and of games not slowed down
+            del out["slowed"]
         return out
 
     @classmethod
@@ -198,6 +201,7 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
                        Struct, config_items, after, opened, logs)
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
+        record.slowed = "; ".join(dict.fromkeys(h.slowed for h in hosts if h is not None and h.slowed)) or None
         return record
     finally:
         for h in hosts:

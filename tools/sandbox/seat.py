@@ -111,6 +111,7 @@ class HostedAgent:
         self.status: int | None = None
         self.pending = 0.0  # the template's load, charged to move 1
         self.unready = False  # a templated host that has not yet said it is ready (not charged to move 1)
+        self.slowed: str | None = None  # how --slowdown holds it (throttle.method), None when it is not slowed
         self.folder = ""
         try:
             self._spawn(theirs.fileno())
@@ -151,6 +152,7 @@ class HostedAgent:
         answer = w.spawn(fd, self.log.fileno(), setup)
         self.pid = int(answer["pid"])
         self.pending = float(answer.get("load", 0.0))
+        self.slowed = answer.get("slowed")
         self.unready = "load" in answer  # a spare: it says when it has taken its game (template.py)
         if answer.get("fresh") and key is not None:
             w.templates[key] = None  # this file cannot have a template: later games load it afresh

@@ -53,18 +53,20 @@ class Throttle:
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
-    def add(self, pid: int, slowdown: float) -> None:
-        """Slow host ``pid`` (a process group) down ``slowdown`` times; 1 leaves it alone."""
+    def add(self, pid: int, slowdown: float) -> str | None:
+        """Slow host ``pid`` (a process group) down ``slowdown`` times (1 leaves it alone): how it is held
+        (``method``), or None."""
         if slowdown <= 1:
-            return
+            return None
         if self.group is not None and cgroup.limit(self.group, pid, 1 / slowdown):
             self.grouped.add(pid)
-            return
+            return method(self.group)
         with self.lock:
             self.hosts[pid] = [1 / slowdown, 0.0, -1.0]
         if self.thread is None:
             self.thread = threading.Thread(target=self._run, name="cxforge-throttle", daemon=True)
             self.thread.start()
+        return method(None)
 
     def remove(self, pid: int) -> None:
         """Stop slowing ``pid`` (it ended); it is continued, so that it can exit."""

@@ -310,7 +310,9 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     for fd in fds:
         os.close(fd)
     state.running.add(pid)
-    state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    if slowed is not None:
+        answer["slowed"] = slowed
     if "home" in setup:
         state.folders[pid] = setup["home"] if setup["home"] in state.homes else os.path.dirname(setup["home"])
     answer["pid"] = pid

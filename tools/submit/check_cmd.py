@@ -77,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
                               limits=options.limits_of(args), size=options.size_of(args))
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     if args.slowdown > 1 and not args.json:
-        print(options.slowdown_line(args.slowdown))
+        print(options.slowdown_line(args.slowdown, report.slowed))
     return 0 if report.passed else 1

@@ -135,6 +135,9 @@ def play(job: Job) -> dict[str, Any]:
             result["log"] = seats[culprit].host.log_text()  # why it broke, in its own words
         said = seats[min(seats)].host.log_text() if seats else ""
         result["native"] = [ln[len(NATIVE_LINE):] for ln in said.splitlines() if ln.startswith(NATIVE_LINE)][:5]
+        slowed = "; ".join(dict.fromkeys(s.host.slowed for s in seats.values() if s.host.slowed))
+        if slowed:
+            result["slowed"] = slowed
     finally:
         for s in seats.values():
             s.host.close()

@@ -15,6 +15,7 @@ it marks a Kaggle submission Error.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,7 @@ class CheckReport:
     errors_seen: list[str] = field(default_factory=list)
     log_tail: list[str] = field(default_factory=list)  # the last lines of the first failing game's agent log
     log_game: str | None = None  # which game that was
+    slowed: dict[str, int] = field(default_factory=dict)  # how --slowdown held the hosts -> games (throttle.method)
 
     @property
     def invalid(self) -> int:
@@ -146,7 +148,8 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         manifest=str(manifest_path) if manifest_path else None, agent=manifest.get("agent"),
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
-        errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results))
+        errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results),
+        slowed=dict(Counter(r["slowed"] for r in played if r.get("slowed")).most_common()))
     engines = sorted({line for r in played for line in r.get("native") or ()})
     report.notes.extend(f"the agent's native library {line}" for line in engines)
     failing = next((r for r in played if r.get("log")), None)
