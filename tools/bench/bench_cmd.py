@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_workers(p, many=True)
     p.add_argument("--isolated", action="store_true",
                    help="also time A as a built submission file, played in agent hosts (a process per game)")
+    p.add_argument("--rounds", type=options.positive_int, default=1, metavar="N",
+                   help="measure every figure N times, the harnesses alternated, and keep the medians: a noisy "
+                        "machine's slow spells fall on all alike (default 1)")
     options.add_json(p, "print the rows as JSON instead of the table")
 
     p = _sub(sub, "agents", "the classic agents' move time against their plain transcriptions",
@@ -133,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _loop(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.loop import markdown, run_bench
 
-    rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False))
+    rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     return 0
 

@@ -15,7 +15,8 @@ move 1 (``tools/sandbox/template.py``; ``CXFORGE_TEMPLATE=off`` loads afresh too
 floor (``floor.py``): bare games of the matchup's mean length with a fresh process per player per game and
 nothing else, the most any such harness gets from this machine.  Every
 measurement first calibrates on a few games, then plays about ``--seconds`` worth of games; pool start-up
-is included in the parallel figures.
+is included in the parallel figures.  ``--rounds N`` measures every figure N times, one of each per round,
+and keeps the medians: on a shared machine a slow spell then falls on every harness alike.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -65,12 +67,21 @@ def ours_rate(a: str, b: str, games: int, workers: int) -> float:
     return len(result.records) / result.seconds
 
 
-def measure(rate: Callable[[str, str, int, int], float], a: str, b: str, workers: int, seconds: float,
-            probe: int) -> tuple[float, int]:
-    """Calibrate on ``probe`` games in one process, then time about ``seconds`` of games."""
+def calibrate(rate: Callable[[str, str, int, int], float], a: str, b: str, workers: int, seconds: float,
+              probe: int) -> int:
+    """How many games take about ``seconds`` at ``workers``: timed on ``probe`` games in one process."""
     single = rate(a, b, probe, 1)
-    games = max(probe, workers, math.ceil(single * workers * seconds))
-    return rate(a, b, games, workers), games
+    return max(probe, workers, math.ceil(single * workers * seconds))
+
+
+def alternate(timers: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Each timer's figure ``rounds`` times, one of each per round: a slow spell of a shared machine falls on
+    every harness alike instead of on whichever ran in it."""
+    out: dict[str, list[float]] = {name: [] for name in timers}
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            out[name].append(timer())
+    return out
 
 
 def built_file(name: str, folder: str) -> str:
@@ -90,26 +101,54 @@ def mean_plies(a: str, b: str, games: int = 200) -> float:
     return sum(len(r.moves) for r in records) / len(records)
 
 
-def _isolated(a: str, b: str, w: int, seconds: float, folder: str) -> dict[str, Any]:
-    """The matchup between built files (our ``random`` for ``kaggle:random``): both in agent hosts, both
-    loaded by ``evaluate``, and the floor (``floor.py``) for games of the matchup's mean length."""
-    files = [built_file("random" if x.startswith("kaggle:") else x, folder) for x in (a, b)]
-    rate, games = measure(ours_rate, files[0], files[1], w, seconds, probe=5)
-    theirs, n_theirs = measure(evaluate_rate, files[0], files[1], w, seconds, probe=3)
-    plies = round(mean_plies(a, b))
-    bound, n_bound = measure(lambda _a, _b, n, k: floor_rate(plies, n, k), "", "", w, seconds, probe=20)
-    return {"isolated_files": " vs ".join(os.path.basename(f) for f in files), "isolated_games_per_s": round(rate, 1),
-            "isolated_games": games, "evaluate_files_games_per_s": round(theirs, 1), "evaluate_files_games": n_theirs,
-            "isolated_ratio": round(rate / theirs, 1), "floor_plies": plies, "floor_games_per_s": round(bound, 1),
-            "floor_games": n_bound, "floor_ratio": round(bound / theirs, 1)}
+def _timers(a: str, b: str, w: int, seconds: float, folder: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The timers of one row (name -> a call that gives games per second) and what the row says of them
+    (games per measurement, the files): ours and ``evaluate`` on the matchup; with ``folder``, also the
+    files built there (our ``random`` for ``kaggle:random``) in agent hosts and loaded by ``evaluate``, and
+    the floor (``floor.py``) for games of the matchup's mean length."""
+    ours_n, theirs_n = calibrate(ours_rate, a, b, w, seconds, 20), calibrate(evaluate_rate, a, b, w, seconds, 5)
+    timers: dict[str, Callable[[], float]] = {"ours": lambda: ours_rate(a, b, ours_n, w),
+                                              "evaluate": lambda: evaluate_rate(a, b, theirs_n, w)}
+    info: dict[str, Any] = {"ours_games": ours_n, "evaluate_games": theirs_n}
+    if folder is not None:
+        files = [built_file("random" if x.startswith("kaggle:") else x, folder) for x in (a, b)]
+        plies = round(mean_plies(a, b))
+        iso_n = calibrate(ours_rate, files[0], files[1], w, seconds, 5)
+        eval_n = calibrate(evaluate_rate, files[0], files[1], w, seconds, 3)
+        floor_n = calibrate(lambda _a, _b, n, k: floor_rate(plies, n, k), "", "", w, seconds, 20)
+        timers.update(isolated=lambda: ours_rate(files[0], files[1], iso_n, w),
+                      evaluate_files=lambda: evaluate_rate(files[0], files[1], eval_n, w),
+                      floor=lambda: floor_rate(plies, floor_n, w))
+        info.update(isolated_files=" vs ".join(os.path.basename(f) for f in files), isolated_games=iso_n,
+                    evaluate_files_games=eval_n, floor_plies=plies, floor_games=floor_n)
+    return timers, info
+
+
+def row_of(a: str, b: str, w: int, figures: dict[str, list[float]], info: dict[str, Any],
+           note: str = "") -> dict[str, Any]:
+    """A table row from each harness's figures (their median; their range where there are several)."""
+    med = {name: statistics.median(values) for name, values in figures.items()}
+    row: dict[str, Any] = {"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(med["ours"], 1),
+                           "evaluate_games_per_s": round(med["evaluate"], 1),
+                           "ratio": round(med["ours"] / med["evaluate"], 1), "note": note, **info}
+    if "isolated" in med:
+        row.update(isolated_games_per_s=round(med["isolated"], 1),
+                   evaluate_files_games_per_s=round(med["evaluate_files"], 1),
+                   isolated_ratio=round(med["isolated"] / med["evaluate_files"], 1),
+                   floor_games_per_s=round(med["floor"], 1), floor_ratio=round(med["floor"] / med["evaluate_files"], 1))
+    row["rounds"] = len(figures["ours"])
+    if row["rounds"] > 1:
+        row["ranges"] = {name: [round(min(v), 1), round(max(v), 1)] for name, v in figures.items()}
+    return row
 
 
 def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
-              isolated: bool = False) -> list[dict[str, Any]]:
+              isolated: bool = False, rounds: int = 1) -> list[dict[str, Any]]:
     """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr).
 
     ``isolated``: also A as a built submission file, played in agent hosts (``tools/sandbox``): a child
     process per game, forked from the file's template (its state right after the load, as on Kaggle).
+    ``rounds``: each figure measured that many times, the harnesses alternated, and the median kept.
     """
     import tempfile
 
@@ -125,15 +164,11 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
                 note = f"{a} is not available ({exc}); measured our random agent instead"
                 a = "random"
         for w in workers_list or sorted({1, cores}):
-            ours, n_ours = measure(ours_rate, a, b, w, seconds, probe=20)
-            theirs, n_theirs = measure(evaluate_rate, a, b, w, seconds, probe=5)
-            row: dict[str, Any] = {"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(ours, 1),
-                   "ours_games": n_ours, "evaluate_games_per_s": round(theirs, 1),
-                   "evaluate_games": n_theirs, "ratio": round(ours / theirs, 1), "note": note}
-            if isolated:
-                row.update(_isolated(a, b, w, seconds, folder))
+            timers, info = _timers(a, b, w, seconds, folder if isolated else None)
+            row = row_of(a, b, w, alternate(timers, rounds), info, note)
             rows.append(row)
-            print(f"  {a} vs {b}, {w} worker(s): ours {ours:.0f}/s, evaluate {theirs:.1f}/s"
+            print(f"  {a} vs {b}, {w} worker(s): ours {row['ours_games_per_s']:.0f}/s, "
+                  f"evaluate {row['evaluate_games_per_s']:.1f}/s"
                   + (f", isolated {row['isolated_games_per_s']:.0f}/s (floor {row['floor_games_per_s']:.0f}/s)"
                      if isolated else ""), file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
@@ -153,4 +188,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
                      f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |" + more)
     notes = sorted({r["note"] for r in rows if r["note"]})
+    rounds = max((int(r.get("rounds", 1)) for r in rows), default=1)
+    if rounds > 1:
+        notes.append(f"each figure is the median of {rounds} rounds, the harnesses alternated in each "
+                     "(the ranges: --json)")
     return "\n".join(lines + [f"\nNote: {n}" for n in notes])
