@@ -164,7 +164,7 @@ def available() -> Group | None:
         return None
     for group in candidates(_mounts(), _own_paths()):
         try:
-            trial = _child(group, "cxforge-probe-")
+            trial = _child(group, f"{PREFIX}{os.getpid()}-probe-")  # one left behind goes as orphans do
         except OSError:
             continue
         try:
