@@ -92,6 +92,7 @@ def _middle(pids_w: int, shown: list[str], agent: str | None) -> None:
         ready = os.read(ready_r, 256)
         if ready != b"ok":
             os.kill(init, signal.SIGKILL)
+            os.waitpid(init, 0)  # gone before the caller hears of it: nothing is left to it, not even exiting
             raise OSError(ready.decode(errors="replace") or "its init died")
         child = os.fork()
         if child == 0:
