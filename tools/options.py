@@ -156,10 +156,10 @@ def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str
             "Kaggle's clock in wall time")
 
 
-def slowed_games(records: Iterable[Any]) -> dict[str, int]:
-    """How many of ``records`` (``GameRecord``s, or None) each way of slowing hosts held, most first."""
-    counts = Counter(r.slowed for r in records if r is not None and getattr(r, "slowed", None))
-    return dict(counts.most_common())
+def slowed_games(ways: Iterable[str | None]) -> dict[str, int]:
+    """How many games each way of slowing hosts held, most first, from each game's ``slowed`` (None: a game
+    not slowed, or stored before games said)."""
+    return dict(Counter(way for way in ways if way).most_common())
 
 
 def limits_of(args: argparse.Namespace) -> Any:

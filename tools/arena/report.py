@@ -36,7 +36,7 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
         "pairs": [table.to_json() for table in results.pairing_tables(games)],
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in results.seats(games, players).items()},
         "failures": results.failures(games, players),
-        "slowed": options.slowed_games(g.record for g in games),
+        "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info,
     }
 

@@ -221,7 +221,7 @@ def sprt_report(s: SprtSettings, run: str, seq: Sequential, games: Sequence[Stor
         "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
         "failures": results.failures(games, [s.new] if s.new == s.base else [s.new, s.base]),
         "llr_history": [round(x, 4) for x in seq.history],
-        "slowed": options.slowed_games(g.record for g in games),
+        "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info,
     }
 

@@ -101,7 +101,8 @@ def mean_plies(a: str, b: str, games: int = 200) -> float:
     return sum(len(r.moves) for r in records) / len(records)
 
 
-def _timers(a: str, b: str, w: int, seconds: float, folder: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _timers(a: str, b: str, w: int, seconds: float,
+            folder: str | None) -> tuple[dict[str, Callable[[], float]], dict[str, Any]]:
     """The timers of one row (name -> a call that gives games per second) and what the row says of them
     (games per measurement, the files): ours and ``evaluate`` on the matchup; with ``folder``, also the
     files built there (our ``random`` for ``kaggle:random``) in agent hosts and loaded by ``evaluate``, and

@@ -201,7 +201,10 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
                        Struct, config_items, after, opened, logs)
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
-        record.slowed = "; ".join(dict.fromkeys(h.slowed for h in hosts if h is not None and h.slowed)) or None
+        if any(hosted):
+            from connectx_forge.tools.sandbox.seat import slowed_by
+
+            record.slowed = slowed_by(hosts)
         return record
     finally:
         for h in hosts:

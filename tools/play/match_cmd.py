@@ -97,5 +97,5 @@ def run(args: argparse.Namespace) -> int:
         writer.close(result.records)
     print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
     if args.slowdown > 1 and not args.json:
-        print(options.slowdown_line(args.slowdown, options.slowed_games(result.records)))
+        print(options.slowdown_line(args.slowdown, options.slowed_games(r.slowed for r in result.records)))
     return 0

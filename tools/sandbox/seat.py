@@ -30,6 +30,7 @@ import signal
 import socket
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -321,3 +322,9 @@ class HostedAgent:
         self.log.close()
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def slowed_by(hosts: Iterable[HostedAgent | None]) -> str | None:
+    """How ``--slowdown`` held a game's ``hosts`` (their ``slowed``; "; " between two ways), None where it held
+    none."""
+    return "; ".join(dict.fromkeys(h.slowed for h in hosts if h is not None and h.slowed)) or None

@@ -32,7 +32,7 @@ from typing import Any
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox.limits import Limits
-from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply
+from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
 
 FAILED_STATUSES = ("INVALID", "ERROR", "TIMEOUT")
 SELF = "self"  # the opponent of the validation episode
@@ -135,7 +135,7 @@ def play(job: Job) -> dict[str, Any]:
             result["log"] = seats[culprit].host.log_text()  # why it broke, in its own words
         said = seats[min(seats)].host.log_text() if seats else ""
         result["native"] = [ln[len(NATIVE_LINE):] for ln in said.splitlines() if ln.startswith(NATIVE_LINE)][:5]
-        slowed = "; ".join(dict.fromkeys(s.host.slowed for s in seats.values() if s.host.slowed))
+        slowed = slowed_by(s.host for s in seats.values())
         if slowed:
             result["slowed"] = slowed
     finally:

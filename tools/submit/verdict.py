@@ -15,11 +15,11 @@ it marks a Kaggle submission Error.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import options
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import format_rate, wilson
@@ -149,7 +149,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
         errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results),
-        slowed=dict(Counter(r["slowed"] for r in played if r.get("slowed")).most_common()))
+        slowed=options.slowed_games(r.get("slowed") for r in played))
     engines = sorted({line for r in played for line in r.get("native") or ()})
     report.notes.extend(f"the agent's native library {line}" for line in engines)
     failing = next((r for r in played if r.get("log")), None)
