@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.options import HelpFormatter
+from connectx_forge.tools.sandbox.escape import escape
 
 PROG = "cxforge"
 TRAINING_LAYER = ("torch", "gymnasium", "matplotlib")
@@ -201,7 +202,8 @@ def command_parser(name: str, module: ModuleType) -> argparse.ArgumentParser:
 
 
 def _fail(name: str, message: str, status: int) -> int:
-    print(f"{PROG} {name}: error: {message}", file=sys.stderr)
+    """Print the error ``message`` (its control characters escaped: it may quote a file or an agent); ``status``."""
+    print(f"{PROG} {name}: error: {escape(message)}", file=sys.stderr)
     return status
 
 

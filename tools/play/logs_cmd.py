@@ -1,5 +1,8 @@
 """``cxforge logs GAMES.jsonl``: what each agent printed in saved games, and its traceback, as Kaggle's episode
-logs show them (stdout and stderr cut at 10,000 characters; a traceback kept past the cut)."""
+logs show them (stdout and stderr cut at 10,000 characters; a traceback kept past the cut).
+
+A games file may come from anyone, so what it says (logs and player names) is printed with every control
+character escaped (``sandbox/escape.py``): a terminal escape in it is shown, never obeyed."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
 EXAMPLE = """\
@@ -34,7 +38,8 @@ def heading(number: int, rec: GameRecord) -> str:
         end = f"{rec.players[(rec.winner or 1) - 1]} won"
     else:
         end = f"{rec.players[(rec.culprit or 1) - 1]} lost by {rec.outcome}"
-    return f"== game {number}: {first} (first) vs {second} (second): {end} after {len(rec.moves)} moves"
+    return escape(f"== game {number}: {first} (first) vs {second} (second): {end} after {len(rec.moves)} moves",
+                  keep_newlines=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,9 +66,10 @@ def run(args: argparse.Namespace) -> int:
         print(heading(number, rec))
         for m in marks:
             text = logs.get(str(m), "")
-            print(f"-- {rec.players[m - 1]} (mark {m}): " + ("its log:" if text else "printed nothing"))
+            print(escape(f"-- {rec.players[m - 1]} (mark {m}): ", keep_newlines=False)
+                  + ("its log:" if text else "printed nothing"))
             if text:
-                print(text.rstrip("\n"))
+                print(escape(text.rstrip("\n")))
         shown += 1
     if shown == 0:
         print(f"no agent printed anything in the {len(chosen)} game(s) of {args.games}")

@@ -4,7 +4,9 @@ A header line, which players ran isolated in agent hosts, one row per seat of A
 and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
 interval, B's rule breaks; "crashes/other" counts crash, memory, protocol and
 load), one line per kind of rule break with the first game's detail, then each
-side's move times.
+side's move times.  A detail is what an agent said, printed with its control
+characters escaped (``sandbox/escape.py``; a hosted agent's already are, an
+in-process agent's are not).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.tools.play.tally import Tally
+from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.stats import format_rate
 
 if TYPE_CHECKING:
@@ -62,7 +65,7 @@ def _breaks(result: MatchResult) -> list[str]:
     lines = []
     for (side, kind), (count, rec) in sorted(seen.items()):
         why = rec.detail or rec.error or (f"returned {rec.bad_action}" if rec.bad_action else "")
-        lines.append(f"{side} {kind}: {count} game(s)" + (f"; game {rec.index}: {why}" if why else ""))
+        lines.append(f"{side} {kind}: {count} game(s)" + (f"; game {rec.index}: {escape(why, False)}" if why else ""))
     return lines
 
 

@@ -5,13 +5,17 @@ submission id, seat index (0 moves first), reward and final state
 (``EPISODE_AGENT_STATE_*``).  Ours is the agent with our submission id; in a
 validation episode our submission plays both seats (Kaggle's self-play check).
 An agent state other than COMPLETE (an error, an invalid action, a timeout) is
-what this view is for, so it is named in the row (``our_error``).
+what this view is for, so it is named in the row (``our_error``).  Team names
+are anyone's choice: they, and the states, are read with their control
+characters escaped (``sandbox/escape.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from connectx_forge.tools.sandbox.escape import escape
 
 AGENT_STATE = "EPISODE_AGENT_STATE_"
 ERRORS = {"ERROR_EVALUATION": "error (evaluation)", "ERROR_INVALID_ACTION": "invalid action",
@@ -21,7 +25,7 @@ VALIDATION = "EPISODE_TYPE_VALIDATION"
 
 def short_state(state: Any) -> str:
     """``EPISODE_AGENT_STATE_ERROR_TIMEOUT`` -> ``ERROR_TIMEOUT``; ``EPISODE_TYPE_PUBLIC`` -> ``PUBLIC``."""
-    text = str(state or "UNSPECIFIED")
+    text = escape(str(state or "UNSPECIFIED"), False)
     for prefix in (AGENT_STATE, "EPISODE_TYPE_", "EPISODE_STATE_"):
         if text.startswith(prefix):
             return text[len(prefix):]
@@ -59,6 +63,12 @@ class EpisodeRow:
         return out
 
 
+def team(agent: dict[str, Any]) -> str | None:
+    """An agent's team name, its control characters escaped (None when it has none)."""
+    name = agent.get("teamName")
+    return None if name is None else escape(str(name), False)
+
+
 def _reward(agent: dict[str, Any] | None) -> float | None:
     value = None if agent is None else agent.get("reward")
     return None if value is None else float(value)
@@ -86,14 +96,14 @@ def episode_row(episode: dict[str, Any], submission_id: int) -> EpisodeRow:
         result = "win" if mine > theirs else "loss" if mine < theirs else "draw"
     elif mine is not None and them is not None and short_state(them.get("state")).startswith("ERROR"):
         result = "win"  # the opponent broke a rule
-    rows_agents = [{"index": int(a.get("index") or 0), "team": a.get("teamName"),
+    rows_agents = [{"index": int(a.get("index") or 0), "team": team(a),
                     "submission_id": a.get("submissionId"), "reward": _reward(a),
                     "state": short_state(a.get("state"))} for a in agents]
     return EpisodeRow(
         id=int(episode.get("id") or 0), type=kind, validation=validation,
         state=short_state(episode.get("state")), end_time=episode.get("endTime"),
         our_index=None if us is None or validation else int(us.get("index") or 0),
-        opponent=None if them is None else ("(itself)" if validation else them.get("teamName")),
+        opponent=None if them is None else ("(itself)" if validation else team(them)),
         result=result, reward=mine, opponent_reward=theirs, our_state=states[0] if states else None,
         our_error=our_error, agents=rows_agents)
 

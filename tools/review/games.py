@@ -12,6 +12,10 @@
   the players;
 * one such game or replay pretty-printed over many lines, or a JSON list of them.
 
+A file may come from anyone: the players' names, a saved game's outcome and
+the file's name are read with their control characters escaped (``sandbox/escape.py``), so
+whatever shows a ``Game`` (text, JSON, HTML) shows them, never obeys them.
+
 Bad input (a missing file, a file that holds no game, a replay whose boards do
 not follow the rules) is a ``UserError`` naming the file and the step.  In a
 file of many games, a bad line is reported by its number (``problems``) and
@@ -28,6 +32,7 @@ from typing import Any
 
 from agents.board import STANDARD, Board, BoardError
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.sandbox.escape import escape
 
 BROKEN = {"INVALID": "invalid", "ERROR": "error", "TIMEOUT": "timeout"}
 EPISODE_FILE = re.compile(r"episode-(\d+)-replay\.json$")
@@ -144,7 +149,8 @@ def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
 
 
 def _one(data: Any, source: str, episode_id: int | None) -> Game:
-    """One game from a parsed JSON value: a Kaggle replay or a saved game."""
+    """One game from a parsed JSON value: a Kaggle replay or a saved game (``source``, a file's name, escaped)."""
+    source = escape(source, False)
     if isinstance(data, dict) and "steps" in data:
         return read_replay(data, source, episode_id)
     if isinstance(data, dict) and "moves" in data:
@@ -167,14 +173,15 @@ def _size(config: Any) -> tuple[int, int, int]:
 
 
 def _names(info: Any) -> tuple[str, str]:
+    """The team names of a replay's ``info`` (escaped), or ``first`` and ``second``."""
     info = info if isinstance(info, dict) else {}
     names = info.get("TeamNames")
     if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names):
-        return names[0], names[1]
+        return escape(names[0], False), escape(names[1], False)
     agents = info.get("Agents")
     if isinstance(agents, list) and len(agents) == 2 and all(isinstance(a, dict) for a in agents):
-        return str(agents[0].get("Name") or agents[0].get("name") or "first"), \
-            str(agents[1].get("Name") or agents[1].get("name") or "second")
+        return escape(str(agents[0].get("Name") or agents[0].get("name") or "first"), False), \
+            escape(str(agents[1].get("Name") or agents[1].get("name") or "second"), False)
     return "first", "second"
 
 
@@ -270,9 +277,10 @@ def read_record(record: dict[str, Any], source: str) -> Game:
     except (TypeError, ValueError, KeyError):
         raise UserError(f"{source}: not a game saved by cxforge match (bad size, moves, players or opening)") \
             from None
-    outcome = str(record.get("outcome") or ("win" if board.winner() else "draw"))
+    outcome = escape(str(record.get("outcome") or ("win" if board.winner() else "draw")), False)
     winner = record.get("winner")
     culprit = record.get("culprit")
-    return Game(source, (size[0], size[1], size[2]), moves, (str(players[0]), str(players[1])), outcome,
+    names = (escape(str(players[0]), False), escape(str(players[1]), False))
+    return Game(source, (size[0], size[1], size[2]), moves, names, outcome,
                 winner=int(winner) if winner in (1, 2) else None, culprit=int(culprit) if culprit in (1, 2) else None,
                 opening=opening)

@@ -15,6 +15,13 @@ origin) and the move list beside it.  Clicking a move posts ``{step: ply}`` to
 the player, which is how kaggle-environments' player is told to show a step (its
 ``message`` listener); the list follows the player's slider to highlight the
 step on screen.
+
+What a replay says is anyone's (a Kaggle team name is its team's choice):
+kaggle-environments embeds the replay in the player with ``json.dumps``, which
+leaves a ``</script>`` in a name as it is, so ``script_safe`` writes every
+``<``, ``>`` and ``&`` of that data as a JSON escape; the names the player
+shows are the ``Game``'s, whose control characters are escaped (``games.py``);
+everything else on the page is ``html.escape``d.
 """
 
 from __future__ import annotations
@@ -70,8 +77,12 @@ def offline(page: str) -> str:
 
 
 def replay_of(game: Game) -> dict[str, Any]:
-    """The game as a Kaggle replay: its own, or one played move by move through kaggle-environments."""
+    """The game as a Kaggle replay: its own (its team names as the game's: escaped), or one played move by move
+    through kaggle-environments."""
     if game.replay is not None:
+        info = game.replay.get("info")
+        if isinstance(info, dict) and "TeamNames" in info:
+            return {**game.replay, "info": {**info, "TeamNames": list(game.names)}}
         return game.replay
     kaggle_env.load()
     from kaggle_environments import make
@@ -93,6 +104,23 @@ def replay_of(game: Game) -> dict[str, Any]:
     return replay
 
 
+PLAYER_DATA = "<script>window.kaggle = "  # how kaggle-environments gives its player the replay
+
+
+def script_safe(page: str) -> str:
+    """The player ``page`` with the replay's JSON unable to end its script: the data is read back as JSON (so
+    a ``</script>`` inside a string cannot cut it short) and written again with ``<``, ``>`` and ``&`` as JSON
+    escapes (``\\u003c``...), which read as the same data."""
+    at = page.find(PLAYER_DATA)
+    if at < 0:
+        raise UserError("the kaggle-environments visualizer does not embed the replay as this page expects: "
+                        "install kaggle-environments 1.33.2")
+    start = at + len(PLAYER_DATA)
+    data, end = json.JSONDecoder().raw_decode(page, start)
+    text = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return page[:start] + text + page[end:]
+
+
 def visualizer(replay: dict[str, Any]) -> str:
     """kaggle-environments' HTML player for ``replay``, paused on the last step, working offline."""
     kaggle_env.load()
@@ -104,7 +132,7 @@ def visualizer(replay: dict[str, Any]) -> str:
         page = env.render(mode="html", playing=False)
     except Exception as exc:  # the environment's own validation: a replay it cannot show
         raise UserError(f"kaggle-environments cannot render this replay: {type(exc).__name__}: {exc}") from None
-    return offline(str(page))
+    return offline(script_safe(str(page)))
 
 
 def _value(wdl: int | None, score: int | None) -> str:

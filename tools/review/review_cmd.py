@@ -15,6 +15,7 @@ from connectx_forge.tools.review.annotate import Review, move_text, review_game
 from connectx_forge.tools.review.games import Game, load_games
 from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.tools.review.summary import format_summary, summarise
+from connectx_forge.tools.sandbox.escape import escape
 
 HELP = "annotate every move of Kaggle replays, episodes or saved games with the exact solver; where we lose"
 EXAMPLE = """\
@@ -63,7 +64,7 @@ def load_all(specs: list[str], episodes: Path | None, game: int | None = None) -
     problems: list[str] = []
     games = [g for spec in specs for g in load_games(spec, episodes, problems)]
     for problem in problems:
-        print(f"cxforge: {problem}", file=sys.stderr)
+        print(f"cxforge: {escape(problem)}", file=sys.stderr)
     if not games:
         raise UserError("no games to review")
     if game is not None:
