@@ -35,17 +35,22 @@ $(TEST_STAMP): $(RUNTIME_STAMP)
 	@touch $(TEST_STAMP)
 
 # the HTML replays' browser test (tests/test_review_browser.py) drives Debian's Chromium headless shell through
-# playwright (dev layer), and the agent hosts' jail is bubblewrap (tools/sandbox/jail.py, tests/test_jail.py):
-# both installed with apt-get where we are root, else those tests skip and say why
+# playwright (dev layer), and the agent hosts' jail is bubblewrap with libseccomp's syscall filter
+# (tools/sandbox/jail.py, syscalls.py; tests/test_jail.py): installed with apt-get where we are root, else those
+# tests skip and say why.  As root, the attack suite runs again as an unprivileged user (cxforge-test, made here
+# and let through to the interpreter and the checkout by an ACL naming it alone: tests/grant_test_user.sh).
 SYSTEM_SETUP = missing=""; \
 	command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
 	  missing="$$missing chromium-headless-shell"; \
 	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
+	command -v setfacl >/dev/null 2>&1 || missing="$$missing acl"; \
+	ldconfig -p 2>/dev/null | grep -q libseccomp.so.2 || missing="$$missing libseccomp2"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	      $$missing >/dev/null; \
-	  else echo "no$$missing, and no apt-get as root to install it: the tests that need it will skip" >&2; fi; fi
+	  else echo "no$$missing, and no apt-get as root to install it: the tests that need it will skip" >&2; fi; fi; \
+	if [ "$$(id -u)" = 0 ]; then sh tests/grant_test_user.sh "$$(readlink -f $(BIN)/python)" $(BIN)/python . || true; fi
 
 submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge build $(AGENT) -o $(OUT)

@@ -2,24 +2,32 @@
 
 Inside (``bwrap``, the sandbox under Flatpak): no network (a private network
 namespace with only its own loopback), private process, IPC and UTS
-namespaces (not the user's processes, nor their environments), every file
-read-only but for this process's game folders (one folder per warden) and a
-private ``/tmp``, a clean environment (no credential reaches the jail at all),
-and a new session (no terminal to type into).  The warden is a fresh Python
-started in the jail (``python -m connectx_forge.tools.sandbox.warden``), which
-costs one interpreter start per referee thread, not per game: hosts are still
-forks of it.  It keeps ``CAP_SYS_ADMIN`` where bwrap allows, to put each host
-in namespaces of its own (``namespace.py``: its own processes, its own ``/tmp``,
-a .tar.gz at ``/kaggle_simulations/agent``); where it cannot, hosts share the
-jail's and the report says so.
+namespaces, and a filesystem of its own that shows, read-only, only the image
+(the system's programs and libraries, the few ``/etc`` files the loader reads)
+and what the warden runs (this interpreter, the libraries it imports, the
+toolkit's packages): never the home folder, the project's other files,
+``/run``, ``/var`` or ``/sys``, so no file and no unix socket of the user's is
+in reach.  Writable: this warden's game folders and a private ``/tmp``.  A
+clean environment (no credential reaches the jail at all) and a new session.
+The warden is a fresh Python started in the jail (``python -m
+connectx_forge.tools.sandbox.warden``), which costs one interpreter start per
+referee thread, not per game: hosts are still forks of it.  It keeps the
+capabilities of ``WARDEN_CAPS`` (real root's where cxforge runs as root: no
+user namespace then; else bubblewrap's, inside a user namespace) to put each
+host in namespaces of its own (``namespace.py``: its own processes, ``/tmp``
+and ``/dev/shm``, a .tar.gz at ``/kaggle_simulations/agent``) and, as root, to
+run each as a uid of its own; every host gives them all up and loads the
+syscall filter (``syscalls.py``) before any agent code.  Where it cannot, hosts
+share the jail's namespaces and the report says so (``probe``, ``bounds``).
 
 Where ``bwrap`` is missing or the kernel refuses its namespaces, hosts run
 as before, not jailed, and ``probe()`` says why (the reports print it once).
-``CXFORGE_JAIL=off`` turns the jail off.
+``CXFORGE_JAIL=off`` turns the jail off.  docs/security.md: the threat model.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -28,18 +36,30 @@ from dataclasses import dataclass
 from functools import cache
 
 from connectx_forge.tools.sandbox import cgroup
+from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.sandbox.namespace import KAGGLE_AGENT
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 # what a jailed warden imports first; then whether it can make a host's namespaces
-PROBE = ("import numpy, connectx_forge.tools.sandbox.warden\n"
-         "from connectx_forge.tools.sandbox import namespace\nprint(namespace.works())")
-CAPS = ("--cap-add", "CAP_SYS_ADMIN")  # the warden's, to make namespaces; every host gives it up (limits.py)
-ALONE = ("jailed (bubblewrap: no network, each agent alone with its own processes and /tmp, read-only files "
-         "but its game folder)")
-SHARED = ("jailed (bubblewrap: no network, read-only files but the game's folder and /tmp; an agent sees the "
-          "jail's processes: namespaces per agent were refused)")
+PROBE = ("import json, numpy, connectx_forge.tools.sandbox.warden\n"
+         "from connectx_forge.tools.sandbox import limits, namespace, syscalls\n"
+         "print(json.dumps({'alone': namespace.works(), 'uids': limits.private_uids(), "
+         "'seccomp': syscalls.works()}))")
+# the warden's: to make namespaces (SYS_ADMIN), give each host a uid of its own and its folders (SETUID, SETGID,
+# CHOWN, SETPCAP), end what a host leaves (KILL, SYS_PTRACE to read its children), remove its folders
+# (DAC_OVERRIDE, FOWNER); every host and template gives them all up (limits.py)
+WARDEN_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_SETPCAP", "CAP_KILL", "CAP_SYS_PTRACE",
+               "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+CAPS = ("--cap-drop", "ALL", *(arg for cap in WARDEN_CAPS for arg in ("--cap-add", cap)))
+ALONE = ("jailed (bubblewrap: no network, each agent alone with its own processes, /tmp and /dev/shm, no file "
+         "but the image's and its game folder's")
+SHARED = ("jailed (bubblewrap: no network, no file but the image's, the game's folder and /tmp; an agent sees the "
+          "jail's processes and /tmp: namespaces per agent were refused")
+UID = "a uid of its own"
+SAME_UID = "the user's uid (not root: no uid of its own)"
+FILTER = "no capability, a syscall filter"
+NO_FILTER = "no capability; no syscall filter (libseccomp missing: apt-get install libseccomp2)"
 PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
@@ -51,32 +71,82 @@ def python() -> str:
 
 
 def under_tmp() -> list[str]:
-    """The folders the jailed warden runs from (Python, the virtualenv, every import path, the toolkit) that the
-    jail's private ``/tmp`` would hide: a checkout or virtualenv under ``/tmp`` is shown again, read-only.  ``/tmp``
-    itself never is (a script run from it puts it on ``sys.path``): it would show the user's ``/tmp`` whole."""
-    from connectx_forge.tools.paths import PROJECT_ROOT
+    """The shown folders (``shown``) that lie under ``/tmp``: the jail's private ``/tmp`` would hide them, so they
+    are bound again on top of it.  ``/tmp`` itself never is (a script run from it puts it on ``sys.path``)."""
+    return [path for path in shown() if path.startswith("/tmp/")]
 
-    wanted = {sys.prefix, sys.base_prefix, os.path.dirname(python()), str(PROJECT_ROOT), *(p for p in sys.path if p)}
+
+SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")  # the programs and libraries of the image
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime")  # what the dynamic loader and time zone read
+
+
+def toolkit() -> list[str]:
+    """The folders of the toolkit's own packages (``agents`` and ``connectx_forge.*``): where an editable install
+    maps them into a checkout, these alone are shown, not the checkout's other files."""
+    import importlib.util
+
+    found = []
+    for name in ("agents", "connectx_forge.build", "connectx_forge.runtime", "connectx_forge.testing",
+                 "connectx_forge.tools"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        found += list(spec.submodule_search_locations or []) if spec else []
+    return found
+
+
+def _library(entry: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether import path ``entry`` is a library folder (in the interpreter's prefixes, a ``site-packages`` or
+    ``dist-packages``, or a zip of them), not a user's folder that happens to be on ``sys.path``."""
+    real = os.path.realpath(entry)
+    return any(real == p or real.startswith(p + os.sep) for p in prefixes) \
+        or os.path.basename(real.rstrip(os.sep)) in ("site-packages", "dist-packages")
+
+
+def shown() -> list[str]:
+    """What the jail shows of this machine, read-only, outside the system folders: this interpreter and the
+    libraries it imports (its prefixes, its library import paths) and the toolkit's packages; each the
+    outermost of what it holds.  Never the home folder, the project's other files, ``/run`` or ``/var``."""
+    prefixes = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
+    wanted = {*prefixes, os.path.dirname(python()), os.path.dirname(os.path.realpath(sys.executable)),
+              *(p for p in sys.path if p and os.path.isabs(p) and _library(p, prefixes)), *toolkit()}
     found: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in wanted}):
-        if path.startswith("/tmp/") and os.path.exists(path) \
-                and not any((path + "/").startswith(f + "/") for f in found):
+    for path in sorted({os.path.realpath(p) for p in wanted if os.path.exists(p)}):
+        if path != "/" and not any((path + "/").startswith(f + "/") for f in found) \
+                and not any(path == f"/{d}" or path.startswith(f"/{d}/") for d in SYSTEM):
             found.append(path)
     return found
 
 
-def root_entries() -> list[str]:
-    """bwrap's arguments that show every top-level entry of ``/`` read-only (links as links) on the jail's own
-    root, which so can hold ``/kaggle_simulations/agent`` (``namespace.py`` binds a .tar.gz's folder there)."""
+def system() -> list[str]:
+    """bwrap's arguments that show the image's system folders (links as links) and the loader's files."""
     args: list[str] = []
-    for entry in sorted(os.scandir("/"), key=lambda e: e.name):
-        path = entry.path
-        if entry.name in ("proc", "dev", "tmp", "kaggle_simulations"):
-            continue
-        if entry.is_symlink():
+    for name in SYSTEM:
+        path = f"/{name}"
+        if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
-        elif entry.is_dir() or entry.is_file():
+        elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _binds(paths: list[str]) -> list[str]:
+    """bwrap's arguments that show ``paths`` read-only, each folder above them made traversable by any uid
+    (a host's own uid must reach an interpreter under ``/root``, whose own folder is not)."""
+    args: list[str] = []
+    made: set[str] = set()
+    for path in paths:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            folder = "/" + "/".join(parts[:depth])
+            if folder not in made and folder != "/tmp":
+                made.add(folder)
+                args += ["--perms", "0755", "--dir", folder]
+        args += ["--ro-bind", path, path]
     return args
 
 
@@ -84,16 +154,23 @@ def root_entries() -> list[str]:
 UNSHARE = ("--unshare-user-try", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts")
 
 
-def arguments(root: str | None, caps: tuple[str, ...] = (), cgroup_ns: bool = True) -> list[str]:
-    """bwrap's arguments for a jail whose only writable folders are ``root`` and a private ``/tmp``; ``caps``:
-    what keeps the warden able to make each host's namespaces (``namespace.py``); ``cgroup_ns``: a cgroup
+def arguments(root: str | None, caps: tuple[str, ...] = (), cgroup_ns: bool = True,
+              writable: tuple[str, ...] = ()) -> list[str]:
+    """bwrap's arguments for a jail that shows only the system, the interpreter and the toolkit, read-only, and
+    whose only writable folders are ``root`` and a private ``/tmp``; ``caps``: what keeps the warden able to
+    make each host's namespaces and give it a uid of its own (``namespace.py``); ``cgroup_ns``: a cgroup
     namespace of its own too (left out where its hosts' cgroups lie outside the harness's own, which a v2
-    namespace could not move them to: ``cgroup.in_own``)."""
-    return [*root_entries(), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
-            *[arg for path in under_tmp() for arg in ("--ro-bind", path, path)],
-            *(["--bind", root, root] if root else []),
+    namespace could not move them to: ``cgroup.in_own``); ``writable``: folders shown writable too (the
+    warden's cgroup, which its hosts do not see: ``namespace.mount_own``).  As root the jail opens no user
+    namespace: its warden stays real root (its capabilities named in ``caps``), so that each host can be given
+    a uid of its own, which a user namespace that maps one uid could not."""
+    unshare = UNSHARE[1:] if os.geteuid() == 0 else UNSHARE
+    outside = [p for p in shown() if not p.startswith("/tmp/")]
+    return [*system(), *_binds(outside), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            *_binds(under_tmp()),
+            *(["--bind", root, root] if root else []), *[arg for path in writable for arg in ("--bind", path, path)],
             "--dir", KAGGLE_AGENT, "--remount-ro", "/",
-            *UNSHARE, *(["--unshare-cgroup-try"] if cgroup_ns else []),
+            *unshare, *(["--unshare-cgroup-try"] if cgroup_ns else []),
             "--new-session", "--die-with-parent", *caps, "--clearenv", "--setenv", "PATH", PATH,
             "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
 
@@ -111,6 +188,8 @@ class Probe:
     how: str
     alone: bool = False
     caps: tuple[str, ...] = ()
+    uids: bool = False  # each host runs as a uid of its own (the warden is real root)
+    seccomp: bool = False  # each host loads the syscall filter
 
 
 @cache
@@ -130,9 +209,13 @@ def probe() -> Probe:
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Probe(False, f"not jailed: bwrap cannot run ({exc})")
         if run.returncode == 0:
-            if run.stdout.strip().endswith("True"):
-                return Probe(True, ALONE, True, caps)
-            return Probe(True, SHARED, False, caps)
+            try:
+                said = json.loads(run.stdout.strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                said = {}
+            alone, uids, seccomp = (bool(said.get(k)) for k in ("alone", "uids", "seccomp"))
+            how = (ALONE if alone else SHARED) + f"; {UID if uids else SAME_UID}, {FILTER if seccomp else NO_FILTER})"
+            return Probe(True, how, alone, caps, uids, seccomp)
         why = why or (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[-1]
     return Probe(False, f"not jailed: bwrap refused ({why[:200]})")
 
@@ -143,6 +226,26 @@ def status() -> tuple[bool, str]:
     return found.jailed, found.how
 
 
+def bounds(limits: Limits | None = None) -> str:
+    """The line that says which bounds hold for each agent here, with ``limits`` (the defaults when None)."""
+    limits = limits or Limits()
+    found = probe()
+    mib = 1 << 20
+    procs = (f"{limits.extra_processes} processes (a uid of its own)" if found.jailed and found.uids
+             else f"{limits.extra_processes} processes beyond the user's own (no uid of its own without root)")
+    tmp = (f"/tmp and /dev/shm of {limits.tmp_size // mib} and {limits.shm_size // mib} MiB of its own"
+           if found.alone else "/tmp and /dev/shm shared with the other agents of the run, not capped")
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
+            autogroup = fh.read().strip() == "1"
+    except OSError:
+        autogroup = False
+    cpu = ("its processes share its seat's CPU (one session: the kernel's autogroup)" if found.seccomp and autogroup
+           else "its processes are not held to its seat's CPU (no autogroup or no filter)")
+    return (f"bounds per agent: {procs}, {limits.memory // mib} MiB of memory per process, files of "
+            f"{limits.file_size // mib} MiB, {tmp}; {cpu}")
+
+
 def command(channel: int, root: str, group: cgroup.Group | None = None) -> list[str]:
     """The command that starts a jailed warden serving ``channel`` (an inherited fd), its game folders in
     ``root``, its hosts' cgroups in ``group`` (shown writable in the jail; ``cgroup.py``).  The warden empties
@@ -151,11 +254,11 @@ def command(channel: int, root: str, group: cgroup.Group | None = None) -> list[
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
-    shown = ["--bind", group.folder, group.folder] if group else []
     cgroup_ns = group is None or cgroup.in_own(group)
     return ["/bin/sh", "-c", 'root=$1; cg=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; '
             # a cgroup is removable once the last of its processes has finished exiting
             'for i in 1 2 3 4 5 6 7 8 9 10; do [ -z "$cg" ] || [ ! -d "$cg" ] && break; '
             'rmdir -- "$cg"/host-* "$cg" 2>/dev/null; sleep 0.1; done; exit 0', "cxforge-jail", root,
-            group.folder if group else "", bwrap, *arguments(root, probe().caps, cgroup_ns), *shown, *passed,
+            group.folder if group else "", bwrap,
+            *arguments(root, probe().caps, cgroup_ns, (group.folder,) if group else ()), *passed,
             python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root, group.to_arg() if group else "-"]

@@ -9,8 +9,10 @@ any agent code, except ``parse_memory`` (the ``--memory`` flag) and
   ``MemoryError`` in the agent (reported as ``memory``);
 * CPU seconds (``RLIMIT_CPU``): a whole game's worth of Kaggle's time
   (``cpu_seconds``), so a runaway background thread cannot burn forever;
-* processes (``RLIMIT_NPROC``, counted per user by Linux, so the cap is the
-  user's current count plus a generous ``extra_processes``; root is exempt);
+* processes (``RLIMIT_NPROC``, counted per user by Linux): where the warden is
+  real root, each agent runs as a uid of its own (``become``), so the cap is
+  its own ``extra_processes``; elsewhere the cap is the user's current count
+  plus ``extra_processes``;
 * file size (``RLIMIT_FSIZE``, default 64 MiB; ``SIGXFSZ`` is ignored, so a
   write past it fails with ``EFBIG`` instead of killing the host);
 * captured output: ``LOG_CHARS`` characters (Kaggle keeps 10,000).
@@ -35,6 +37,9 @@ from connectx_forge.tools.errors import UserError
 MIB = 1 << 20
 DEFAULT_MEMORY = 2048 * MIB
 DEFAULT_FILE_SIZE = 64 * MIB
+DEFAULT_PROCESSES = 256  # an agent's processes and threads (Kaggle's container caps them too; not published)
+DEFAULT_TMP = 512 * MIB  # an agent's private /tmp, and its /dev/shm
+UID_FIRST, UID_COUNT = 1 << 30, 1 << 30  # where a host's own uid is drawn from (far above any user's or system's)
 LOG_CHARS = 10_000  # Kaggle's maxLogLength
 PR_SET_PDEATHSIG = 1
 PR_SET_NAME = 15
@@ -53,7 +58,9 @@ class Limits:
     memory: int = DEFAULT_MEMORY
     file_size: int = DEFAULT_FILE_SIZE
     cpu_seconds: int | None = None
-    extra_processes: int = 512
+    extra_processes: int = DEFAULT_PROCESSES  # with a uid of its own: its processes; else beyond the user's
+    tmp_size: int = DEFAULT_TMP  # its private ``/tmp`` (a tmpfs)
+    shm_size: int = DEFAULT_TMP  # its private ``/dev/shm`` (a tmpfs)
     log_chars: int = LOG_CHARS
     slowdown: float = 1.0  # the host gets 1/slowdown of a CPU (the warden's throttle, throttle.py)
 
@@ -99,19 +106,52 @@ def set_name(name: str) -> None:
         pass
 
 
-def drop_capabilities() -> bool:
+def drop_capabilities(uid: int | None = None) -> bool:
     """Give up every capability for good (root in a container keeps many, CAP_SYS_ADMIN among them, even in
     the jail): none effective, permitted or inheritable, none left to gain (the bounding set emptied, no new
-    privileges through ``execve``).  False where the kernel refused a step."""
+    privileges through ``execve``); with ``uid``, run as that uid from then on (``become``).  False where the
+    kernel refused a step (a failed change of uid raises: a host must never run agent code as root)."""
     libc, ok = _libc(), True
     ok &= prctl(PR_SET_NO_NEW_PRIVS, 1)
     for cap in range(64):
         if libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1:
             ok &= libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0
+    if uid is not None and os.getuid() != uid:
+        become(uid)
     header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()  # two sets of (effective, permitted, inheritable), all empty
     ok &= libc.capset(header, data) == 0
     return bool(ok)
+
+
+def private_uids() -> bool:
+    """Whether this process may run each host as a uid of its own: real root (all uids mapped, not a user
+    namespace's one) with ``CAP_SETUID`` and ``CAP_SETGID``."""
+    try:
+        with open("/proc/self/uid_map") as fh:
+            mapped = [line.split() for line in fh if line.strip()]
+        with open("/proc/self/status") as fh:
+            eff = next(int(line.split()[1], 16) for line in fh if line.startswith("CapEff:"))
+    except (OSError, ValueError, StopIteration):
+        return False
+    full = mapped == [["0", "0", "4294967295"]]
+    return os.geteuid() == 0 and full and bool(eff >> 6 & 1) and bool(eff >> 7 & 1)
+
+
+def new_uid() -> int:
+    """A uid (and gid) for one host, drawn at random where no user or service has one: nothing else on the
+    machine runs as it, so ``RLIMIT_NPROC`` counts that host's processes alone."""
+    import secrets
+
+    return UID_FIRST + secrets.randbelow(UID_COUNT)
+
+
+def become(uid: int) -> None:
+    """Run as ``uid`` (and the group of that number, no supplementary groups), for good: real, effective and
+    saved ids, so that no capability is left (the kernel clears them when root's ids all change)."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 def die_with_parent(sig: int, parent: int) -> None:

@@ -36,7 +36,9 @@ from connectx_forge.tools.sandbox import limits, reap
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 0x4000, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 0x4000, 1 << 18
+MNT_DETACH = 2
 KAGGLE_AGENT = "/kaggle_simulations/agent"  # where Kaggle puts a .tar.gz's files
 NAME = "cxforge-init"  # what ``ps`` shows for a namespace's init
 
@@ -53,16 +55,34 @@ def possible() -> bool:
     return False
 
 
-def fork(shown: list[str], agent: str | None = None) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Place:
+    """Where a forked host (or template) goes: alone in namespaces of its own (``shown`` and ``agent`` as in
+    ``fork``; ``mount_own`` for the sizes), or, with ``alone`` False, beside its parent as a plain fork."""
+
+    alone: bool = False
+    shown: tuple[str, ...] = ()
+    agent: str | None = None
+    tmp_size: int = 0  # bytes of its private /tmp, and of its /dev/shm (0: the kernel's default)
+    shm_size: int = 0
+
+    def fork(self) -> tuple[int, int]:
+        """``(pid, init)`` in the parent (init 0 for a plain fork), ``(0, 0)`` in the child."""
+        if self.alone:
+            return fork(self)
+        return os.fork(), 0
+
+
+def fork(place: Place) -> tuple[int, int]:
     """``os.fork`` into new namespaces: ``(pid, init)`` in the parent, ``(0, 0)`` in the child (pid 2 of its
-    namespace).  ``shown``: folders under ``/tmp`` the child sees again; ``agent``: bound at ``KAGGLE_AGENT``.
+    namespace), whose mounts ``place`` says (``mount_own``).
     Raises ``OSError`` when the namespaces cannot be made (nothing is left running)."""
     _lifeline()
     pids_r, pids_w = os.pipe()
     middle = os.fork()
     if middle == 0:  # makes the namespaces, forks the init and the child, says their pids, exits
         os.close(pids_r)
-        _middle(pids_w, shown, agent)
+        _middle(pids_w, place)
         return 0, 0  # only the child gets here
     os.close(pids_w)
     with os.fdopen(pids_r, "rb") as fh:
@@ -76,7 +96,7 @@ def fork(shown: list[str], agent: str | None = None) -> tuple[int, int]:
     return int(words[1]), int(words[0])
 
 
-def _middle(pids_w: int, shown: list[str], agent: str | None) -> None:
+def _middle(pids_w: int, place: Place) -> None:
     """The process between: returns only in the namespace's child (pid 2); exits in itself."""
     try:
         libc = limits._libc()
@@ -87,7 +107,7 @@ def _middle(pids_w: int, shown: list[str], agent: str | None) -> None:
         if init == 0:
             os.close(ready_r)
             os.close(pids_w)
-            _init(ready_w, shown, agent)
+            _init(ready_w, place)
         os.close(ready_w)
         ready = os.read(ready_r, 256)
         if ready != b"ok":
@@ -113,7 +133,7 @@ def _tell(fd: int, text: str) -> None:
         pass
 
 
-def _init(ready_w: int, shown: list[str], agent: str | None) -> NoReturn:
+def _init(ready_w: int, place: Place) -> NoReturn:
     """pid 1: make the mounts, say so, then reap until killed or until the warden is gone (its lifeline's end
     reads EOF), which kills all in the namespace.  It holds no other fd of the warden's (a host's channel
     must close when the host dies)."""
@@ -125,7 +145,7 @@ def _init(ready_w: int, shown: list[str], agent: str | None) -> NoReturn:
         os.closerange(low, high)
     try:
         limits.set_name(NAME)
-        mount_own(shown, agent)
+        mount_own(list(place.shown), place.agent, place.tmp_size, place.shm_size)
         os.write(ready_w, b"ok")
     except BaseException as exc:
         _tell(ready_w, f"its mounts failed ({exc})")
@@ -180,15 +200,28 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
-def mount_own(shown: list[str], agent: str | None) -> None:
-    """In this mount namespace: nothing shared back, a fresh ``/proc``, ``agent`` at ``KAGGLE_AGENT``, a
-    private ``/tmp`` with ``shown`` in it again."""
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
+
+
+def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: int = 0) -> None:
+    """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only,
+    nothing of ``/sys`` (the warden's cgroups are bound there), ``agent`` at ``KAGGLE_AGENT``, a private
+    ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``, each a tmpfs of at most ``tmp_size`` and
+    ``shm_size`` bytes (0: the kernel's default, half the memory)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for name in PROC_READ_ONLY:
+        path = f"/proc/{name}"
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND | MS_REC)
+            _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _detach_under("/sys")
     if agent is not None:
         _mount(agent, KAGGLE_AGENT, None, MS_BIND | MS_REC)
     held = [(path, os.open(path, os.O_PATH)) for path in shown]
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(tmp_size))
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(shm_size))
     for path, fd in held:
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             os.makedirs(path, exist_ok=True)
@@ -199,13 +232,31 @@ def mount_own(shown: list[str], agent: str | None) -> None:
         os.close(fd)
 
 
+def _tmpfs_options(size: int) -> str:
+    return "mode=1777" + (f",size={int(size)}" if size > 0 else "")
+
+
+def _detach_under(top: str) -> None:
+    """Unmount (lazily) every mount at or under ``top`` in this mount namespace, deepest first."""
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            points = {line.split()[4].encode().decode("unicode_escape") for line in fh}
+    except OSError:
+        return
+    for point in sorted((p for p in points if p == top or p.startswith(top + "/")), key=len, reverse=True):
+        if limits._libc().umount2(point.encode(), MNT_DETACH) != 0:
+            errno = ctypes.get_errno()
+            if errno not in (22, 2):  # EINVAL, ENOENT: already gone with its parent
+                raise OSError(errno, f"umount {point}: {os.strerror(errno)}")
+
+
 def works() -> bool:
     """Whether ``fork`` works here: a child that finds itself pid 2 under a fresh ``/proc`` (the jail's probe)."""
     if not possible():
         return False
     limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)  # as the warden is: the child becomes this process's own
     try:
-        pid, init = fork([])
+        pid, init = fork(Place(True))
     except OSError:
         return False
     if pid == 0:
@@ -215,22 +266,6 @@ def works() -> bool:
     os.kill(init, signal.SIGKILL)
     os.waitpid(init, 0)
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a forked host (or template) goes: alone in namespaces of its own (``shown`` and ``agent`` as in
-    ``fork``), or, with ``alone`` False, beside its parent as a plain fork."""
-
-    alone: bool = False
-    shown: tuple[str, ...] = ()
-    agent: str | None = None
-
-    def fork(self) -> tuple[int, int]:
-        """``(pid, init)`` in the parent (init 0 for a plain fork), ``(0, 0)`` in the child."""
-        if self.alone:
-            return fork(list(self.shown), self.agent)
-        return os.fork(), 0
 
 
 def mounted_under_tmp(skip: str | None) -> list[str]:

@@ -18,6 +18,7 @@ def _header(report: CheckReport) -> list[str]:
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
             f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
             "kaggle_environments refereed",
+            jail.bounds(),
             "",
             f"{'opponent':<9} {'seat':<7} {'games':>5} {'W':>4} {'D':>4} {'L':>4}  {'win rate [95% Wilson]':<22}"
             f" {'invalid':>7} {'error':>5} {'timeout':>7}"]

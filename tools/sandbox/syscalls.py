@@ -1,0 +1,130 @@
+"""The syscall filter: what no agent needs is refused, as container runtimes refuse it (seccomp).
+
+The filter is compiled once, in the warden, by libseccomp (its Python bindings,
+or ``pyseccomp``, the same API over ``ctypes``): every host and template loads
+the compiled program before any agent code runs, after it has given up its
+capabilities and set ``no_new_privs``.  Refused with ``EPERM``: tracing and
+reading other processes' memory, mounts and every new namespace (``unshare``,
+``setns``, ``clone`` with a namespace flag), ``clone`` of a sibling
+(``CLONE_PARENT``: a template's children are its hosts alone), the kernel's keyrings, BPF,
+performance counters, modules, ``kexec``, reboots, swap, clocks, accounting,
+raw I/O ports, ``userfaultfd``, ``io_uring`` and typing into a terminal
+(``TIOCSTI``), and ``setsid``: an agent's processes stay in its host's session, so
+that where the kernel groups the scheduler's tasks by session (autogroup) its
+whole tree shares one seat's CPU, however many processes it starts.  ``clone3``
+answers ``ENOSYS`` (its flags sit in memory a filter cannot read), so that the
+C library falls back to ``clone``.  Calls of another architecture (32-bit calls
+on x86-64) kill the process, libseccomp's default.
+Where libseccomp is missing, ``program`` is None and the reports say so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from functools import cache
+from typing import Any
+
+from connectx_forge.tools.sandbox import limits
+
+DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+          "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
+          "fspick", "mount_setattr", "unshare", "setns", "open_by_handle_at", "name_to_handle_at",
+          "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+          "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
+          "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog", "vhangup", "lookup_dcookie",
+          "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "nfsservctl",
+          "sethostname", "setdomainname", "io_uring_setup", "io_uring_enter", "io_uring_register",
+          "personality", "uselib", "ustat", "sysfs", "_sysctl", "setsid")
+# clone's flags that make namespaces (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET)
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+CLONE_PARENT = 0x00008000  # a child of the caller's parent: a process a template would take for one of its own
+TIOCSTI = 0x5412
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+def _bindings() -> Any:
+    """libseccomp's Python bindings, else ``pyseccomp`` (the same API over ctypes), else None."""
+    try:
+        import seccomp  # type: ignore[import-not-found]
+        return seccomp
+    except ImportError:
+        pass
+    try:
+        import pyseccomp  # type: ignore[import-untyped]
+        return pyseccomp
+    except (ImportError, OSError, AttributeError):  # no libseccomp.so on this machine
+        return None
+
+
+@cache
+def program() -> bytes | None:
+    """The filter, compiled by libseccomp to a BPF program (``struct sock_filter`` records), or None where
+    libseccomp is missing or refused."""
+    sc = _bindings()
+    if sc is None:
+        return None
+    try:
+        f = sc.SyscallFilter(sc.ALLOW)
+        refuse = sc.ERRNO(errno.EPERM)
+        for name in DENIED:
+            try:
+                f.add_rule(refuse, name)
+            except (RuntimeError, OSError, ValueError):
+                pass  # a call this kernel or architecture does not have
+        for flag in (*NAMESPACE_FLAGS, CLONE_PARENT):
+            f.add_rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+        f.add_rule(refuse, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        try:
+            f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+        except (RuntimeError, OSError, ValueError):
+            pass
+        fd = os.memfd_create("cxforge-seccomp")
+        with os.fdopen(fd, "w+b") as fh:
+            f.export_bpf(fh)
+            fh.seek(0)
+            data = fh.read()
+    except (RuntimeError, OSError, ValueError, AttributeError):
+        return None
+    return data if data and len(data) % 8 == 0 else None
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_LOADED: list[bool] = []  # set in a process that loaded the filter (and so in its forks, which inherit it)
+
+
+def loaded() -> bool:
+    """Whether this process holds the filter (it loaded it, or its parent had before the fork)."""
+    return bool(_LOADED)
+
+
+def load(code: bytes | None) -> bool:
+    """Load the compiled filter ``code`` into this process for good (its children inherit it); needs
+    ``no_new_privs`` (``limits.drop_capabilities``).  False where there is none or the kernel refused it."""
+    if _LOADED:
+        return True
+    if not code:
+        return False
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = _Program(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if limits._libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        return False
+    _LOADED.append(True)
+    return True
+
+
+def works() -> bool:
+    """Whether a child of this process can load the filter and is then refused what it refuses."""
+    code = program()
+    if code is None:
+        return False
+    pid = os.fork()
+    if pid == 0:
+        ok = limits.prctl(limits.PR_SET_NO_NEW_PRIVS, 1) and load(code)
+        os._exit(0 if ok and limits._libc().unshare(0x20000) != 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
