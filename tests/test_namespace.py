@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent("""
     limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)  # as the warden is
     out = {}
     read, write = os.pipe()
-    pid, init = namespace.fork([])
+    pid, init = namespace.fork(namespace.Place(True))
     if pid == 0:
         os.write(write, json.dumps([os.getpid(), sorted(p for p in os.listdir("/proc") if p.isdigit())]).encode())
         os._exit(0)
@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent("""
     os.waitpid(pid, 0)
     namespace.end_init(init)
     try:
-        namespace.fork(["/nonexistent/cxforge-test"])
+        namespace.fork(namespace.Place(True, ("/nonexistent/cxforge-test",)))
         out["bad"] = "no error"
     except OSError as exc:
         out["bad"] = str(exc)
