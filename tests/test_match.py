@@ -22,6 +22,7 @@ from connectx_forge.tools.play.match import MatchResult, game_seed, run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.play.rules import RULE_BREAKS
+from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,16 +147,15 @@ def test_replays_cover_every_outcome() -> None:
 
 @pytest.mark.parametrize("agent", [flaky_agent, random_agent], ids=["flaky", "random"])
 def test_same_game_as_kaggle_env_run(agent) -> None:  # type: ignore[no-untyped-def]
-    """Seeded alike, env.run plays move for move the game our loop plays, bad actions included."""
+    """Each seat drawing from its own generators seeded alike (``seat_random``), env.run plays move for move
+    the game our loop plays, bad actions included."""
     from kaggle_environments import make
 
     for index in range(8):
         s = game_seed(0, index)
         rec = play_game(agent, agent, (5, 6, 4), s)
-        random.seed(s)
-        np.random.seed(s)
         env = make("connectx", configuration={"rows": 5, "columns": 6, "inarow": 4})
-        steps = env.run([agent, agent])
+        steps = env.run([SeatAgent(agent, seat_seed(s, seat)) for seat in range(2)])
         calls = len(rec.moves) + (rec.outcome in RULE_BREAKS)
         assert len(steps) == 1 + calls  # the reset state, then one step per call
         assert list(steps[-1][0].observation.board) == Board.from_moves(rec.moves, 5, 6, 4).to_grid()

@@ -1,118 +1,65 @@
-"""The channel's shared random stream (tools/sandbox/shared_random.py): after every exchange both sides hold the same
-state of ``random`` and ``numpy.random`` (cached Gaussians included), and a part that did not change since the last
-exchange is not sent; the same with the raw layouts unknown (the ``getstate`` path)."""
+"""The channel (tools/sandbox/protocol.py) carries no random state: a host's replies have no ``rng`` field, and a
+request that carries one (as the referee's did when it shared one random stream with its hosts) changes nothing in
+the host; the host's ``random`` and ``numpy.random`` are its own, moved only by its agent."""
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import random
-import struct
-from collections.abc import Iterator
+import socket
+import threading
 from typing import Any
-from unittest import mock
 
 import numpy as np
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from connectx_forge.tools.sandbox import shared_random
-from connectx_forge.tools.sandbox.shared_random import SharedRandom, StateError
+from connectx_forge.tools.sandbox import host, protocol
 
 
 def snapshot() -> tuple[Any, Any]:
-    _, keys, pos, has_gauss, cached = np.random.get_state()
+    state: Any = np.random.get_state()
+    _, keys, pos, has_gauss, cached = state
     return random.getstate(), (keys.tobytes(), pos, has_gauss, cached)
 
 
-class Side:
-    """One end of a channel: its own copy of the global generators, swapped in while it runs."""
-
-    def __init__(self, seed: int) -> None:
-        random.seed(seed)
-        np.random.seed(seed)
-        self.saved, self.shared = snapshot(), SharedRandom()
-
-    def run(self, draws: tuple[int, int, int, int], other: Any = None) -> dict[str, Any]:
-        """Take ``other``'s state, draw (Python's random, numpy's random, Python's gauss, numpy's normal),
-        and give what to send."""
-        random.setstate(self.saved[0])
-        keys, pos, has_gauss, cached = self.saved[1]
-        np.random.set_state(("MT19937", np.frombuffer(keys, dtype=np.uint32).copy(), pos, has_gauss, cached))
-        if other is not None:
-            self.shared.adopt(other)
-        for _ in range(draws[0]):
-            random.random()
-        for _ in range(draws[1]):
-            np.random.random()
-        for _ in range(draws[2]):
-            random.gauss()
-        for _ in range(draws[3]):
-            np.random.standard_normal()
-        sent = self.shared.state()
-        self.saved = snapshot()
-        return sent
+def serve_one(request: dict[str, Any], spec: str) -> dict[str, Any]:
+    """The reply ``host.serve`` (in a thread of this process) gives ``request``, the agent being ``spec``."""
+    ours, theirs = socket.socketpair()
+    server = threading.Thread(target=host.serve, args=(theirs, {"kind": "spec", "spec": spec}))
+    server.start()
+    try:
+        ours.sendall(protocol.encode(request))
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = ours.recv(1 << 16)
+            assert chunk, "the host closed the channel"
+            reply += chunk
+    finally:
+        ours.close()
+        server.join(10)
+        theirs.close()
+    return protocol.decode(reply.strip())
 
 
-@contextlib.contextmanager
-def layout(raw: bool) -> Iterator[None]:
-    """The raw layouts as found (``raw``), or as if they were unknown."""
-    if raw:
-        assert shared_random._py_offset() >= 0 and shared_random._np_gauss_offset() >= 0
-        yield
-        return
-    with mock.patch.object(shared_random, "_py_offset", lambda: -1), \
-            mock.patch.object(shared_random, "_np_gauss_offset", lambda: -1):
-        yield
+OBS = {"remainingOverageTime": 60, "step": 0, "board": [0] * 42, "mark": 1}
+CONFIG = {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 2}
 
 
-draw = st.integers(0, 2)
+def test_a_reply_carries_no_random_state() -> None:
+    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG}, "kaggle:random")
+    assert reply["kind"] == "ok" and set(reply) == {"id", "kind", "action"}
 
 
-@pytest.mark.parametrize("raw", [True, False], ids=["raw", "getstate"])
-@settings(max_examples=30, deadline=None)
-@given(turns=st.lists(st.tuples(draw, draw, draw, draw), min_size=1, max_size=8))
-def test_both_sides_hold_one_stream_and_send_only_what_changed(raw: bool, turns: list[tuple[int, ...]]) -> None:
-    with layout(raw):
-        referee, host = Side(1), Side(2)
-        message = referee.run((0, 0, 0, 0))
-        assert set(message) == {"py", "np"}  # the first exchange carries everything
-        sides = [host, referee]
-        for i, draws in enumerate(turns):
-            side = sides[i % 2]
-            message = side.run(draws, message)
-            assert ("py" in message) == (draws[0] + draws[2] > 0), (draws, message)
-            assert ("np" in message) == (draws[1] + draws[3] > 0), (draws, message)
-            other = sides[(i + 1) % 2]
-            other.run((0, 0, 0, 0), message)  # the other side takes it: both now hold the same
-            assert referee.saved == host.saved
-
-
-def test_raw_and_getstate_paths_send_the_same() -> None:
-    random.seed(5)
-    np.random.seed(5)
-    random.gauss()
-    np.random.standard_normal()
-    with layout(True):
-        raw = SharedRandom().state()
-    with layout(False):
-        slow = SharedRandom().state()
-    assert raw == slow
-
-
-def words(index: int, index_first: bool = True) -> str:
-    raw = struct.pack("i", index) + bytes(624 * 4) if index_first else bytes(624 * 4) + struct.pack("i", index)
-    return base64.b64encode(raw).decode()
-
-
-@pytest.mark.parametrize("bad", [
-    [], {"py": ["not base64!", None]}, {"py": ["AAAA", None]}, {"py": [words(625), None]},
-    {"py": [words(-1), None]}, {"py": [words(3), "0.5"]}, {"py": [7, None]}, {"py": [words(3)]},
-    {"np": ["AAAA", 0, 0.0]}, {"np": [words(625, False), 0, 0.0]}, {"np": [words(3, False), 2, 0.0]},
-    {"np": [words(3, False), 0, "x"]}, {"np": [words(3, False), 0, True]}])
-def test_a_malformed_state_is_refused_and_changes_nothing(bad: Any) -> None:
+def test_a_request_with_a_random_state_changes_nothing_in_the_host() -> None:
+    random.seed(11)
+    np.random.seed(11)
     before = snapshot()
-    with pytest.raises(StateError):
-        SharedRandom().adopt(bad)
+    forged = {"py": ["AAAA", 0.5], "np": ["AAAA", 1, 0.5]}  # whatever it says, it is not read
+    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG, "rng": forged}, "leftmost")  # draws nothing
+    assert reply["kind"] == "ok" and "rng" not in reply
+    assert snapshot() == before
+
+
+def test_the_rehearsal_touches_no_random_state() -> None:
+    random.seed(12)
+    before = snapshot()
+    host.rehearse()
     assert snapshot() == before

@@ -58,12 +58,14 @@ def test_templates_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.parametrize(("sent", "close", "ready"), [
-    ([protocol.READY], False, True), ([b'{"ready":', b'true}\n'], False, True), ([b'{"id":1}\n'], False, False),
-    ([], True, False), ([], False, False)], ids=["ready", "in-parts", "other", "closed", "silent"])
-def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close: bool, ready: bool,
+    ([protocol.READY], False, True), ([b'{"ready":', b'true}\n'], False, True), ([b'{"id":1}\n'], False, None),
+    ([b"[" * 100], False, None), ([], True, False), ([], False, False)],
+    ids=["ready", "in-parts", "other", "endless", "closed", "silent"])
+def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close: bool, ready: bool | None,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The referee starts move 1's clock once a templated host says it has taken its game; a host that says
-    anything else, closes its channel or says nothing in time is not ready (and its move is a crash)."""
+    """The referee starts move 1's clock once a templated host says it has taken its game; a host that closes
+    its channel or says nothing in time is not ready (and its move is a crash); one that says anything else
+    (``ready`` None) breaks the protocol."""
     monkeypatch.setattr(seat, "READY_SECONDS", 0.3)
     ours, theirs = socket.socketpair()
     host = object.__new__(seat.HostedAgent)  # only the channel: no warden, no host process
@@ -73,7 +75,11 @@ def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close
     if close:
         theirs.close()
     try:
-        assert host._ready() is ready
+        if ready is None:
+            with pytest.raises(protocol.ProtocolError):
+                host._ready()
+        else:
+            assert host._ready() is ready
     finally:
         ours.close()
         theirs.close()

@@ -7,7 +7,7 @@ over a socket.  This module plays such games with nothing else: a template
 forks each host ahead of its game and hands it over, the referee sends each
 move's observation as one JSON line and reads the answer (a random legal
 column), and a host exits when its channel closes.  No jail, no warden, no
-limits, no shared random stream, no folders, no logs, no rules of the game.
+limits, no seeds, no folders, no logs, no rules of the game.
 What is left is the process work (a fork, its copy-on-write faults and an exit
 per host) and one round trip per move, so no design that keeps "a fresh
 process per player per game" beats it on this machine: the agent hosts' rate

@@ -12,6 +12,12 @@ child process per game (``tools/sandbox``), which can also break by ``crash``,
 ``memory``, ``protocol`` or ``load``; its move is waited for at most actTimeout
 + its remaining overage + ``seat.MARGIN``.
 
+Each seat draws from its own ``random`` and ``numpy.random``, seeded from the
+game's seed and the seat (``seat_random.py``), as each agent on Kaggle has a
+container of its own: a host seeds its own; an agent played here gets its
+seat's state swapped in around each of its calls.  No seat can read or steer
+the other's draws, hosted or not, and a seat draws the same numbers either way.
+
 Scheduling many games, counting them and storing them live elsewhere
 (``match.py``, ``tally.py``, ``records.py``).
 """
@@ -32,6 +38,7 @@ from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, KAGGLE_STATUS, OVERAGE, Size
+from connectx_forge.tools.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.tools.sandbox.host import error_place
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits
 
@@ -163,8 +170,9 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
               opening: Sequence[int] = ()) -> GameRecord:
     """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
 
-    Seeds ``random`` and ``numpy.random`` with ``seed`` first, so that the same
-    seed gives the same game.  ``index`` and ``a_seat`` only label the record.
+    Seeds ``random`` and ``numpy.random`` with ``seed`` first, and each seat's
+    own generators with ``seat_seed(seed, seat)`` (``seat_random.py``), so that
+    the same seed gives the same game.  ``index`` and ``a_seat`` only label the record.
     Submission files are played in agent hosts, and so is every spec player when
     ``isolate`` is set (``is_hosted``), under ``limits`` (``tools/sandbox/limits``).
 
@@ -194,11 +202,12 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
                 from connectx_forge.tools.sandbox.seat import HostedAgent
 
                 twin = i == 1 and all(hosted) and p.kind == "file" and p.file == players[0].file
-                hosts[i] = HostedAgent(p, seed, (rows, columns, inarow), act_timeout, overage, limits,
+                hosts[i] = HostedAgent(p, seat_seed(seed, i), (rows, columns, inarow), act_timeout, overage, limits,
                                       template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
-        record = _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index, a_seat,
-                       Struct, config_items, after, opened, logs)
+        with SeatRandoms([None if hosted[i] else seat_seed(seed, i) for i in range(2)]) as randoms:
+            record = _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index,
+                           a_seat, Struct, config_items, after, opened, logs, randoms=randoms)
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
         if any(hosted):
@@ -234,7 +243,8 @@ def is_hosted(player: Player, isolate: bool) -> bool:
 def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], size: Size,
           seed: int, act_timeout: float, overage: float, index: int, a_seat: int, Struct: Callable[..., Any],
           config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None,
-          logs: list[AgentLog] | None = None) -> GameRecord:
+          logs: list[AgentLog] | None = None, *, randoms: SeatRandoms) -> GameRecord:
+    """The game itself; ``randoms``: the own generators of the seats played in this process."""
     rows, columns, inarow = size
     argcs = [rules.arg_count(a) for a in agents]
 
@@ -273,6 +283,7 @@ def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], host
             args = (obs, Struct(**config_items))[:argcs[i]]
             error = None
             sink = logs[i] if logs is not None else AgentLog(0)
+            randoms.turn(i)
             with redirect_stdout(sink), redirect_stderr(sink):
                 start = perf_counter()
                 try:

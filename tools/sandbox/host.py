@@ -11,7 +11,9 @@ which never returns.  Before any agent code runs, ``run``
   sets ``HOME`` to an empty folder, applies the rlimits (``limits.py``);
 * for a submission file, removes the project from the import system, so a file
   that imports ``agents.*`` fails here as it does on Kaggle;
-* seeds ``random`` and ``numpy.random`` with the game's seed.
+* seeds ``random`` and ``numpy.random`` with its seat's seed (derived from the
+  game's: ``tools/play/seat_random.py``); they are the host's own, as an agent's
+  are in its own container on Kaggle: no random state crosses the channel.
 
 Then it serves requests (``protocol.py``).  A file is loaded as
 kaggle_environments loads it (``get_last_callable``: exec in an empty globals
@@ -35,8 +37,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import limits as limits_mod
-from connectx_forge.tools.sandbox import protocol
-from connectx_forge.tools.sandbox.shared_random import SharedRandom
+from connectx_forge.tools.sandbox import protocol, syscalls
 
 _HIDDEN: list[Any] = []
 NAME = "cxforge-host"  # what ``ps`` shows for a host (until its agent renames it)
@@ -96,13 +97,19 @@ def take_fds(channel: int, log: int) -> socket.socket:
     return socket.socket(fileno=protocol.CHANNEL_FD)
 
 
-def detach(parent: int, name: str = NAME) -> None:
-    """Its own session and process group, no capabilities (root's included), killed when ``parent`` dies
-    (0: a host alone in its namespaces, whose first parent exits at once; the jail's end kills it), default
-    signal handlers."""
-    os.setsid()
+def detach(parent: int, name: str = NAME, uid: int | None = None) -> None:
+    """Its own session and process group, no capabilities (root's included), ``uid`` (a uid of its own, where
+    the warden may give one), the syscall filter (``syscalls.py``), killed when ``parent`` dies (0: a host
+    alone in its namespaces, whose first parent exits at once; the jail's end kills it), default signal
+    handlers.  A spare, forked by its template, which already holds the filter (no ``setsid``), takes a group of
+    its own in its template's session."""
+    if syscalls.loaded():
+        os.setpgid(0, 0)
+    else:
+        os.setsid()
     limits_mod.set_name(name)
-    limits_mod.drop_capabilities()
+    limits_mod.drop_capabilities(uid)
+    syscalls.load(syscalls.program())
     if parent:
         limits_mod.die_with_parent(signal.SIGKILL, parent)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
@@ -123,7 +130,7 @@ def settle(setup: dict[str, Any]) -> None:
 
 
 def seed(value: int) -> None:
-    """Seed ``random`` and ``numpy.random`` with the game's seed."""
+    """Seed ``random`` and ``numpy.random`` with the seat's seed (``seat_random.seat_seed``)."""
     import numpy as np
 
     random.seed(value)
@@ -192,18 +199,14 @@ def _lines(sock: socket.socket) -> Any:
 
 
 def rehearse() -> None:
-    """Walk a move's path once without the agent (decode a request, take and give the random state, build
-    the ``Struct``s, encode a reply): a host forked ahead of its game so takes the copy-on-write faults of
-    that path before its game.  Every state it touches is set back to itself."""
+    """Walk a move's path once without the agent (decode a request, build the ``Struct``s, encode a reply):
+    a host forked ahead of its game so takes the copy-on-write faults of that path before its game."""
     from kaggle_environments.utils import Struct
 
-    shared = SharedRandom()
-    line = protocol.encode({"id": 0, "obs": {"board": [0] * 42, "mark": 1}, "config": {"rows": 6, "columns": 7},
-                            "rng": shared.state()})
+    line = protocol.encode({"id": 0, "obs": {"board": [0] * 42, "mark": 1}, "config": {"rows": 6, "columns": 7}})
     request = protocol.decode(line.strip())
-    shared.adopt(request["rng"])
     Struct(**request["obs"]), Struct(**dict(request["config"]))
-    protocol.encode({"id": 0, "kind": "ok", "action": protocol.encode_action(0), "rng": shared.state()})
+    protocol.encode({"id": 0, "kind": "ok", "action": protocol.encode_action(0)})
 
 
 def serve(sock: socket.socket, setup: dict[str, Any],
@@ -212,12 +215,9 @@ def serve(sock: socket.socket, setup: dict[str, Any],
     from kaggle_environments.utils import Struct
 
     agent, argc = loaded or (None, 2)
-    shared = SharedRandom()
     for line in _lines(sock):
         request = protocol.decode(line)
         reply: dict[str, Any] = {"id": request.get("id")}
-        if "rng" in request:
-            shared.adopt(request["rng"])
         try:
             if agent is None:
                 agent, argc = load(setup)
@@ -233,14 +233,13 @@ def serve(sock: socket.socket, setup: dict[str, Any],
                 reply.update(kind="ok", action=protocol.encode_action(action))
             except BaseException as exc:
                 reply.update(_failure("error", exc))
-        reply["rng"] = shared.state()
         sock.sendall(protocol.encode(reply))
 
 
 def run(channel: int, log: int, setup: dict[str, Any], warden: int) -> NoReturn:
     """The host child's whole life (after ``fork`` in the warden): prepare, serve, exit."""
     def life() -> None:
-        detach(warden)
+        detach(warden, uid=setup.get("uid"))
         sock = take_fds(channel, log)
         settle(setup)
         serve(sock, setup)

@@ -1,7 +1,7 @@
 """The private channel between the referee and an agent host: one JSON line each way per move.
 
 A host forked from a template first sends ``READY`` (``{"ready":true}``), once.
-Request (referee to host): ``{"id": N, "obs": {...}, "config": {...}, "rng": RNG}``.
+Request (referee to host): ``{"id": N, "obs": {...}, "config": {...}}``.
 Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
 
 * ``ok`` with ``action`` (``{"int": 3}``, ``{"none": true}`` or ``{"type": "float", "repr": "3.0",
@@ -10,25 +10,40 @@ Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
   value, so that the checker's referee can judge it as Kaggle does);
 * ``error`` / ``memory`` / ``load`` with ``detail`` (one line: ``Type: message``).
 
-``rng`` carries the state of ``random`` and ``numpy.random`` both ways
-(``shared_random.py``): the referee and its hosts share ONE random stream, as
-the players of an in-process game do.
+No random state crosses the channel: a host's ``random`` and ``numpy.random``
+are its own, seeded with its seat's seed (``tools/play/seat_random.py``), as
+each agent on Kaggle has a container of its own; what a reply carries beyond
+its fields is ignored.
 
 The referee never unpickles anything a host sends: replies are JSON, read with
 a size cap, and checked field by field; a reply that is not one well-formed
 line answering the pending ``id`` is a ``protocol`` violation.
+
+Every message an agent's process sends (a host's replies and ready line, a
+template's answers, which its load may forge) is read by ``decode``: bounded
+in length, nesting (checked by a scan before json parses, so no message makes
+the parser recurse deep) and integer digits, without NaN or Infinity.  Numbers
+are then checked where they are used (``integer``, ``seconds``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import socket
 from collections.abc import Iterator
 from typing import Any
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
+MAX_DEPTH = 16  # the deepest nesting of arrays and objects a message may have
+MAX_DIGITS = 20  # the most digits an integer in a message may have (a 64-bit one has at most 20)
+MAX_FLOAT_CHARS = 32  # the longest float literal (a float's repr has at most 24 characters)
+MAX_PID = 1 << 22  # Linux's largest pid (PID_MAX_LIMIT)
+MAX_STATUS = 0xFFFF  # a wait status fits 16 bits
+MAX_INT = 1 << 63  # an int action beyond +-this crosses as its type and repr (always an invalid column)
 REPR_CHARS = 200
 READY = b'{"ready":true}\n'  # a host forked from a template says so once it has taken its game
 CHANNEL_FD = 100  # where the channel lives in a host (far from the fds an agent may scribble on)
@@ -42,22 +57,88 @@ def encode(message: dict[str, Any]) -> bytes:
     return (json.dumps(message, separators=(",", ":")) + "\n").encode()
 
 
-def decode(line: bytes) -> dict[str, Any]:
-    """One line as a JSON object, or ``ProtocolError``."""
+def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[str, Any]:
+    """``data`` (one message, ``what`` it is) as a JSON object, or ``ProtocolError`` naming what was wrong: longer
+    than ``limit`` bytes, not UTF-8, nested deeper than ``MAX_DEPTH``, an integer of more than ``MAX_DIGITS``
+    digits, NaN or Infinity (or a float that overflows to it), not JSON, not an object.  The bounds are checked
+    before or while parsing, so that no message can make json recurse deep or build a huge number."""
+    if len(data) > limit:
+        raise ProtocolError(f"{what} longer than {limit} bytes")
     try:
-        message = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"a reply that is not JSON ({exc})") from None
+        text = data.decode("utf-8")  # only UTF-8: json would also guess UTF-16 and UTF-32, which the scan cannot read
+    except UnicodeDecodeError:
+        raise ProtocolError(f"{what} that is not UTF-8") from None
+    if too_deep(text, MAX_DEPTH):
+        raise ProtocolError(f"{what} nested deeper than {MAX_DEPTH} levels")
+    try:
+        message = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"{what} that is not JSON within bounds ({one_line(exc)})") from None
     if not isinstance(message, dict):
-        raise ProtocolError("a reply that is not a JSON object")
+        raise ProtocolError(f"{what} that is not a JSON object")
     return message
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string (its brackets are text)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` in ``text``, found by counting brackets outside
+    strings (a loop, so nothing recurses); an unterminated string's brackets count too (json refuses it anyway,
+    having gone no deeper than the brackets before it)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for bracket in _BRACKETS.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message, on one line and short (it may quote what the agent sent)."""
+    return " ".join(str(exc).split())[:100]
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text) if len(text) <= MAX_FLOAT_CHARS else math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"a number out of range ({text[:20]})")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise ValueError(f"{name}, which JSON does not allow")
+
+
+def integer(value: Any, low: int, high: int, what: str) -> int:
+    """``value`` when it is an int (a bool is not) within ``low..high``; else ``ProtocolError`` naming ``what``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ProtocolError(f"{what} that is not an integer in {low}..{high} ({str(value)[:20]!r})")
+    return value
+
+
+def seconds(value: Any, what: str, high: float = 1e9) -> float:
+    """``value`` when it is a finite number of seconds within ``0..high``; else ``ProtocolError``."""
+    if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
+            or not 0 <= value <= high):
+        raise ProtocolError(f"{what} that is not a number of seconds ({str(value)[:20]!r})")
+    return float(value)
 
 
 def encode_action(action: object) -> dict[str, Any]:
     """An agent's return value as it crosses back: a plain int as itself, anything else as type and repr."""
     if action is None:
         return {"none": True}
-    if isinstance(action, int) and not isinstance(action, bool):
+    if isinstance(action, int) and not isinstance(action, bool) and -MAX_INT < action < MAX_INT:
         return {"int": int(action)}
     try:
         text = repr(action)
@@ -75,25 +156,36 @@ def decode_action(data: Any) -> tuple[bool, int | None, str | None]:
         raise ProtocolError("a reply whose action is not an object")
     if data.get("none") is True:
         return True, None, None
-    value = data.get("int")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return True, value, None
+    if "int" in data:
+        return True, integer(data["int"], 1 - MAX_INT, MAX_INT - 1, "a reply whose action is an int"), None
     if isinstance(data.get("repr"), str):
         return False, None, str(data["repr"])[:REPR_CHARS]
     raise ProtocolError("a reply with a malformed action")
 
 
 def float_of(data: Any) -> float | None:
-    """The value of a ``float`` the agent returned (``None`` for anything else)."""
+    """The value of a ``float`` the agent returned (``None`` for anything else); ``ProtocolError`` for a value
+    that is not a finite number (only a forged reply has one)."""
     value = data.get("float") if isinstance(data, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ProtocolError(f"a reply whose float action is not a finite number ({str(value)[:20]!r})")
+    return float(value)
 
 
 def requests(sock: socket.socket, size: int = MAX_MESSAGE) -> Iterator[tuple[dict[str, Any], list[int]]]:
     """The requests on a control channel (referee to warden, warden to template: one JSON object per
-    ``SOCK_SEQPACKET`` message, with up to two fds beside it), until it closes."""
+    ``SOCK_SEQPACKET`` message, with up to two fds beside it), until it closes; ``ProtocolError`` (the fds
+    closed) for one that ``decode`` refuses."""
     while True:
         data, fds, _, _ = socket.recv_fds(sock, size, 2)
         if not data:
             return
-        yield json.loads(data), fds
+        try:
+            message = decode(data, size, "a request")
+        except ProtocolError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        yield message, fds

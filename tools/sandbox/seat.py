@@ -15,8 +15,13 @@ agent's remaining overage + ``MARGIN``).  What comes back is a ``Reply``:
 
 A host forked from a template first says it has taken its game (``protocol.READY``,
 after the last game's host of its template is gone): move 1's clock starts then,
-so that wait is not the agent's.  Detail lines are scrubbed of credentials
-(``scrub.py``).  ``close`` kills the host's group and removes its folders.
+so that wait is not the agent's (up to ``READY_FREE`` after the warden's answer; a
+later line is charged), plus the template's load as the warden measured it.  Every
+line is read by ``protocol.decode``: a malformed one is the agent's ``protocol``.
+``seed`` is the seat's own (``seat_random.seat_seed``): the host seeds its
+``random`` and ``numpy.random`` with it and keeps them, as on Kaggle, where each agent has a container of its
+own; no random state crosses the channel.  Detail lines, bad actions and logs are scrubbed of credentials and
+control characters (``scrub.py``).  ``close`` kills the host's group and removes its folders.
 """
 
 from __future__ import annotations
@@ -39,12 +44,15 @@ from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
 from connectx_forge.tools.sandbox.scrub import one_line, scrub
-from connectx_forge.tools.sandbox.shared_random import SharedRandom, StateError
 from connectx_forge.tools.submit.archive import unpack
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
 CRASH_GRACE = 1.0  # seconds a host whose channel closed gets to exit, so its status can be read
 READY_SECONDS = 10.0  # the longest a templated host may take to say it has taken its game
+# the longest after its start that a templated host's ready line is not charged to move 1: the wait for the last
+# game's host to go (template.GONE_SECONDS) and a margin; later, the wait is the agent's (its load may have
+# patched the code that says it)
+READY_FREE = 2.5
 
 
 @dataclass
@@ -106,12 +114,13 @@ class HostedAgent:
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
-        self.shared = SharedRandom()
         self.next_id = 0
         self.pid: int | None = None
         self.status: int | None = None
-        self.pending = 0.0  # the template's load, charged to move 1
+        self.pending = 0.0  # the template's load as the warden measured it, charged to move 1
         self.unready = False  # a templated host that has not yet said it is ready (not charged to move 1)
+        self.spawned = 0.0  # when the warden answered (this process's clock): READY_FREE counts from it
+        self.broken: str | None = None  # why no host could be started (the warden failed twice): move 1's crash
         self.slowed: str | None = None  # how --slowdown holds it (throttle.method), None when it is not slowed
         self.folder = ""
         try:
@@ -120,11 +129,17 @@ class HostedAgent:
             theirs.close()
 
     def _spawn(self, fd: int) -> None:
+        """Start the host; a warden that fails (dies, or answers what it never says) is replaced once, and a
+        second failure is this agent's crash at move 1, not the run's."""
         try:
             self._start(warden.get(), fd)
         except warden.WardenGone:
             warden.reset()
-            self._start(warden.get(), fd)
+            try:
+                self._start(warden.get(), fd)
+            except warden.WardenGone as exc:
+                warden.reset()
+                self.pid, self.broken = None, f"its host could not be started ({one_line(str(exc))})"
 
     def _start(self, w: warden.Warden, fd: int) -> None:
         """Make the game's folders (a template's, when there is one) and ask ``w`` for the host."""
@@ -152,7 +167,8 @@ class HostedAgent:
         self.game = setup["cwd"]
         answer = w.spawn(fd, self.log.fileno(), setup)
         self.pid = int(answer["pid"])
-        self.pending = float(answer.get("load", 0.0))
+        self.spawned = time.perf_counter()
+        self.pending = float(answer.get("load", 0.0))  # checked by the referee's warden handle (warden.spawned)
         self.slowed = answer.get("slowed")
         self.unready = "load" in answer  # a spare: it says when it has taken its game (template.py)
         if answer.get("fresh") and key is not None:
@@ -182,19 +198,28 @@ class HostedAgent:
     # -- one move -------------------------------------------------------------------------------
     def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:
         """Ask for one move; wait at most ``budget`` seconds for the answer."""
+        if self.broken is not None:
+            return Reply("crash", 0.0, detail=self.broken)
+        begun = time.perf_counter()
         if self.unready:
             self.unready = False
-            if not self._ready():
-                return self._crashed(time.perf_counter())
+            free = max(begun, self.spawned + READY_FREE)  # the ready line's wait beyond this is the agent's
+            try:
+                ready = self._ready(min(READY_SECONDS, free + budget - begun))
+            except protocol.ProtocolError as exc:
+                return self._broke("protocol", begun, str(exc))
+            now = time.perf_counter()
+            if not ready:
+                return self._timed_out(free - self.pending) if now >= free + budget else self._crashed(begun)
+            begun = min(now, free)
         self.next_id += 1
         rid = self.next_id
-        start = time.perf_counter() - self.pending  # a template's load counts against move 1, as on Kaggle
+        start = begun - self.pending  # a template's load (the warden's measure) counts against move 1, as on Kaggle
         self.pending = 0.0
         if self.buf:
             return self._broke("protocol", start, "a line the referee did not ask for")
         try:
-            self.sock.sendall(protocol.encode({"id": rid, "obs": obs, "config": config,
-                                               "rng": self.shared.state()}))
+            self.sock.sendall(protocol.encode({"id": rid, "obs": obs, "config": config}))
         except OSError:
             return self._crashed(start)
         deadline = start + budget
@@ -222,11 +247,15 @@ class HostedAgent:
         except protocol.ProtocolError as exc:
             return self._broke("protocol", start, str(exc), duration)
 
-    def _ready(self) -> bool:
-        """Wait (at most ``READY_SECONDS``) for a templated host's line saying it has taken its game: the time
-        our own code takes there (and the wait for the last game's host to be gone) is not the agent's."""
-        deadline = time.perf_counter() + READY_SECONDS
+    def _ready(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout``, by default ``READY_SECONDS``) for a templated host's line saying it has
+        taken its game: the time our own code takes there (and the wait for the last game's host to be gone) is
+        not the agent's.  False when the channel closed or stayed silent; ``ProtocolError`` for any other line
+        (the spare runs code the agent's load may have changed)."""
+        deadline = time.perf_counter() + (READY_SECONDS if timeout is None else timeout)
         while b"\n" not in self.buf:
+            if len(self.buf) >= len(protocol.READY):
+                raise protocol.ProtocolError("a first line that is not the ready line (too long)")
             left = deadline - time.perf_counter()
             if left <= 0 or not select.select([self.sock], [], [], left)[0]:
                 return False
@@ -238,7 +267,9 @@ class HostedAgent:
                 return False
             self.buf += data
         line, self.buf = self.buf.split(b"\n", 1)
-        return line == protocol.READY.strip()
+        if protocol.decode(line, len(protocol.READY), "a first line") != {"ready": True}:
+            raise protocol.ProtocolError("a first line that is not the ready line")
+        return True
 
     def _read(self, rid: int, line: bytes, duration: float) -> Reply:
         message = protocol.decode(line)
@@ -246,17 +277,12 @@ class HostedAgent:
             raise protocol.ProtocolError(f"a reply with id {str(message.get('id'))[:20]!r} to request {rid}")
         if self.buf:
             raise protocol.ProtocolError("more than one line in answer to one request")
-        if "rng" in message:
-            try:
-                self.shared.adopt(message["rng"])
-            except StateError as exc:
-                raise protocol.ProtocolError(f"a reply with {exc}") from None
         kind = message.get("kind")
         if kind == "ok":
             valid, action, bad = protocol.decode_action(message.get("action"))
             if valid:
                 return Reply("ok", duration, action=action)
-            return Reply("ok", duration, bad_action=scrub(bad or ""),
+            return Reply("ok", duration, bad_action=scrub(bad or "", keep_newlines=False),
                          bad_float=protocol.float_of(message.get("action")))
         if kind in ("error", "memory", "load"):
             return Reply(str(kind), duration, detail=one_line(self.shown(str(message.get("detail", "")))) or kind)
@@ -264,7 +290,7 @@ class HostedAgent:
 
     def _broke(self, kind: str, start: float, detail: str, duration: float | None = None) -> Reply:
         self._kill()
-        return Reply(kind, time.perf_counter() - start if duration is None else duration, detail=scrub(detail))
+        return Reply(kind, time.perf_counter() - start if duration is None else duration, detail=scrub(detail, False))
 
     def _timed_out(self, start: float) -> Reply:
         duration = time.perf_counter() - start

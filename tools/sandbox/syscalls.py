@@ -47,12 +47,12 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 def _bindings() -> Any:
     """libseccomp's Python bindings, else ``pyseccomp`` (the same API over ctypes), else None."""
     try:
-        import seccomp  # type: ignore[import-not-found]
+        import seccomp
         return seccomp
     except ImportError:
         pass
     try:
-        import pyseccomp  # type: ignore[import-untyped]
+        import pyseccomp
         return pyseccomp
     except (ImportError, OSError, AttributeError):  # no libseccomp.so on this machine
         return None

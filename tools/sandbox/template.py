@@ -7,7 +7,12 @@ as a host does (``host.settle``: folder, environment, limits, the project out
 of the import system), loads the file as Kaggle's loader does and never calls
 its agent, then forks a host for every game.  Each game so starts from the
 state right after the load, as on Kaggle, and the referee charges the load's
-measured time to move 1.  ``check`` keeps loading afresh in every game.
+time to move 1: measured by the warden, from its fork of the template to the
+arrival of the template's first spare (the template's own figure is not used:
+the load runs the agent's code, which may forge it or change the clock it is
+read from).  Whatever a template sends is read by ``protocol.decode`` and
+checked; a malformed answer drops the template, and the file is loaded afresh.
+``check`` keeps loading afresh in every game.
 
 A template is used only where a fork copies the load faithfully: after the
 load it must have one thread, no child process and no open file beyond its
@@ -35,6 +40,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -52,8 +58,12 @@ ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an en
 class Template:
     """The warden's handle on one template process."""
 
-    def __init__(self, pid: int, sock: socket.socket, load: float, init: int = 0) -> None:
-        self.pid, self.sock, self.load, self.init = pid, sock, load, init  # init: its namespace's (0: none)
+    def __init__(self, pid: int, sock: socket.socket, started: float, init: int = 0) -> None:
+        self.pid, self.sock, self.started, self.init = pid, sock, started, init  # init: its namespace's (0: none)
+        # its load's seconds on the warden's clock, from ``started`` (when the warden forked it) to its first spare
+        # (a fork of the loaded state: the load is surely over), set when that spare arrives; what the template
+        # says of its load is not used (its load runs the agent's code, which may forge it or change its clock)
+        self.load: float | None = None
         self.gone = False  # it died or stopped answering: the warden drops it
         self.inner: dict[int, int] = {}  # each running host's pid as the template sees it, by the warden's
         self.asked = False  # a spare asked for, its answer not yet read
@@ -71,11 +81,13 @@ class Template:
             data = self.sock.recv(protocol.MAX_MESSAGE)
         except OSError:  # socket.timeout included
             data = b""
-        if not data:
-            self.gone = True
-            return None
-        answer: dict[str, Any] = json.loads(data)
-        return answer
+        try:
+            if data:
+                return protocol.decode(data, protocol.MAX_MESSAGE, "an answer")
+        except protocol.ProtocolError:  # not what our template says: its load wrote it
+            pass
+        self.gone = True  # it died, stopped answering or said what it never says: the warden drops it
+        return None
 
     def ask_spare(self) -> None:
         """Ask for the next game's host (forked while this game plays); its answer is read when it is needed."""
@@ -103,15 +115,18 @@ class Template:
             self.gone = True
             return
         try:
-            inner = int(json.loads(data)["pid"])
-        except (ValueError, TypeError, KeyError):  # not what our template says: its load wrote it
+            inner = protocol.integer(protocol.decode(data, protocol.MAX_MESSAGE, "an answer").get("pid"), 2,
+                                     protocol.MAX_PID, "a spare's pid")
+        except protocol.ProtocolError:  # not what our template says: its load wrote it
             inner = 0
         # its own child, whatever its load wrote (read ahead of the game: off its critical path)
-        pid = namespace.outer_pid(self.pid, inner) if inner > 0 else None
+        pid = namespace.outer_pid(self.pid, inner) if inner else None
         if pid is None:
             os.close(fds[0])
             self.gone = True
             return
+        if self.load is None:  # its first spare: the load is over
+            self.load = time.perf_counter() - self.started
         self.spare = (pid, inner, socket.socket(fileno=fds[0]))
 
     def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
@@ -150,7 +165,11 @@ class Template:
             return None
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
-        return None if status is None else int(status)
+        try:
+            return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
+        except protocol.ProtocolError:  # not what our template says: its load wrote it
+            self.gone = True
+            return None
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
         """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
@@ -175,6 +194,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
     place = place or namespace.Place()
     me = os.getpid()
     gc.freeze()
+    started = time.perf_counter()  # the load's clock is the warden's: it runs from here to the first spare
     try:
         pid, init = place.fork()
     except OSError as exc:
@@ -193,20 +213,34 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
         data = b""
     ours.settimeout(None)
     warden.throttle.remove(pid)
-    answer = json.loads(data) if data else {"why": f"its load took more than {budget:g} s or ended the process"}
-    if "load" not in answer:
-        Template(pid, ours, 0.0, init).close(warden)
-        return str(answer.get("why", "no answer"))
-    loaded = Template(pid, ours, float(answer["load"]), init)
+    why = refused(data) if data else f"its load took more than {budget:g} s or ended the process"
+    if why:
+        Template(pid, ours, started, init).close(warden)
+        return why
+    loaded = Template(pid, ours, started, init)
     loaded.ask_spare()  # the first game's host, forked now
     return loaded
+
+
+def refused(data: bytes) -> str:
+    """Why a template's first answer ``data`` does not make it a template ("" when it says its load is done:
+    ``{"load": SECONDS}``, the seconds only checked, never used; ``{"why": ...}`` or anything malformed, which
+    its load may have written, is a refusal)."""
+    try:
+        answer = protocol.decode(data, protocol.MAX_MESSAGE, "an answer")
+        if "load" in answer:
+            protocol.seconds(answer["load"], "a load")
+            return ""
+    except protocol.ProtocolError as exc:
+        return f"its template said {exc}"
+    why = answer.get("why")
+    return why[:200] if isinstance(why, str) and why else "its template said no load"
 
 
 # -- the template process ----------------------------------------------------------------------
 def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
     try:
-        host.detach(warden)
-        limits.set_name(NAME)
+        host.detach(warden, NAME, setup.get("uid"))
         control = _take_fds(sock)
         host.settle(setup)
         log = sys.stdout  # the capped log, whatever the load puts in its place
@@ -358,6 +392,35 @@ def _wait_gone(pids: list[int]) -> None:
             time.sleep(0.0002)
 
 
+SWEEPS = 50  # passes of ``sweep`` at most (a leftover that forks as fast as it is killed is still bounded)
+
+
+def sweep(template: int) -> None:
+    """Kill whatever the last games left in this namespace (a daemon, a child that left its group): every
+    process but its init (1), this spare, its template and the template's other children (its spares; no
+    agent can make one, as the syscall filter refuses ``CLONE_PARENT``).  Run by a spare before its game."""
+    me = os.getpid()
+    for _ in range(SWEEPS):
+        found = False
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in (1, me, template):
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    parent = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent != template:
+                found = True
+                try:
+                    os.kill(int(name), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if not found:
+            return
+        time.sleep(0.001)
+
+
 def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
           output: bytes, template: int, home: str, before: list[int]) -> NoReturn:
     """A host forked from the template: it waits on ``sock`` for its game, and for the hosts of ``before``
@@ -375,6 +438,8 @@ def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[...
             os._exit(0)
         game = json.loads(data)
         _wait_gone(before)
+        if setup.get("alone"):
+            sweep(template)
         limits.set_name(host.NAME)
         channel = host.take_fds(fds[0], fds[1])
         if isinstance(log, host.CappedLog):  # the log's cap is per game; the load's output counts against it

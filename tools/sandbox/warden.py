@@ -36,9 +36,10 @@ import time
 from typing import Any, NoReturn
 
 from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, shared_random, template
+from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, syscalls, template
 
 _local = threading.local()
+BESIDE = 2  # what a templated host's uid runs beside the agent's own processes: its template and the next spare
 MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
@@ -94,13 +95,20 @@ class Warden:
                 raise WardenGone(str(exc)) from None
         if not answer:
             raise WardenGone("the warden closed its channel")
-        reply: dict[str, Any] = json.loads(answer)
-        return reply
+        try:  # our code, but beside the agents in the jail: what it says is checked as theirs is
+            return protocol.decode(answer, protocol.MAX_MESSAGE, "an answer from the warden")
+        except protocol.ProtocolError as exc:
+            raise WardenGone(str(exc)) from None
 
     def spawn(self, channel: int, log: int, setup: dict[str, Any]) -> dict[str, Any]:
         """Start a host: ``pid`` (also its process group), and for a templated file ``load`` (the seconds the
-        template's load took) or ``fresh`` (it cannot have one: load it afresh in every game)."""
-        return self._ask({"op": "spawn", "setup": setup}, [channel, log])
+        template's load took, as the warden measured it) or ``fresh`` (it cannot have one: load it afresh in
+        every game); ``WardenGone`` for an answer that is not one the warden gives."""
+        answer = self._ask({"op": "spawn", "setup": setup}, [channel, log])
+        try:
+            return spawned(answer, {self.pid, os.getpid()})
+        except protocol.ProtocolError as exc:
+            raise WardenGone(f"{exc} from the warden") from None
 
     def end(self, pid: int, grace: float = 0.0) -> int | None:
         """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status.  Without ``grace``
@@ -113,7 +121,10 @@ class Warden:
                     raise WardenGone(str(exc)) from None
             return None
         status = self._ask({"op": "end", "pid": pid, "grace": grace}).get("status")
-        return None if status is None else int(status)
+        try:
+            return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
+        except protocol.ProtocolError as exc:
+            raise WardenGone(f"{exc} from the warden") from None
 
     def close(self) -> None:
         self.sock.close()
@@ -128,6 +139,23 @@ class Warden:
             shutil.rmtree(self.root, ignore_errors=True)
         if self.group:
             cgroup.remove(self.group)
+
+
+def spawned(answer: dict[str, Any], taken: set[int]) -> dict[str, Any]:
+    """The warden's answer to ``spawn``, checked field by field (``ProtocolError`` naming what is wrong): a
+    ``pid`` that is a possible pid, not one of ``taken`` (the warden's, the referee's); ``load`` seconds; a
+    ``slowed`` line; a ``fresh`` flag."""
+    pid = protocol.integer(answer.get("pid"), 2, protocol.MAX_PID, "a host's pid")
+    if pid in taken:
+        raise protocol.ProtocolError(f"a host's pid {pid} that is not a host's")
+    checked: dict[str, Any] = {"pid": pid, "fresh": answer.get("fresh") is True}
+    if "load" in answer:
+        checked["load"] = protocol.seconds(answer["load"], "a load")
+    if answer.get("slowed") is not None:
+        if not isinstance(answer["slowed"], str):
+            raise protocol.ProtocolError("a slowdown that is not a line")
+        checked["slowed"] = answer["slowed"][:200]
+    return checked
 
 
 def get() -> Warden:
@@ -169,7 +197,7 @@ def preload() -> None:
     import kaggle_environments.utils  # noqa: F401
 
     limits.prctl(0, 0)  # finds libc now, once: finding it runs programs
-    shared_random.find_layouts()
+    syscalls.program()  # compiled once: every host loads it
 
 
 def _project() -> tuple[list[str], list[str], list[str]]:
@@ -206,6 +234,7 @@ class _State(reap.Hosts):
         self.alone = False  # each host in namespaces of its own (namespace.py): in a jail that allows it
         self.shown: list[str] = []  # what the jail shows under its /tmp, which a host's own /tmp shows again
         self.inits: dict[int, int] = {}  # each fresh host's namespace init
+        self.uids = False  # each host and template runs as a uid of its own (limits.private_uids: real root)
 
 
 def _end(state: _State, pid: int, grace: float) -> int | None:
@@ -267,9 +296,9 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         if state.project is None:
             state.project = _project()
         setup["project_modules"], setup["project_path"], setup["project_roots"] = state.project
-    if state.nproc is None:
-        state.nproc = limits.user_processes() + int(setup["limits"]["extra_processes"])
-    setup["nproc"] = state.nproc
+    if state.nproc is None:  # a uid of its own counts its own processes alone; a shared one, the user's too
+        state.nproc = (0 if state.uids else limits.user_processes()) + int(setup["limits"]["extra_processes"])
+    setup["nproc"] = state.nproc + (BESIDE if state.uids and "template" in setup else 0)
     folders = sorted({os.path.dirname(setup["cwd"])})  # a host's own game folder (its template's)
     staged: dict[str, Any] = {key: setup[key] for key in ("path", "cwd") if key in setup}
     agent = None
@@ -286,22 +315,25 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             _drop(state, shared)
         else:
             state.forked_by[pid] = shared
-            answer["load"] = shared.load
+            answer["load"] = shared.load  # on this warden's clock (template.Template.load)
     if pid is None:
         answer["fresh"] = "template" in setup
         if "home" not in setup:  # a templated host's HOME is its template's to make: this one makes its own
             setup["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir=state.root)
             state.homes.add(setup["home"])
         folders.append(os.path.dirname(setup["home"]))
+        if state.uids:
+            setup["uid"] = limits.new_uid()
+            _give(folders, setup["uid"])
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-        place = _place(state, folders, agent)
+        place = _place(state, folders, agent, setup["limits"])
         try:
             pid, init = place.fork()
         except OSError:  # namespaces failed after the probe said they work: hosts share the jail from now on
             state.alone = False
             setup.update(staged)
-            place = _place(state, folders, None)
+            place = _place(state, folders, None, setup["limits"])
             pid, init = place.fork()
         if pid == 0:
             host.run(fds[0], fds[1], setup, 0 if place.alone else me)
@@ -319,10 +351,21 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     return answer
 
 
-def _place(state: _State, folders: list[str], agent: str | None) -> namespace.Place:
+def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any]) -> namespace.Place:
     """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
-    ``agent`` folder at Kaggle's place) where this warden can make them, else beside it."""
-    return namespace.Place(state.alone, (*state.shown, *folders), agent)
+    ``agent`` folder at Kaggle's place, its ``/tmp`` and ``/dev/shm`` of the ``tmp_size`` and ``shm_size`` of
+    its limits ``sizes``) where this warden can make them, else beside it."""
+    return namespace.Place(state.alone, (*state.shown, *folders), agent, int(sizes.get("tmp_size", 0)),
+                           int(sizes.get("shm_size", 0)))
+
+
+def _give(folders: list[str], uid: int) -> None:
+    """Make ``folders`` and all in them ``uid``'s (a host's own uid: its game folder and HOME are its own)."""
+    for folder in folders:
+        os.chown(folder, uid, uid, follow_symlinks=False)
+        for top, dirs, files in os.walk(folder):
+            for name in dirs + files:
+                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
 
 
 def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
@@ -339,8 +382,11 @@ def _template(state: _State, setup: dict[str, Any], agent: str | None) -> templa
         state.templates.pop(old).close(state)
     folder = os.path.dirname(shared["home"])
     state.template_folders.add(folder)
+    if state.uids:  # the template's, and so its hosts'
+        setup = {**setup, "uid": limits.new_uid()}
+        _give([folder], setup["uid"])
     started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state,
-                             _place(state, [folder], agent))
+                             _place(state, [folder], agent, setup["limits"]))
     if isinstance(started, str):
         return None
     state.templates[key] = started
@@ -357,6 +403,9 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None,
     state = _State(root, group)
     if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
         state.alone, state.shown = True, namespace.mounted_under_tmp(root)
+    if root is not None and limits.private_uids():  # jailed as root: each host a uid of its own
+        state.uids = True
+        os.chmod(root, 0o711)  # its game folders' own uids pass through it (they cannot list it)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, lambda *_: _cleanup(state))

@@ -55,8 +55,9 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
                size: tuple[int, int, int] = (6, 7, 4)) -> CheckReport:
     """Check the submission at ``path``: the validation episode, then ``games`` games per opponent.
 
-    Game ``i`` seeds Python's ``random`` (the built-in opponents' and the file's
-    shared stream) with ``game_seed(seed, i)`` (``seed=None``: unseeded).
+    Game ``i`` is seeded with ``game_seed(seed, i)`` (``seed=None``: unseeded),
+    and each of its seats (the file's host, the built-in opponent) has its own
+    ``random`` and ``numpy.random``, seeded from it (``tools/play/seat_random.py``).
     ``workers`` games play at once (default: all cores); ``progress`` shows a bar
     on a terminal; ``validation=False`` skips the validation episode; ``limits``
     bound each agent host (default ``Limits()``); ``size`` is the board (Kaggle's

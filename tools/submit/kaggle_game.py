@@ -20,7 +20,10 @@ protocol violation as an exception (ERROR), and a move past the budget as
 
 Opponents are Kaggle's built-in agents (trusted code, run by the referee);
 ``opponent="self"`` is Kaggle's validation episode: the file in both seats,
-each in its own host.
+each in its own host.  Each seat has its own ``random`` and ``numpy.random``,
+seeded with ``seat_seed(seed, seat)`` (``tools/play/seat_random.py``), as each
+agent on Kaggle has a container of its own: a host seeds its own, and a
+built-in opponent draws from its seat's state, swapped in around each call.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play.players import Player
+from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
 
@@ -124,11 +128,11 @@ def play(job: Job) -> dict[str, Any]:
     seats: dict[int, HostSeat] = {}
     try:
         for i in hosted:
-            seats[i] = HostSeat(HostedAgent(player, seed, size, job["act_timeout"], job["overage"], limits,
-                                            beside=job.get("beside", False), shown_folder=job.get("shown_folder")))
-        players: list[Any] = [job["opponent"], job["opponent"]]
-        for i, s in seats.items():
-            players[i] = s
+            seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), size, job["act_timeout"], job["overage"],
+                                            limits, beside=job.get("beside", False),
+                                            shown_folder=job.get("shown_folder")))
+        players: list[Any] = [seats[i] if i in seats else SeatAgent(env.agents[job["opponent"]], seat_seed(seed, i))
+                              for i in range(2)]
         result = _run(env, players, seat, seats)
         culprit = result.get("culprit")
         if result.get("outcome") == "loss" and result.get("kind") not in (None, "ok") and culprit in seats:
