@@ -193,6 +193,17 @@ def test_check_refuses_a_hostile_archive_in_one_line(arena: Arena, case: Case) -
     assert snapshot(arena.root) == before
 
 
+def refused_by_both(arena: Arena, path: Path) -> list[UserError]:
+    """The errors with which ``check`` and ``unpack`` refuse ``path`` (each must), once nothing was unpacked."""
+    errors = []
+    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
+        with pytest.raises(UserError) as caught:
+            step(path)
+        errors.append(caught.value)
+    assert not any(arena.dest.iterdir())
+    return errors
+
+
 def raw_archive(path: Path, info: tarfile.TarInfo, tail: bytes) -> Path:
     """A .tar.gz of ``info``'s header followed by ``tail`` as it is (its declared size need not be there)."""
     path.write_bytes(gzip.compress(info.tobuf(tarfile.GNU_FORMAT) + tail, compresslevel=1))
@@ -203,23 +214,17 @@ def test_a_header_declaring_a_terabyte_is_refused_at_its_header(arena: Arena) ->
     info = tarfile.TarInfo("bomb.bin")
     info.size = 1 << 40
     path = raw_archive(arena.archives / "tera.tar.gz", info, bytes(1 << 16))
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        assert_one_line_naming(caught.value, path, "bomb.bin")
-        assert "bytes unpacked" in str(caught.value)
-    assert not any(arena.dest.iterdir())
+    for error in refused_by_both(arena, path):
+        assert_one_line_naming(error, path, "bomb.bin")
+        assert "bytes unpacked" in str(error)
 
 
 def test_a_gzip_bomb_past_the_unpacked_bound_is_refused(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(archive, "MAX_UNPACKED_BYTES", 1 << 20)
     path = arena.archive("bomb", [regular("main.py", MAIN), regular("zeros.bin", bytes(4 << 20))])
     assert path.stat().st_size < 64 << 10
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        assert_one_line_naming(caught.value, path, "zeros.bin")
-    assert not any(arena.dest.iterdir())
+    for error in refused_by_both(arena, path):
+        assert_one_line_naming(error, path, "zeros.bin")
 
 
 def test_many_small_files_past_the_unpacked_bound_are_refused(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,22 +239,16 @@ def test_many_small_files_past_the_unpacked_bound_are_refused(arena: Arena, monk
 def test_reading_stops_at_the_work_bound(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(archive, "MAX_TAR_BYTES", 64 << 10)
     path = arena.archive("headers", [regular("main.py", MAIN)] + [folder(f"d{i}") for i in range(400)])
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        assert "\n" not in str(caught.value) and "more than 65536 bytes" in str(caught.value)
-    assert not any(arena.dest.iterdir())
+    for error in refused_by_both(arena, path):
+        assert "\n" not in str(error) and "more than 65536 bytes" in str(error)
 
 
 def test_a_pax_header_larger_than_the_header_bound_is_not_read(arena: Arena) -> None:
     info, data = regular("main.py", MAIN)
     info.pax_headers = {"comment": "c" * (2 << 20)}
     path = arena.archive("pax", [(info, data)], tarfile.PAX_FORMAT)
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        assert "\n" not in str(caught.value) and "header" in str(caught.value)
-    assert not any(arena.dest.iterdir())
+    for error in refused_by_both(arena, path):
+        assert "\n" not in str(error) and "header" in str(error)
 
 
 def too_many(arena: Arena) -> Path:
@@ -260,11 +259,8 @@ def too_many(arena: Arena) -> Path:
 def test_one_member_too_many_is_refused(arena: Arena) -> None:
     path = too_many(arena)
     last = f"f{archive.MAX_MEMBERS - 1}"
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        assert_one_line_naming(caught.value, path, last)
-    assert not any(arena.dest.iterdir())
+    for error in refused_by_both(arena, path):
+        assert_one_line_naming(error, path, last)
 
 
 UNREADABLE: dict[str, Callable[[Path, bytes], object]] = {
@@ -283,12 +279,9 @@ def test_unreadable_input_is_one_line_never_a_traceback(arena: Arena, label: str
     good = arena.archive("good", [regular("main.py", MAIN)]).read_bytes()
     path = arena.archives / f"{label}.tar.gz"
     UNREADABLE[label](path, good)
-    for step in (archive.check, lambda p: archive.unpack(p, arena.dest)):
-        with pytest.raises(UserError) as caught:
-            step(path)
-        text = str(caught.value)
+    for error in refused_by_both(arena, path):
+        text = str(error)
         assert "\n" not in text and f"{path}: not a readable .tar.gz (" in text, text
-    assert not any(arena.dest.iterdir())
 
 
 def test_a_normal_archive_unpacks_and_loads(arena: Arena) -> None:

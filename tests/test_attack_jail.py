@@ -196,19 +196,24 @@ def test_an_agent_holds_no_privilege(tmp_path: Path, template: bool) -> None:
 
 
 @alone
-def test_the_seats_share_no_dev_shm(tmp_path: Path) -> None:
-    """What one seat leaves in ``/dev/shm`` the other never finds."""
+@pytest.mark.parametrize("folder", ["/tmp", "/dev/shm"])
+def test_the_seats_share_no_tmp_and_no_dev_shm(tmp_path: Path, folder: str) -> None:
+    """What one seat leaves in ``/tmp`` or ``/dev/shm`` the other seat never finds (a fresh ``/dev/shm`` holds
+    nothing else)."""
+    note = f"{folder}/cxforge-note"
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
-    first = probe(tmp_path / "one", """
-        open("/dev/shm/note", "w").write("x")
-        found["shm"] = sorted(os.listdir("/dev/shm"))
+    first = probe(tmp_path / "one", f"""
+        open({note!r}, "w").write("x")
+        found["listing"] = sorted(os.listdir({folder!r}))
     """)
-    second = probe(tmp_path / "two", """
-        found["seen"] = os.path.exists("/dev/shm/note")
+    second = probe(tmp_path / "two", f"""
+        found["seen"] = os.path.exists({note!r})
     """)
-    assert first["shm"] == ["note"] and second == {"seen": False}, (first, second)
-    assert not Path("/dev/shm/note").exists()
+    assert "cxforge-note" in first["listing"] and second == {"seen": False}, (first, second)
+    if folder == "/dev/shm":
+        assert first["listing"] == ["cxforge-note"], first
+    assert not Path(note).exists()  # its folder was its own
 
 
 def _bounded(tmp_path: Path, body: str, limits: Limits) -> dict[str, Any]:

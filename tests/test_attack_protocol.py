@@ -135,7 +135,7 @@ def agent(obs, config):
     time.sleep({move})
     return 3
 """
-FORGES_REPORT = """
+TAKES_CONTROL = """
 import os, socket, stat, time
 
 def control():
@@ -146,7 +146,9 @@ def control():
         except OSError:
             pass
 
-sock = socket.socket(fileno=control())
+sock = socket.socket(fileno=control())  # its only socket: a template's control socket, or a host's channel
+"""
+FORGES_REPORT = TAKES_CONTROL + """
 if sock.type == socket.SOCK_SEQPACKET:  # the template's control socket: its load is over, it says now
     sock.send(b'{{"load": 0.0}}')
     send = socket.socket.send  # and the template's own report of its load is never sent
@@ -196,18 +198,7 @@ def test_match_counts_a_clock_attack_as_the_agents_timeout(name: str, tmp_path: 
 
 # -- (c) forged answers on a template's control socket ------------------------------------------------------
 
-FORGES_CONTROL = """
-import os, socket, stat
-
-def control():
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if stat.S_ISSOCK(os.fstat(int(name)).st_mode):
-                return int(name)
-        except OSError:
-            pass
-
-sock = socket.socket(fileno=control())
+FORGES_CONTROL = TAKES_CONTROL + """
 if sock.type == socket.SOCK_SEQPACKET:  # the template's control socket (a fresh host's channel is a stream)
     for message, fd in {messages!r}:
         socket.send_fds(sock, [message], [] if fd is None else [fd])

@@ -183,24 +183,6 @@ def test_a_targz_agent_reads_its_files_where_kaggle_puts_them(tmp_path: Path, te
 
 @jailed
 @pytest.mark.usefixtures("fresh_warden")
-def test_each_agent_has_its_own_tmp(tmp_path: Path) -> None:
-    """What one seat leaves in /tmp the other seat (or the next game) never finds."""
-    if not jail.probe().alone:
-        pytest.skip(f"agents share the jail's /tmp here: {HOW}")
-    (tmp_path / "one").mkdir()
-    (tmp_path / "two").mkdir()
-    first = probe(tmp_path / "one", """
-        open("/tmp/note.txt", "w").write("x")
-        found["tmp"] = sorted(os.listdir("/tmp"))
-    """)
-    second = probe(tmp_path / "two", """
-        found["seen"] = os.path.exists("/tmp/note.txt")
-    """)
-    assert "note.txt" in first["tmp"] and second == {"seen": False}, (first, second)
-
-
-@jailed
-@pytest.mark.usefixtures("fresh_warden")
 def test_a_jailed_agent_writes_only_its_folder_and_tmp(tmp_path: Path) -> None:
     outside = tmp_path / "outside.txt"
     found = probe(tmp_path, f"""

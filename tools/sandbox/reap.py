@@ -83,17 +83,42 @@ def end(hosts: Hosts, pid: int, grace: float) -> int | None:
     return hosts.reaped.pop(pid, None)
 
 
-def children() -> list[int]:
-    """The pids of this process's children (from ``/proc``)."""
-    me, out = str(os.getpid()), []
+def parents() -> dict[int, int]:
+    """Each process's parent, by pid, as this process's ``/proc`` shows them (its PID namespace's)."""
+    found = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
             with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except OSError:
+                found[int(entry.name)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        if fields[1].decode() == me:
-            out.append(int(entry.name))
-    return out
+    return found
+
+
+def children() -> list[int]:
+    """The pids of this process's children (from ``/proc``)."""
+    me = os.getpid()
+    return [pid for pid, parent in parents().items() if parent == me]
+
+
+SWEEPS = 50  # passes of ``sweep`` at most (a leftover that forks as fast as it is killed is still bounded)
+
+
+def sweep(template: int) -> None:
+    """Kill whatever the last games left in this PID namespace (a daemon, a child that left its group): every
+    process but its init (1), this process (a spare), its ``template`` and the template's other children (its
+    spares; no agent can make one, as the syscall filter refuses ``CLONE_PARENT``).  Run by a spare before its
+    game."""
+    spared = (1, os.getpid(), template)
+    for _ in range(SWEEPS):
+        leftovers = [pid for pid, parent in parents().items() if pid not in spared and parent != template]
+        if not leftovers:
+            return
+        for pid in leftovers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.001)

@@ -40,7 +40,6 @@ import gc
 import json
 import os
 import shutil
-import signal
 import socket
 import sys
 import tempfile
@@ -392,35 +391,6 @@ def _wait_gone(pids: list[int]) -> None:
             time.sleep(0.0002)
 
 
-SWEEPS = 50  # passes of ``sweep`` at most (a leftover that forks as fast as it is killed is still bounded)
-
-
-def sweep(template: int) -> None:
-    """Kill whatever the last games left in this namespace (a daemon, a child that left its group): every
-    process but its init (1), this spare, its template and the template's other children (its spares; no
-    agent can make one, as the syscall filter refuses ``CLONE_PARENT``).  Run by a spare before its game."""
-    me = os.getpid()
-    for _ in range(SWEEPS):
-        found = False
-        for name in os.listdir("/proc"):
-            if not name.isdigit() or int(name) in (1, me, template):
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as fh:
-                    parent = int(fh.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if parent != template:
-                found = True
-                try:
-                    os.kill(int(name), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        if not found:
-            return
-        time.sleep(0.001)
-
-
 def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
           output: bytes, template: int, home: str, before: list[int]) -> NoReturn:
     """A host forked from the template: it waits on ``sock`` for its game, and for the hosts of ``before``
@@ -439,7 +409,7 @@ def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[...
         game = json.loads(data)
         _wait_gone(before)
         if setup.get("alone"):
-            sweep(template)
+            reap.sweep(template)
         limits.set_name(host.NAME)
         channel = host.take_fds(fds[0], fds[1])
         if isinstance(log, host.CappedLog):  # the log's cap is per game; the load's output counts against it
