@@ -216,7 +216,7 @@ def test_the_seats_share_no_tmp_and_no_dev_shm(tmp_path: Path, folder: str) -> N
     assert not Path(note).exists()  # its folder was its own
 
 
-def _bounded(tmp_path: Path, body: str, limits: Limits) -> dict[str, Any]:
+def _bounded(tmp_path: Path, body: str, limits: Limits, template: bool = False) -> dict[str, Any]:
     """``probe`` with ``limits``."""
     import json
 
@@ -224,7 +224,7 @@ def _bounded(tmp_path: Path, body: str, limits: Limits) -> dict[str, Any]:
     path.write_text("def agent(obs, config):\n    import json, os\n    found = {}\n"
                     + textwrap.indent(textwrap.dedent(body), "    ")
                     + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, limits)
+    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, limits, template=template)
     try:
         reply = host.move(OBS, CONFIG, 60.0)
         assert reply.kind == "ok", (reply, host.log_text())
@@ -287,6 +287,112 @@ def test_an_agents_processes_are_capped(tmp_path: Path) -> None:
         pytest.skip("without root, the cap counts all of the user's processes (docs/security.md)")
     found = _bounded(tmp_path, FORK, Limits(extra_processes=40))
     assert 0 < found["forked"] <= 40, found
+
+
+TREE = """
+    import signal, time
+    r, w = os.pipe()
+    kids = []
+    for _ in range(4):
+        pid = os.fork()
+        if pid == 0:  # each child keeps 100 MiB, under the per-process cap: the tree holds 400
+            os.close(r)
+            held = bytearray(100 << 20)
+            for i in range(0, len(held), 4096):
+                held[i] = 1
+            os.write(w, b"x")
+            time.sleep(30)
+            os._exit(0)
+        kids.append(pid)
+    os.close(w)
+    held, deadline = 0, time.monotonic() + 20
+    import select
+    while held < 4 and time.monotonic() < deadline:
+        if not select.select([r], [], [], 0.2)[0]:
+            continue
+        got = os.read(r, 4)
+        if not got:
+            break
+        held += len(got)
+    found["held"] = held
+    for pid in kids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os.waitpid(pid, 0)
+"""
+
+
+def _tree_held(controller: str) -> None:
+    from connectx_forge.tools.sandbox import cgroup
+
+    if cgroup.holding(cgroup.available(), controller) is None:
+        pytest.skip(f"no cgroup with the {controller} controller is writable here: bounded per process only "
+                    "(check's bounds line says so)")
+
+
+@alone
+def test_an_agents_processes_together_hold_at_most_its_memory(tmp_path: Path) -> None:
+    """Four children of 100 MiB each, every one under the per-process cap of 160 MiB: their tree holds 400 MiB
+    unless the tree is held as one (a cgroup), where the kernel ends what goes past 160 MiB in all."""
+    _tree_held("memory")
+    found = _bounded(tmp_path, TREE, Limits(memory=160 * MIB))
+    assert found["held"] <= 1, found
+
+
+SPREAD = """
+    found["written"] = 0
+    for n in range(12):  # each file under the file-size cap: 12 of them fill what the folders' cap leaves
+        block, written = b"x" * (1 << 20), 0
+        try:
+            with open(os.path.join(folder, f"fill{n}"), "wb") as fh:
+                while written < (48 << 20):
+                    fh.write(block)
+                    fh.flush()
+                    written += len(block)
+        except OSError:
+            pass
+        found["written"] += written >> 20
+"""
+
+
+@alone
+@pytest.mark.parametrize("template", [False, True])
+def test_what_an_agent_writes_in_its_own_folders_is_capped_in_all(tmp_path: Path, template: bool) -> None:
+    """Files of 48 MiB each, under the file-size cap, in its game folder and its HOME: 576 MiB of the disk each
+    unless the folders' writes are held together (a tmpfs of ``tmp_size`` under them), and nothing of it is
+    left in the folder the referee made."""
+    for folder in ("os.getcwd()", "os.environ['HOME']"):
+        body = f"folder = {folder}\n" + textwrap.dedent(SPREAD)
+        found = _bounded(tmp_path, body, Limits(tmp_size=64 * MIB), template)
+        assert found["written"] <= 64, (folder, found)
+    assert not list(tmp_path.rglob("fill*")), "an agent's writes reached the disk"
+
+
+@alone
+def test_an_agents_files_in_memory_count_against_its_memory(tmp_path: Path) -> None:
+    """400 MiB written to its ``/dev/shm`` (a tmpfs of 512 MiB), each file under the file-size cap: memory the
+    per-process caps never see.  Held as a tree, the kernel ends the host, and the referee says ``memory``."""
+    _tree_held("memory")
+    path = tmp_path / "shm.py"
+    path.write_text(textwrap.dedent("""
+        def agent(obs, config):
+            block, written = b"x" * (1 << 20), 0
+            for n in range(8):
+                with open(f"/dev/shm/fill{n}", "wb") as fh:
+                    while written < (n + 1) * (50 << 20):
+                        fh.write(block)
+                        fh.flush()
+                        written += len(block)
+            return 3
+    """))
+    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, Limits(memory=128 * MIB))
+    try:
+        reply = host.move(OBS, CONFIG, 60.0)
+    finally:
+        host.close()
+    assert reply.kind == "memory" and "memory limit" in (reply.detail or ""), reply
 
 
 DAEMON = """

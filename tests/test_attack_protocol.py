@@ -282,11 +282,13 @@ def test_a_wardens_malformed_spawn_answer_is_refused(answer: bytes) -> None:
 
 def test_a_wardens_answers_are_checked_field_by_field() -> None:
     handle, theirs = fake_warden(b'{"pid": 4242, "load": 0.5, "slowed": "cgroup"}', b'{"status": 9}',
-                                 b'{"status": "x"}')
+                                 b'{"status": 9, "oom": "yes"}', b'{"status": 9, "oom": true}', b'{"status": "x"}')
     read, written = os.pipe()
     try:
         assert handle.spawn(read, written, {}) == {"pid": 4242, "load": 0.5, "slowed": "cgroup", "fresh": False}
-        assert handle.end(4242, 1.0) == 9
+        assert handle.end(4242, 1.0) == (9, False)
+        assert handle.end(4242, 1.0) == (9, False)  # only ``true`` says the memory limit killed
+        assert handle.end(4242, 1.0) == (9, True)
         with pytest.raises(warden.WardenGone):
             handle.end(4242, 1.0)
     finally:

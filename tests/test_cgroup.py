@@ -23,10 +23,15 @@ def v2(point: Path, root: str = "/") -> cgroup.Mount:
 def test_v2_takes_the_nearest_cgroup_that_hands_cpu_to_its_children(tmp_path: Path) -> None:
     # a v2 cgroup with processes may not hand controllers on, so the harness's own rarely does
     tree(tmp_path, {"": "cpuset cpu io memory pids", "user.slice": "memory pids", "user.slice/s.scope": ""})
-    assert cgroup.candidates([v2(tmp_path)], {"": "/user.slice/s.scope"}) == [cgroup.Group(str(tmp_path), 2)]
+    everything = ("cpu", "memory", "pids")
+    assert cgroup.candidates([v2(tmp_path)], {"": "/user.slice/s.scope"}) == [
+        cgroup.Group(str(tmp_path), 2, everything)]
+    # memory and pids are handed nearer: those are held there; cpu only at the root
+    assert cgroup.candidates([v2(tmp_path)], {"": "/user.slice/s.scope"}, "memory") == [
+        cgroup.Group(str(tmp_path / "user.slice"), 2, ("memory", "pids")), cgroup.Group(str(tmp_path), 2, everything)]
     tree(tmp_path, {"user.slice": "cpu memory"})
     assert cgroup.candidates([v2(tmp_path)], {"": "/user.slice/s.scope"}) == [
-        cgroup.Group(str(tmp_path / "user.slice"), 2), cgroup.Group(str(tmp_path), 2)]
+        cgroup.Group(str(tmp_path / "user.slice"), 2, ("cpu", "memory")), cgroup.Group(str(tmp_path), 2, everything)]
 
 
 def test_v2_without_cpu_anywhere_has_no_candidate(tmp_path: Path) -> None:
@@ -47,11 +52,17 @@ def test_v1_takes_the_own_cgroup_of_the_cpu_hierarchy(tmp_path: Path) -> None:
     memory = cgroup.Mount(str(tmp_path / "memory"), "/", 1, frozenset({"rw", "memory"}))
     own = {"cpu": "/user.slice", "cpuacct": "/user.slice", "memory": "/user.slice"}
     assert cgroup.candidates([memory, cpu], own) == [cgroup.Group(str(tmp_path / "cpu,cpuacct" / "user.slice"), 1)]
+    # each v1 controller has its own hierarchy, and so its own folder
+    assert cgroup.candidates([memory, cpu], own, "memory") == [
+        cgroup.Group(str(tmp_path / "memory" / "user.slice"), 1, ("memory",))]
+    assert cgroup.candidates([memory, cpu], own, "pids") == []
 
 
 def test_a_v2_wardens_cgroup_hands_cpu_to_its_hosts(tmp_path: Path) -> None:
     made = cgroup._child(cgroup.Group(str(tmp_path), 2), "cxforge-warden-1-")
     assert (Path(made.folder) / "cgroup.subtree_control").read_text() == "+cpu"
+    both = cgroup._child(cgroup.Group(str(tmp_path), 2, ("memory", "pids")), "cxforge-warden-3-")
+    assert (Path(both.folder) / "cgroup.subtree_control").read_text() == "+memory +pids"
     v1 = cgroup._child(cgroup.Group(str(tmp_path), 1), "cxforge-warden-2-")
     assert not (Path(v1.folder) / "cgroup.subtree_control").exists()  # v1 has no such rule
 
@@ -74,3 +85,12 @@ def test_a_jail_keeps_the_cgroup_namespace_where_its_hosts_cgroups_lie_outside_i
     kept = jail.arguments(None, (), False)
     # as root the jail opens no user namespace (its warden gives each host a uid of its own): every other one
     assert "--unshare-cgroup-try" not in kept and all(arg in kept for arg in jail.UNSHARE[1:])
+
+
+def test_a_wardens_groups_pass_to_the_jail_as_one_word() -> None:
+    groups = (cgroup.Group("/sys/fs/cgroup/cpu,cpuacct/a b", 1, ("cpu",)),
+              cgroup.Group("/sys/fs/cgroup/memory/x", 1, ("memory",)))
+    assert cgroup.from_arg(cgroup.to_arg(groups)) == groups
+    assert cgroup.from_arg(cgroup.to_arg(())) == ()
+    assert cgroup.from_arg("-") == () and cgroup.from_arg('[["/x", 3, ["cpu"]]]') == ()
+    assert cgroup.holding(groups, "memory") == groups[1] and cgroup.holding(groups, "pids") is None

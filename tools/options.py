@@ -151,7 +151,7 @@ def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str
     elif methods:
         how = "; ".join(f"{n} game{'s' * (n != 1)}: {m}" for m, n in methods.items())
     else:
-        how = throttle.method(cgroup.available())
+        how = throttle.method(cgroup.holding(cgroup.available(), "cpu"))
     return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({how}); "
             "Kaggle's clock in wall time")
 

@@ -81,13 +81,13 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime")  # what the dyn
 
 
 def toolkit() -> list[str]:
-    """The folders of the toolkit's own packages (``agents`` and ``connectx_forge.*``): where an editable install
-    maps them into a checkout, these alone are shown, not the checkout's other files."""
+    """The folders of the toolkit's own packages (``agents``, ``connectx_forge`` and its subpackages): where an
+    editable install maps them into a checkout, these alone are shown, not the checkout's other files."""
     import importlib.util
 
     found = []
-    for name in ("agents", "connectx_forge.build", "connectx_forge.runtime", "connectx_forge.testing",
-                 "connectx_forge.tools"):
+    for name in ("agents", "connectx_forge", "connectx_forge.build", "connectx_forge.runtime",
+                 "connectx_forge.testing", "connectx_forge.tools"):
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -231,8 +231,14 @@ def bounds(limits: Limits | None = None) -> str:
     limits = limits or Limits()
     found = probe()
     mib = 1 << 20
-    procs = (f"{limits.extra_processes} processes (a uid of its own)" if found.jailed and found.uids
+    groups = cgroup.available()
+    tree = [c for c in ("memory", "pids") if cgroup.holding(groups, c) is not None]
+    procs = (f"{limits.extra_processes} processes (its whole tree: cgroup pids)" if "pids" in tree
+             else f"{limits.extra_processes} processes (a uid of its own)" if found.jailed and found.uids
              else f"{limits.extra_processes} processes beyond the user's own (no uid of its own without root)")
+    memory = (f"{limits.memory // mib} MiB of memory for its whole tree, its /tmp and /dev/shm files included "
+              "(cgroup memory)" if "memory" in tree
+              else f"{limits.memory // mib} MiB of memory per process (no cgroup here: not per tree)")
     tmp = (f"/tmp and /dev/shm of {limits.tmp_size // mib} and {limits.shm_size // mib} MiB of its own"
            if found.alone else "/tmp and /dev/shm shared with the other agents of the run, not capped")
     try:
@@ -242,23 +248,23 @@ def bounds(limits: Limits | None = None) -> str:
         autogroup = False
     cpu = ("its processes share its seat's CPU (one session: the kernel's autogroup)" if found.seccomp and autogroup
            else "its processes are not held to its seat's CPU (no autogroup or no filter)")
-    return (f"bounds per agent: {procs}, {limits.memory // mib} MiB of memory per process, files of "
-            f"{limits.file_size // mib} MiB, {tmp}; {cpu}")
+    return (f"bounds per agent: {procs}, {memory}, files of {limits.file_size // mib} MiB, {tmp}; {cpu}")
 
 
-def command(channel: int, root: str, group: cgroup.Group | None = None) -> list[str]:
+def command(channel: int, root: str, groups: tuple[cgroup.Group, ...] = ()) -> list[str]:
     """The command that starts a jailed warden serving ``channel`` (an inherited fd), its game folders in
-    ``root``, its hosts' cgroups in ``group`` (shown writable in the jail; ``cgroup.py``).  The warden empties
-    ``root`` when it ends; a shell outside the jail then removes the folder itself (a mount point inside) and
-    the cgroups, even when the referee was killed."""
+    ``root``, its hosts' cgroups in ``groups`` (shown writable in the jail; ``cgroup.py``).  The warden
+    empties ``root`` when it ends; a shell outside the jail then removes the folder itself (a mount point
+    inside) and the cgroups, even when the referee was killed."""
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
-    cgroup_ns = group is None or cgroup.in_own(group)
-    return ["/bin/sh", "-c", 'root=$1; cg=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; '
+    cgroup_ns = all(cgroup.in_own(group) for group in groups)
+    folders = tuple(group.folder for group in groups)
+    return ["/bin/sh", "-c", 'root=$1; cgs=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; IFS=:; '
             # a cgroup is removable once the last of its processes has finished exiting
-            'for i in 1 2 3 4 5 6 7 8 9 10; do [ -z "$cg" ] || [ ! -d "$cg" ] && break; '
-            'rmdir -- "$cg"/host-* "$cg" 2>/dev/null; sleep 0.1; done; exit 0', "cxforge-jail", root,
-            group.folder if group else "", bwrap,
-            *arguments(root, probe().caps, cgroup_ns, (group.folder,) if group else ()), *passed,
-            python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root, group.to_arg() if group else "-"]
+            'for i in 1 2 3 4 5 6 7 8 9 10; do left=; for cg in $cgs; do [ -d "$cg" ] || continue; '
+            f'rmdir -- "$cg"/{cgroup.HOST}* "$cg" 2>/dev/null; [ -d "$cg" ] && left=1; done; '
+            '[ -z "$left" ] && break; sleep 0.1; done; exit 0', "cxforge-jail", root, ":".join(folders), bwrap,
+            *arguments(root, probe().caps, cgroup_ns, folders), *passed,
+            python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root, cgroup.to_arg(groups)]

@@ -32,7 +32,7 @@ import signal
 from dataclasses import dataclass
 from typing import NoReturn
 
-from connectx_forge.tools.sandbox import limits, reap
+from connectx_forge.tools.sandbox import cgroup, limits, reap
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
@@ -65,12 +65,18 @@ class Place:
     agent: str | None = None
     tmp_size: int = 0  # bytes of its private /tmp, and of its /dev/shm (0: the kernel's default)
     shm_size: int = 0
+    cgroups: tuple[int, ...] = ()  # its cgroups' ``cgroup.procs``, open (``cgroup.entries``): joined first
+    own: tuple[str, ...] = ()  # of ``shown``, its own folders: what it writes there stays in memory
 
     def fork(self) -> tuple[int, int]:
-        """``(pid, init)`` in the parent (init 0 for a plain fork), ``(0, 0)`` in the child."""
+        """``(pid, init)`` in the parent (init 0 for a plain fork), ``(0, 0)`` in the child, which is in
+        ``cgroups`` before it runs anything else."""
         if self.alone:
             return fork(self)
-        return os.fork(), 0
+        pid = os.fork()
+        if pid == 0:
+            cgroup.join(self.cgroups)
+        return pid, 0
 
 
 def fork(place: Place) -> tuple[int, int]:
@@ -81,6 +87,7 @@ def fork(place: Place) -> tuple[int, int]:
     pids_r, pids_w = os.pipe()
     middle = os.fork()
     if middle == 0:  # makes the namespaces, forks the init and the child, says their pids, exits
+        cgroup.join(place.cgroups)  # and so are the init, the child and all it starts
         os.close(pids_r)
         _middle(pids_w, place)
         return 0, 0  # only the child gets here
@@ -145,7 +152,7 @@ def _init(ready_w: int, place: Place) -> NoReturn:
         os.closerange(low, high)
     try:
         limits.set_name(NAME)
-        mount_own(list(place.shown), place.agent, place.tmp_size, place.shm_size)
+        mount_own(list(place.shown), place.agent, place.tmp_size, place.shm_size, place.own)
         os.write(ready_w, b"ok")
     except BaseException as exc:
         _tell(ready_w, f"its mounts failed ({exc})")
@@ -203,11 +210,13 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
 
 
-def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: int = 0) -> None:
+def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: int = 0,
+              own: tuple[str, ...] = ()) -> None:
     """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only,
     nothing of ``/sys`` (the warden's cgroups are bound there), ``agent`` at ``KAGGLE_AGENT``, a private
     ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``, each a tmpfs of at most ``tmp_size`` and
-    ``shm_size`` bytes (0: the kernel's default, half the memory)."""
+    ``shm_size`` bytes (0: the kernel's default, half the memory).  What it writes in its ``own`` folders
+    and in ``agent`` goes to memory too, at most ``tmp_size`` bytes in all (``overlay``)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for name in PROC_READ_ONLY:
@@ -230,6 +239,45 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: 
             open(path, "a").close()
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         os.close(fd)
+    overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT], tmp_size)
+
+
+STAGE = "/tmp/.cxforge-writes"  # where ``overlay`` makes its tmpfs, unmounted again before any agent runs
+
+
+def overlay(folders: list[str], size: int) -> bool:
+    """Show each of ``folders`` as it is, with what is written there kept in one tmpfs of at most ``size``
+    bytes (an overlay whose upper layer is that tmpfs): so an agent's writes to its own folders are bounded in
+    all and counted as its memory (``cgroup.py``), and vanish with its namespace.  The tmpfs is mounted, used
+    and unmounted again (the overlays hold it): the agent never sees it.  False where the kernel refused (the
+    folders stay as they were: writes go to disk, each file under ``RLIMIT_FSIZE``)."""
+    if not folders or any(ch in f for f in folders for ch in ",:\\"):  # characters overlay's options can't hold
+        return not folders
+    try:
+        os.mkdir(STAGE, 0o700)
+    except OSError:
+        return False
+    try:
+        _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(size).replace("1777", "0700"))
+        try:
+            for n, folder in enumerate(folders):
+                upper, work = f"{STAGE}/upper{n}", f"{STAGE}/work{n}"
+                os.mkdir(upper)
+                os.mkdir(work)
+                info = os.stat(folder)
+                os.chown(upper, info.st_uid, info.st_gid)
+                os.chmod(upper, info.st_mode & 0o7777)
+                _mount("overlay", folder, "overlay", MS_NOSUID | MS_NODEV,
+                       f"lowerdir={folder},upperdir={upper},workdir={work}")
+            return True
+        except OSError:
+            return False
+        finally:
+            limits._libc().umount2(STAGE.encode(), MNT_DETACH)
+    except OSError:
+        return False
+    finally:
+        os.rmdir(STAGE)
 
 
 def _tmpfs_options(size: int) -> str:

@@ -11,17 +11,16 @@ import os
 import signal
 import time
 
-from connectx_forge.tools.sandbox import cgroup, throttle
+from connectx_forge.tools.sandbox import throttle
 
 
 class Hosts:
-    """The hosts one process forked: those running, and the wait statuses reaped but not yet asked for;
-    ``group``: where the slowed ones get cgroups of their own (``cgroup.py``; None: the duty cycle)."""
+    """The hosts one process forked: those running, and the wait statuses reaped but not yet asked for."""
 
-    def __init__(self, group: cgroup.Group | None = None) -> None:
+    def __init__(self) -> None:
         self.running: set[int] = set()
         self.reaped: dict[int, int] = {}
-        self.throttle = throttle.Throttle(group)  # hosts slowed down (--slowdown)
+        self.throttle = throttle.Throttle()  # hosts slowed down (--slowdown)
 
 
 def killpg(pid: int) -> None:

@@ -117,6 +117,7 @@ class HostedAgent:
         self.next_id = 0
         self.pid: int | None = None
         self.status: int | None = None
+        self.out_of_memory = False  # the kernel killed a process of its tree for the tree's memory limit
         self.pending = 0.0  # the template's load as the warden measured it, charged to move 1
         self.unready = False  # a templated host that has not yet said it is ready (not charged to move 1)
         self.spawned = 0.0  # when the warden answered (this process's clock): READY_FREE counts from it
@@ -302,7 +303,9 @@ class HostedAgent:
         self._kill(CRASH_GRACE)
         said = one_line(self.shown(self._log_tail()))
         how = describe_status(self.status)
-        kind = "memory" if said and "MemoryError" in said else "crash"
+        kind = "memory" if self.out_of_memory or said and "MemoryError" in said else "crash"
+        if self.out_of_memory:
+            how += "; its processes together went past their memory limit (the kernel's OOM killer ended one)"
         return Reply(kind, duration, detail=how + (f"; last words: {said}" if said else ""))
 
     def log_text(self, limit: int = 2 * LOG_CHARS + 2000) -> str:
@@ -337,7 +340,7 @@ class HostedAgent:
             return
         pid, self.pid = self.pid, None
         try:
-            self.status = warden.get().end(pid, grace)
+            self.status, self.out_of_memory = warden.get().end(pid, grace)
         except warden.WardenGone:
             warden.reset()  # the warden's death took its hosts with it
 

@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
-from connectx_forge.tools.sandbox import host, limits, namespace, protocol, reap
+from connectx_forge.tools.sandbox import cgroup, host, limits, namespace, protocol, reap
 
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
@@ -57,8 +57,10 @@ ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an en
 class Template:
     """The warden's handle on one template process."""
 
-    def __init__(self, pid: int, sock: socket.socket, started: float, init: int = 0) -> None:
+    def __init__(self, pid: int, sock: socket.socket, started: float, init: int = 0,
+                 tree: cgroup.Tree | None = None) -> None:
         self.pid, self.sock, self.started, self.init = pid, sock, started, init  # init: its namespace's (0: none)
+        self.tree = tree  # the cgroups that hold it and its hosts together (cgroup.py; None: none)
         # its load's seconds on the warden's clock, from ``started`` (when the warden forked it) to its first spare
         # (a fork of the loaded state: the load is surely over), set when that spare arrives; what the template
         # says of its load is not used (its load runs the agent's code, which may forge it or change its clock)
@@ -185,10 +187,11 @@ class Template:
 
 
 def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
-          place: namespace.Place | None = None) -> Template | str:
-    """Fork a template for ``setup`` (into ``place``: namespaces of its own, where the jail allows) and wait at
-    most ``budget`` seconds for its load: the template, or why the file must be loaded afresh in every game.
-    ``warden``: the warden's hosts (its throttle slows the load down, --slowdown)."""
+          place: namespace.Place | None = None, tree: cgroup.Tree | None = None) -> Template | str:
+    """Fork a template for ``setup`` (into ``place``: namespaces of its own, where the jail allows, and the
+    cgroups ``tree``) and wait at most ``budget`` seconds for its load: the template, or why the file must be
+    loaded afresh in every game.  ``warden``: the warden's hosts (its throttle slows the load down,
+    --slowdown)."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     place = place or namespace.Place()
     me = os.getpid()
@@ -204,7 +207,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
         ours.close()
         _run(theirs, dict(setup, alone=place.alone), 0 if place.alone else me)
     theirs.close()
-    warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree)
     ours.settimeout(budget)
     try:
         data = ours.recv(protocol.MAX_MESSAGE)
@@ -216,7 +219,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
     if why:
         Template(pid, ours, started, init).close(warden)
         return why
-    loaded = Template(pid, ours, started, init)
+    loaded = Template(pid, ours, started, init, tree)
     loaded.ask_spare()  # the first game's host, forked now
     return loaded
 

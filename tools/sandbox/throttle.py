@@ -1,7 +1,7 @@
 """The throttle: ``--slowdown X`` gives each agent host 1/X of a CPU, as on a machine X times slower.
 
-Where the warden has a cgroup of its own (``cgroup.py``), each slowed host
-gets a CPU quota in a cgroup of its own.  Elsewhere a thread of the warden
+Where each host has cgroups of its own with the CPU controller (``cgroup.py``),
+a slowed host gets a CPU quota there.  Elsewhere a thread of the warden
 stops and continues each slowed host's process group on a duty cycle
 (``SIGSTOP``/``SIGCONT``): in every ``PERIOD`` a host runs for ``PERIOD / X``,
 then stands still.  So the agent's own clock (wall time) runs
@@ -45,22 +45,19 @@ class Throttle:
     (a loaded machine) is paid back in the next periods instead of adding up.
     """
 
-    def __init__(self, group: cgroup.Group | None = None) -> None:
-        self.group = group  # where slowed hosts get cgroups of their own (None: the duty cycle)
-        self.grouped: set[int] = set()  # hosts held by a cgroup's quota
-        self.leftover: list[int] = []  # cgroups of ended hosts that still held a process
+    def __init__(self) -> None:
         self.hosts: dict[int, list[float]] = {}  # process group -> [share, seconds run, when first cycled]
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
-    def add(self, pid: int, slowdown: float) -> str | None:
-        """Slow host ``pid`` (a process group) down ``slowdown`` times (1 leaves it alone): how it is held
-        (``method``), or None."""
+    def add(self, pid: int, slowdown: float, tree: cgroup.Tree | None = None) -> str | None:
+        """Slow host ``pid`` (a process group; its cgroups ``tree``) down ``slowdown`` times (1 leaves it
+        alone): how it is held (``method``), or None."""
         if slowdown <= 1:
             return None
-        if self.group is not None and cgroup.limit(self.group, pid, 1 / slowdown):
-            self.grouped.add(pid)
-            return method(self.group)
+        group = None if tree is None else cgroup.slow(tree, 1 / slowdown)
+        if group is not None:
+            return method(group)
         with self.lock:
             self.hosts[pid] = [1 / slowdown, 0.0, -1.0]
         if self.thread is None:
@@ -70,12 +67,6 @@ class Throttle:
 
     def remove(self, pid: int) -> None:
         """Stop slowing ``pid`` (it ended); it is continued, so that it can exit."""
-        if self.group is not None and (pid in self.grouped or self.leftover):
-            if pid in self.grouped:
-                self.grouped.discard(pid)
-                self.leftover.append(pid)
-            group = self.group
-            self.leftover = [p for p in self.leftover if not cgroup.release(group, p)]
         with self.lock:  # under the lock: once this returns, the thread stops it no more
             if self.hosts.pop(pid, None) is not None:
                 _signal(pid, signal.SIGCONT)

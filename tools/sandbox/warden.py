@@ -24,6 +24,7 @@ on Linux without privileges), and processes started through other services.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import os
@@ -40,6 +41,8 @@ from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, 
 
 _local = threading.local()
 BESIDE = 2  # what a templated host's uid runs beside the agent's own processes: its template and the next spare
+TREE_BESIDE = 4  # what a host's cgroups hold beside its agent's processes: its namespace's init, the process that
+#                  made it, and (a template's) the template and the next spare
 MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
@@ -59,13 +62,13 @@ class Warden:
         parent = os.getpid()
         self.jailed = jail.status()[0]
         self.root: str | None = None  # where game folders go: the jail's one writable folder (None: anywhere)
-        self.group = cgroup.make()  # its hosts' cgroups (--slowdown), where this machine allows them
+        self.groups = cgroup.make()  # where its hosts' cgroups go, where this machine allows them
         if self.jailed:  # a fresh Python in the jail (jail.py), serving the inherited channel
             import subprocess
 
             self.root = tempfile.mkdtemp(prefix="cxforge-jail-")
             env = {"PATH": jail.PATH}
-            proc = subprocess.Popen(jail.command(theirs.fileno(), self.root, self.group),
+            proc = subprocess.Popen(jail.command(theirs.fileno(), self.root, self.groups),
                                     pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             pid = proc.pid
@@ -75,7 +78,7 @@ class Warden:
             pid = os.fork()
             if pid == 0:  # the warden
                 ours.close()
-                _serve(theirs, parent, None, self.group)
+                _serve(theirs, parent, None, self.groups)
         theirs.close()
         self.pid, self.sock, self.owner = pid, ours, parent
         # each file's template folder and staged path, by the key ``seat`` gives it (None: loaded afresh)
@@ -110,19 +113,23 @@ class Warden:
         except protocol.ProtocolError as exc:
             raise WardenGone(f"{exc} from the warden") from None
 
-    def end(self, pid: int, grace: float = 0.0) -> int | None:
-        """Kill host ``pid``'s group (after ``grace`` s to exit by itself); its wait status.  Without ``grace``
-        the status is not asked for, nor waited for: the warden ends the host while the referee goes on."""
+    def end(self, pid: int, grace: float = 0.0) -> tuple[int | None, bool]:
+        """Kill host ``pid``'s group (after ``grace`` s to exit by itself): its wait status, and whether the
+        kernel killed a process of its tree for the tree's memory limit meanwhile (``cgroup.oom_kills``).
+        Without ``grace`` neither is asked for, nor waited for: the warden ends the host while the referee
+        goes on."""
         if grace <= 0:
             with self._lock:
                 try:
                     self.sock.send(json.dumps({"op": "end", "pid": pid, "quiet": True}).encode())
                 except OSError as exc:
                     raise WardenGone(str(exc)) from None
-            return None
-        status = self._ask({"op": "end", "pid": pid, "grace": grace}).get("status")
+            return None, False
+        answer = self._ask({"op": "end", "pid": pid, "grace": grace})
+        status = answer.get("status")
         try:
-            return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
+            return (None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status"),
+                    answer.get("oom") is True)
         except protocol.ProtocolError as exc:
             raise WardenGone(f"{exc} from the warden") from None
 
@@ -137,8 +144,8 @@ class Warden:
                 shutil.rmtree(staged[0], ignore_errors=True)
         if self.root:  # the jail's folder, when its shell was killed before it could remove it
             shutil.rmtree(self.root, ignore_errors=True)
-        if self.group:
-            cgroup.remove(self.group)
+        for group in self.groups:
+            cgroup.remove(group)
 
 
 def spawned(answer: dict[str, Any], taken: set[int]) -> dict[str, Any]:
@@ -221,8 +228,13 @@ def _project() -> tuple[list[str], list[str], list[str]]:
 
 # -- the warden process ------------------------------------------------------------------------
 class _State(reap.Hosts):
-    def __init__(self, root: str | None = None, group: cgroup.Group | None = None) -> None:
-        super().__init__(group)
+    def __init__(self, root: str | None = None, groups: tuple[cgroup.Group, ...] = ()) -> None:
+        super().__init__()
+        self.groups = groups  # where each fresh host and template gets cgroups of its own (cgroup.py)
+        self.trees: dict[int, cgroup.Tree] = {}  # each running host's cgroups (a templated one: its template's)
+        self.ooms: dict[int, int] = {}  # each running host's tree's OOM kills when it started
+        self.leftover: list[cgroup.Tree] = []  # cgroups of ended hosts that still held a process
+        self.serial = 0  # the last tree's number
         self.root = root  # a jailed warden's folder of game folders, removed when it ends
         self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
         self.homes: set[str] = set()  # the HOMEs this warden made (fresh hosts of templated files), removed at end
@@ -237,8 +249,22 @@ class _State(reap.Hosts):
         self.uids = False  # each host and template runs as a uid of its own (limits.private_uids: real root)
 
 
-def _end(state: _State, pid: int, grace: float) -> int | None:
-    """End host ``pid``: its parent (this warden or a template) kills its group and reaps it."""
+def _end(state: _State, pid: int, grace: float) -> dict[str, Any]:
+    """End host ``pid``: its parent (this warden or a template) kills its group and reaps it.  The answer:
+    its ``status``, and ``oom`` when its tree's memory limit killed one of its processes meanwhile."""
+    tree, before = state.trees.pop(pid, None), state.ooms.pop(pid, 0)
+    templated = pid in state.forked_by  # its tree is its template's, which lives on
+    status = _end_host(state, pid, grace)
+    answer: dict[str, Any] = {"status": status}
+    if tree is not None and cgroup.oom_kills(tree) > before:
+        answer["oom"] = True
+    if tree is not None and not templated:
+        state.leftover.append(tree)
+    state.leftover = [t for t in state.leftover if not cgroup.release(t)]
+    return answer
+
+
+def _end_host(state: _State, pid: int, grace: float) -> int | None:
     parent = state.forked_by.pop(pid, None)
     folder = state.folders.pop(pid, None)
     if folder in state.homes:  # made here (the referee removes the folders it made)
@@ -261,7 +287,24 @@ def _drop(state: _State, shared: template.Template) -> None:
     """Forget a template that died or stopped answering, and kill it."""
     for key in [k for k, t in state.templates.items() if t is shared]:
         del state.templates[key]
+    _close(state, shared)
+
+
+def _close(state: _State, shared: template.Template) -> None:
+    """Kill a template and its hosts, and remove its cgroups (later, where a process is still leaving)."""
     shared.close(state)
+    if shared.tree is not None and not cgroup.release(shared.tree):
+        state.leftover.append(shared.tree)
+
+
+def _tree(state: _State, sizes: dict[str, Any]) -> cgroup.Tree | None:
+    """New cgroups for a fresh host or a template and all it will start, holding them together to the
+    ``memory`` and ``extra_processes`` of their limits ``sizes`` (None where the warden has none)."""
+    if not state.groups:
+        return None
+    state.serial += 1
+    return cgroup.grow(state.groups, f"{cgroup.HOST}{state.serial}", int(sizes["memory"]),
+                       int(sizes["extra_processes"]) + TREE_BESIDE)
 
 
 def _cleanup(state: _State) -> NoReturn:
@@ -307,7 +350,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         setup.update(path=os.path.join(namespace.KAGGLE_AGENT, os.path.basename(setup["path"])),
                      cwd=namespace.KAGGLE_AGENT)
     answer: dict[str, Any] = {}
-    pid = None
+    pid, tree = None, None
     shared = _template(state, setup, agent) if "template" in setup else None
     if shared is not None:
         pid = shared.fork({"seed": setup["seed"]}, fds)
@@ -315,6 +358,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             _drop(state, shared)
         else:
             state.forked_by[pid] = shared
+            tree = shared.tree
             answer["load"] = shared.load  # on this warden's clock (template.Template.load)
     if pid is None:
         answer["fresh"] = "template" in setup
@@ -327,14 +371,18 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             _give(folders, setup["uid"])
         me = os.getpid()
         gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-        place = _place(state, folders, agent, setup["limits"])
+        tree = _tree(state, setup["limits"])
+        place = _place(state, folders, agent, setup["limits"], tree)
         try:
             pid, init = place.fork()
         except OSError:  # namespaces failed after the probe said they work: hosts share the jail from now on
             state.alone = False
             setup.update(staged)
-            place = _place(state, folders, None, setup["limits"])
+            place = dataclasses.replace(place, alone=False, agent=None)
             pid, init = place.fork()
+        finally:
+            if pid != 0:
+                cgroup.close(place.cgroups)
         if pid == 0:
             host.run(fds[0], fds[1], setup, 0 if place.alone else me)
         if init:
@@ -342,7 +390,9 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     for fd in fds:
         os.close(fd)
     state.running.add(pid)
-    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)))
+    if tree is not None:
+        state.trees[pid], state.ooms[pid] = tree, cgroup.oom_kills(tree)
+    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree)
     if slowed is not None:
         answer["slowed"] = slowed
     if "home" in setup:
@@ -351,12 +401,14 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     return answer
 
 
-def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any]) -> namespace.Place:
+def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any],
+           tree: cgroup.Tree | None = None) -> namespace.Place:
     """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
     ``agent`` folder at Kaggle's place, its ``/tmp`` and ``/dev/shm`` of the ``tmp_size`` and ``shm_size`` of
-    its limits ``sizes``) where this warden can make them, else beside it."""
+    its limits ``sizes``) where this warden can make them, else beside it; in the cgroups ``tree`` (whose
+    ``cgroup.procs`` it opens: the caller closes them after the fork)."""
     return namespace.Place(state.alone, (*state.shown, *folders), agent, int(sizes.get("tmp_size", 0)),
-                           int(sizes.get("shm_size", 0)))
+                           int(sizes.get("shm_size", 0)), cgroup.entries(tree) if tree else (), tuple(folders))
 
 
 def _give(folders: list[str], uid: int) -> None:
@@ -379,28 +431,34 @@ def _template(state: _State, setup: dict[str, Any], agent: str | None) -> templa
     busy = set(state.forked_by.values())
     idle = [k for k, t in state.templates.items() if t not in busy]
     for old in idle[:max(0, len(state.templates) + 1 - MAX_TEMPLATES)]:  # the least recently used go
-        state.templates.pop(old).close(state)
+        _close(state, state.templates.pop(old))
     folder = os.path.dirname(shared["home"])
     state.template_folders.add(folder)
     if state.uids:  # the template's, and so its hosts'
         setup = {**setup, "uid": limits.new_uid()}
         _give([folder], setup["uid"])
-    started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state,
-                             _place(state, [folder], agent, setup["limits"]))
+    tree = _tree(state, setup["limits"])
+    place = _place(state, [folder], agent, setup["limits"], tree)
+    try:
+        started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state, place, tree)
+    finally:
+        cgroup.close(place.cgroups)  # the template (its child) returns from start only in the warden
     if isinstance(started, str):
+        if tree is not None and not cgroup.release(tree):
+            state.leftover.append(tree)
         return None
     state.templates[key] = started
     return started
 
 
 def _serve(sock: socket.socket, parent: int, root: str | None = None,
-           group: cgroup.Group | None = None) -> NoReturn:
+           groups: tuple[cgroup.Group, ...] = ()) -> NoReturn:
     """Serve the referee's requests until its channel closes (it exited or was killed), then clean up.
 
     ``parent`` is the referee's pid; 0 in the jail, whose warden's parent is
     bubblewrap (the channel's end alone tells it the referee is gone), and
-    whose game folders are in ``root``; ``group``: where slowed hosts get cgroups (``cgroup.py``)."""
-    state = _State(root, group)
+    whose game folders are in ``root``; ``groups``: where hosts get cgroups (``cgroup.py``)."""
+    state = _State(root, groups)
     if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
         state.alone, state.shown = True, namespace.mounted_under_tmp(root)
     if root is not None and limits.private_uids():  # jailed as root: each host a uid of its own
@@ -423,7 +481,7 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None,
             if message["op"] == "spawn":
                 answer: dict[str, Any] = _spawn(state, message["setup"], fds)
             else:
-                answer = {"status": _end(state, int(message["pid"]), float(message.get("grace", 0)))}
+                answer = _end(state, int(message["pid"]), float(message.get("grace", 0)))
             if not message.get("quiet"):  # a quiet end is not answered
                 sock.send(json.dumps(answer).encode())
     except BaseException:
@@ -432,15 +490,15 @@ def _serve(sock: socket.socket, parent: int, root: str | None = None,
 
 
 def main(argv: list[str]) -> NoReturn:
-    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT GROUP``: a warden started in the jail
-    (GROUP: ``cgroup.Group.to_arg``, or ``-``)."""
+    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT GROUPS``: a warden started in the jail
+    (GROUPS: ``cgroup.to_arg``)."""
     sock = socket.socket(fileno=int(argv[0]))
     # what the referee holds before it forks a warden: the shipped agents first (kaggle_environments puts
     # folders of other games on sys.path, one of which has an agents.py), then the rest
     import connectx_forge.tools.play.players  # noqa: F401
 
     preload()
-    _serve(sock, 0, argv[1], cgroup.Group.from_arg(argv[2]))
+    _serve(sock, 0, argv[1], cgroup.from_arg(argv[2]))
 
 
 if __name__ == "__main__":
