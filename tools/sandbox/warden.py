@@ -20,12 +20,12 @@ orphaned descendant that escaped its group (``setsid`` and double fork), then
 exits.  Hosts get ``SIGKILL`` as their own parent-death signal.  What is not
 covered: a descendant that escapes both its group and the subreaper (none can
 on Linux without privileges), and processes started through other services.
+
+This module is the referee's side; what runs in the warden is ``warden_process.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import gc
 import json
 import os
 import shutil
@@ -33,17 +33,11 @@ import signal
 import socket
 import tempfile
 import threading
-import time
 from typing import Any, NoReturn
 
-from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import cgroup, host, jail, limits, namespace, protocol, reap, syscalls, template
+from connectx_forge.tools.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
 
 _local = threading.local()
-BESIDE = 2  # what a templated host's uid runs beside the agent's own processes: its template and the next spare
-TREE_BESIDE = 4  # what a host's cgroups hold beside its agent's processes: its namespace's init, the process that
-#                  made it, and (a template's) the template and the next spare
-MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
            "heapq", "inspect", "io", "itertools", "json", "math", "operator", "pickle", "re", "statistics",
@@ -78,7 +72,7 @@ class Warden:
             pid = os.fork()
             if pid == 0:  # the warden
                 ours.close()
-                _serve(theirs, parent, None, self.groups)
+                warden_process.serve(theirs, parent, None, self.groups)
         theirs.close()
         self.pid, self.sock, self.owner = pid, ours, parent
         # each file's template folder and staged path, by the key ``seat`` gives it (None: loaded afresh)
@@ -207,288 +201,6 @@ def preload() -> None:
     syscalls.program()  # compiled once: every host loads it
 
 
-def _project() -> tuple[list[str], list[str], list[str]]:
-    """What a submission file must not see: the modules loaded from the project's sources, and
-    ``sys.path`` without the project's folders (its virtualenv, often inside it, stays)."""
-    import sys
-
-    root = os.path.realpath(PROJECT_ROOT)
-    envs = (os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix))
-
-    def inside(entry: str) -> bool:
-        real = os.path.realpath(entry or os.getcwd())
-        within = real == root or real.startswith(root + os.sep)
-        return within and not any(real == e or real.startswith(e + os.sep) for e in envs)
-
-    mods = [name for name, m in list(sys.modules.items())
-            if (f := getattr(m, "__file__", None)) and inside(f)]
-    mods += [name for name in list(sys.modules) if name == "agents" or name.startswith(("agents.", "connectx_forge"))]
-    return sorted(set(mods)), [p for p in sys.path if not inside(p)], sorted({root, str(PROJECT_ROOT)})
-
-
-# -- the warden process ------------------------------------------------------------------------
-class _State(reap.Hosts):
-    def __init__(self, root: str | None = None, groups: tuple[cgroup.Group, ...] = ()) -> None:
-        super().__init__()
-        self.groups = groups  # where each fresh host and template gets cgroups of its own (cgroup.py)
-        self.trees: dict[int, cgroup.Tree] = {}  # each running host's cgroups (a templated one: its template's)
-        self.ooms: dict[int, int] = {}  # each running host's tree's OOM kills when it started
-        self.leftover: list[cgroup.Tree] = []  # cgroups of ended hosts that still held a process
-        self.serial = 0  # the last tree's number
-        self.root = root  # a jailed warden's folder of game folders, removed when it ends
-        self.folders: dict[int, str] = {}  # each running host's temporary folder, removed if the referee dies
-        self.homes: set[str] = set()  # the HOMEs this warden made (fresh hosts of templated files), removed at end
-        self.project: tuple[list[str], list[str], list[str]] | None = None
-        self.nproc: int | None = None
-        self.templates: dict[str, template.Template] = {}  # by the referee's key
-        self.template_folders: set[str] = set()
-        self.forked_by: dict[int, template.Template] = {}  # hosts that are a template's children
-        self.alone = False  # each host in namespaces of its own (namespace.py): in a jail that allows it
-        self.shown: list[str] = []  # what the jail shows under its /tmp, which a host's own /tmp shows again
-        self.inits: dict[int, int] = {}  # each fresh host's namespace init
-        self.uids = False  # each host and template runs as a uid of its own (limits.private_uids: real root)
-
-
-def _end(state: _State, pid: int, grace: float) -> dict[str, Any]:
-    """End host ``pid``: its parent (this warden or a template) kills its group and reaps it.  The answer:
-    its ``status``, and ``oom`` when its tree's memory limit killed one of its processes meanwhile."""
-    tree, before = state.trees.pop(pid, None), state.ooms.pop(pid, 0)
-    templated = pid in state.forked_by  # its tree is its template's, which lives on
-    status = _end_host(state, pid, grace)
-    answer: dict[str, Any] = {"status": status}
-    if tree is not None and cgroup.oom_kills(tree) > before:
-        answer["oom"] = True
-    if tree is not None and not templated:
-        state.leftover.append(tree)
-    state.leftover = [t for t in state.leftover if not cgroup.release(t)]
-    return answer
-
-
-def _end_host(state: _State, pid: int, grace: float) -> int | None:
-    parent = state.forked_by.pop(pid, None)
-    folder = state.folders.pop(pid, None)
-    if folder in state.homes:  # made here (the referee removes the folders it made)
-        state.homes.discard(folder)
-        shutil.rmtree(folder, ignore_errors=True)
-    if parent is None:
-        status = reap.end(state, pid, grace)
-        namespace.end_init(state.inits.pop(pid, 0), state)
-        return status
-    status = parent.end(pid, grace)
-    state.throttle.remove(pid)
-    state.running.discard(pid)
-    if parent.gone:  # its hosts died with it; the file gets a new template next time
-        reap.killpg(pid)
-        _drop(state, parent)
-    return status
-
-
-def _drop(state: _State, shared: template.Template) -> None:
-    """Forget a template that died or stopped answering, and kill it."""
-    for key in [k for k, t in state.templates.items() if t is shared]:
-        del state.templates[key]
-    _close(state, shared)
-
-
-def _close(state: _State, shared: template.Template) -> None:
-    """Kill a template and its hosts, and remove its cgroups (later, where a process is still leaving)."""
-    shared.close(state)
-    if shared.tree is not None and not cgroup.release(shared.tree):
-        state.leftover.append(shared.tree)
-
-
-def _tree(state: _State, sizes: dict[str, Any]) -> cgroup.Tree | None:
-    """New cgroups for a fresh host or a template and all it will start, holding them together to the
-    ``memory`` and ``extra_processes`` of their limits ``sizes`` (None where the warden has none)."""
-    if not state.groups:
-        return None
-    state.serial += 1
-    return cgroup.grow(state.groups, f"{cgroup.HOST}{state.serial}", int(sizes["memory"]),
-                       int(sizes["extra_processes"]) + TREE_BESIDE)
-
-
-def _cleanup(state: _State) -> NoReturn:
-    """Kill every host group and every orphan left to this subreaper, then exit."""
-    try:
-        for pid in list(state.running):
-            reap.killpg(pid)
-        for _ in range(20):
-            kids = reap.children()
-            if not kids:
-                break
-            for pid in kids:
-                reap.killpg(pid)
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
-            reap.reap_any(state)
-        for folder in [*state.folders.values(), *state.template_folders]:  # the referee may have died first
-            shutil.rmtree(folder, ignore_errors=True)
-        if state.root:
-            shutil.rmtree(state.root, ignore_errors=True)
-    finally:
-        os._exit(0)
-
-
-def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, Any]:
-    """Start a host: ``pid``; for a file with a ``template`` key, forked from its template (``load``: the
-    seconds its load took, charged to move 1) or, where a template cannot be used, ``fresh``."""
-    if setup["kind"] == "file":
-        if state.project is None:
-            state.project = _project()
-        setup["project_modules"], setup["project_path"], setup["project_roots"] = state.project
-    if state.nproc is None:  # a uid of its own counts its own processes alone; a shared one, the user's too
-        state.nproc = (0 if state.uids else limits.user_processes()) + int(setup["limits"]["extra_processes"])
-    setup["nproc"] = state.nproc + (BESIDE if state.uids and "template" in setup else 0)
-    folders = sorted({os.path.dirname(setup["cwd"])})  # a host's own game folder (its template's)
-    staged: dict[str, Any] = {key: setup[key] for key in ("path", "cwd") if key in setup}
-    agent = None
-    if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
-        agent = os.path.dirname(setup["path"])
-        setup.update(path=os.path.join(namespace.KAGGLE_AGENT, os.path.basename(setup["path"])),
-                     cwd=namespace.KAGGLE_AGENT)
-    answer: dict[str, Any] = {}
-    pid, tree = None, None
-    shared = _template(state, setup, agent) if "template" in setup else None
-    if shared is not None:
-        pid = shared.fork({"seed": setup["seed"]}, fds)
-        if pid is None:  # it died: this file is loaded afresh from now on
-            _drop(state, shared)
-        else:
-            state.forked_by[pid] = shared
-            tree = shared.tree
-            answer["load"] = shared.load  # on this warden's clock (template.Template.load)
-    if pid is None:
-        answer["fresh"] = "template" in setup
-        if "home" not in setup:  # a templated host's HOME is its template's to make: this one makes its own
-            setup["home"] = tempfile.mkdtemp(prefix="cxforge-home-", dir=state.root)
-            state.homes.add(setup["home"])
-        folders.append(os.path.dirname(setup["home"]))
-        if state.uids:
-            setup["uid"] = limits.new_uid()
-            _give(folders, setup["uid"])
-        me = os.getpid()
-        gc.freeze()  # the warden's objects: a host's collector never walks them, so their pages stay shared
-        tree = _tree(state, setup["limits"])
-        place = _place(state, folders, agent, setup["limits"], tree)
-        try:
-            pid, init = place.fork()
-        except OSError:  # namespaces failed after the probe said they work: hosts share the jail from now on
-            state.alone = False
-            setup.update(staged)
-            place = dataclasses.replace(place, alone=False, agent=None)
-            pid, init = place.fork()
-        finally:
-            if pid != 0:
-                cgroup.close(place.cgroups)
-        if pid == 0:
-            host.run(fds[0], fds[1], setup, 0 if place.alone else me)
-        if init:
-            state.inits[pid] = init
-    for fd in fds:
-        os.close(fd)
-    state.running.add(pid)
-    if tree is not None:
-        state.trees[pid], state.ooms[pid] = tree, cgroup.oom_kills(tree)
-    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree)
-    if slowed is not None:
-        answer["slowed"] = slowed
-    if "home" in setup:
-        state.folders[pid] = setup["home"] if setup["home"] in state.homes else os.path.dirname(setup["home"])
-    answer["pid"] = pid
-    return answer
-
-
-def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any],
-           tree: cgroup.Tree | None = None) -> namespace.Place:
-    """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
-    ``agent`` folder at Kaggle's place, its ``/tmp`` and ``/dev/shm`` of the ``tmp_size`` and ``shm_size`` of
-    its limits ``sizes``) where this warden can make them, else beside it; in the cgroups ``tree`` (whose
-    ``cgroup.procs`` it opens: the caller closes them after the fork)."""
-    return namespace.Place(state.alone, (*state.shown, *folders), agent, int(sizes.get("tmp_size", 0)),
-                           int(sizes.get("shm_size", 0)), cgroup.entries(tree) if tree else (), tuple(folders))
-
-
-def _give(folders: list[str], uid: int) -> None:
-    """Make ``folders`` and all in them ``uid``'s (a host's own uid: its game folder and HOME are its own)."""
-    for folder in folders:
-        os.chown(folder, uid, uid, follow_symlinks=False)
-        for top, dirs, files in os.walk(folder):
-            for name in dirs + files:
-                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
-
-
-def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
-    """The running template of ``setup``'s key, started if need be (None: the file cannot have one)."""
-    shared = setup["template"]
-    key = shared["key"]
-    running = state.templates.pop(key, None)
-    if running is not None:
-        state.templates[key] = running  # the most recently used last
-        return running
-    busy = set(state.forked_by.values())
-    idle = [k for k, t in state.templates.items() if t not in busy]
-    for old in idle[:max(0, len(state.templates) + 1 - MAX_TEMPLATES)]:  # the least recently used go
-        _close(state, state.templates.pop(old))
-    folder = os.path.dirname(shared["home"])
-    state.template_folders.add(folder)
-    if state.uids:  # the template's, and so its hosts'
-        setup = {**setup, "uid": limits.new_uid()}
-        _give([folder], setup["uid"])
-    tree = _tree(state, setup["limits"])
-    place = _place(state, [folder], agent, setup["limits"], tree)
-    try:
-        started = template.start({**setup, "home": shared["home"]}, float(shared["budget"]), state, place, tree)
-    finally:
-        cgroup.close(place.cgroups)  # the template (its child) returns from start only in the warden
-    if isinstance(started, str):
-        if tree is not None and not cgroup.release(tree):
-            state.leftover.append(tree)
-        return None
-    state.templates[key] = started
-    return started
-
-
-def _serve(sock: socket.socket, parent: int, root: str | None = None,
-           groups: tuple[cgroup.Group, ...] = ()) -> NoReturn:
-    """Serve the referee's requests until its channel closes (it exited or was killed), then clean up.
-
-    ``parent`` is the referee's pid; 0 in the jail, whose warden's parent is
-    bubblewrap (the channel's end alone tells it the referee is gone), and
-    whose game folders are in ``root``; ``groups``: where hosts get cgroups (``cgroup.py``)."""
-    state = _State(root, groups)
-    if root is not None and namespace.possible():  # jailed, and the jail lets it make namespaces
-        state.alone, state.shown = True, namespace.mounted_under_tmp(root)
-    if root is not None and limits.private_uids():  # jailed as root: each host a uid of its own
-        state.uids = True
-        os.chmod(root, 0o711)  # its game folders' own uids pass through it (they cannot list it)
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, lambda *_: _cleanup(state))
-        if parent:
-            limits.die_with_parent(signal.SIGTERM, parent)
-        limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
-        limits.clean_environment()  # no credentials in the warden, so none in any host
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        keep = sock.fileno()
-        os.closerange(3, keep)
-        os.closerange(keep + 1, 1 << 16)
-        for message, fds in protocol.requests(sock):
-            if message["op"] == "spawn":
-                answer: dict[str, Any] = _spawn(state, message["setup"], fds)
-            else:
-                answer = _end(state, int(message["pid"]), float(message.get("grace", 0)))
-            if not message.get("quiet"):  # a quiet end is not answered
-                sock.send(json.dumps(answer).encode())
-    except BaseException:
-        pass
-    _cleanup(state)
-
-
 def main(argv: list[str]) -> NoReturn:
     """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT GROUPS``: a warden started in the jail
     (GROUPS: ``cgroup.to_arg``)."""
@@ -498,7 +210,7 @@ def main(argv: list[str]) -> NoReturn:
     import connectx_forge.tools.play.players  # noqa: F401
 
     preload()
-    _serve(sock, 0, argv[1], cgroup.from_arg(argv[2]))
+    warden_process.serve(sock, 0, argv[1], cgroup.from_arg(argv[2]))
 
 
 if __name__ == "__main__":
