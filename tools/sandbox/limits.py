@@ -6,7 +6,9 @@ any agent code, except ``parse_memory`` (the ``--memory`` flag) and
 
 * address space (``RLIMIT_AS``: 2 GiB by default, ``cxforge match --memory``, on top
   of what the host has mapped when it starts): an allocation beyond it raises
-  ``MemoryError`` in the agent (reported as ``memory``);
+  ``MemoryError`` in the agent (reported as ``memory``); the same ``memory`` holds
+  the whole process tree, its tmpfs files included, where the warden may make
+  cgroups (``cgroup.py``);
 * CPU seconds (``RLIMIT_CPU``): a whole game's worth of Kaggle's time
   (``cpu_seconds``), so a runaway background thread cannot burn forever;
 * processes (``RLIMIT_NPROC``, counted per user by Linux): where the warden is
