@@ -39,14 +39,17 @@ def test_a_missing_output_folder_is_made_before_the_work(tmp_path: Path, argv: l
     assert (tmp_path / made).is_file()
 
 
-def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: Path,
+def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from connectx_forge.tools.play import match_cmd
+
     (tmp_path / "afile").write_text("")
-    started = time.perf_counter()
+    matches: list[object] = []
+    monkeypatch.setattr(match_cmd, "run_match", lambda *args, **kwargs: matches.append(args))
     assert main(["match", "kaggle:negamax", "random", "-n", "100", "--save", str(tmp_path / "afile" / "g.jsonl")]) \
         == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "cannot create the folder" in err and time.perf_counter() - started < 5
+    assert err.count("\n") == 1 and "cannot create the folder" in err and matches == []  # no game was begun
     assert main(["tournament", "random", "leftmost", "-o", str(tmp_path / "afile")]) == 1
     assert "is a file; give a folder" in capsys.readouterr().err
 
@@ -73,6 +76,32 @@ def test_ctrl_c_in_match_keeps_exactly_the_finished_games(tmp_path: Path) -> Non
     lines = [json.loads(line) for line in save.read_text().splitlines()]
     assert 0 < counted < 400 and len(lines) == counted
     assert len({g["index"] for g in lines}) == counted and f"{counted} finished game(s) of 400" in done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_at_a_terminal_leaves_no_folder(tmp_path: Path, workers: str) -> None:
+    """Ctrl-C at a terminal signals the whole foreground process group, the jail's shell and bubblewrap
+    included: the jail's folders, each game's and template's, are still removed."""
+    agent = tmp_path / "r.py"
+    agent.write_text("import random\n\ndef agent(obs, config):\n"
+                     "    return random.choice([c for c in range(config.columns) if obs.board[c] == 0])\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen([*CXFORGE, "match", str(agent), "random", "-n", "5000", "-w", workers, "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(temp)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not any(temp.glob("cxforge-*/cxforge-*")) and time.monotonic() < deadline:  # a game folder is up
+        time.sleep(0.1)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    deadline = time.monotonic() + 10  # the jail's shell removes its folder once the warden has ended
+    while list(temp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sorted(p.name for p in temp.rglob("*")) == []
 
 
 def test_ctrl_c_in_a_tournament_says_how_to_resume(tmp_path: Path) -> None:

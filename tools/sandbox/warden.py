@@ -62,9 +62,12 @@ class Warden:
 
             self.root = tempfile.mkdtemp(prefix="cxforge-jail-")
             env = {"PATH": jail.PATH}
+            # a process group of its own: Ctrl-C (SIGINT to the terminal's group) must not kill the jail's shell
+            # and bubblewrap before the warden has emptied its folder and the shell removed it (the channel's
+            # end tells the warden the referee is gone)
             proc = subprocess.Popen(jail.command(theirs.fileno(), self.root, self.groups),
                                     pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, process_group=0)
             pid = proc.pid
             proc.returncode = 0  # reaped by close(), not by Popen's finaliser
         else:
