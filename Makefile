@@ -13,6 +13,7 @@ AGENT  ?=
 OUT    ?= submissions/submission.py
 MSG    ?=
 GAMES  ?=
+MAX_GAMES ?=
 
 .PHONY: setup setup-test submission test test-slow lint upload bench native clean
 
@@ -54,14 +55,14 @@ SYSTEM_SETUP = missing=""; \
 
 submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge build $(AGENT) -o $(OUT)
-	$(BIN)/cxforge check $(OUT) $(if $(GAMES),--games $(GAMES))
+	$(BIN)/cxforge check $(OUT) $(if $(GAMES),--games $(GAMES)) $(if $(MAX_GAMES),--max-games $(MAX_GAMES))
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
 
 # ruff and mypy alone (make test runs them too, in tests/test_static.py)
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check agents build runtime testing tools tests
+	$(BIN)/ruff check agents api build runtime testing tools tests
 	$(BIN)/python -m tests.typecheck
 
 test-slow: $(TEST_STAMP)

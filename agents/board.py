@@ -28,7 +28,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-STANDARD = (6, 7, 4)  # rows, columns, inarow of the Kaggle leaderboard
+Size = tuple[int, int, int]  # rows, columns, inarow: the one board-size type (tools and build import it)
+STANDARD: Size = (6, 7, 4)  # the Kaggle leaderboard's board; the one definition of it
 
 
 class BoardError(ValueError):
@@ -204,7 +205,7 @@ def config_value(obj: Any, name: str, default: Any = None) -> Any:
         return getattr(obj, name, default)
 
 
-def config_size(config: Any) -> tuple[int, int, int]:
+def config_size(config: Any) -> Size:
     """``(rows, columns, inarow)`` from a ConnectX configuration (defaults 6, 7, 4)."""
     rows, columns, inarow = (int(config_value(config, k, d))
                              for k, d in zip(("rows", "columns", "inarow"), STANDARD, strict=True))

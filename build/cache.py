@@ -17,6 +17,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from connectx_forge.build import project as projects
 from connectx_forge.build.builder import Target, build, resolve_target
@@ -24,6 +25,9 @@ from connectx_forge.build.bundle import HEADER
 from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.play.reference import PlayerRef
 
 BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes
 
@@ -115,11 +119,26 @@ def atomic_write(path: Path, content: bytes) -> None:
 
 def playable(spec: str) -> Playable:
     """The file that plays for a path spec (a project folder, a ``.py``, a ``.tar.gz``), built when it must be."""
-    path = Path(spec).expanduser()
-    if path.is_dir() or (path.suffix == ".py" and needs_build(path)):
-        target = resolve_target(str(path))
+    from connectx_forge.tools.play.reference import FILE, PROJECT, reference
+
+    return playable_of(reference(spec, allow={FILE, PROJECT}))
+
+
+def playable_of(ref: PlayerRef) -> Playable:
+    """The file that plays or is checked for a reference (``tools/play/reference.py``): a project, a source
+    ``.py`` that needs its project and a registered agent built into the cache; any other file as it is."""
+    from connectx_forge.tools.play.reference import FILE, PROJECT, REGISTERED
+
+    if ref.kind == REGISTERED:
+        return registered(str(ref.name))
+    if ref.kind not in (FILE, PROJECT) or ref.path is None:
+        raise BuildError(f"{ref.spec}: {ref.kind} is no file to play or check")
+    if ref.needs_build:
+        from connectx_forge.build.builder import target_of
+
+        target = target_of(ref)
         return Playable(build_cached(target), target.name, True)
-    return Playable(path, path.name, False)
+    return Playable(Path(ref.spec).expanduser(), ref.label, False)
 
 
 def registered(name: str) -> Playable:

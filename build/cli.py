@@ -20,9 +20,9 @@ from connectx_forge.build.builder import (
     resolve_target,
     write,
 )
-from connectx_forge.build.cache import is_built
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import options
+from connectx_forge.tools.play.reference import SUBMISSIONS, reference
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
 EXAMPLE = """\
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if root is not None and not root.is_dir():
         raise BuildError(f"--project-root {args.project_root}: no such folder")
     output, fmt = output_format(args.out, args.format)
-    if args.name is not None and Path(args.name).is_file() and is_built(Path(args.name)):
+    if args.name is not None and reference(args.name, allow=SUBMISSIONS).built:
         if Path(args.name).resolve() == output.resolve():
             raise BuildError(f"{args.name}: already built, and -o names the same file; give another -o")
         built = repack(Path(args.name), fmt)

@@ -207,7 +207,7 @@ class _Resolver:
                 rel = "/".join(name.split(".")) + "/__init__.py"
                 return SourceModule(name, rel, "", ast.parse(""), True, root=self.root)
             return None if found is None else parse_module(self.root, name, *found)
-        if name == TOOLKIT:  # a namespace package: nothing to run
+        if name == TOOLKIT:  # the toolkit's package: empty in a bundle (its API is not bundled)
             return SourceModule(name, f"{TOOLKIT}/__init__.py", "", ast.parse(""), True, library=True)
         if name == RUNTIME:
             return _library(parse_module(runtime_file().parent.parent, name, runtime_file(), True,

@@ -73,6 +73,37 @@ def find_root(start: Path) -> Path | None:
     return None
 
 
+def own_project(spec: str, start: Path | None = None) -> Path | None:
+    """The project a player spec names by its own name: the one rule for every command that takes a player.
+
+    Inside a project (the folder with the settings file, or any folder below it;
+    ``start``: default the working folder), the project's ``name`` (cxforge.toml's,
+    or its folder's name when the settings give none) means the project itself,
+    before a registered agent and before a file or folder of that name (such as the
+    package ``mybot/`` inside project ``mybot``).  Its root folder, else None.
+    """
+    if not isinstance(spec, str) or not spec or "/" in spec or "\\" in spec or spec in (".", ".."):
+        return None
+    try:
+        root = find_root((start if start is not None else Path.cwd()).resolve())
+    except OSError:  # the working folder was removed
+        return None
+    if root is None or settings_file(root) is None:
+        return None
+    return root if name_of(root) == spec else None
+
+
+def name_of(root: Path) -> str:
+    """A project's name as reports show it: its settings' ``name``, else its folder's name; a broken settings
+    file gives the folder's name (it is reported where the project is loaded, not here)."""
+    settings = settings_file(root)
+    try:
+        name = read_settings(settings).get("name", root.name) if settings is not None else root.name
+    except BuildError:
+        return root.name
+    return name if isinstance(name, str) and name.strip() else root.name
+
+
 def read_settings(path: Path) -> dict[str, Any]:
     """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
     try:
@@ -102,17 +133,20 @@ def parse_entry(entry: Any, where: str) -> tuple[str, str]:
 
 def parse_floors(floors: Any, where: str) -> dict[str, float]:
     """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
+    from connectx_forge.tools.errors import UserError
+    from connectx_forge.tools.play.reference import OPPONENTS, reference
+
     if not isinstance(floors, dict):
         raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")
     out: dict[str, float] = {}
     for opponent, rate in floors.items():
-        if opponent not in FLOOR_OPPONENTS:
-            hint = did_you_mean(opponent, FLOOR_OPPONENTS)
-            raise BuildError(f"{where}: floors: unknown opponent {opponent!r}{hint}; "
-                             f"the check plays {', '.join(sorted(FLOOR_OPPONENTS))}")
+        try:
+            name = reference(opponent, allow=OPPONENTS, role="opponent").name
+        except UserError as exc:
+            raise BuildError(f"{where}: floors: {exc}") from None
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise BuildError(f"{where}: floors: {opponent} = {rate!r} must be a win rate between 0 and 1")
-        out[FLOOR_OPPONENTS[opponent]] = float(rate)
+        out[str(name)] = float(rate)
     return out
 
 

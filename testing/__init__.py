@@ -107,16 +107,23 @@ def assert_legal_move(agent: Agent, position: Position, seconds: float = 2.0) ->
     return move
 
 
-def check(project: str | Path = ".", games: int = 8, workers: int | None = None) -> Any:
-    """``cxforge check`` of a project (or any player ``cxforge check`` takes): its report."""
+def check(project: str | Path = ".", games: int = 8, workers: int | None = None,
+          max_games: int | None = None) -> Any:
+    """``cxforge check`` of a project (or any player ``cxforge check`` takes): its report.
+
+    ``games`` per opponent first; against an opponent whose floor is not decided yet, more, up to
+    ``max_games`` (``cxforge check --max-games``)."""
     from connectx_forge.tools.submit.check import check_agent
 
-    return check_agent(str(project), games, workers)
+    return check_agent(str(project), games, workers, max_games=max_games)
 
 
-def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None = None) -> None:
-    """Fail unless the project passes ``cxforge check``: valid moves and its floors from ``cxforge.toml``."""
+def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None = None,
+                  max_games: int | None = None) -> None:
+    """Fail unless ``cxforge check`` says PASS: valid moves, and every floor of ``cxforge.toml`` shown met at
+    95% confidence by its sequential test; FAIL (a floor missed, a rule broken) and UNDECIDED (a floor neither
+    met nor missed within ``max_games``) both fail, with the check's report."""
     from connectx_forge.tools.submit.check_report import format_report
 
-    report = check(project, games, workers)
-    assert report.passed, "cxforge check failed:\n" + format_report(report)
+    report = check(project, games, workers, max_games)
+    assert report.passed, f"cxforge check: {report.verdict.upper()}\n" + format_report(report)

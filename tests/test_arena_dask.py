@@ -79,10 +79,11 @@ def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
     t = Tournament((str(hoarder), "leftmost"), openings=1, memory=128 * MIB)
     job = jobs_of(t, suite_of(t, progress=False))[0]
     assert job.limits is not None and job.limits.memory == 128 * MIB
-    assert play(dataclasses.replace(job, limits=None)).outcome != "memory"  # the limit is what breaks it
+    assert play(dataclasses.replace(job, settings=dataclasses.replace(job.settings, limits=None))).outcome \
+        != "memory"  # the limit is what breaks it
     result = run_tournament(t, workers=1, store=tmp_path / "dask.sqlite", dask="local", progress=False)
     assert result.report["info"]["executor"] == "dask" and result.report["games"] == 2
-    assert result.report["failures"][str(hoarder)] == {"memory": 2}
+    assert result.report["failures"]["hoarder.py"] == {"memory": 2}  # the file named by its label
     assert result.report["settings"]["memory"] == 128 * MIB
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena import openings, schedule
+from connectx_forge.tools.arena import openings
 from connectx_forge.tools.arena.run import run_name
 from connectx_forge.tools.arena.schedule import play
 from connectx_forge.tools.arena.sprt_run import SprtSettings, run_sprt
@@ -22,6 +22,7 @@ from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.arena.tournament import Tournament, jobs_of, run_tournament, suite_of
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play import game
 from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 
@@ -100,7 +101,8 @@ def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
     invalid, error = str(BROKEN / "out_of_range.py"), str(BROKEN / "raises.py")
     report = run_tournament(Tournament(("random", invalid, error), openings=2), workers=2,
                             store=tmp_path / "f.sqlite", progress=False).report
-    failures = report["failures"]
+    failures = report["failures"]  # the files named by their labels, as in every table
+    invalid, error = "out_of_range.py", "raises.py"
     assert failures["random"] == {}
     # each file loses every game against random by its own fault; against each other, the first to move does
     assert failures[invalid]["invalid"] + failures[error]["error"] == 12 and set(failures[invalid]) == {"invalid"}
@@ -160,19 +162,21 @@ SLOWED = "slowdown 2x: each agent host ran on 1/2 of a CPU"
 
 
 class GameSpy:
-    """Stands in for the arena's ``play_game`` (in this process: ``-w 1``): notes each game's ``isolate`` and
-    ``limits``, then plays it; ``stop_after`` games, it raises KeyboardInterrupt instead (Ctrl-C)."""
+    """Stands in for the ``play_game`` that plays each arena job (in this process: ``-w 1``): notes each game's
+    ``isolate`` and ``limits`` (its ``GameSettings``), then plays it; ``stop_after`` games, it raises
+    KeyboardInterrupt instead (Ctrl-C)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, stop_after: int | None = None) -> None:
         self.seen: list[tuple[bool, Any]] = []
         self.stop_after = stop_after
-        self.real = schedule.play_game
-        monkeypatch.setattr(schedule, "play_game", self)
+        self.real = game.play_game
+        monkeypatch.setattr(game, "play_game", self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.stop_after is not None and len(self.seen) >= self.stop_after:
             raise KeyboardInterrupt
-        self.seen.append((kwargs["isolate"], kwargs["limits"]))
+        settings = kwargs["settings"]
+        self.seen.append((settings.isolate, settings.limits))
         return self.real(*args, **kwargs)
 
 

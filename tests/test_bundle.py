@@ -406,7 +406,7 @@ def test_stdlib_and_numpy_pass_everything_else_is_refused(tmp_path: Path) -> Non
 
 
 def test_unknown_agent() -> None:
-    with pytest.raises(BuildError, match="unknown agent 'nope'; registered agents: .*weighted"):
+    with pytest.raises(BuildError, match=r"unknown player 'nope'; use a registered agent \(.*weighted"):
         resolve_target("nope", ROOT)
 
 
@@ -421,7 +421,7 @@ def test_cli_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
                                    "or drop the import")
     assert not (tmp_path / "x.py").exists()
     proc = subprocess.run([str(CXFORGE), "build", "nope"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "unknown agent 'nope'" in proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr and "unknown player 'nope'" in proc.stderr
 
 
 def test_cli_writes_the_file_and_manifest_and_prints_the_hash(tmp_path: Path) -> None:

@@ -6,8 +6,10 @@ Each broken agent in tests/broken_agents/ is checked through the library
 Kaggle, the file first plays itself (the validation episode): a broken file
 fails there, and the check says how, in Kaggle's status and in our kind.  Every
 run must exit 0 (passed) or 1 (failed) with its report printed, print no
-traceback and no credential, leave no process behind, and finish in bounded
-time; a hung move is a timeout within actTimeout + the remaining overage + 1 s.
+traceback and no credential, and leave no process behind; a hung move is a
+timeout once actTimeout + the remaining overage have run out.  How soon a check
+ends, and a hung move is cut (wall clock, which a loaded machine stretches), is
+checked under ``-m slow``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.tools.play.rules import is_timeout
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 from connectx_forge.tools.submit.check import check_file
 from tests.harness import (
@@ -72,21 +75,34 @@ def judge(name: str, report: dict[str, object]) -> None:
     assert validation["error"].startswith(f"{kind}:" if kind not in ("invalid", "timeout") else kind[:5]), validation
     if name in DETAILS:
         assert DETAILS[name] in validation["error"], validation["error"]
-    if kind == "timeout":  # judged within actTimeout + the remaining overage + 1 s of the move's start
-        assert validation["durations"][-1] <= ACT + OVERAGE + 1.0
+    if kind == "timeout":  # never before actTimeout + the remaining overage (how soon after: -m slow)
+        assert is_timeout(validation["durations"][-1], ACT, OVERAGE), validation
     assert any("validation episode" in p for p in report["problems"])  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     before = set(live_descendants(os.getpid()))
-    start = time.monotonic()
     report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), act_timeout=ACT,
                         overage=OVERAGE, limits=Limits(memory=512 * MIB))
-    assert time.monotonic() - start < 15
     judge(name, report.to_dict())
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
     assert not left, f"processes left behind: {left}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CASES)
+def test_every_check_ends_in_bounded_time(name: str, tmp_path: Path) -> None:
+    """Wall clock, on an idle machine: a check of a broken file ends within 15 s, a hung move is judged
+    within actTimeout + the remaining overage + 1 s of its start."""
+    start = time.monotonic()
+    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), act_timeout=ACT,
+                        overage=OVERAGE, limits=Limits(memory=512 * MIB)).to_dict()
+    assert time.monotonic() - start < 15
+    validation = report["validation"]
+    assert isinstance(validation, dict)
+    if expected_kind(name) == "timeout":
+        assert validation["durations"][-1] <= ACT + OVERAGE + 1.0
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +115,6 @@ def test_cli_check_names_every_way_of_breaking(name: str, world: dict[str, str],
     out = run_cxforge(world, "check", str(agent_file(name, tmp_path)), "-n", "2", "-w", "2",
                       "--opponents", "kaggle:random", "--act-timeout", str(ACT), "--overage", str(OVERAGE),
                       "--memory", "512", "--no-progress", "--json")
-    assert out.seconds < 20
     assert out.returncode == (0 if expected_kind(name) == "ok" else 1), out.stderr
     report = json.loads(out.stdout)
     logs = [r.pop("log", "") for r in [report.get("validation") or {}]] + report.pop("log_tail", [])

@@ -208,7 +208,7 @@ def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.C
     (["winrates", "-n", "zero"], 2, "expected a whole number, got 'zero'"),
     (["winrates", "--agents", "nobody"], 1, "unknown player 'nobody'"),
     (["mistakes", "--sample", "0"], 2, "--sample: must be at least 1"),
-    (["mistakes", "--pons", "/no/such/folder"], 1, "no Pons test sets at /no/such/folder"),
+    (["mistakes", "--sets", "pons", "--pons", "/no/such/folder"], 1, "no Pons test set Test_L3_R1 in /no/such/folder"),
     (["train", "--epochs", "zero"], 2, "--epochs"),
     (["labels", "pack", "/no/such/src", "/tmp/x"], 1, "no labels-*.jsonl shards"),
     (["agents", "--seed", "1"], 2, "unrecognized arguments: --seed 1"),

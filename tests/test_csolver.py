@@ -60,11 +60,9 @@ def test_analyze_matches_on_random_positions(board: Board) -> None:
 
 def test_time_limit_and_bad_boards(engine: csolver.CSolver) -> None:
     engine.reset()
-    engine.deadline = time.perf_counter() + 0.001
     with pytest.raises(csolver.SolverTimeout):
-        engine.solve(Board.from_pons("44"))
+        engine.solve(Board.from_pons("44"), deadline=time.perf_counter() + 0.001)
     assert issubclass(csolver.SolverTimeout, Timeout)  # callers catch the Python solver's Timeout for both
-    engine.deadline = float("inf")
     with pytest.raises(BoardError, match="6x7"):
         engine.solve(Board(rows=5, columns=6))
     with pytest.raises(BoardError, match="already won"):

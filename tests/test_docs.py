@@ -83,3 +83,49 @@ def test_each_documented_command_exists_and_parses(doc: str, words: list[str]) -
     except SystemExit:
         if "arguments are required" not in err.getvalue():  # a command named in prose, its arguments left out
             pytest.fail(f"{doc} shows `cxforge {' '.join(words)}`, which does not parse: {err.getvalue().strip()}")
+
+
+def test_the_docs_install_quietly_as_the_makefile_does() -> None:
+    """kaggle-environments goes in with --no-deps (its declared dependencies are every Kaggle game's), so the
+    install of the toolkit after it must pass --no-warn-conflicts, or pip lists ~20 packages it left out."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--no-deps kaggle-environments==" in makefile and "--no-warn-conflicts" in makefile
+    readme = (ROOT / "README.md").read_text()
+    assert "pip install -q --no-deps kaggle-environments==1.33.2" in readme
+    toolkit = [s for s in _snippets(readme) if re.search(r"pip install .*'\.(\[|')", s)]
+    assert toolkit and all("--no-warn-conflicts" in s for s in toolkit), toolkit
+
+
+def test_benchmarks_keeps_the_current_figures_in_at_most_300_lines() -> None:
+    """BENCHMARKS.md holds the current figures by topic; their history is CHANGELOG.md, which it links."""
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    assert len(text.splitlines()) <= 300
+    assert "](CHANGELOG.md)" in text and (ROOT / "CHANGELOG.md").is_file()
+
+
+# A tracker's number (the word issue, pull request or PR before a number, or a number in brackets after "#")
+# says nothing to a reader: say what the thing is.  URLs stay (".../issues/N" cites an upstream bug by its
+# address), and so do "#!/", colours ("#999") and anchors.
+TRACKER = re.compile(r"\b(?:issues?|pull requests?|PRs?) #?\d+\b|(?<![\w/])\(#\d+\)", re.I)
+SOURCE_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".sh", ".c", ".cpp", ".h", ".js", ".css", ".html", ".yml", ".yaml"}
+SKIPPED = {"runs", "submissions", "node_modules", "__pycache__"}
+
+
+def _code_and_docs() -> list[Path]:
+    found = []
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        if any(p in SKIPPED or p.endswith(".egg-info") or (p.startswith(".") and p != ".ci") for p in parts[:-1]):
+            continue
+        if path.is_file() and (path.suffix in SOURCE_SUFFIXES or path.name in ("Makefile", "run")):
+            found.append(path)
+    return found
+
+
+def test_no_code_or_doc_names_an_issue_by_its_number() -> None:
+    files = _code_and_docs()
+    assert ROOT / "BENCHMARKS.md" in files and ROOT / "Makefile" in files and len(files) > 100
+    hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in files
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+            for _ in TRACKER.finditer(line)]
+    assert not hits, "say what the thing is, not its tracker number:\n" + "\n".join(hits)

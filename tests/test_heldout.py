@@ -123,13 +123,11 @@ def test_builds_are_reproducible_and_resume_to_the_same_files(tmp_path: Path, en
 class Burner:
     """A stand-in solver that burns CPU until its deadline, then times out (a position past its budget)."""
 
-    deadline = float("inf")
-
     def reset(self) -> None:
         pass
 
-    def analyze(self, board: Board) -> list[int | None]:
-        while time.perf_counter() < self.deadline:
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float = float("inf")) -> list[int | None]:
+        while time.perf_counter() < deadline:
             pass
         raise Timeout
 
@@ -139,10 +137,10 @@ class Paused(Burner):
 
     paused = False
 
-    def analyze(self, board: Board) -> list[int | None]:
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float = float("inf")) -> list[int | None]:
         if not self.paused:
             self.paused = True
-            time.sleep(max(0.0, self.deadline - time.perf_counter()) + 0.01)
+            time.sleep(max(0.0, deadline - time.perf_counter()) + 0.01)
             raise Timeout
         return [0] * 7
 
@@ -156,10 +154,10 @@ class BurnFirst(Burner):
     def reset(self) -> None:
         self.engine.reset()
 
-    def analyze(self, board: Board) -> list[int | None]:
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float = float("inf")) -> list[int | None]:
         self.first = self.first or board.key()
         if board.key() == self.first:
-            return super().analyze(board)
+            return super().analyze(board, deadline=deadline)
         return self.engine.analyze(board)
 
 
@@ -258,3 +256,86 @@ def test_training_holds_out_the_heldout_sets_by_default(tmp_path: Path, monkeypa
     assert holdout_keys(_holdout_paths(args)) == family_keys(Board.from_pons("4453"))
     monkeypatch.setattr(paths, "HELDOUT_DIR", tmp_path / "none")
     assert _holdout_paths(args) == []
+
+
+# -- shipped: cxforge mistakes runs on them from a pip install -------------------------------------------------
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_wheel_ships_the_heldout_sets_where_paths_finds_them() -> None:
+    """pyproject's package data holds every file of datasets/heldout, installed at connectx_forge/datasets/heldout:
+    the folder ``paths.HELDOUT_DIR`` names in an installed wheel (its PROJECT_ROOT is connectx_forge/)."""
+    import fnmatch
+    import tomllib
+
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    package = next(name for name, folder in setup["package-dir"].items() if folder == "datasets")
+    assert package == "connectx_forge.datasets" and package in setup["packages"]
+    globs = setup["package-data"][package]
+    shipped = sorted(p.relative_to(ROOT / "datasets").as_posix() for p in (ROOT / "datasets" / "heldout").iterdir())
+    assert {f"{name}{ext}" for name in heldout.SETS for ext in (".txt", ".scores.jsonl")} == {
+        Path(p).name for p in shipped}
+    assert all(any(fnmatch.fnmatch(p, g) for g in globs) for p in shipped), (shipped, globs)
+    assert not any(fnmatch.fnmatch("labels/labels-seed1.jsonl.gz", g) for g in globs)  # not the training labels
+    assert paths.HELDOUT_DIR == paths.PROJECT_ROOT / "datasets" / "heldout"
+
+
+def test_a_built_wheel_holds_the_heldout_sets(tmp_path: Path) -> None:
+    """Build the wheel from a copy of the sources (never in the checkout) and look inside it."""
+    import shutil
+    import subprocess
+    import sys
+    import tomllib
+    import zipfile
+
+    pytest.importorskip("setuptools")
+    setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).is_file():
+            shutil.copy(ROOT / name, src / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "labels", "openings")
+    for folder in sorted(set(setup["package-dir"].values())):
+        shutil.copytree(ROOT / folder, src / folder, ignore=skip)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(tmp_path / "out"), str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [wheel] = (tmp_path / "out").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in heldout.SETS:
+        for ext in (".txt", ".scores.jsonl"):
+            assert f"connectx_forge/datasets/heldout/{name}{ext}" in names
+
+
+def test_mistakes_measures_the_shipped_heldout_sets_by_default(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """No Pons folder needed: the default sets are ours, judged from their stored scores."""
+    assert main(["mistakes", "--agents", "leftmost", "--sample", "3", "--no-cache", "--json",
+                 "--pons", str(tmp_path / "no-pons")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["set"] for r in rows] == list(heldout.SETS) and all(r["judged"] == 3 for r in rows)
+
+
+@pytest.mark.parametrize("sets", ["pons", "End-Easy", "heldout,Begin-Hard"])
+def test_missing_pons_sets_are_one_line_saying_where_to_get_them(sets: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mistakes", "--agents", "leftmost", "--sets", sets, "--pons", str(tmp_path / "no-pons")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0]
+    assert "blog.gamesolver.org/solving-connect-four/02-test-protocol/" in err[0] and "Test_L*_R*" in err[0]
+
+
+def test_set_groups_expand_in_order_once() -> None:
+    from connectx_forge.tools.solver.mistakes import SET_NAMES, expand_sets
+
+    assert expand_sets(["heldout"]) == list(heldout.SETS)
+    assert expand_sets(["pons"]) == list(SET_NAMES.values())
+    assert expand_sets(["End-Easy", "pons", "Random-Early", "heldout"]) == [
+        *SET_NAMES.values(), *heldout.SETS]
+
+
+def test_pons_sets_are_measured_when_asked_for(pons_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mistakes", "--agents", "leftmost", "--sets", "End-Easy,Random-Early", "--sample", "2",
+                 "--no-cache", "--json", "--pons", str(pons_dir)]) == 0
+    assert [r["set"] for r in json.loads(capsys.readouterr().out)] == ["End-Easy", "Random-Early"]

@@ -3,7 +3,7 @@
 kaggle-environments goes in with ``--no-deps`` (the lean runtime layer), so these
 tests pin the ConnectX code that actually runs to the bytes of the 1.33.2 wheel,
 and check that the project installs only its own import names (``agents`` and
-the ``connectx_forge`` namespace), so that PyPA's ``build`` keeps its name.
+the ``connectx_forge`` package), so that PyPA's ``build`` keeps its name.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ def test_the_project_installs_only_its_own_import_names() -> None:
     package_dir, packages = _packages()
     tops = {p.split(".")[0] for p in packages}
     assert tops == {"agents", "connectx_forge"}
-    assert package_dir == {"agents": "agents", "connectx_forge.build": "build", "connectx_forge.runtime": "runtime",
-                           "connectx_forge.testing": "testing", "connectx_forge.tools": "tools"}
+    assert package_dir == {"agents": "agents", "connectx_forge": "api", "connectx_forge.build": "build",
+                           "connectx_forge.runtime": "runtime", "connectx_forge.testing": "testing",
+                           "connectx_forge.tools": "tools", "connectx_forge.datasets": "datasets"}
 
 
 def test_every_source_package_is_listed_for_the_wheel() -> None:
@@ -139,5 +140,6 @@ def test_building_a_wheel_writes_nothing_into_build_and_ships_only_our_names(tmp
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"agents", "connectx_forge"}
     assert "connectx_forge/build/builder.py" in names and "connectx_forge/tools/cli.py" in names
+    assert "connectx_forge/__init__.py" in names and "connectx_forge/functions.py" in names
     assert "agents/data/opening_book.bin" in names and "agents/solver/native/solver.c" in names
     assert "agents/solver/native/solver.so" in names and "agents/solver/native/solver.so.key" in names

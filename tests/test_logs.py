@@ -79,3 +79,20 @@ def test_an_in_process_agents_prints_and_traceback_are_kept() -> None:
     assert rec.logs is not None and set(rec.logs) == {"1"}
     assert rec.logs["1"].startswith("hello from 1\nhello from 1\nhello from 1\nTraceback")
     assert "ValueError: enough" in rec.logs["1"] and "test_logs.py" in rec.logs["1"]
+
+
+def test_logs_json_is_one_object_per_game_with_its_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bot = project(tmp_path / "boom")
+    save = tmp_path / "games.jsonl"
+    assert main(["match", str(bot), "random", "-n", "2", "-w", "1", "--no-progress", "--save", str(save)]) == 0
+    capsys.readouterr()
+    assert main(["logs", str(save), "--json"]) == 0
+    games = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [g["game"] for g in games] == [1, 2]
+    first = games[0]
+    assert first["players"] == ["boom", "random"] and first["outcome"] == "error" and first["culprit"] == 1
+    assert [entry["mark"] for entry in first["logs"]] == [1, 2] and first["logs"][1]["log"] == ""
+    assert first["logs"][0]["log"].startswith("thinking about step 0\n")
+    assert main(["logs", str(save), "--json", "--agent", "random", "--game", "1"]) == 0
+    [only] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert only["game"] == 1 and only["logs"] == [{"mark": 2, "player": "random", "log": ""}]

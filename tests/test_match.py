@@ -407,8 +407,8 @@ def test_cli_text_report() -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["nobody", "random"], "unknown player 'nobody'"),
-    (["random", "kaggle:minimax"], "unknown Kaggle agent 'kaggle:minimax'"),
-    (["random", "no/such/agent.py"], "player file not found: no/such/agent.py"),
+    (["random", "kaggle:minimax"], "unknown player 'kaggle:minimax' (did you mean 'kaggle:negamax'?); use "),
+    (["random", "no/such/agent.py"], "player no/such/agent.py: no such file or folder"),
     (["random", "random", "-n", "0"], "argument -n/--games: must be at least 1, got 0"),
     (["random", "random", "-n", "ten"], "argument -n/--games: expected a whole number, got 'ten'"),
     (["random", "random", "--workers", "0"], "argument -w/--workers: must be at least 1, got 0"),

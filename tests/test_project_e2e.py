@@ -104,13 +104,13 @@ def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) ->
 
     out = cxforge("build", cwd=project)
     assert "built agent 'mybot' (mybot.main.act)" in out and "2 data file(s)" in out
-    assert "check floors: negamax 0.5, random 0.9" in out
+    assert "check floors: negamax 0.5, random 0.85" in out
     first = (project / "submissions" / "submission.py").read_bytes()
     cxforge("build", cwd=project)
     assert (project / "submissions" / "submission.py").read_bytes() == first
 
     out = cxforge("check", "-w", "2", cwd=project)
-    assert "floor vs random: 90%" in out and "floor vs negamax: 50%" in out and out.rstrip().endswith("PASS")
+    assert "floor vs random: 85%" in out and "floor vs negamax: 50%" in out and out.rstrip().endswith("PASS")
 
     out = cxforge("match", "mybot", "kaggle:negamax", "-n", "4", "-w", "2", "-o", "games.jsonl")
     assert out.startswith("A = mybot  vs  B = kaggle:negamax: 4 games")
@@ -124,6 +124,13 @@ def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) ->
 
     out = cxforge("review", "one.jsonl", "--us", "mybot", "--time-limit", "0.2", "--json", "--summary")
     assert json.loads(out.strip().splitlines()[-1])["games"] == 1
+
+    # mistakes from a pip install: the held-out sets ship with the wheel; Pons' sets are a download
+    out = cxforge("mistakes", "--agents", "mybot", "--sample", "2", "--no-cache", "--json", "--no-progress")
+    assert [r["set"] for r in json.loads(out)] == ["Random-Early", "Centre-Early", "Random-Middle", "Centre-Middle"]
+    proc = subprocess.run([str(venv / "cxforge"), "mistakes", "--agents", "mybot", "--sets", "pons"], cwd=work,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "02-test-protocol" in proc.stderr
 
     with FakeKaggleServer() as fake:
         out = cxforge("upload", "mybot", "-m", "mybot v1", "-n", "2", "-w", "2",

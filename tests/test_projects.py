@@ -61,9 +61,9 @@ def new_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
 def test_new_scaffolds_a_project_that_builds_with_its_floors(new_project: Path) -> None:
     project = projects.load(new_project)
     assert (project.name, project.entry) == ("mybot", "mybot.main:act")
-    assert project.floors == {"random": 0.9, "negamax": 0.5}
+    assert project.floors == {"random": 0.85, "negamax": 0.5}
     built = build(resolve_target(str(new_project)))
-    assert built.manifest["floors"] == {"random": 0.9, "negamax": 0.5}
+    assert built.manifest["floors"] == {"random": 0.85, "negamax": 0.5}
     assert [d["name"] for d in built.manifest["data"]] == ["data/columns.json"]
     assert run_built(built.source) == 3
 
@@ -248,7 +248,7 @@ def test_a_swapped_file_is_not_judged_by_a_stale_manifest(new_project: Path, tmp
     out = tmp_path / "s.py"
     assert main(["build", str(new_project), "-o", str(out)]) == 0
     manifest, data, note = read_manifest(out)
-    assert manifest is not None and data["floors"] == {"random": 0.9, "negamax": 0.5} and note is None
+    assert manifest is not None and data["floors"] == {"random": 0.85, "negamax": 0.5} and note is None
     out.write_text("def agent(obs, config):\n    return 0\n")  # another file in its place
     manifest, data, note = read_manifest(out)
     assert (manifest, data) == (None, {}) and note is not None and "does not match this file" in note
@@ -272,7 +272,7 @@ def test_build_repacks_a_built_file_keeping_its_manifest(new_project: Path, tmp_
     direct = build(resolve_target(str(new_project))).content
     assert (tmp_path / "b" / "s.py").read_bytes() == direct
     manifest, data, note = read_manifest(tmp_path / "b" / "s.py")
-    assert note is None and data["agent"] == "mybot" and data["floors"] == {"random": 0.9, "negamax": 0.5}
+    assert note is None and data["agent"] == "mybot" and data["floors"] == {"random": 0.85, "negamax": 0.5}
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -288,7 +288,7 @@ def test_make_submission_takes_a_project_or_a_file(new_project: Path, tmp_path: 
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert proc.stdout.rstrip().endswith("PASS") and out.is_file()
-    assert ("floor vs random: 90%" in proc.stdout) == (kind == "project")
+    assert ("floor vs random: 85%" in proc.stdout) == (kind == "project")
 
 
 def test_module_means_the_shipped_agents_module_with_or_without_its_package(tmp_path: Path) -> None:

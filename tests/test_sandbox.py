@@ -4,8 +4,8 @@ Each broken agent in tests/broken_agents/ (its first line names the kind) is
 played through the library (``run_match``) and through ``cxforge match`` in a
 subprocess, with a fake ``KAGGLE_KEY`` and a fake ``kaggle.json`` planted for
 the harness.  Every run must report the kind, print its report and exit 0,
-print no traceback and no credential, leave no process behind, and finish in
-bounded time.
+print no traceback and no credential, and leave no process behind.  How soon a
+run ends (wall clock, which a loaded machine stretches) is checked under ``-m slow``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 from connectx_forge.tools.play.game import play_game
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.play.rules import is_timeout
 from connectx_forge.tools.sandbox import scrub
 from connectx_forge.tools.sandbox.limits import MIB, Limits, parse_memory
 from connectx_forge.tools.sandbox.seat import MARGIN
@@ -100,8 +101,8 @@ def check_record(name: str, rec: object) -> None:
     assert rec.kaggle_result()[0][0] == {"invalid": "INVALID", "timeout": "TIMEOUT"}.get(kind, "ERROR")
     if name in DETAILS:
         assert DETAILS[name] in (rec.detail or ""), rec.detail
-    if kind == "timeout":  # judged within actTimeout + the remaining overage + 1 s of the move's start
-        assert rec.times[-1] <= ACT + OVERAGE + 1.0
+    if kind == "timeout":  # never before actTimeout + the remaining overage (how soon after: -m slow)
+        assert is_timeout(rec.times[-1], ACT, OVERAGE), rec.times
 
 
 # -- the library -----------------------------------------------------------------------------------
@@ -109,10 +110,8 @@ def check_record(name: str, rec: object) -> None:
 def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     assert expected_kind(name) == CASES[name][0]
     before = set(live_descendants(os.getpid()))
-    start = time.monotonic()
     result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
                        act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
-    assert time.monotonic() - start < 15
     check_record(name, result.records[0])
     assert result.isolated == (True, False)
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
@@ -120,12 +119,35 @@ def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
 
 
 def test_a_hung_move_is_a_timeout_when_its_budget_runs_out(tmp_path: Path) -> None:
-    """The move is cut at actTimeout + overage + the margin, measured from its start."""
-    start = time.monotonic()
+    """The move is cut once actTimeout + overage have run out, measured from its start (how soon: -m slow)."""
     rec = play_game(str(BROKEN / "hangs.py"), "random", (6, 7, 4), 0, act_timeout=ACT, overage=OVERAGE)
     assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
+    assert ACT + OVERAGE <= rec.times[0]
+
+
+@pytest.mark.slow
+def test_a_hung_move_is_cut_within_the_margin() -> None:
+    """Wall clock, on an idle machine: the cut comes at actTimeout + overage + the margin, and the game ends
+    a second after it at most (the host's start)."""
+    start = time.monotonic()
+    rec = play_game(str(BROKEN / "hangs.py"), "random", (6, 7, 4), 0, act_timeout=ACT, overage=OVERAGE)
+    assert rec.outcome == "timeout"
     assert ACT + OVERAGE <= rec.times[0] <= ACT + OVERAGE + MARGIN + 0.3
     assert time.monotonic() - start < ACT + OVERAGE + 1.0 + 1.0  # + the host's start
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_way_of_breaking_ends_in_bounded_time(name: str, tmp_path: Path) -> None:
+    """Wall clock, on an idle machine: a game with a broken agent ends within 15 s, a hung move within
+    actTimeout + the remaining overage + 1 s of its start."""
+    start = time.monotonic()
+    result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
+                       act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
+    assert time.monotonic() - start < 15
+    rec = result.records[0]
+    if CASES[name][0] == "timeout":
+        assert rec.times[-1] <= ACT + OVERAGE + 1.0
 
 
 def test_details_are_scrubbed_of_the_referees_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,8 +207,7 @@ def test_cli_names_every_way_of_breaking(name: str, world: dict[str, str], tmp_p
     out = cxforge(world, str(agent_file(name, tmp_path)), CASES[name][1], "-n", "1", "-w", "1",
                   "--seats", "first", "--act-timeout", str(ACT), "--overage", str(OVERAGE),
                   "--memory", "512", "--no-progress", "-o", str(games))
-    assert out.seconds < 20
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0, out.stderr  # within run_cxforge's 60 s: a hung harness fails
     assert "overall" in out.stdout and "isolated (agent hosts" in out.stdout
     text = out.stdout + out.stderr + games.read_text()
     assert "Traceback" not in out.stdout + out.stderr  # the harness never crashed ...
@@ -239,11 +260,10 @@ def test_the_cpu_time_limit_ends_a_spinning_agent(tmp_path: Path) -> None:
     """RLIMIT_CPU: an agent that spins past its CPU seconds is killed by SIGXCPU, named as such."""
     spin = tmp_path / "spins.py"
     spin.write_text("def agent(obs, config):\n    while True:\n        pass\n")
-    start = time.monotonic()
     rec = play_game(str(spin), "random", act_timeout=20, overage=0, limits=Limits(cpu_seconds=1))
+    # a crash, not a timeout: the CPU limit ended it before its 20 s move budget ran out
     assert rec.outcome == "crash" and rec.culprit == 1, (rec.outcome, rec.detail)
     assert "killed by SIGXCPU (its CPU-time limit)" in (rec.detail or "")
-    assert time.monotonic() - start < 10  # long before the 20 s move budget
 
 
 NPROC_PROBE = """

@@ -122,10 +122,9 @@ def test_full_and_finished_boards() -> None:
 def test_deadline_raises_timeout_and_the_table_stays_usable() -> None:
     solver = Solver()
     board = Board.from_pons("4453")
-    solver.deadline = 0.0  # already passed: the first clock check raises
     with pytest.raises(Timeout):
-        solver.solve(board)
-    solver.deadline = float("inf")
+        solver.solve(board, deadline=0.0)  # already passed: the first clock check raises
+    assert solver.deadline == float("inf")  # the call's deadline held for that call only
     late = Board.from_pons("1233722555341451114725221333")
     assert solver.solve(late) == -1
 
@@ -244,15 +243,18 @@ def _sign(x: int) -> int:
 
 def _quick_agent(board: Board) -> int:
     """The agent's move with a 0.2 s budget (property tests play many positions)."""
+    from dataclasses import replace
+
     import agents.solver.agent as solver_agent
     from tests.strategies import obs_config
 
-    saved = solver_agent.MOVE_BUDGET
-    solver_agent.MOVE_BUDGET = 0.2
+    st = solver_agent.state()
+    saved = st.policy
+    st.policy = replace(saved, move_budget=0.2)
     try:
         return solver_agent.agent(*obs_config(board))
     finally:
-        solver_agent.MOVE_BUDGET = saved
+        st.policy = saved
 
 
 def test_agent_plays_a_perfect_move_on_end_easy_positions(pons_dir: Path) -> None:
@@ -340,17 +342,14 @@ def test_the_agent_solves_on_the_compiled_engine_where_it_loads() -> None:
 def test_an_unfinished_solve_falls_back_to_the_chosen_search(fallback: str) -> None:
     """Off the book, with too little time to solve, the fallback decides (and says so)."""
     from agents.solver import agent as solver_agent
+    from agents.solver.policy import Policy
 
     board = Board.from_pons("33324334")  # 8 stones, past the book's fill, off its tree: no solve ends in 50 ms
     assert solver_agent.state().book.lookup(board.current, board.mask) is None
     st = solver_agent.state()
-    try:
-        st.fallback = fallback
-        solver_agent.reset()
-        col = solver_agent.choose(board, __import__("time").perf_counter(), 0.05)
-        assert st.last.partition(" (")[0] == fallback and board.can_play(col)
-    finally:
-        st.fallback = solver_agent.FALLBACK
+    solver_agent.reset()
+    col = solver_agent.choose(board, __import__("time").perf_counter(), 0.05, policy=Policy(fallback=fallback))
+    assert st.last.partition(" (")[0] == fallback and board.can_play(col)
 
 
 def test_the_net_fallback_blocks_a_threat_it_cannot_solve() -> None:
@@ -379,50 +378,66 @@ def test_the_checked_fallback_skips_moves_the_solver_proves_lost() -> None:
     assert solver.deadline == float("inf")
 
 
-def _timed_moves(boards: list[Board], budget: float, extra: float) -> list[float]:
-    """Seconds the solver agent took on each of ``boards``, in order (one game when the stones grow)."""
+def _timed_moves(boards: list[Board], budget: float, extra: float,
+                 monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, float, int]]:
+    """The solver agent on each of ``boards``, in order (one game when the stones grow): for each move the CPU
+    seconds it took (a loaded machine slows the clock the agent stops by, not its work), the seconds it gave its
+    solves (their latest deadline, from the move's start) and, after it, the moves this game it says took
+    overage."""
     import time
 
     from agents.solver import agent as solver_agent
 
+    st = solver_agent.state()
+    solve, given = st.solver.best_move, [0.0]
+
+    def spy(board: Board, weak: bool = False, *, deadline: float | None = None) -> tuple[int, int]:
+        assert deadline is not None  # the agent gives every solve its deadline
+        given[0] = max(given[0], deadline - start)
+        return solve(board, weak, deadline=deadline)
+
+    monkeypatch.setattr(st.solver, "best_move", spy)
     took = []
     for board in boards:
         solver_agent.reset()
-        start = time.perf_counter()
+        given[0], cpu, start = 0.0, time.process_time(), time.perf_counter()
         solver_agent.choose(board, start, budget, extra)
-        took.append(time.perf_counter() - start)
+        took.append((time.process_time() - cpu, given[0], st.long_moves))
     return took
 
 
 @pytest.mark.usefixtures("python_engine")
-def test_overage_is_taken_on_one_move_a_game() -> None:
-    """Off the book's tree, a hard position past ``EXTRA_FROM`` stones takes overage once a game."""
+def test_overage_is_taken_on_one_move_a_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Off the book's tree, a hard position past ``extra_from`` stones takes overage once a game."""
     from agents.solver import agent as solver_agent
 
     game = [Board.from_pons("7114165755333"), Board.from_pons("711416575533345")]  # weak solves: 1 M, 50 k nodes
-    assert game[0].moves >= solver_agent.EXTRA_FROM
-    took = _timed_moves(game, 0.1, 0.4)
-    assert solver_agent.state().long_moves == 1
-    assert took[0] > 0.4 and took[1] < 0.3, took  # the game's one long move is spent
-    assert _timed_moves(game[:1], 0.1, 0.4)[0] > 0.4  # a new game (fewer stones than the last move saw)
+    st = solver_agent.state()
+    assert game[0].moves >= st.policy.extra_from[st.engine]
+    (_, given, first), (cpu, kept, second) = _timed_moves(game, 0.1, 0.4, monkeypatch)
+    assert given > 0.4 and first == 1, (given, first)  # the first move is given the overage and takes it ...
+    assert kept < 0.15 and cpu < 0.3 and second == 1, (kept, cpu)  # ... the second keeps to its budget
+    _, given, again = _timed_moves(game[:1], 0.1, 0.4, monkeypatch)[0]
+    assert given > 0.4 and again == 1  # a new game (fewer stones than the last move saw)
 
 
 @pytest.mark.usefixtures("python_engine")
-def test_a_game_from_the_empty_board_takes_no_overage() -> None:
+def test_a_game_from_the_empty_board_takes_no_overage(monkeypatch: pytest.MonkeyPatch) -> None:
     """From the empty board every position is on the book's tree, whose solves fit the budget."""
     from agents.solver import agent as solver_agent
 
-    took = _timed_moves([Board.from_pons(""), Board.from_pons("7114165755333")], 0.1, 0.4)
-    assert solver_agent.state().from_start and solver_agent.state().long_moves == 0
-    assert took[1] < 0.3, took
+    took = _timed_moves([Board.from_pons(""), Board.from_pons("7114165755333")], 0.1, 0.4, monkeypatch)
+    assert solver_agent.state().from_start and [long for _, _, long in took] == [0, 0]
+    assert took[1][1] < 0.15 and took[1][0] < 0.3, took
 
 
 def test_extra_time_keeps_half_of_the_overage() -> None:
-    from agents.solver.agent import EXTRA_CAP, _State, extra_time
+    from agents.solver.agent import _State, extra_time
+    from agents.solver.policy import POLICY
 
     st = _State.__new__(_State)
-    st.overage_start = 0.0
-    assert extra_time(60.0, st) == EXTRA_CAP
+    st.overage_start, st.policy = 0.0, POLICY
+    assert extra_time(60.0, st) == POLICY.extra_cap
     assert extra_time(31.0, st) < 1.0
     assert extra_time(29.0, st) == 0.0
     assert st.overage_start == 60.0

@@ -162,3 +162,29 @@ def test_upload_offers_no_way_to_skip_the_check(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["upload", "--help"])
     assert "skip" not in capsys.readouterr().out.replace("no way to skip", "")
+
+
+def test_dry_run_checks_and_finds_the_credentials_but_sends_nothing(
+        fake: FakeKaggle, isolated_kaggle: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    env_credentials(monkeypatch)
+    path = submission(isolated_kaggle)
+    code = main(["upload", str(path), "-m", f"v1 {FAKE_KEY}", "--games", "2", "--dry-run", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert FAKE_KEY not in out + err and FAKE_USER not in out + err
+    assert "PASS" in out and "dry run: nothing was sent" in out and "KAGGLE_USERNAME/KAGGLE_KEY" in out
+    command = out.strip().splitlines()[-1].split()
+    assert command[0].endswith("kaggle") and command[1:6] == ["competitions", "submit", "connectx", "-f", str(path)]
+    assert "-m" in command and "***" in out  # the message is shown, a credential in it scrubbed
+    assert fake.requests == []
+
+
+def test_dry_run_refuses_what_the_upload_refuses(fake: FakeKaggle, isolated_kaggle: Path,
+                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    assert main(["upload", str(submission(isolated_kaggle)), "-m", "x", "--dry-run"]) == 1  # no credentials
+    assert "no Kaggle credentials found" in capsys.readouterr().err
+    env_credentials(monkeypatch)
+    broken = submission(isolated_kaggle, "def agent(obs, config):\n    return -1\n")
+    assert main(["upload", str(broken), "-m", "x", "--games", "2", "--dry-run", "--no-progress"]) == 1
+    out, err = capsys.readouterr()
+    assert "refusing to upload" in err and "dry run" not in out and fake.requests == []

@@ -1,6 +1,6 @@
-"""mypy over agents/, build/ and tools/, under the import names the project installs.
+"""mypy over agents/, api/, build/ and tools/, under the import names the project installs.
 
-build/ and tools/ are imported as ``connectx_forge.build`` and
+api/, build/ and tools/ are imported as ``connectx_forge``, ``connectx_forge.build`` and
 ``connectx_forge.tools`` (pyproject.toml maps them), a mapping that mypy cannot
 read from the editable install.  So this hands mypy each file with its module
 name.  Run it with ``make lint`` or ``python -m tests.typecheck``; the test suite

@@ -75,7 +75,7 @@ COMMANDS: dict[str, Command] = {
     "book": Command("connectx_forge.tools.solver.book_cmd",
                     "build or fill (resumable, parallel), or inspect, the solver's opening book"),
     "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",
-                        "mistake rates of agents on Pons' six test sets (or our held-out sets), moves labelled by "
+                        "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by "
                         "the exact solver"),
     "heldout": Command("connectx_forge.tools.solver.heldout_cmd",
                        "build our held-out sets of arbitrary positions, every column labelled by the exact solver "
@@ -233,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options.prepare(args)
         return int(module.run(args) or 0)
     except _clean_errors() as exc:
-        return _fail(name, str(exc), 1)
+        return _fail(name, str(exc), getattr(exc, "status", 1))
     except ModuleNotFoundError as exc:  # an optional package the run needs (torch, stable-baselines3...)
         if (exc.name or "").split(".")[0] in ("agents", "connectx_forge", "tests"):
             raise

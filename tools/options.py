@@ -5,7 +5,8 @@
 * ``--seed S``: the base seed, 0 unless given; the same seed gives the same run;
 * ``--json``: print the result as JSON on stdout instead of the table;
 * ``-o/--out PATH``: where a command writes its other output (a file or a folder, as its help says);
-* ``--save FILE``: every game a command plays, one JSON line each, written as it finishes;
+* ``--save FILE``: every game a command plays, one JSON line each, written as it finishes; an existing
+  FILE is refused (one line, before any game) unless ``--append`` adds the games to its end;
 * ``--rows/--columns/--inarow``: the board size (Kaggle's leaderboard plays 6x7x4);
 * ``--no-progress``: no progress bar (bars also switch off when stderr is not a terminal).
 
@@ -25,10 +26,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.board import STANDARD
+from agents.board import STANDARD, Size
+from agents.solver.engine import KINDS
 from connectx_forge.tools.errors import UserError
-
-Size = tuple[int, int, int]
 
 
 def _whole(text: str) -> int:
@@ -254,15 +254,49 @@ def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | No
     register_output(parser, "out", kind)
 
 
-def add_save(parser: argparse.ArgumentParser, old: tuple[str, ...] = ()) -> None:
-    """``--save FILE``: every game the command plays, one JSON line each, written as it finishes;
-    ``old`` spellings (``match -o``) are accepted, unlisted."""
+SAVE_HELP = ("write {what} as a JSON line to FILE as it finishes (what review, replay and logs read); "
+             "an existing FILE is refused unless --append")
+APPEND_HELP = "with --save: add the games to the end of an existing FILE instead of refusing it"
+
+
+def add_save(parser: argparse.ArgumentParser, old: tuple[str, ...] = (), what: str = "every game") -> None:
+    """``--save FILE`` and ``--append``: every game the command plays, one JSON line each, written as it
+    finishes; ``old`` spellings (``match -o``) are accepted, unlisted; ``what``: the games, as help names them
+    (``"every game (the validation episode first)"``).  ``prepare`` refuses an existing FILE without
+    ``--append`` (``check_save``) before any game is played; open the file with ``writer_of(args)``."""
     parser.add_argument("--save", dest="save", type=Path, default=None, metavar="FILE",
-                        help="write every game as a JSON line to FILE as it finishes (what review, replay and "
-                             "logs read)")
+                        help=SAVE_HELP.format(what=what))
+    parser.add_argument("--append", action="store_true", help=APPEND_HELP)
     if old:
         parser.add_argument(*old, dest="save", type=Path, help=argparse.SUPPRESS)
     register_output(parser, "save", "file")
+
+
+def check_save(path: Path | str | None, append: bool = False) -> None:
+    """``UserError`` (one line) unless ``--save path`` may be written: a file that exists is never replaced,
+    only appended to with ``--append``; ``--append`` needs ``--save``.  Call it before any game is played
+    (``prepare`` does, for every command whose parser has ``add_save``)."""
+    if path is None:
+        if append:
+            raise UserError("--append adds games to the file of --save FILE; give --save FILE too")
+        return
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(f"--save {path}: is a folder; give a file name")
+    if path.exists() and not append:
+        raise UserError(f"--save {path}: the file exists and --save never replaces a file; add --append to add "
+                        "the games to its end, or give another name")
+
+
+def writer_of(args: argparse.Namespace) -> Any:
+    """``--save``'s ``GameWriter`` (appending with ``--append``), opened before the run; ``None`` without
+    ``--save``."""
+    path = getattr(args, "save", None)
+    if path is None:
+        return None
+    from connectx_forge.tools.play.records import GameWriter
+
+    return GameWriter(path, append=bool(getattr(args, "append", False)))
 
 
 def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> None:
@@ -275,6 +309,8 @@ def prepare(args: argparse.Namespace) -> None:
     """Before any work: every output the command was given has its folder made and is writable, or one
     ``UserError`` line says why not, so that no run ends with nowhere to put its results."""
     for dest, kind in getattr(args, OUTPUTS, None) or ():
+        if dest == "save":
+            check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))
         path = getattr(args, dest, None)
         if path is not None:
             prepare_output(Path(path), kind)
@@ -328,7 +364,7 @@ def add_game(parser: Any) -> None:
                         help="only the N-th game of the file(s), counted from 1")
 
 
-ENGINES = ("auto", "c", "python")
+ENGINES = KINDS  # auto, c, python: agents.solver.engine.engine() takes them
 
 
 def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:
@@ -341,13 +377,10 @@ def add_engine(parser: Any, default: str | None = "auto", what: str = "the solve
 
 
 def engine_of(args: argparse.Namespace) -> str:
-    """``--engine`` with auto resolved: c where the compiled solver loads, else python."""
-    engine = getattr(args, "engine", None) or "auto"
-    if engine != "auto":
-        return str(engine)
-    from connectx_forge.tools.solver.csolver import available
+    """``--engine`` with auto resolved: c where the compiled solver loads, else python (a ``Kind``, a str)."""
+    from connectx_forge.tools.solver import csolver
 
-    return "c" if available() else "python"
+    return csolver.resolve(getattr(args, "engine", None) or "auto", check=False)
 
 
 def add_size(parser: argparse.ArgumentParser) -> None:

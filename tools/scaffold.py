@@ -27,8 +27,8 @@ SETTINGS = '''\
 name = {name_toml}
 entry = "{package}.main:act"      # module:function, from this folder
 
-[floors]                          # cxforge check fails when the agent is significantly below these win rates
-random = 0.9
+[floors]                          # cxforge check passes when it shows the agent at or above these win rates
+random = 0.85                     # with no loss, shown in 32 games (0.9 would take 64)
 "kaggle:negamax" = 0.5
 '''
 

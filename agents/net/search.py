@@ -45,14 +45,10 @@ def exact_move(board: Board, deadline: float) -> int | None:
 
     if not _SOLVER:
         _SOLVER.append(Solver(TranspositionTable(1 << 18)))
-    solver = _SOLVER[0]
-    solver.deadline = deadline
     try:
-        scores = solver.analyze(board)
+        scores = _SOLVER[0].analyze(board, deadline=deadline)
     except Timeout:
         return None
-    finally:
-        solver.deadline = float("inf")
     return max((c for c, v in enumerate(scores) if v is not None),
                key=lambda c: (scores[c], -abs(2 * c - board.columns + 1)))
 

@@ -9,32 +9,35 @@ A move, on the 6x7 board with four in a row:
    the positions of our tree that the search below cannot solve in time, and
    every other position of up to ``cxforge book fill``'s few stones that it
    cannot solve in time either);
-3. a weak (win/draw/loss) solve runs until ``WEAK_SHARE`` of the budget, then an
+3. a weak (win/draw/loss) solve runs until ``weak_share`` of the budget, then an
    exact solve picks the fastest win or the slowest loss with the time left
-   (before ``SOLVE_FROM`` stones, ``NATIVE_SOLVE_FROM`` on the C engine, unless our previous move on
+   (before ``solve_from`` stones of the engine, unless our previous move on
    our own tree came from the book,
-   the weak solve gets only ``OPENING_SHARE``: the heuristic needs the time
+   the weak solve gets only ``opening_share``: the heuristic needs the time
    there, while the book's builder checked that its tree's other positions
    solve in time);
 4. off the book's tree (a game that did not begin at the empty board), a
-   hard position (the weak solve did not finish) from ``EXTRA_FROM`` stones
-   on (``NATIVE_EXTRA_FROM`` on the C engine, whose solves of six stones
-   and more end within the cap) may take extra time from Kaggle's overage: at most ``EXTRA_CAP``
-   seconds, ``LONG_MOVES`` such moves a game, never leaving less than half of
+   hard position (the weak solve did not finish) from ``extra_from`` stones
+   of the engine on (6 on the C engine, whose solves of six stones
+   and more end within the cap) may take extra time from Kaggle's overage: at most ``extra_cap``
+   seconds, ``long_moves`` such moves a game, never leaving less than half of
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
    the agent's tree fits the budget);
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
-   gives way to the next (``FALLBACK`` "checked").  The other fallbacks, kept
-   for measurement: the network search alone ("net"), and the classical
-   heuristic search of ``agents/solver/heuristic.py`` ("heuristic").  When the
+   gives way to the next (``fallback`` ``Fallback.CHECKED``).  The other fallbacks, kept
+   for measurement: the network search alone (``NET``), and the classical
+   heuristic search of ``agents/solver/heuristic.py`` (``HEURISTIC``).  When the
    weak solve found the position lost, the network search alone picks the move.
 
-The solves run on the compiled search (``native.py``, the C engine embedded in
-the submission) where it loads, else on the pure-Python ``Solver`` with the
-same results, more slowly (``engine`` says which).  The solver's transposition
+The names in ``code`` are the fields of ``policy.Policy`` (``POLICY``, the
+shipped one; ``_State(policy)`` and ``choose(..., policy=)`` take another).
+The solves run on the engine ``engine.engine()`` gives: the compiled search
+(``native.py``, the C engine embedded in the submission) where it loads, else
+the pure-Python ``Solver`` with the same results, more slowly (``engine``
+says which).  The solver's transposition
 table persists from move to move (bounded), so work on one move speeds up the
 next.  Other board sizes are played by the
 heuristic search alone (the network knows only 6x7).  ``gc`` is off during a move: collection pauses were
@@ -51,43 +54,43 @@ from agents.board import Board, config_value
 from agents.net.agent import policy_value_net
 from agents.net.tree import NetSearch
 from agents.solver.book import Book
+from agents.solver.engine import Engine, Kind
+from agents.solver.engine import engine as solver_engine
 from agents.solver.heuristic import HeuristicSearch
-from agents.solver.native import NativeSolver, native_solver
+from agents.solver.policy import POLICY, Fallback, Policy
 from agents.solver.position import layout_of
-from agents.solver.search import Solver, Timeout
-from agents.solver.transposition import TranspositionTable
+from agents.solver.search import Timeout
 
-MOVE_BUDGET = 1.0  # seconds for an ordinary move (Kaggle allows 2)
-WEAK_SHARE = 0.6  # share of the budget for the weak solve before the fallback gets its turn
-EXTRA_CAP = 8.0  # most overage seconds one hard move may take
-OVERAGE_KEEP = 0.5  # never spend more than this share of the game's overage
-SAFETY = 0.3  # seconds kept in hand whenever overage is used
-TABLE_ENTRIES = 1 << 19  # about 50 MB
-SOLVE_FROM = 10  # below this many stones a solve rarely finishes in time (Begin-Hard: ~10^7 nodes)...
-OPENING_SHARE = 0.25  # ...so it gets only this share of the budget (decided positions still solve)
-EXTRA_FROM = 9  # stones on the board before a move may use overage (fewer: a solve rarely ends within the cap)
-NATIVE_SOLVE_FROM = 10  # SOLVE_FROM and EXTRA_FROM of the C engine, about 20 times faster: measured in
-NATIVE_EXTRA_FROM = 6  # BENCHMARKS.md, "The solver agent on its C engine (issue 25)"
-LONG_MOVES = 1  # moves a game that may use overage: one in the ten or more of ours a game lasts
-FIRST_MOVE = 0.15  # seconds for the first move of a process, load included
-OPENING_MOVE = 3  # the centre column: the only winning first move on 6x7 (Allis 1988)
-FALLBACKS = ("checked", "net", "heuristic")  # what decides when no solve finished: see BENCHMARKS.md
-FALLBACK = "checked"
-RANK_SHARE = 0.5  # "checked": the network search's share of the time left; the solver checks in the rest
+# The old module constants, read-only copies of the shipped policy's fields (setting one changes nothing:
+# give ``_State`` or ``choose`` another ``Policy``).
+MOVE_BUDGET = POLICY.move_budget
+WEAK_SHARE = POLICY.weak_share
+EXTRA_CAP = POLICY.extra_cap
+OVERAGE_KEEP = POLICY.overage_keep
+SAFETY = POLICY.safety
+TABLE_ENTRIES = POLICY.table_entries
+SOLVE_FROM, NATIVE_SOLVE_FROM = POLICY.solve_from[Kind.PYTHON], POLICY.solve_from[Kind.C]
+OPENING_SHARE = POLICY.opening_share
+EXTRA_FROM, NATIVE_EXTRA_FROM = POLICY.extra_from[Kind.PYTHON], POLICY.extra_from[Kind.C]
+LONG_MOVES = POLICY.long_moves
+FIRST_MOVE = POLICY.first_move
+OPENING_MOVE = POLICY.opening_move
+FALLBACKS = tuple(f.value for f in Fallback)
+FALLBACK = POLICY.fallback.value
+RANK_SHARE = POLICY.rank_share
 
 
 class _State:
     """Module-level search state, kept between moves (and games) of one process."""
 
-    def __init__(self, native_engine: bool = True) -> None:
+    def __init__(self, native_engine: bool = True, policy: Policy = POLICY) -> None:
+        self.policy = policy  # what ``choose`` does unless given another
         self.book = Book.load()
-        native = native_solver(self.book) if native_engine else None
-        self.solver: Solver | NativeSolver = native or Solver(table=TranspositionTable(TABLE_ENTRIES), book=self.book)
-        self.engine = "c" if native is not None else "python"
+        self.solver: Engine = solver_engine("auto" if native_engine else "python", book=self.book,
+                                            py_entries=policy.table_entries)
         self.heuristics: dict[Any, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
-        self.fallback = FALLBACK
         self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
         self.new_game(from_start=False)
 
@@ -96,6 +99,11 @@ class _State:
         self.book_stones = -9  # stones on the board at our last book (or fixed opening) move this game
         self.long_moves = 0  # moves this game that took overage
         self.from_start = from_start  # every position of this game is on the book's tree
+
+    @property
+    def engine(self) -> Kind:
+        """Which search the solves run on (``Kind.C == "c"``, ``Kind.PYTHON == "python"``)."""
+        return self.solver.kind
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -129,16 +137,20 @@ def reset() -> None:
     st.heuristics.clear()
 
 
-def extra_time(remaining: float, st: _State) -> float:
-    """Overage seconds this move may use: at most ``EXTRA_CAP``, keeping half the game's overage."""
+def extra_time(remaining: float, st: _State, policy: Policy | None = None) -> float:
+    """Overage seconds this move may use: at most ``extra_cap``, keeping ``overage_keep`` of the game's overage
+    (``policy``: ``st``'s unless given)."""
+    policy = policy or st.policy
     st.overage_start = max(st.overage_start, remaining)
-    spare = remaining - OVERAGE_KEEP * st.overage_start - SAFETY
-    return max(0.0, min(EXTRA_CAP, spare))
+    spare = remaining - policy.overage_keep * st.overage_start - policy.safety
+    return max(0.0, min(policy.extra_cap, spare))
 
 
-def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None) -> int:
-    """The column to play; ``budget`` None searches without a time limit."""
+def choose(board: Board, start: float, budget: float | None, extra: float = 0.0, st: _State | None = None,
+           policy: Policy | None = None) -> int:
+    """The column to play; ``budget`` None searches without a time limit; ``policy``: ``st``'s unless given."""
     st = st or state()
+    policy = policy or st.policy
     if board.moves <= 1 or board.moves <= st.seen:  # a new game
         st.new_game(from_start=board.moves <= 1)
     st.seen = board.moves
@@ -150,7 +162,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     if board.moves == 0 and (board.rows, board.columns, board.inarow) == (6, 7, 4):
         st.last = "opening"
         st.book_stones = 0
-        return OPENING_MOVE
+        return policy.opening_move
     wins = [c for c in order if c in legal and board.is_winning_move(c)]
     if wins:
         st.last = "win in one"
@@ -166,43 +178,38 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         return found[1]
     solver = st.solver
     if budget is None:
-        solver.deadline = float("inf")
         st.last = "exact"
-        return solver.best_move(board)[0]
+        return solver.best_move(board, deadline=float("inf"))[0]
     # on our tree, one move after a book move, a position the book lacks is one its builder found easy
     in_tree = st.from_start and st.book_stones == board.moves - 2
-    solve_from, extra_from = (NATIVE_SOLVE_FROM, NATIVE_EXTRA_FROM) if st.engine == "c" else (SOLVE_FROM, EXTRA_FROM)
-    share = WEAK_SHARE if board.moves >= solve_from or in_tree else OPENING_SHARE
-    if board.moves < extra_from or st.long_moves >= LONG_MOVES or st.from_start:
+    share = policy.weak_share if board.moves >= policy.solve_from[solver.kind] or in_tree else policy.opening_share
+    if board.moves < policy.extra_from[solver.kind] or st.long_moves >= policy.long_moves or st.from_start:
         extra = 0.0  # from the empty board the book's builder checked that every solve fits the budget
     weak_move = None
     try:
-        solver.deadline = start + share * budget + extra
-        weak_move, weak = solver.best_move(board, weak=True)
+        weak_move, weak = solver.best_move(board, weak=True, deadline=start + share * budget + extra)
         st.last = "weak"
         hard = time.perf_counter() > start + share * budget  # the weak solve used overage
-        solver.deadline = start + budget + (extra if hard else 0.0)
-        exact_move, _ = solver.best_move(board)
+        exact_move, _ = solver.best_move(board, deadline=start + budget + (extra if hard else 0.0))
         st.last = "exact"
         return exact_move
     except Timeout:
         pass
     finally:
-        solver.deadline = float("inf")
         st.long_moves += extra > 0 and time.perf_counter() > start + budget + 0.1  # this move took overage
     if weak_move is not None and weak >= 0:
         return weak_move  # keeps the win or the draw; the exact search ran out of time
     lost = weak_move is not None
-    fallback = "net" if lost and st.fallback == "checked" else st.fallback  # lost: nothing to check
-    st.last = fallback + (" (lost position)" if lost else "")
+    fallback = Fallback.NET if lost and policy.fallback is Fallback.CHECKED else policy.fallback  # nothing to check
+    st.last = fallback.value + (" (lost position)" if lost else "")
     now = time.perf_counter()
     # after a solve that took overage and still failed, the fallback gets its usual time again
     deadline = max(start + budget, now + ((1 - share) * budget if extra and now > start + budget else 0.05))
-    if fallback == "heuristic":
+    if fallback is Fallback.HEURISTIC:
         return st.heuristic(board).best_move(board.current, board.mask, board.moves, deadline)
-    if fallback == "net":
+    if fallback is Fallback.NET:
         return NetSearch(policy_value_net(), deadline).choose(board)[0]
-    search = NetSearch(policy_value_net(), now + RANK_SHARE * (deadline - now))
+    search = NetSearch(policy_value_net(), now + policy.rank_share * (deadline - now))
     move = search.choose(board)[0]
     if len(search.ranked) < 2 or search.ranked[0] != move:
         return move  # a forced move, or every move loses or draws at once
@@ -212,23 +219,20 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     return move
 
 
-def first_unrefuted(solver: Solver | NativeSolver, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:
+def first_unrefuted(solver: Engine, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:
     """``(move, refuted)``: the first move of ``ranked`` the solver does not prove lost before ``deadline``.
 
     A proof that a move loses (the opponent wins after it) is far cheaper than
     a full solve: one winning reply a level suffices.  The last move is played
     unproven when all the others lose.
     """
-    solver.deadline = deadline
     try:
         for refuted, col in enumerate(ranked[:-1]):
             child = board.play(col)
-            if not child.winning_moves() and solver.negamax(child, 0, 1) <= 0:
+            if not child.winning_moves() and solver.negamax(child, 0, 1, deadline=deadline) <= 0:
                 return col, refuted  # proven not to lose
     except Timeout:
         return col, refuted
-    finally:
-        solver.deadline = float("inf")
     return ranked[-1], len(ranked) - 1
 
 
@@ -242,7 +246,7 @@ def agent(obs: Any, config: Any) -> int:
         st = state()  # loads the book on the first call
         board = Board.from_obs(obs, config)
         remaining = float(config_value(obs, "remainingOverageTime", 0.0) or 0.0)
-        budget = FIRST_MOVE if first else MOVE_BUDGET
+        budget = st.policy.first_move if first else st.policy.move_budget
         return int(choose(board, start, budget, extra_time(remaining, st)))
     finally:
         if collecting:

@@ -1,10 +1,10 @@
-"""``NativeSolver``: the solver's search compiled from C (``native/solver.c``), with ``Solver``'s API on 6x7.
+"""``NativeSolver``: the solver's search compiled from C (``native/solver.c``), the compiled ``engine.Engine``.
 
-``native_solver()`` loads the library with ``connectx_forge.runtime.load_native``
-(embedded in a submission, built or prebuilt in the source tree) and returns
-None where it cannot be loaded (another architecture, no writable place,
-``CXFORGE_NATIVE=off``): callers then use the pure-Python ``Solver``, which
-returns the same scores and best moves.  The C search is the Python one line
+``library()`` loads it with ``connectx_forge.runtime.load_native`` (embedded
+in a submission, built or prebuilt in the source tree) and returns None where
+it cannot be loaded (another architecture, no writable place,
+``CXFORGE_NATIVE=off``); ``engine.engine()`` then makes the pure-Python
+``Solver``, which returns the same scores and best moves.  The C search is the Python one line
 for line (same pruning, move order, book hook and null-window driver); only
 its transposition table differs (a fixed array that always replaces).
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.board import Board, BoardError
 from agents.solver.book import Book
+from agents.solver.engine import Kind
 from agents.solver.search import Timeout
 from connectx_forge.runtime import load_native
 
@@ -55,7 +56,8 @@ def library() -> Any:
 
 
 def native_solver(book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> NativeSolver | None:
-    """A compiled solver with ``book``, or None where the library cannot be loaded or the table allocated."""
+    """A compiled solver with ``book``, or None where the library cannot be loaded or the table allocated
+    (``engine.engine("c", ...)`` says why instead)."""
     lib = library()
     if lib is None:
         return None
@@ -66,13 +68,16 @@ def native_solver(book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> N
 
 
 class NativeSolver:
-    """The compiled solver, with ``Solver``'s API for 6x7 boards.
+    """The compiled solver, with ``Solver``'s API for 6x7 boards (an ``engine.Engine``).
 
-    ``deadline`` (a ``time.perf_counter`` value, as on ``Solver``) makes a
-    search raise ``NativeTimeout`` once passed.  The table persists across
+    A call's ``deadline`` (a ``time.perf_counter`` value, as on ``Solver``)
+    makes its search raise ``NativeTimeout`` once passed (without one, the
+    ``deadline`` attribute holds: the old way).  The table persists across
     calls; ``reset`` clears it and the node count.  ``nodes`` counts negamax
     calls.
     """
+
+    kind = Kind.C
 
     def __init__(self, lib: Any, book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> None:
         if entries % 2 == 0 or entries < MIN_ENTRIES:
@@ -100,13 +105,19 @@ class NativeSolver:
         """Forget the table and the node count (as ``Solver.reset``)."""
         self.lib.cx_reset(self.handle)
 
-    def _limit(self) -> float:
-        """Seconds left before ``deadline`` (the C side takes a duration)."""
-        return 1e9 if self.deadline == float("inf") else max(0.0, self.deadline - time.perf_counter())
+    def _limit(self, deadline: float | None) -> float:
+        """Seconds left before ``deadline`` (None: the attribute's; the C side takes a duration)."""
+        until = self.deadline if deadline is None else deadline
+        return 1e9 if until == float("inf") else max(0.0, until - time.perf_counter())
+
+    @staticmethod
+    def plays(board: Board) -> bool:
+        """Whether the compiled search plays ``board``: 6x7, four in a row."""
+        return (board.rows, board.columns, board.inarow) == (6, 7, 4)
 
     @staticmethod
     def _check(board: Board) -> None:
-        if (board.rows, board.columns, board.inarow) != (6, 7, 4):
+        if not NativeSolver.plays(board):
             size = f"{board.rows}x{board.columns}x{board.inarow}"
             raise BoardError(f"the compiled solver plays 6x7 four in a row, not {size}")
         if board.winner() is not None:
@@ -120,19 +131,19 @@ class NativeSolver:
             raise AssertionError("no move reaches the solved score")  # the search is inconsistent
         return score
 
-    def solve(self, board: Board, weak: bool = False) -> int:
+    def solve(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> int:
         """The exact score of ``board`` for the side to move; with ``weak``, only its sign."""
         self._check(board)
         return self._done(self.lib.cx_solve(self.handle, board.current, board.mask, board.moves, int(weak),
-                                            self._limit()))
+                                            self._limit(deadline)))
 
-    def negamax(self, board: Board, alpha: int, beta: int) -> int:
+    def negamax(self, board: Board, alpha: int, beta: int, *, deadline: float | None = None) -> int:
         """One window search (the side to move must not be able to win at once), as ``Solver.negamax``."""
         self._check(board)
         return self._done(self.lib.cx_negamax(self.handle, board.current, board.mask, board.moves, alpha, beta,
-                                              self._limit()))
+                                              self._limit(deadline)))
 
-    def analyze(self, board: Board, weak: bool = False) -> list[int | None]:
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> list[int | None]:
         """The score of each column for the side to move (``None`` for a full column)."""
         self._check(board)
         scores: list[int | None] = []
@@ -144,15 +155,15 @@ class NativeSolver:
             elif board.moves + 1 >= 42:
                 scores.append(0)
             else:
-                scores.append(-self.solve(board.play(col), weak))
+                scores.append(-self.solve(board.play(col), weak, deadline=deadline))
         return scores
 
-    def best_move(self, board: Board, weak: bool = False) -> tuple[int, int]:
+    def best_move(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> tuple[int, int]:
         """``(column, score)`` as ``Solver.best_move`` picks them."""
         self._check(board)
         if board.moves >= 42:
             raise BoardError("the board is full; there is no move to play")
         column = ctypes.c_int(-1)
         score = self._done(self.lib.cx_best_move(self.handle, board.current, board.mask, board.moves, int(weak),
-                                                 self._limit(), ctypes.byref(column)))
+                                                 self._limit(deadline), ctypes.byref(column)))
         return column.value, score

@@ -27,10 +27,12 @@ over a wide int costs far less than seven passes in CPython).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from agents.board import Board, BoardError, can_win_next, non_losing_moves, playable_cells, winning_cells
+from agents.solver.engine import Kind
 from agents.solver.move_sorter import move_column, ordered_moves
 from agents.solver.position import Layout, layout_of
 from agents.solver.transposition import LOWER, LOWER_MIN, TranspositionTable
@@ -58,12 +60,16 @@ def _half_toward_zero(x: int) -> int:
 
 
 class Solver:
-    """An exact solver for four in a row (any board of up to 120 cells; built for 6x7).
+    """An exact solver for four in a row (any board of up to 120 cells; built for 6x7): the pure-Python
+    ``engine.Engine``.
 
-    ``nodes`` counts negamax calls (``reset`` zeroes it).  ``deadline``
-    (a ``time.perf_counter`` value) makes a search raise ``Timeout`` once passed.
-    The table persists across calls; ``reset`` clears it.
+    ``nodes`` counts negamax calls (``reset`` zeroes it).  A call's ``deadline``
+    (a ``time.perf_counter`` value) makes its search raise ``Timeout`` once passed;
+    without one, the ``deadline`` attribute holds (none: the old way, kept for
+    old callers).  The table persists across calls; ``reset`` clears it.
     """
+
+    kind = Kind.PYTHON
 
     def __init__(self, table: TranspositionTable | None = None, book: Book | None = None) -> None:
         self.table = table if table is not None else TranspositionTable()
@@ -78,14 +84,24 @@ class Solver:
         self.nodes = 0
 
     # -- public API ------------------------------------------------------------
-    def solve(self, board: Board, weak: bool = False) -> int:
+    @staticmethod
+    def plays(board: Board) -> bool:
+        """Whether this solver searches ``board``: four in a row, up to 120 cells."""
+        return board.inarow == 4 and board.rows * board.columns <= 120
+
+    def solve(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> int:
         """The exact score of ``board`` for the side to move; with ``weak``, only its sign."""
         lay = self._check(board)
-        return self._solve(lay, board.current, board.mask, board.moves, weak)
+        with self._until(deadline):
+            return self._solve(lay, board.current, board.mask, board.moves, weak)
 
-    def analyze(self, board: Board, weak: bool = False) -> list[int | None]:
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> list[int | None]:
         """The score of each column for the side to move (``None`` for a full column)."""
         lay = self._check(board)
+        with self._until(deadline):
+            return self._analyze(lay, board, weak)
+
+    def _analyze(self, lay: Layout, board: Board, weak: bool) -> list[int | None]:
         scores: list[int | None] = []
         for col in range(board.columns):
             if not board.can_play(col):
@@ -98,7 +114,7 @@ class Solver:
                 scores.append(-self._solve(lay, child.current, child.mask, child.moves, weak))
         return scores
 
-    def best_move(self, board: Board, weak: bool = False) -> tuple[int, int]:
+    def best_move(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> tuple[int, int]:
         """``(column, score)``: a move that reaches the position's score, and that score.
 
         Exact mode picks the fastest win or the slowest loss.  Weak mode keeps
@@ -109,6 +125,10 @@ class Solver:
         lay = self._check(board)
         if board.moves >= lay.size:
             raise BoardError("the board is full; there is no move to play")
+        with self._until(deadline):
+            return self._best_move(lay, board, weak)
+
+    def _best_move(self, lay: Layout, board: Board, weak: bool) -> tuple[int, int]:
         cur, mask, moves = board.current, board.mask, board.moves
         wins = [c for c in lay.order if board.can_play(c) and board.is_winning_move(c)]
         if wins:
@@ -129,15 +149,28 @@ class Solver:
                 return move_column(move, lay), score
         raise AssertionError("no move reaches the solved score")  # the search is inconsistent
 
-    def negamax(self, board: Board, alpha: int, beta: int) -> int:
+    def negamax(self, board: Board, alpha: int, beta: int, *, deadline: float | None = None) -> int:
         """One window search: the score if inside ``(alpha, beta)``, else a bound on that side.
 
         The side to move must not be able to win at once (``solve`` checks that).
         """
         lay = self._check(board)
-        return self._search(lay)(board.current, board.mask, board.moves, alpha, beta)
+        with self._until(deadline):
+            return self._search(lay)(board.current, board.mask, board.moves, alpha, beta)
 
     # -- internals ---------------------------------------------------------------
+    @contextmanager
+    def _until(self, deadline: float | None) -> Iterator[None]:
+        """``deadline`` holds for the call (None: the ``deadline`` attribute does), then the attribute's again."""
+        if deadline is None:
+            yield
+            return
+        kept, self.deadline = self.deadline, deadline
+        try:
+            yield
+        finally:
+            self.deadline = kept
+
     def _check(self, board: Board) -> Layout:
         lay = layout_of(board)
         if board.inarow != 4:

@@ -15,10 +15,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.board import STANDARD
 from connectx_forge.tools import options
 from connectx_forge.tools.arena.openings import DEFAULT_BAND
 from connectx_forge.tools.arena.openings_cmd import add_plies, band
-from connectx_forge.tools.arena.run import RunInterrupted, resume_hint
+from connectx_forge.tools.arena.run import MIX, NEW_RUN, RunInterrupted, resume_hint
 from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.records import GameWriter
@@ -40,7 +41,16 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
                              "runs/arena/<run>.sqlite, named for the run)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in the store (the store must exist; with --store and no players, "
-                             "the store's last run); rerunning with the same store also plays only what is missing")
+                             "the store's last run); rerunning with the same store also plays only what is missing; "
+                             "refused, naming the player, when a player's sources changed since its games")
+    changed = parser.add_mutually_exclusive_group()
+    changed.add_argument("--new-run", dest="on_change", action="store_const", const=NEW_RUN,
+                         help="when a player's sources changed since the store's games (--resume refuses then): "
+                              "start a new run in the same store, with the new version")
+    changed.add_argument("--mix-versions", dest="on_change", action="store_const", const=MIX,
+                         help="when a player's sources changed since the store's games: continue the old run on "
+                              "purpose, its games kept and new ones played by the new version (the report says "
+                              "the versions are mixed)")
     parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
                         help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
                              "LocalCluster of -w worker processes (needs the dask extra)")
@@ -59,7 +69,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
 def standard_board(args: argparse.Namespace) -> None:
     """Tournaments and SPRTs play the 6x7 opening suite, labelled by the exact solver: other sizes are refused."""
     size = options.size_of(args)
-    if tuple(size) != (6, 7, 4):
+    if tuple(size) != STANDARD:
         raise UserError(f"cxforge {args.command} plays paired openings of the 6x7 four-in-a-row suite, labelled by "
                         f"the exact solver; for a {size[0]}x{size[1]}x{size[2]} board use cxforge match with the "
                         "same --rows/--columns/--inarow")
@@ -98,8 +108,10 @@ def _alone(args: argparse.Namespace, kind: str) -> bool:
 
 
 def game_writer(args: argparse.Namespace) -> GameWriter | None:
-    """``--save``'s writer, opened before the run: each game is written as it ends."""
-    return GameWriter(args.save) if args.save is not None else None
+    """``--save``'s writer (``--append``: after the file's games), opened before the run: each game is written
+    as it ends."""
+    writer: GameWriter | None = options.writer_of(args)
+    return writer
 
 
 def on_game(writer: GameWriter | None) -> Callable[[Any, Any], None] | None:

@@ -162,21 +162,11 @@ Solve = Callable[[Board], int]
 
 
 def _solver(engine: str) -> Solve:
-    """A function giving a board's exact score: the C engine, or the Python solver with the book."""
-    from connectx_forge.tools.solver.csolver import available
-
-    if engine == "c" or (engine == "auto" and available()):
-        from connectx_forge.tools.solver.csolver import CSolver
-
-        c_solver = CSolver()
-        return c_solver.solve
-    if engine not in ("auto", "python"):
-        raise UserError(f"unknown solver engine {engine!r}; use auto, c or python")
+    """A function giving a board's exact score: the engine ``engine`` names (C where it loads), with the book."""
     from agents.solver.book import Book
-    from agents.solver.search import Solver
+    from connectx_forge.tools.solver import csolver
 
-    py_solver = Solver(book=Book.load())
-    return py_solver.solve
+    return csolver.engine(engine, book=Book.load()).solve
 
 
 class Labeller:

@@ -15,22 +15,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import options
+from connectx_forge.tools import options, table
 from connectx_forge.tools.arena import elo, results
 from connectx_forge.tools.arena.openings import Opening
+from connectx_forge.tools.arena.run import version_lines
 from connectx_forge.tools.arena.store import StoredGame
 from connectx_forge.tools.errors import UserError
 
 
 def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequence[StoredGame],
-                      info: dict[str, Any]) -> dict[str, Any]:
-    """The report of tournament ``t`` (a ``tournament.Tournament``) from its stored games."""
-    players = list(t.players)
+                      info: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report of tournament ``t`` (a ``tournament.Tournament``) from its stored games, its players named by
+    their ``labels`` (as the store names them; default: their specs)."""
+    names = labels or {}
+    players = [names.get(p, p) for p in t.players]
+    gauntlet = None if t.gauntlet is None else names.get(t.gauntlet, t.gauntlet)
     seen = {g.a for g in games} | {g.b for g in games}
-    ratings = (results.ratings_json(results.ratings(games, players, t.gauntlet), games)
+    ratings = (results.ratings_json(results.ratings(games, players, gauntlet), games)
                if seen == set(players) else [])
     return {
-        "kind": "tournament", "run": run, "settings": t.to_json(),
+        "kind": "tournament", "run": run, "settings": t.to_json(), "players": players, "gauntlet": gauntlet,
         "openings": len(suite), "plies": t.plies, "band": list(t.band), "games": len(games),
         "rating_method": elo.METHOD, "pair_method": elo.PAIR_METHOD, "ratings": ratings,
         "pairs": [table.to_json() for table in results.pairing_tables(games)],
@@ -59,32 +63,44 @@ def elo_text(x: float | str | None, digits: int = 0) -> str:
     return f"{round(x, digits) + 0.0:+.{digits}f}"  # no negative zero
 
 
-def format_tournament(report: dict[str, Any]) -> str:
-    """The plain-text report ``cxforge tournament`` prints."""
+def format_tournament(report: dict[str, Any], color: bool | None = None) -> str:
+    """The text report ``cxforge tournament`` prints, its tables in the ``rule`` style of ``tools/table``
+    (``color``: coloured headers; by default where stdout is a terminal)."""
     s = report["settings"]
     lo, hi = report["band"]
-    kind = f"gauntlet of {s['gauntlet']}" if s["gauntlet"] else "round robin"
+    gauntlet = report.get("gauntlet", s["gauntlet"])
+    kind = f"gauntlet of {gauntlet}" if gauntlet else "round robin"
+    scheduled = report.get("scheduled")
+    played = f"{report['games']} games" if scheduled in (None, report["games"]) else \
+        f"{report['games']} of {scheduled} games"
+    capped = (f" (-n {report['max_games']}: the schedule's first {report['max_games']}; a larger -n plays more)"
+              if report.get("max_games") is not None and report["max_games"] < (scheduled or 0) else "")
     lines = [f"{report['run']}: {kind}, {len(s['players'])} players, {report['openings']} openings after "
              f"{report['plies']} plies (scores {lo}:{hi}), each played twice per pairing, colours swapped: "
-             f"{report['games']} games", ""]
-    lines.append(f"{'rank':<5}{'player':<24}{'Elo':>6}  {'95% interval':<14}{'games':>6}{'score':>8}  LOS(next)")
+             f"{played}{capped}", ""]
+    rows = []
     for rank, row in enumerate(report["ratings"], 1):
         los = "" if row["los_next"] is None else f"{100 * row['los_next']:.1f}%"
-        interval = f"[{elo_text(row['elo_lo'])}, {elo_text(row['elo_hi'])}]"
-        lines.append(f"{rank:<5}{row['player']:<24}{elo_text(row['elo']):>6}  {interval:<14}{row['games']:>6}"
-                     f"{100 * row['score']:>7.1f}%  {los}")
+        rows.append([rank, row["player"], elo_text(row["elo"]),
+                     f"[{elo_text(row['elo_lo'])}, {elo_text(row['elo_hi'])}]", row["games"],
+                     f"{100 * row['score']:.1f}%", los])
+    lines.append(table.render(["rank", table.PLAYER, table.ELO, "95% interval", table.GAMES, table.SCORE,
+                               "LOS(next)"], rows, "rule", align="rlrlrrr", color=color))
     lines += [f"Ratings: {report['rating_method']}.", f"Pairings' Elo: {report['pair_method']}.", ""]
-    lines.append(f"{'pairing (A vs B)':<40}{'games':>6}  {'A W-D-L':<10}{'A first':<10}{'A second':<10}"
-                 f"{'pairs LL/LD/WL/DD/WD/WW':<26}A's Elo (pentanomial)")
+    rows = []
     for p in report["pairs"]:
-        penta = "/".join(str(v) for v in p["pentanomial"].values())
         e = p["elo"]
-        lines.append(f"{p['a'] + ' vs ' + p['b']:<40}{p['games']:>6}  {_wdl(p):<10}{_wdl(p['a_first']):<10}"
-                     f"{_wdl(p['a_second']):<10}{penta:<26}{elo_text(e['elo'])} "
-                     f"[{elo_text(e['elo_lo'])}, {elo_text(e['elo_hi'])}]")
-    lines += ["", "by seat (first: mark 1, whose stones began the opening)  W-D-L"]
-    for player, by in report["seats"].items():
-        lines.append(f"  {player:<24} first {_wdl(by['first']):<12} second {_wdl(by['second'])}")
+        rows.append([f"{p['a']} vs {p['b']}", p["games"], _wdl(p), _wdl(p["a_first"]), _wdl(p["a_second"]),
+                     "/".join(str(v) for v in p["pentanomial"].values()),
+                     f"{elo_text(e['elo'])} [{elo_text(e['elo_lo'])}, {elo_text(e['elo_hi'])}]"])
+    lines.append(table.render(["pairing (A vs B)", table.GAMES, f"A {table.W}-{table.D}-{table.L}", "A first",
+                               "A second", "pairs LL/LD/WL/DD/WD/WW", "A's Elo (pentanomial)"], rows, "rule",
+                              color=color))
+    lines += ["", "by seat (first: mark 1, whose stones began the opening)"]
+    lines.append(table.render([table.PLAYER, f"first {table.W}-{table.D}-{table.L}",
+                               f"second {table.W}-{table.D}-{table.L}"],
+                              [[player, _wdl(by["first"]), _wdl(by["second"])]
+                               for player, by in report["seats"].items()], "rule", color=color))
     broke = {p: f for p, f in report["failures"].items() if f}
     lines.append("")
     if broke:
@@ -97,6 +113,7 @@ def format_tournament(report: dict[str, Any]) -> str:
     lines.append(f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, "
                  f"{info['executor']})")
     lines += slowdown_lines(report)
+    lines += version_lines(report)
     return "\n".join(lines)
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from connectx_forge.tools import options, paths
 from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.tools.arena.store import Key, Store, StoredGame
-from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.errors import UsageError, UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 STORE_DIR = paths.RUNS / "arena"
@@ -52,6 +53,12 @@ def host_limits(memory: int | None, slowdown: float) -> tuple[Limits | None, boo
     return options.limits(memory, slowdown), slowdown > 1
 
 
+def game_settings(act_timeout: float, overage: float, memory: int | None, slowdown: float) -> GameSettings:
+    """The ``GameSettings`` every game of a tournament or SPRT is played under (6x7x4: the suites' board)."""
+    limits, isolate = host_limits(memory, slowdown)
+    return GameSettings(act_timeout=act_timeout, overage=overage, limits=limits, isolate=isolate)
+
+
 def limits_key(memory: int | None, slowdown: float) -> dict[str, Any]:
     """The host limits as part of a run's name: nothing at the defaults, so that a run named before these
     settings existed keeps its name (and its stored games)."""
@@ -66,8 +73,8 @@ def limits_key(memory: int | None, slowdown: float) -> dict[str, Any]:
 def file_versions(specs: Sequence[str]) -> dict[str, str]:
     """The sha256 of the file each file player plays (a project's or source file's build included).
 
-    Part of a run's name, so that a tournament or SPRT of an agent whose
-    sources changed starts a new run instead of resuming the old agent's games.
+    Kept with a run (``choose_run``), so that a tournament or SPRT of an agent
+    whose sources changed never resumes the old agent's games unasked.
     """
     from connectx_forge.tools.play.players import resolve
 
@@ -77,6 +84,122 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
         if player.kind == "file":
             out[spec] = hashlib.sha256(Path(player.file).read_bytes()).hexdigest()
     return out
+
+
+def labels_of(specs: Sequence[str]) -> dict[str, str]:
+    """Each player's label in a run's tables, files and store: a project's name, a file's name, a registered
+    name; the path (the spec) only where two players' labels collide (``players.distinct``)."""
+    from connectx_forge.tools.play.players import distinct, resolve
+
+    unique = list(dict.fromkeys(specs))
+    return {spec: p.name for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
+
+
+def canonical_specs(specs: Sequence[str]) -> tuple[str, ...]:
+    """The players as a run stores them: paths (and, inside a project, its own name) made absolute, so that
+    ``--resume`` works from any folder (``players.canonical``)."""
+    from connectx_forge.tools.play.players import canonical
+
+    return tuple(canonical(s) for s in specs)
+
+
+# what --resume may do when a player's sources changed since the run's stored games (``--new-run``,
+# ``--mix-versions``): start a new run in the same store, or go on with the old one
+NEW_RUN, MIX = "new-run", "mix-versions"
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The run a tournament or SPRT plays into: its name, the labels of players whose versions are mixed in it,
+    and a note for the report when a changed player started a new run or was mixed into an old one."""
+
+    run: str
+    mixed: tuple[str, ...] = ()
+    note: str | None = None
+
+
+def versioned_name(base: str, versions: dict[str, str]) -> str:
+    """The name of the run of settings ``base`` (a ``run_name``) played by these file versions."""
+    if not versions:
+        return base
+    text = json.dumps(versions, sort_keys=True)
+    return f"{base}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def _short(digest: str | None) -> str:
+    return digest[:8] if digest else "none"
+
+
+def choose_run(db: Store, kind: str, base: str, versions: dict[str, str], labels: dict[str, str],
+               resume: bool, on_change: str | None) -> Chosen:
+    """Which run of settings ``base`` to play into, given the players' file ``versions`` now.
+
+    The store's run of these settings and versions goes on (the latest one, when
+    ``--mix-versions`` made several).  When there is none but a run of the same
+    settings has games played by other versions of a player's sources: ``--resume``
+    refuses, in one line naming the player, unless ``on_change`` is ``NEW_RUN``
+    (a new run, in the same store, with the new version) or ``MIX`` (the old run
+    goes on, its report saying which players' versions are mixed); without
+    ``--resume`` a new run starts, as it always has, and the report says why.
+    """
+    runs = [(r, cfg) for r, _, cfg in db.runs(kind) if r == base or cfg.get("settings_run") == base]
+    same = [(r, cfg) for r, cfg in runs if cfg.get("versions", {}) == versions]
+    if same:
+        run, cfg = same[-1]
+        return Chosen(run, tuple(cfg.get("mixed", ())))
+    fresh = versioned_name(base, versions)
+    taken = {r for r, _, _ in db.runs()}
+    n = 2
+    while fresh in taken:  # an old run continued with --mix-versions kept the name of its first versions
+        fresh, n = f"{versioned_name(base, versions)}-{n}", n + 1
+    old = [(r, cfg) for r, cfg in runs if db.count(r) > 0]
+    if not runs and resume and db.runs(kind):  # (a store written before runs kept absolute paths, for one)
+        return Chosen(fresh, (), "--resume: the store held no run of these players and settings; a new run "
+                                 "started in it")
+    if not old:
+        return Chosen(fresh)
+    run, cfg = old[-1]
+    stored = cfg.get("versions", {})
+    changed = [spec for spec in dict.fromkeys([*stored, *versions]) if stored.get(spec) != versions.get(spec)]
+    what = "; ".join(f"{labels.get(spec, spec)} changed (sources {_short(stored.get(spec))} in the store, "
+                     f"{_short(versions.get(spec))} now)" for spec in changed) or "a player's sources changed"
+    if on_change == MIX:
+        mixed = tuple(sorted({*cfg.get("mixed", ()), *(labels.get(spec, spec) for spec in changed)}))
+        return Chosen(run, mixed, f"{what}: versions mixed, as --mix-versions asked: the run's {db.count(run)} "
+                                  "stored games were played by the old version, the new ones by this one")
+    if on_change == NEW_RUN or not resume:
+        why = "as --new-run asked" if on_change == NEW_RUN else "the stored games were played by the old version"
+        return Chosen(fresh, (), f"{what}: a new run in the same store ({why}); the old run is {run}")
+    raise UsageError(f"{what}: the {db.count(run)} stored games of run {run} were played by the old version; "
+                    f"add --new-run to start a new run in the same store with this version, or --mix-versions "
+                    f"to continue the old run with it (its report then says the versions are mixed)")
+
+
+def run_config(settings: dict[str, Any], base: str, versions: dict[str, str], labels: dict[str, str],
+               chosen: Chosen) -> dict[str, Any]:
+    """What the store keeps of a run: its settings (absolute paths), the settings' name, the players' labels
+    and source digests, and which players' versions are mixed in it."""
+    return {**settings, "settings_run": base, "labels": labels, "versions": versions, "mixed": list(chosen.mixed)}
+
+
+RUN_EXTRAS = ("settings_run", "labels", "versions", "mixed")  # a stored config's keys that are not settings
+
+
+def settings_only(config: dict[str, Any]) -> dict[str, Any]:
+    """A stored run's settings without what ``run_config`` added."""
+    return {k: v for k, v in config.items() if k not in RUN_EXTRAS}
+
+
+def version_lines(report: dict[str, Any]) -> list[str]:
+    """What a text report says of the run it played: players' versions mixed in it, and why it is a new run
+    (a changed player) where it is one."""
+    lines = []
+    if report.get("mixed_versions"):
+        lines.append(f"versions mixed: {', '.join(report['mixed_versions'])} played this run's games with more "
+                     "than one version of its sources (--mix-versions)")
+    if report.get("run_note"):
+        lines.append(f"note: {report['run_note']}")
+    return lines
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -125,19 +248,22 @@ class Live:
 
 
 def key_of(job: GameJob) -> Key:
-    return Key(job.pairing, job.opening, job.colour, job.seed)
+    return Key(job.pairing, job.digits, job.colour, job.seed)
 
 
 def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, live: Live | None,
              stop: Callable[[], bool] = lambda: False,
              on_game: Callable[[GameJob, GameRecord], None] | None = None,
-             may_start: Callable[[GameJob], bool] = lambda job: True) -> int:
-    """Play ``todo``, committing each game to the store as it ends; returns how many the store did not have."""
+             may_start: Callable[[GameJob], bool] = lambda job: True,
+             labels: dict[str, str] | None = None) -> int:
+    """Play ``todo``, committing each game to the store as it ends (its players by their ``labels``, by spec
+    where none is given); returns how many the store did not have."""
     played = 0
+    names = labels or {}
 
     def done(job: GameJob, record: GameRecord) -> bool:
         nonlocal played
-        if store.add(run, key_of(job), job.slot, job.a, job.b, record):
+        if store.add(run, key_of(job), job.slot, names.get(job.a, job.a), names.get(job.b, job.b), record):
             played += 1
         if on_game is not None:
             on_game(job, record)
@@ -163,7 +289,8 @@ class RunResult:
 
 
 def store_path(store: Path | str | None, run: str, require: bool) -> Path:
-    """The run's store: the one given, else ``runs/arena/<run>.sqlite``; with ``require``, it must exist."""
+    """The run's store: the one given, else ``runs/arena/<run>.sqlite`` (``run``: the settings' name, whatever
+    the players' versions); with ``require``, it must exist."""
     path = Path(store) if store is not None else default_store(run)
     if require and not path.is_file():
         raise UserError(f"nothing to resume: no results store at {path}")

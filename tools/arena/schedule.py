@@ -1,9 +1,10 @@
 """Games as jobs on any ``concurrent.futures.Executor``: a local process pool, or Dask.
 
-A ``GameJob`` is one game of a run: a pairing, an opening, player A's colour
-(its mark) and the game's own seed, with the run's clock and agent-host limits
-(``--memory``, ``--slowdown``), so that a game replays alone with ``play(job)``,
-in this process, a pool worker or a Dask worker alike (the job is what is sent).
+A ``GameJob`` (``tools/play/settings``, the job ``cxforge match`` makes too) is one
+game of a run: a pairing, an opening, player A's colour (its mark) and the game's
+own seed, with the run's ``GameSettings`` (clock, agent-host limits: ``--memory``,
+``--slowdown``), so that a game replays alone with ``play(job)``, in this process,
+a pool worker or a Dask worker alike (the job is what is sent).
 ``run_jobs`` keeps a window of jobs in flight on an executor and hands each
 finished game to a callback the moment it comes back (the callback stores it,
 and may stop the run, as the SPRT does).
@@ -27,7 +28,6 @@ then gives the same game there as in the process pool.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import pickle
@@ -39,45 +39,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.pool import fork_pool, terminate, worker_start
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.sandbox.limits import Limits
+from connectx_forge.tools.play.game import GameRecord, play_job
+from connectx_forge.tools.play.pool import worker_pool, worker_start
+from connectx_forge.tools.play.settings import GameJob, GameSettings, from_digits
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 
 
-@dataclass(frozen=True)
-class GameJob:
-    """One game of a run: A (spec) with mark ``colour`` against B from ``opening`` (Pons digits)."""
-
-    pairing: str
-    a: str
-    b: str
-    opening: str
-    colour: int
-    seed: int
-    slot: int  # the pair's place in the schedule
-    act_timeout: float = ACT_TIMEOUT
-    overage: float = OVERAGE
-    limits: Limits | None = None  # the agent hosts' limits (--memory, --slowdown); None: the defaults
-    isolate: bool = False  # every player in an agent host (a slowed-down run: only a host can be slowed down)
-
-
 def play(job: GameJob) -> GameRecord:
-    """Play one job's game (in a worker, or in this process)."""
-    first, second = (job.a, job.b) if job.colour == 1 else (job.b, job.a)
-    return play_game(first, second, seed=job.seed, act_timeout=job.act_timeout, overage=job.overage,
-                     index=job.slot, a_seat=job.colour, isolate=job.isolate, limits=job.limits,
-                     opening=[int(ch) - 1 for ch in job.opening])
+    """Play one job's game (in a worker, or in this process): ``game.play_job``."""
+    return play_job(job)
 
 
 def pair_jobs(pairing: str, a: str, b: str, opening: str, slot: int, base_seed: int, repeat: int = 0,
-              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, limits: Limits | None = None,
-              isolate: bool = False) -> list[GameJob]:
-    """The two games of one pair: A with each mark on ``opening``, each game seeded on its own."""
-    return [GameJob(pairing, a, b, opening, colour, seed_of(base_seed, pairing, opening, colour, repeat),
-                    slot, act_timeout, overage, limits, isolate) for colour in (1, 2)]
+              settings: GameSettings | None = None) -> list[GameJob]:
+    """The two games of one pair: A with each mark on ``opening`` (Pons digits), each game seeded on its own."""
+    game = settings if settings is not None else GameSettings()
+    return [GameJob(a, b, colour, seed_of(base_seed, pairing, opening, colour, repeat), slot, from_digits(opening),
+                    game, pairing) for colour in (1, 2)]
 
 
 def seed_of(base: int, pairing: str, opening: str, colour: int, repeat: int = 0) -> int:
@@ -213,14 +192,8 @@ def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
     if workers <= 1:
         yield Workers(_InProcess(), 1, "this process")
         return
-    pool = fork_pool(workers, initializer=functools.partial(worker_start, os.getpid()))
-    try:
+    with worker_pool(workers) as pool:
         yield Workers(pool, 2 * workers, "process pool")
-    except BaseException:
-        terminate(pool)
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager
@@ -267,40 +240,76 @@ def our_packages_first() -> None:
         sys.path.insert(0, root)
 
 
+def play_batch(play: Callable[[GameJob], GameRecord], jobs: tuple[GameJob, ...]) -> list[GameRecord]:
+    """Several jobs as one task (``run_jobs(batch=...)``): the games, in order."""
+    return [play(job) for job in jobs]
+
+
 def run_jobs(jobs: Iterable[GameJob], workers: Workers, done: Callable[[GameJob, GameRecord], bool],
-             may_start: Callable[[GameJob], bool] = lambda job: True) -> bool:
-    """Play ``jobs`` on ``workers``, at most ``workers.slots`` at a time, in order of submission.
+             may_start: Callable[[GameJob], bool] = lambda job: True, batch: int = 1) -> bool:
+    """Play ``jobs`` on ``workers``, at most ``workers.slots`` tasks at a time, in order of submission.
 
     ``done(job, record)`` is called in this process as each game comes back; when
     it returns True the run stops (jobs in flight are cancelled or left to finish
-    unseen).  A job is submitted only once ``may_start(job)`` says so (the SPRT
-    keeps the games it plays close to the pairs it has counted); it must say yes
-    whenever nothing is running.  Returns whether the run was stopped.
+    unseen).  Ctrl-C first hands ``done`` the games that came back but were not
+    handed over yet, then re-raises (at once when it arrives inside ``done``).  A job is submitted only once
+    ``may_start(job)`` says so (the SPRT keeps the games it plays close to the
+    pairs it has counted); it must say yes whenever nothing is running.  Returns
+    whether the run was stopped.
+
+    ``batch``: up to that many jobs are sent as one task (``play_batch``), their
+    games handed to ``done`` when the task comes back; a match of quick games
+    sends batches, because one task per game costs more than the game.
     """
     todo = iter(jobs)
     held: list[GameJob] = []
-    running: dict[Future[GameRecord], GameJob] = {}
+    running: dict[Future[Any], tuple[GameJob, ...]] = {}
 
     def fill() -> None:
         while len(running) < workers.slots:
-            job = held.pop() if held else next(todo, None)
-            if job is None:
+            group: list[GameJob] = []
+            while len(group) < batch:
+                job = held.pop() if held else next(todo, None)
+                if job is None:
+                    break
+                if (running or group) and not may_start(job):
+                    held.append(job)
+                    break
+                group.append(job)
+            if not group:
                 return
-            if running and not may_start(job):
-                held.append(job)
-                return
-            running[workers.executor.submit(workers.play, job)] = job
+            if batch == 1:
+                running[workers.executor.submit(workers.play, group[0])] = (group[0],)
+            else:
+                running[workers.executor.submit(play_batch, workers.play, tuple(group))] = tuple(group)
 
+    def records(fut: Future[Any]) -> list[GameRecord]:
+        return [fut.result()] if batch == 1 else fut.result()
+
+    def order(fut: Future[Any]) -> tuple[int, int]:
+        return running[fut][0].slot, running[fut][0].colour
+
+    handing = False  # inside ``done``: an interrupt raised there stops the handing over at once
     try:
         fill()
         while running:
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in sorted(finished, key=lambda f: (running[f].slot, running[f].colour)):
-                job = running.pop(fut)
-                if done(job, fut.result()):
-                    return True
+            for fut in sorted(finished, key=order):
+                for job, record in zip(running.pop(fut), records(fut), strict=True):
+                    handing = True
+                    if done(job, record):
+                        return True
+                    handing = False
             fill()
         return False
+    except KeyboardInterrupt:  # games that ended but were not handed over yet are handed over: Ctrl-C loses none
+        if handing:
+            raise
+        for fut in sorted(running, key=order):
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                for job, record in zip(running.pop(fut), records(fut), strict=True):
+                    done(job, record)
+        raise
     finally:
         for fut in running:
             fut.cancel()

@@ -15,6 +15,7 @@ from connectx_forge.tools.errors import UserError
 HELP = "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"
 EXAMPLE = """\
 cxforge sprt net-search net --elo0 0 --elo1 10
+cxforge sprt lookahead kaggle:negamax -n 200 --save games.jsonl
 cxforge sprt lookahead kaggle:negamax --elo0 0 --elo1 20 --alpha 0.05 --beta 0.05 -w 2 -o runs/sprt
 cxforge sprt --store runs/arena/sprt.sqlite --resume --json"""
 
@@ -39,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=MODELS, default="normalized",
                         help="what elo0 and elo1 measure: normalized Elo (default, as fastchess and fishtest) or "
                              "logistic Elo")
-    parser.add_argument("--max-games", type=options.positive_int, default=DEFAULT_MAX_GAMES, metavar="N",
-                        help=f"stop undecided after N games (default {DEFAULT_MAX_GAMES})")
+    options.add_games(parser, DEFAULT_MAX_GAMES, "games to play at most: the test stops undecided after N")
+    parser.add_argument("--max-games", dest="games", type=options.positive_int, help=argparse.SUPPRESS)  # old name
     flags.add_run_flags(parser, "write report.json and llr.png into the folder PATH")
 
 
@@ -55,11 +56,12 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
         act_timeout, overage = flags.clock(args)
         s = SprtSettings(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
-                         args.band, args.seed, args.max_games, act_timeout, overage, args.memory, args.slowdown)
+                         args.band, args.seed, args.games, act_timeout, overage, args.memory, args.slowdown)
     writer = flags.game_writer(args)
     try:
         result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args),
-                          require_store=args.resume, on_game=flags.on_game(writer))
+                          require_store=args.resume, on_game=flags.on_game(writer),
+                          on_change=args.on_change)
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     notes: list[str] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,21 @@ from connectx_forge.tools.arena.report import elo_text, slowdown_lines
 from connectx_forge.tools.arena.run import (
     Live,
     RunResult,
+    canonical_specs,
+    choose_run,
     file_versions,
+    game_settings,
     host_limits,
     interruptible,
     key_of,
+    labels_of,
     limits_key,
     play_run,
+    run_config,
     run_name,
+    settings_only,
     store_path,
+    version_lines,
 )
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
@@ -93,7 +100,7 @@ class SprtSettings:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SprtSettings:
-        data = dict(data)
+        data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
         data["band"] = tuple(data["band"])
         return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
 
@@ -138,13 +145,12 @@ class Sequential:
                 self.result = "none"
 
 
-def _jobs(s: SprtSettings, suite: Sequence[suites.Opening], have: set[Any]) -> Iterator[GameJob]:
+def _jobs(s: SprtSettings, suite: Sequence[suites.Opening], have: set[Any], pairing: str) -> Iterator[GameJob]:
     """Pair k's two games, k = 0, 1, ..., those the store lacks (lazily: the test may stop early)."""
     n = len(suite)
-    limits, isolate = host_limits(s.memory, s.slowdown)
+    game = game_settings(s.act_timeout, s.overage, s.memory, s.slowdown)
     for k in range(s.max_games // 2):
-        for job in pair_jobs(s.pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n,
-                             act_timeout=s.act_timeout, overage=s.overage, limits=limits, isolate=isolate):
+        for job in pair_jobs(pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n, settings=game):
             if key_of(job) not in have:
                 yield job
 
@@ -152,30 +158,37 @@ def _jobs(s: SprtSettings, suite: Sequence[suites.Opening], have: set[Any]) -> I
 def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | None = None, dask: str | None = None,
              progress: bool = True, ex: Workers | None = None,
              on_game: Callable[[GameJob, GameRecord], None] | None = None,
-             require_store: bool = False) -> RunResult:
+             require_store: bool = False, on_change: str | None = None) -> RunResult:
     """Run (or finish) an SPRT; its report (``sprt_report``) and the games it counted.
 
-    Arguments as ``tournament.run_tournament``'s.
+    Arguments as ``tournament.run_tournament``'s (players named by their labels, stored by absolute paths,
+    ``on_change`` for a player whose sources changed since the stored games).
     """
     test = s.test()
     if s.max_games < 2:
-        raise UserError(f"--max-games must be at least 2 (one pair), got {s.max_games}")
+        raise UserError(f"-n/--games must be at least 2 (one pair), got {s.max_games}")
     host_limits(s.memory, s.slowdown)
+    new, base_spec = canonical_specs([s.new, s.base])
+    s = replace(s, new=new, base=base_spec)
     resolve(s.new), resolve(s.base)
+    labels = labels_of([s.new, s.base])
+    pairing = f"{labels[s.new]} vs {labels[s.base]}"
     suite = suites.load_suite(s.plies, s.band, progress=progress)
     versions = file_versions([s.new, s.base])
-    run = run_name("sprt", {**s.games_key(), **({"files": versions} if versions else {})})
-    path = store_path(store, run, require_store)
+    base = run_name("sprt", s.games_key())
+    path = store_path(store, base, require_store)
     seq = Sequential(test, s.max_games // 2)
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     start = time.perf_counter()
     played, kind = 0, "none (the store's games decided it)"
     with interruptible(path), Store(path) as db:
-        db.register(run, "sprt", s.to_json())
+        chosen = choose_run(db, "sprt", base, versions, labels, require_store, on_change)
+        run = chosen.run
+        db.register(run, "sprt", run_config(s.to_json(), base, versions, labels, chosen))
         for g in db.games(run, records=False):
             seq.add(g.slot, g.key.colour, g.a_score)
         if seq.result is None:
-            with bars.bar(None, f"sprt {s.pairing}", "game", progress) as bar:
+            with bars.bar(None, f"sprt {pairing}", "game", progress) as bar:
                 bar.update(2 * seq.pairs)
                 live = Live(bar, lambda: f"LLR {seq.history[-1] if seq.history else 0:.2f} "
                                          f"({test.lower:.2f}, {test.upper:.2f})")
@@ -185,13 +198,14 @@ def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | No
                     if on_game is not None:
                         on_game(job, record)
 
-                todo = _jobs(s, suite, db.keys(run))
+                todo = _jobs(s, suite, db.keys(run), pairing)
 
                 def stop() -> bool:
                     return seq.result is not None
 
                 def play(w: Workers) -> int:  # no game more than a window of pairs past the last one counted
-                    return play_run(db, run, todo, w, live, stop, count, lambda job: job.slot < seq.pairs + w.slots)
+                    return play_run(db, run, todo, w, live, stop, count, lambda job: job.slot < seq.pairs + w.slots,
+                                    labels)
 
                 if ex is not None:
                     played, kind = play(ex), ex.kind
@@ -201,25 +215,30 @@ def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | No
         games = [g for g in db.games(run) if g.slot < seq.pairs]
     info = {"store": str(path), "seconds": round(time.perf_counter() - start, 3), "played_now": played,
             "executor": kind, "workers": n_workers if ex is None else None}
-    return RunResult(sprt_report(s, run, seq, games, info), games)
+    report = sprt_report(s, run, seq, games, info, labels)
+    report["mixed_versions"], report["run_note"] = list(chosen.mixed), chosen.note
+    return RunResult(report, games)
 
 
 def sprt_report(s: SprtSettings, run: str, seq: Sequential, games: Sequence[StoredGame],
-                info: dict[str, Any]) -> dict[str, Any]:
-    """The report of an SPRT run from the games it counted."""
+                info: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report of an SPRT run from the games it counted, NEW and BASE named by their ``labels`` (as the
+    store names them; default: their specs)."""
+    names = labels or {}
+    new, base = names.get(s.new, s.new), names.get(s.base, s.base)
     test = seq.test
     penta = seq.penta()
     wdl = results.WDL()
     for g in games:
         wdl.add(g.a_score)
     return {
-        "kind": "sprt", "run": run, "settings": s.to_json(), "new": s.new, "base": s.base,
+        "kind": "sprt", "run": run, "settings": s.to_json(), "new": new, "base": base,
         "result": seq.result or "none", "llr": round(seq.history[-1], 4) if seq.history else 0.0,
         "lower": round(test.lower, 4), "upper": round(test.upper, 4), "elo0": s.elo0, "elo1": s.elo1,
         "alpha": s.alpha, "beta": s.beta, "model": s.model,
         "pairs": seq.pairs, "games": 2 * seq.pairs, **wdl.to_json(), "pentanomial": penta.to_json(),
         "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
-        "failures": results.failures(games, [s.new] if s.new == s.base else [s.new, s.base]),
+        "failures": results.failures(games, [new] if new == base else [new, base]),
         "llr_history": [round(x, 4) for x in seq.history],
         "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info,
@@ -249,4 +268,5 @@ def format_sprt(report: dict[str, Any]) -> str:
         f"LOS {100 * e['los']:.1f}% ({report.get('elo_method', 'pentanomial')})",
         f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, {info['executor']})",
         *slowdown_lines(report),
+        *version_lines(report),
     ])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,19 @@ from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.run import (
     Live,
     RunResult,
+    canonical_specs,
+    choose_run,
     file_versions,
+    game_settings,
     host_limits,
     interruptible,
     key_of,
+    labels_of,
     limits_key,
     play_run,
+    run_config,
     run_name,
+    settings_only,
     store_path,
 )
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
@@ -79,7 +85,7 @@ class Tournament:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Tournament:
-        data = dict(data)
+        data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
         data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
         return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
 
@@ -89,14 +95,31 @@ class Tournament:
         return {**out, "openings": None, **limits_key(self.memory, self.slowdown)}
 
 
-def validate(t: Tournament) -> None:
+def settled(t: Tournament) -> tuple[Tournament, dict[str, str]]:
+    """``t`` as a run stores it, and each player's label (``run.labels_of``): paths made absolute (inside a
+    project, its own name means it), the gauntlet's player named by spec or label; ``UserError`` as
+    ``validate``."""
+    players = canonical_specs(t.players)
+    t = replace(t, players=players)
+    validate(t, gauntlet=False)
+    labels = labels_of(players)
+    if t.gauntlet is not None:
+        (gauntlet,) = canonical_specs([t.gauntlet])
+        by_label = [p for p in players if labels[p] == t.gauntlet]
+        gauntlet = gauntlet if gauntlet in players else by_label[0] if len(by_label) == 1 else t.gauntlet
+        t = replace(t, gauntlet=gauntlet)
+    validate(t)
+    return t, labels
+
+
+def validate(t: Tournament, gauntlet: bool = True) -> None:
     """``UserError`` for settings that cannot make a tournament; resolves every player (a bad spec is one line)."""
     if len(t.players) < 2:
         raise UserError("a tournament needs at least two players")
     if len(set(t.players)) != len(t.players):
         dup = sorted({p for p in t.players if t.players.count(p) > 1})
         raise UserError(f"each player may appear once; repeated: {', '.join(dup)}")
-    if t.gauntlet is not None and t.gauntlet not in t.players:
+    if gauntlet and t.gauntlet is not None and t.gauntlet not in t.players:
         raise UserError(f"the gauntlet's player {t.gauntlet!r} is not among the players ({', '.join(t.players)})")
     if t.openings is not None and t.openings < 1:
         raise UserError(f"--openings must be at least 1, got {t.openings}")
@@ -115,67 +138,86 @@ def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
     return suite[:t.openings] if t.openings is not None else suite
 
 
-def jobs_of(t: Tournament, suite: Sequence[suites.Opening]) -> list[GameJob]:
-    """Every game, opening by opening: slot ``o * pairings + p`` is pairing p's pair on opening o."""
+def jobs_of(t: Tournament, suite: Sequence[suites.Opening], labels: dict[str, str] | None = None) -> list[GameJob]:
+    """Every game, opening by opening: slot ``o * pairings + p`` is pairing p's pair on opening o; a pairing is
+    named by its players' labels (default: ``run.labels_of``), its games played by their specs."""
     pairings = t.pairings()
-    limits, isolate = host_limits(t.memory, t.slowdown)
+    names = labels if labels is not None else labels_of(t.players)
+    game = game_settings(t.act_timeout, t.overage, t.memory, t.slowdown)
     return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
-            for job in pair_jobs(f"{a} vs {b}", a, b, opening.moves, o * len(pairings) + p, t.seed,
-                                 act_timeout=t.act_timeout, overage=t.overage, limits=limits, isolate=isolate)]
+            for job in pair_jobs(f"{names[a]} vs {names[b]}", a, b, opening.moves, o * len(pairings) + p, t.seed,
+                                 settings=game)]
 
 
 def run_tournament(t: Tournament, workers: int | None = None, store: Path | str | None = None,
                    dask: str | None = None, progress: bool = True, ex: Workers | None = None,
                    on_game: Callable[[GameJob, GameRecord], None] | None = None,
-                   require_store: bool = False) -> RunResult:
+                   require_store: bool = False, max_games: int | None = None,
+                   on_change: str | None = None) -> RunResult:
     """Play (or finish) a tournament; its report (``report.tournament_report``) and games.
+
+    ``max_games``: the most games the run holds (``-n``): the schedule's first N, those the store lacks
+    played, the rest left for a later run with a larger N (or none).
 
     ``workers``: processes (default all cores); ``dask``: ``"local"`` or a
     scheduler's address; ``ex``: an executor of your own instead.  ``store``: the
     results database (default ``runs/arena/<run>.sqlite``; ``require_store``: it
     must exist, as ``--resume`` asks).  ``on_game`` is called with each game as
-    it comes back.
+    it comes back.  Players are named by their labels (a project's name) in the
+    report and the store; the store keeps their specs as absolute paths and their
+    sources' digests: ``on_change`` (``run.NEW_RUN`` or ``run.MIX``) says what to
+    do when a player's sources changed since the stored games (``run.choose_run``).
     """
-    validate(t)
+    t, labels = settled(t)
     suite = suite_of(t, progress)
     versions = file_versions(t.players)
-    run = run_name("tournament", {**t.run_key(), **({"files": versions} if versions else {})})
-    path = store_path(store, run, require_store)
-    jobs = jobs_of(t, suite)
+    base = run_name("tournament", t.run_key())
+    path = store_path(store, base, require_store)
+    if max_games is not None and max_games < 1:
+        raise UserError(f"-n/--games must be at least 1, got {max_games}")
+    scheduled = jobs_of(t, suite, labels)
+    jobs = scheduled[:max_games]
     wanted = {key_of(j) for j in jobs}
     n_workers = workers if workers is not None else (os.cpu_count() or 1)
     start = time.perf_counter()
     played, kind = 0, "none (all games were in the store)"
     with interruptible(path), Store(path) as db:
-        db.register(run, "tournament", t.to_json())
+        chosen = choose_run(db, "tournament", base, versions, labels, require_store, on_change)
+        run = chosen.run
+        db.register(run, "tournament", run_config(t.to_json(), base, versions, labels, chosen))
         have = db.keys(run)
         todo = [j for j in jobs if key_of(j) not in have]
         with bars.bar(len(jobs), "tournament", "game", progress) as bar:
             bar.update(len(jobs) - len(todo))
-            live = Live(bar, lambda: _leader(db, run, t, wanted))
+            live = Live(bar, lambda: _leader(db, run, t, wanted, labels))
             if todo and ex is not None:
-                played, kind = play_run(db, run, todo, ex, live, on_game=on_game), ex.kind
+                played, kind = play_run(db, run, todo, ex, live, on_game=on_game, labels=labels), ex.kind
             elif todo:
                 with executor(n_workers, dask) as made:
-                    played, kind = play_run(db, run, todo, made, live, on_game=on_game), made.kind
+                    played = play_run(db, run, todo, made, live, on_game=on_game, labels=labels)
+                    kind = made.kind
         games = [g for g in db.games(run) if g.key in wanted]
     from connectx_forge.tools.arena.report import tournament_report
 
     info = {"store": str(path), "seconds": round(time.perf_counter() - start, 3), "played_now": played,
             "executor": kind, "workers": n_workers if ex is None else None}
-    return RunResult(tournament_report(t, run, suite, games, info), games)
+    report = tournament_report(t, run, suite, games, info, labels)
+    report["scheduled"], report["max_games"] = len(scheduled), max_games
+    report["mixed_versions"], report["run_note"] = list(chosen.mixed), chosen.note
+    return RunResult(report, games)
 
 
-def _leader(db: Store, run: str, t: Tournament, wanted: set[Key]) -> str:
+def _leader(db: Store, run: str, t: Tournament, wanted: set[Key], labels: dict[str, str]) -> str:
     """The bar's live line: the leader and its rating so far."""
     games = [g for g in db.games(run, records=False) if g.key in wanted]
     if not games:
         return ""
+    players = [labels[p] for p in t.players]
     seen = {g.a for g in games} | {g.b for g in games}
-    if seen != set(t.players):
+    if seen != set(players):
         return f"{len(games)} games"
     try:
-        r = results.ratings(games, t.players, t.gauntlet)
+        r = results.ratings(games, players, None if t.gauntlet is None else labels[t.gauntlet])
     except ValueError:
         return ""
     best = r.order()[0]

@@ -17,6 +17,7 @@ EXAMPLE = """\
 cxforge tournament lookahead alphabeta kaggle:negamax random --openings 20
 cxforge tournament solver net-search net --gauntlet solver --openings 10 -w 2 -o runs/gauntlet
 cxforge tournament lookahead random --openings 5 --store runs/t.sqlite --json
+cxforge tournament lookahead alphabeta random --openings 20 -n 30 --save games.jsonl
 cxforge tournament --store runs/t.sqlite --resume
 cxforge tournament lookahead random --openings 20 --dask local -w 2
 cxforge tournament lookahead negamax-fast --openings 5 --slowdown 2 --memory 512"""
@@ -34,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="play the suite's first M openings, each twice per pairing (default: all "
                              f"{DEFAULT_SIZE} of the default suite; beyond, more positions are labelled by the "
                              "solver, up to minutes each)")
+    options.add_games(parser, None, "games to play at most: the schedule's first N, opening by opening (default: "
+                                    "all); run again with a larger N to play on")
     flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder PATH")
 
 
@@ -52,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     writer = flags.game_writer(args)
     try:
         result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
-                                require_store=args.resume, on_game=flags.on_game(writer))
+                                require_store=args.resume, on_game=flags.on_game(writer), max_games=args.games,
+                                on_change=args.on_change)
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     notes = write_outputs(result.report, args.out) if args.out is not None else []

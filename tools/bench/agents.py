@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from agents import alphabeta, improved, lookahead, minimax
-from agents.board import Board
+from agents.board import Board, Size
 from agents.heuristics import BERKELEY
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
@@ -54,7 +54,7 @@ def reference() -> ModuleType:
     return module
 
 
-def bench_positions(size: tuple[int, int, int], count: int, seed: int) -> list[Board]:
+def bench_positions(size: Size, count: int, seed: int) -> list[Board]:
     """``count`` open positions after 0 to half-board random moves that never end the game."""
     rng = random.Random(seed)
     rows, columns, inarow = size
@@ -118,7 +118,7 @@ def _row(name: str, fast_t: list[float], ref_t: list[float], mismatches: int) ->
     return row
 
 
-def table(rows: list[dict[str, Any]], size: tuple[int, int, int], positions: int, seed: int,
+def table(rows: list[dict[str, Any]], size: Size, positions: int, seed: int,
           fast_only: bool) -> str:
     """``run``'s rows as the markdown table, under a line naming the board and positions."""
     r, c, k = size

@@ -34,6 +34,7 @@ from connectx_forge.tools.bench.floor import floor_rate
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.pool import fork_pool
+from connectx_forge.tools.play.reference import KAGGLE, reference
 
 MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]
 
@@ -112,7 +113,7 @@ def _timers(a: str, b: str, w: int, seconds: float,
                                               "evaluate": lambda: evaluate_rate(a, b, theirs_n, w)}
     info: dict[str, Any] = {"ours_games": ours_n, "evaluate_games": theirs_n}
     if folder is not None:
-        files = [built_file("random" if x.startswith("kaggle:") else x, folder) for x in (a, b)]
+        files = [built_file("random" if reference(x).kind == KAGGLE else x, folder) for x in (a, b)]
         plies = round(mean_plies(a, b))
         iso_n = calibrate(ours_rate, files[0], files[1], w, seconds, 5)
         eval_n = calibrate(evaluate_rate, files[0], files[1], w, seconds, 3)
@@ -158,12 +159,12 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
     folder = tempfile.mkdtemp(prefix="cxforge-bench-")
     for a, b in MATCHUPS:
         note = ""
-        if not a.startswith("kaggle:"):
-            try:
+        try:
+            if reference(a).kind != KAGGLE:
                 resolve(a)
-            except Exception as exc:  # an agent not written yet
-                note = f"{a} is not available ({exc}); measured our random agent instead"
-                a = "random"
+        except Exception as exc:  # an agent not written yet
+            note = f"{a} is not available ({exc}); measured our random agent instead"
+            a = "random"
         for w in workers_list or sorted({1, cores}):
             timers, info = _timers(a, b, w, seconds, folder if isolated else None)
             row = row_of(a, b, w, alternate(timers, rounds), info, note)

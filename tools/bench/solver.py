@@ -68,15 +68,9 @@ def select(positions: list[T], limit: int | None, sample: int | None, seed: int)
 def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine: str = "python",
                progress: bool = True) -> dict[str, Any]:
     """Solve each position with a cleared table; the figures for one file."""
-    solver: Any
-    if engine == "c":
-        from connectx_forge.tools.solver.csolver import CSolver
+    from connectx_forge.tools.solver import csolver
 
-        solver = CSolver()
-    else:
-        from agents.solver.search import Solver
-
-        solver = Solver()
+    solver = csolver.engine(engine)
     correct = nodes = 0
     elapsed = 0.0
     wrong: list[str] = []
@@ -104,15 +98,16 @@ def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: 
                    engine: str = "python", limit: int | None = None, sample: int | None = None, seed: int = 0,
                    progress: bool = True) -> int:
     """Print the solver agent's mistake rate per file (tools/solver/mistakes.py's harness); 0."""
-    from agents.solver.agent import MOVE_BUDGET
+    from agents.solver.engine import describe
+    from agents.solver.policy import POLICY
     from connectx_forge.tools.solver.mistakes import measure, solver_mover
     from connectx_forge.tools.stats import format_rate
 
-    budget = MOVE_BUDGET if budget is None else budget
+    budget = POLICY.move_budget if budget is None else budget
     if budget <= 0:
         raise UserError(f"--budget must be positive, got {budget}")
     print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class "
-          f"(labels: {'C engine' if engine == 'c' else 'Python solver'})")
+          f"(labels: {describe(engine)})")
     print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  "
           "how the moves were chosen")
     for path, positions in files:
@@ -177,16 +172,17 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
                  progress: bool = True) -> int:
     """Print, per file, the compiled and the Python solver (and ``reference``) on the same positions in one run,
     with each one's nodes per second as a ratio to the first row's; 1 if any score was wrong, else 0."""
-    from connectx_forge.tools.solver.csolver import require
+    from agents.solver.engine import Kind
+    from connectx_forge.tools.solver import csolver
 
-    require()
+    csolver.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
     print(f"{'set':<16} {'engine':<12} {'correct':>11} {'mean nodes':>12} {'mean time':>11} {'nodes/s':>11} "
           f"{'vs ref':>7}")
     failed = False
     for path, positions in files:
         positions = select(positions, limit, sample, seed)
         name = PONS_NODES.get(path.name, (path.name,))[0]
-        rows = [(engine, bench_file(path, positions, weak, engine, progress)) for engine in ("c", "python")]
+        rows = [(str(kind), bench_file(path, positions, weak, kind, progress)) for kind in Kind]
         if reference:
             rows.insert(0, ("reference", reference_file(reference, positions, weak)))
         base = rows[0][1]["nps"] or 1.0

@@ -33,12 +33,13 @@ from dataclasses import dataclass, fields
 from time import perf_counter
 from typing import Any
 
-from agents.board import STANDARD, Board, BoardError, geometry
+from agents.board import Board, BoardError, geometry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, KAGGLE_STATUS, OVERAGE, Size
+from connectx_forge.tools.play.rules import KAGGLE_STATUS, Size
 from connectx_forge.tools.play.seat_random import SeatRandoms, seat_seed
+from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.sandbox.host import error_place
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits
 
@@ -164,11 +165,16 @@ def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameR
     return record
 
 
-def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed: int = 0, *,
-              act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE, index: int = 0,
-              a_seat: int = 1, isolate: bool = False, limits: Limits | None = None,
-              opening: Sequence[int] = ()) -> GameRecord:
+def play_game(first: PlayerLike, second: PlayerLike, size: Size | None = None, seed: int = 0, *,
+              act_timeout: float | None = None, overage: float | None = None, index: int = 0,
+              a_seat: int = 1, isolate: bool | None = None, limits: Limits | None = None,
+              opening: Sequence[int] = (), settings: GameSettings | None = None) -> GameRecord:
     """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
+
+    ``settings`` (``settings.GameSettings``: the board size, Kaggle's clock, the
+    agent hosts' limits and ``isolate``; default 6x7x4, 2 s a move, a 60 s bank);
+    each of ``size``, ``act_timeout``, ``overage``, ``limits``, ``isolate`` that is
+    given replaces the settings' own.
 
     Seeds ``random`` and ``numpy.random`` with ``seed`` first, and each seat's
     own generators with ``seat_seed(seed, seat)`` (``seat_random.py``), so that
@@ -184,6 +190,9 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
     """
     import numpy as np
 
+    game = GameSettings.of(settings, size=size, act_timeout=act_timeout, overage=overage, limits=limits,
+                           isolate=isolate)
+    size, act_timeout, overage, limits = game.size, game.act_timeout, game.overage, game.limits
     players = (as_player(first), as_player(second))
     rows, columns, inarow = size
     geometry(rows, columns, inarow)  # validates the size
@@ -193,7 +202,7 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
     config_items = rules.kaggle_config(size, act_timeout)
     random.seed(seed)
     np.random.seed(seed)
-    hosted = [is_hosted(p, isolate) for p in players]
+    hosted = [is_hosted(p, game.isolate) for p in players]
     hosts: list[Any] = [None, None]
     logs = [AgentLog(), AgentLog()]
     try:
@@ -206,8 +215,8 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
                                       template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
         with SeatRandoms([None if hosted[i] else seat_seed(seed, i) for i in range(2)]) as randoms:
-            record = _play(players, agents, hosts, (rows, columns, inarow), seed, act_timeout, overage, index,
-                           a_seat, Struct, config_items, after, opened, logs, randoms=randoms)
+            record = _play(players, agents, hosts, game, seed, index, a_seat, Struct, config_items, after, opened,
+                           logs, randoms=randoms)
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
         if any(hosted):
@@ -219,6 +228,13 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size = STANDARD, seed
         for h in hosts:
             if h is not None:
                 h.close()
+
+
+def play_job(job: GameJob) -> GameRecord:
+    """Play one job's game (``settings.GameJob``: in a worker, or in this process); ``slot`` is its index."""
+    first, second = job.seats()
+    return play_game(first, second, seed=job.seed, index=job.slot, a_seat=job.colour, opening=job.opening,
+                     settings=job.settings)
 
 
 def _opening_board(opening: list[int], size: Size) -> Board | None:
@@ -240,12 +256,13 @@ def is_hosted(player: Player, isolate: bool) -> bool:
     return player.kind == "file" or (isolate and player.by_spec)
 
 
-def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], size: Size,
-          seed: int, act_timeout: float, overage: float, index: int, a_seat: int, Struct: Callable[..., Any],
-          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None,
-          logs: list[AgentLog] | None = None, *, randoms: SeatRandoms) -> GameRecord:
+def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], game: GameSettings,
+          seed: int, index: int, a_seat: int, Struct: Callable[..., Any], config_items: dict[str, Any],
+          after: Board | None = None, opening: list[int] | None = None, logs: list[AgentLog] | None = None, *,
+          randoms: SeatRandoms) -> GameRecord:
     """The game itself; ``randoms``: the own generators of the seats played in this process."""
-    rows, columns, inarow = size
+    rows, columns, inarow = game.size
+    act_timeout, overage = game.act_timeout, game.overage
     argcs = [rules.arg_count(a) for a in agents]
 
     board = Board(rows, columns, inarow) if after is None else after

@@ -1,5 +1,6 @@
 """``cxforge logs GAMES.jsonl``: what each agent printed in saved games, and its traceback, as Kaggle's episode
-logs show them (stdout and stderr cut at 10,000 characters; a traceback kept past the cut).
+logs show them (stdout and stderr cut at 10,000 characters; a traceback kept past the cut); ``--json``: one JSON
+object per game instead (its control characters escaped by JSON itself).
 
 A games file may come from anyone, so what it says (logs and player names) is printed with every control
 character escaped (``sandbox/escape.py``): a terminal escape in it is shown, never obeyed."""
@@ -7,7 +8,9 @@ character escaped (``sandbox/escape.py``): a terminal escape in it is shown, nev
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
@@ -18,7 +21,8 @@ from connectx_forge.tools.sandbox.escape import escape
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
 EXAMPLE = """\
 cxforge logs games.jsonl --game 3
-cxforge logs games.jsonl --agent mybot"""
+cxforge logs games.jsonl --agent mybot
+cxforge logs games.jsonl --json"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("games", type=Path, metavar="GAMES.jsonl", help="games saved by match, tournament or "
                         "sprt with --save")
     options.add_game(parser)
-    parser.add_argument("--agent", default=None, metavar="NAME", help="only this player's logs")
+    parser.add_argument("--agent", default=None, metavar="NAME",
+                        help="only this player's logs: its name in the games (a project's name; a project "
+                             "folder or file also works, as its label)")
+    options.add_json(parser, "print one JSON object per game (one a line) instead of the text")
+
+
+def label(agent: str) -> str:
+    """The name games record for ``--agent``: a project folder or file (or, inside a project, its own name) as
+    its label (``players.label_of``); anything else, or a folder that is no player, as given."""
+    from connectx_forge.tools.play.players import label_of
+
+    return label_of(agent)
 
 
 def heading(number: int, rec: GameRecord) -> str:
@@ -42,6 +57,15 @@ def heading(number: int, rec: GameRecord) -> str:
                   keep_newlines=False)
 
 
+def game_json(number: int, rec: GameRecord, marks: list[int]) -> dict[str, Any]:
+    """A game's logs as ``--json`` prints them: its number in the file, players, how it ended, and each
+    asked-for seat's log (``""``: it printed nothing)."""
+    logs = rec.logs or {}
+    return {"game": number, "players": list(rec.players), "outcome": rec.outcome, "winner": rec.winner,
+            "culprit": rec.culprit, "moves": len(rec.moves),
+            "logs": [{"mark": m, "player": rec.players[m - 1], "log": logs.get(str(m), "")} for m in marks]}
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the logs asked for; 0, or 1 when the file has no such game."""
     try:
@@ -55,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     numbered = list(enumerate(records, 1))
     chosen = [(n, r) for n, r in numbered if args.game is None or n == args.game]
     if args.agent is not None and all(args.agent not in r.players for r in records):
+        args.agent = label(args.agent)
+    if args.agent is not None and all(args.agent not in r.players for r in records):
         names = sorted({p for r in records for p in r.players})
         raise UserError(f"no player {args.agent!r} in {args.games}; its players are {', '.join(names)}")
     shown = 0
@@ -63,6 +89,10 @@ def run(args: argparse.Namespace) -> int:
         marks = [m for m in (1, 2) if args.agent is None or rec.players[m - 1] == args.agent]
         if args.game is None and not any(logs.get(str(m)) for m in marks):
             continue
+        shown += 1
+        if args.json:
+            print(json.dumps(game_json(number, rec, marks)))
+            continue
         print(heading(number, rec))
         for m in marks:
             text = logs.get(str(m), "")
@@ -70,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
                   + ("its log:" if text else "printed nothing"))
             if text:
                 print(escape(text.rstrip("\n")))
-        shown += 1
-    if shown == 0:
+    if shown == 0 and not args.json:
         print(f"no agent printed anything in the {len(chosen)} game(s) of {args.games}")
     return 0

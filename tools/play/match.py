@@ -3,9 +3,10 @@
 ``run_match`` plays ``games`` games between A and B.  Seats alternate (A moves
 first in even-numbered games) unless ``seats`` fixes A's seat; game ``i`` is
 seeded with ``game_seed(seed, i)``, so a run is reproducible whatever the number
-of workers.  Games go to ``pool.in_processes`` in chunks (one pickled job per
-chunk keeps the per-game overhead small) and come back as ``GameRecord``s in a
-``MatchResult``, which tallies them from A's side::
+of workers.  Each game is a ``GameJob`` (``settings.py``, the job a tournament
+plays too) on the arena's scheduler (``tools/arena/schedule.run_jobs``, its
+process pool or an executor of your own); games come back as ``GameRecord``s in
+a ``MatchResult``, which tallies them from A's side::
 
     from connectx_forge.tools.play.match import run_match
     from connectx_forge.tools.play.report import format_match
@@ -21,6 +22,7 @@ One game is ``game.play_game``; the rules are in ``rules.py``; storing games is
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -29,22 +31,25 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.board import STANDARD, geometry
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.arena import schedule
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play import pool
-from connectx_forge.tools.play.game import GameRecord, is_hosted, play_game
+from connectx_forge.tools.play.game import GameRecord, is_hosted, play_job
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, Size
+from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.sandbox.limits import Limits
 
 SEATS = ("both", "first", "second")
-MAX_CHUNK = 50  # games per job at most
+MAX_BATCH = 50  # games per task at most
 
 
 def game_seed(base: int, index: int) -> int:
@@ -59,22 +64,12 @@ def a_moves_first(i: int, seats: str) -> bool:
     return seats == "first" or (seats == "both" and i % 2 == 0)
 
 
-@dataclass(frozen=True)
-class _Chunk:
-    """One job for the pool: games ``indices`` of a match."""
-
-    a: Player
-    b: Player
-    indices: tuple[int, ...]
-    seed: int
-    size: Size
-    act_timeout: float
-    overage: float
-    seats: str = "both"
-    isolate: bool = False
-    limits: Limits | None = None
-    openings: tuple[tuple[int, ...], ...] = ()  # game i starts from opening_of(i, ...), else the empty board
-    spool: str | None = None  # a folder where a worker also appends each game as it ends (Ctrl-C keeps them)
+def match_jobs(a: PlayerLike, b: PlayerLike, games: int, seed: int, settings: GameSettings, seats: str = "both",
+               openings: tuple[tuple[int, ...], ...] = ()) -> list[GameJob]:
+    """The match's games as jobs: game ``i`` seeded with ``game_seed(seed, i)``, A's seat by ``a_moves_first``,
+    its opening ``opening_of(i, ...)``."""
+    return [GameJob(a, b, 1 if a_moves_first(i, seats) else 2, game_seed(seed, i), i, opening_of(i, openings, seats),
+                    settings) for i in range(games)]
 
 
 def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tuple[int, ...]:
@@ -84,24 +79,28 @@ def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tup
     return openings[(i // 2 if seats == "both" else i) % len(openings)]
 
 
-def _play_chunk(job: _Chunk) -> list[GameRecord]:
-    """Play games ``job.indices`` (in a worker process, or in this one)."""
-    out = []
-    spool = open(os.path.join(job.spool, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") if job.spool else None
-    try:
-        for i in job.indices:
-            a_first = a_moves_first(i, job.seats)
-            first, second = (job.a, job.b) if a_first else (job.b, job.a)
-            out.append(play_game(first, second, job.size, game_seed(job.seed, i), act_timeout=job.act_timeout,
-                                 overage=job.overage, index=i, a_seat=1 if a_first else 2, isolate=job.isolate,
-                                 limits=job.limits, opening=opening_of(i, job.openings, job.seats)))
-            if spool is not None:
-                spool.write(json.dumps(out[-1].to_json()) + "\n")
-                spool.flush()
-    finally:
-        if spool is not None:
-            spool.close()
-    return out
+def batch_size(games: int, workers: int, chunk: int | None = None) -> int:
+    """Games per task: ``chunk``, else about four tasks a worker, at most ``MAX_BATCH``."""
+    return chunk or max(1, min(MAX_BATCH, math.ceil(games / (workers * 4))))
+
+
+def play_spooled(spool: str, job: GameJob) -> GameRecord:
+    """Play one game (in a worker) and append it to the worker's file in ``spool`` as it ends (Ctrl-C keeps it)."""
+    record = play_job(job)
+    with open(os.path.join(spool, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record.to_json()) + "\n")
+    return record
+
+
+@contextmanager
+def _workers(workers: int, executor: Executor | None, spool: str | None) -> Iterator[schedule.Workers]:
+    """The arena's workers for a match: its process pool (1: this process), or ``executor``, two tasks in flight
+    per worker; with ``spool``, each game is also spooled as it ends."""
+    if executor is not None:
+        yield schedule.Workers(executor, 2 * workers, "executor")
+        return
+    with schedule.executor(workers) as ex:
+        yield replace(ex, play=functools.partial(play_spooled, spool)) if spool is not None else ex
 
 
 def spooled(folder: str) -> list[GameRecord]:
@@ -115,12 +114,6 @@ def spooled(folder: str) -> list[GameRecord]:
                 except (ValueError, TypeError, KeyError):
                     continue
     return records
-
-
-def chunks(games: int, workers: int, chunk: int | None = None) -> list[tuple[int, ...]]:
-    """Game indices in jobs of ``chunk`` games (default: about four jobs a worker, at most ``MAX_CHUNK``)."""
-    size = chunk or max(1, min(MAX_CHUNK, math.ceil(games / (workers * 4))))
-    return [tuple(range(s, min(games, s + size))) for s in range(0, games, size)]
 
 
 @dataclass
@@ -231,12 +224,18 @@ def _validate(games: int, seed: int, seats: str, workers: int) -> None:
 
 
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0,
-              size: Size = STANDARD, *, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
+              size: Size | None = None, *, act_timeout: float | None = None, overage: float | None = None,
               progress: bool = True, chunk: int | None = None, executor: Executor | None = None,
-              seats: str = "both", isolate: bool = False, limits: Limits | None = None,
+              seats: str = "both", isolate: bool | None = None, limits: Limits | None = None,
               openings: tuple[tuple[int, ...], ...] = (),
-              on_game: Callable[[GameRecord], None] | None = None) -> MatchResult:
+              on_game: Callable[[GameRecord], None] | None = None,
+              settings: GameSettings | None = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
+
+    ``settings`` (``settings.GameSettings``): the board size (default 6x7x4),
+    Kaggle's clock, the agent hosts' limits and ``isolate``; each of ``size``,
+    ``act_timeout``, ``overage``, ``isolate``, ``limits`` that is given replaces
+    the settings' own.
 
     ``seats`` "first" or "second" puts A in that seat in every game instead.
     Submission files always play in agent hosts (child processes, ``tools/sandbox``);
@@ -245,9 +244,11 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     ``openings`` (0-based columns each): game ``i`` starts after ``opening_of(i, ...)``,
     so with seats alternating each opening is played once from each seat.
 
-    ``workers`` processes (all cores by default; 1 plays in this process) each
-    play chunks of games; pass ``executor`` to use your own instead (players
-    then must pickle: specs, registered agents and module-level functions do).
+    ``workers`` processes (all cores by default; 1 plays in this process) play
+    the games on the arena's scheduler (``schedule.run_jobs``), ``chunk`` games
+    a task (default ``batch_size``); pass ``executor`` to use your own instead
+    (players then must pickle: specs, registered agents and module-level
+    functions do).
     Game ``i`` is seeded with ``game_seed(seed, i)``, so results do not depend on
     ``workers``.  A bar on stderr shows progress unless ``progress`` is False.
 
@@ -255,43 +256,53 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     finished games: it raises ``MatchInterrupted`` (a KeyboardInterrupt) whose
     ``result`` holds them, with ``interrupted`` the number not played.
     """
+    game = GameSettings.of(settings, size=size, act_timeout=act_timeout, overage=overage, limits=limits,
+                           isolate=isolate)
+    board = game.size
     workers = (os.cpu_count() or 1) if workers is None else workers
     _validate(games, seed, seats, workers)
-    geometry(*size)
+    geometry(*board)
     pa, pb = as_player(a), as_player(b)
     for p in (pa, pb):
-        check_size(p, size)
+        check_size(p, board)
     n_workers = 1 if executor is None and workers == 1 else workers
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)
-    board: Size = (size[0], size[1], size[2])
-    if n_workers == 1 and executor is None:
-        chunk = 1  # in this process a chunk costs nothing, and Ctrl-C then loses no finished game
-    # local workers also spool each game as it ends, so that Ctrl-C keeps the games of unfinished chunks
+    # local workers also spool each game as it ends, so that Ctrl-C keeps a game that ended in a worker but
+    # had not come back yet
     spool = tempfile.mkdtemp(prefix="cxforge-spool-") if n_workers > 1 and executor is None else None
-    jobs = [_Chunk(pa, pb, idx, seed, board, act_timeout, overage, seats, isolate, limits, tuple(openings), spool)
-            for idx in chunks(games, n_workers, chunk)]
-    bar = pool.Progress(f"{pa.name} vs {pb.name}", "game", total=games, enabled=progress, count=len)
+    jobs = match_jobs(pa, pb, games, seed, game, seats, tuple(openings))
+    # in this process a game a task costs nothing (and Ctrl-C then loses no finished game); a worker gets a few
+    # at a time (one pickled task a game would cost more than a quick game)
+    batch = 1 if n_workers == 1 and executor is None else batch_size(games, n_workers, chunk)
     start = time.perf_counter()
     finished: list[GameRecord] = []
 
-    def keep(_: int, part: list[GameRecord]) -> None:
-        finished.extend(part)
-        for rec in part:
-            if on_game is not None:
-                on_game(rec)
+    def keep(rec: GameRecord) -> None:
+        finished.append(rec)
+        if on_game is not None:
+            on_game(rec)
 
     def result() -> MatchResult:
         records = sorted(finished, key=lambda r: r.index)
         return MatchResult(pa.name, pb.name, board, seed, n_workers, time.perf_counter() - start, records,
-                           act_timeout, (is_hosted(pa, isolate), is_hosted(pb, isolate)), games - len(records))
+                           game.act_timeout, (is_hosted(pa, game.isolate), is_hosted(pb, game.isolate)),
+                           games - len(records))
 
     try:
-        pool.in_processes(_play_chunk, jobs, n_workers, progress=bar, executor=executor, on_result=keep)
+        with _workers(min(n_workers, games), executor, spool) as ex, \
+                progress_bars.bar(games, f"{pa.name} vs {pb.name}", "game", progress) as bar:
+            def done(_: GameJob, rec: GameRecord) -> bool:
+                keep(rec)
+                bar.update(1)
+                return False
+
+            schedule.run_jobs(jobs, ex, done, batch=batch)
     except KeyboardInterrupt:
         if spool is not None:  # the workers are stopped: what they spooled is every game that ended
             have = {rec.index for rec in finished}
-            keep(0, sorted((r for r in spooled(spool) if r.index not in have), key=lambda r: r.index))
+            for rec in sorted((r for r in spooled(spool) if r.index not in have), key=lambda r: r.index):
+                keep(rec)
         raise MatchInterrupted(result()) from None
     finally:
         if spool is not None:

@@ -16,9 +16,8 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import SEATS, MatchInterrupted, run_match
 from connectx_forge.tools.play.players import distinct, resolve
-from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.report import format_match
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size, kaggle_number
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
@@ -57,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_progress(parser)
 
 
-def _openings(m: int | None, size: tuple[int, int, int], progress: bool) -> tuple[tuple[int, ...], ...]:
+def _openings(m: int | None, size: Size, progress: bool) -> tuple[tuple[int, ...], ...]:
     """The suite's first ``m`` openings as columns (a larger suite is labelled once, and cached, when asked)."""
     if m is None:
         return ()
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--overage must not be negative, got {args.overage:g}")
     a, b = distinct([resolve(args.a), resolve(args.b)])
     openings = _openings(args.openings, options.size_of(args), options.progress_of(args))
-    writer = GameWriter(args.save) if args.save is not None else None
+    writer = options.writer_of(args)
     try:
         result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
                            act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),

@@ -1,20 +1,19 @@
-"""Player specs: the strings ``cxforge match`` accepts, resolved into agents.
+"""Players: a player argument (``reference.py`` decides what it names) resolved into agents to play.
 
-A spec is one of
+What each kind of reference plays:
 
-* a registered agent name (``random``, ``lookahead``... see ``cxforge agents``);
-* ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents,
-  written with their prefix in every command (plain ``negamax`` is refused with a
-  "did you mean"; plain ``random`` is the course's agent, registered as ``random``);
+* a registered agent (``random``, ``lookahead``... see ``cxforge agents``): its function, in this process;
+* ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents (plain ``negamax`` is refused
+  with a "did you mean"; plain ``random`` is the course's agent, registered as ``random``);
 * ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
   distribution, several times faster (tools/play/fast_negamax.py), for training and quick runs;
-* a path to a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py``
+* a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py``
   Kaggle could run as it is): loaded the way Kaggle loads a submission (exec in
   a fresh globals dict, last callable), afresh for every game and inside the
   first move, so load time counts against move 1 as it does on Kaggle.  The game
   loop plays a file in an agent host, a child process (``tools/sandbox``), never
   in its own process;
-* a path to an agent project folder, or to a ``.py`` file that needs its
+* an agent project folder, or a ``.py`` file that needs its
   project (``build/cache.py``): built on the fly into the user cache, then
   played as its built file, labelled with the project's name.
 
@@ -27,7 +26,6 @@ wrapping a Python function (``from_callable``) pickles with its function.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -37,13 +35,19 @@ from typing import Any
 from agents import registry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
+from connectx_forge.tools.play.reference import (
+    FAST,
+    FAST_NEGAMAX,  # noqa: F401  (re-exported: the names are reference.py's)
+    FILE,
+    KAGGLE,
+    KAGGLE_BUILTINS,  # noqa: F401
+    KAGGLE_PREFIX,  # noqa: F401
+    PROJECT,
+    REGISTERED,
+    reference,
+)
 
 Agent = Callable[..., Any]
-
-KAGGLE_PREFIX = "kaggle:"
-KAGGLE_BUILTINS = ("random", "negamax")
-FAST_NEGAMAX = "negamax-fast"
 
 
 @dataclass(frozen=True)
@@ -137,13 +141,36 @@ def _check_source(path: str) -> None:
         archive.check(Path(path))
 
 
-def looks_like_path(spec: str) -> bool:
-    return spec.endswith((".py", ".tar.gz")) or os.sep in spec or "/" in spec or spec in (".", "..")
+def canonical(spec: str) -> str:
+    """The spec as a run stores it, valid from any folder and in any process (``PlayerRef.canonical``: a
+    project's own name and a path as the absolute path, anything else as given); a spec that names no player
+    as given (``resolve`` refuses it as the user wrote it)."""
+    try:
+        return reference(spec).canonical
+    except UserError:
+        return spec
+
+
+class _Resolve:
+    """``resolve``: cached per spec, a project's own name first turned into its root (the name means the
+    project only inside its folder, so the cache never holds it)."""
+
+    def __call__(self, spec: str) -> Player:
+        """The player a spec names; ``UserError`` with the accepted forms otherwise (``reference``)."""
+        from connectx_forge.build.project import own_project
+
+        own = own_project(spec)
+        return _resolve_spec(str(own) if own is not None else spec)
+
+    def cache_clear(self) -> None:
+        _resolve_spec.cache_clear()
+
+
+resolve = _Resolve()
 
 
 @cache
-def resolve(spec: str) -> Player:
-    """The player a spec names; ``UserError`` with the accepted forms otherwise."""
+def _resolve_spec(spec: str) -> Player:
     player = _resolve(spec)
     return Player(player.spec, player.name, player.kind, player._agent, by_spec=True, path=player.path)
 
@@ -168,50 +195,41 @@ def distinct(players: Sequence[Player]) -> list[Player]:
 
 
 def _resolve(spec: str) -> Player:
-    if not isinstance(spec, str) or not spec.strip():
-        raise UserError(f"empty player spec {spec!r}")
-    if spec.startswith(KAGGLE_PREFIX):
-        name = spec[len(KAGGLE_PREFIX):]
-        if name not in KAGGLE_BUILTINS:
-            known = [KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS]
-            raise UserError(f"unknown Kaggle agent {spec!r}{did_you_mean(spec, known)}; "
-                            f"Kaggle's built-in agents are {', '.join(known)}")
-        return Player(spec, spec, "kaggle", kaggle_builtin(name))
-    if spec in registry.REGISTRY:
+    """The player ``reference(spec)`` names, ready to play: a registered agent or a built-in loaded, a project
+    or a source file built on the fly (``build.cache.playable_of``), a file checked readable."""
+    ref = reference(spec)
+    if ref.kind == KAGGLE:
+        return Player(spec, ref.label, "kaggle", kaggle_builtin(str(ref.name)))
+    if ref.kind == REGISTERED:
         try:
             agent = registry.get(spec).load()
         except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
             raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
         return Player(spec, spec, "registry", agent)
-    if spec == FAST_NEGAMAX:
+    if ref.kind == FAST:
         from connectx_forge.tools.play.fast_negamax import agent as fast_negamax_agent
 
         return Player(spec, spec, "callable", fast_negamax_agent)
-    if os.path.isdir(spec) or os.path.isfile(spec):
-        if os.path.isfile(spec):
-            _check_source(spec)
-        from connectx_forge.build.cache import playable
-        from connectx_forge.build.errors import BuildError
+    if ref.kind == FILE and ref.path is not None:
+        _check_source(str(ref.path))
+    from connectx_forge.build.cache import playable_of
+    from connectx_forge.build.errors import BuildError
 
-        try:
-            file = playable(spec)
-        except BuildError as exc:
-            raise UserError(f"player {spec}: {exc}") from None
-        return Player(spec, file.label, "file", path=str(file.path))
-    if looks_like_path(spec):
-        raise UserError(f"player file not found: {spec}")
-    kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
-    names = [*registry.REGISTRY, *(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS), FAST_NEGAMAX]
-    hint = f" (did you mean {KAGGLE_PREFIX + spec!r}?)" if spec in KAGGLE_BUILTINS else did_you_mean(spec, names)
-    raise UserError(f"unknown player {spec!r}{hint}; use a registered agent ({', '.join(sorted(registry.REGISTRY))}), "
-                    f"{kaggle}, {FAST_NEGAMAX}, a project folder, or a path to a .py or .tar.gz file")
+    try:
+        file = playable_of(ref)
+    except BuildError as exc:
+        raise UserError(f"player {spec}: {exc}") from None
+    return Player(spec, file.label, "file", path=str(file.path))
 
 
 def label_of(spec: str) -> str:
-    """The label games record for ``spec``: a project folder's or file's label, else the name as given."""
-    if os.path.exists(spec):
-        return resolve(spec).name
-    return spec
+    """The label games record for ``spec``: a project's or file's label (``PlayerRef.label``: a project's own
+    name, inside its folder, is its label), else the name as given (a name that is no player included)."""
+    try:
+        ref = reference(spec)
+    except UserError:
+        return spec
+    return ref.label if ref.kind in (FILE, PROJECT) else spec
 
 
 def from_callable(agent: Agent, name: str | None = None) -> Player:

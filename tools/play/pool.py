@@ -1,10 +1,13 @@
 """THE worker pool of the game tools: run a list of jobs over W forked worker processes, with one progress bar.
 
-``in_processes(work, jobs, workers)`` runs ``cxforge match``'s chunks of games
-and ``cxforge check``'s games.  ``work`` (a module-level function) and each job
-cross to the workers by pickle, results come back by pickle.  One worker runs
-the jobs in this process, without a pool; pass ``executor`` to run them on an
-executor of your own (it is left running).
+``in_processes(work, jobs, workers)`` runs ``cxforge check``'s games and
+``cxforge review``'s; ``worker_pool`` is the same pool for a caller that submits
+its own tasks: the arena's scheduler (``tools/arena/schedule``: ``match``,
+``tournament``, ``sprt``) and the book builders (``tools/solver/book*.py``).
+``work`` (a module-level function) and each job cross to the workers by
+pickle, results come back by pickle.  One worker runs the jobs in this process,
+without a pool; pass ``executor`` to run them on an executor of your own (it is
+left running).
 
 It returns one result per job, IN JOB ORDER, whatever order they finished in,
 and counts finished work on a bar (``tools/progress``: stderr, terminals only).
@@ -19,8 +22,9 @@ from __future__ import annotations
 import functools
 import os
 import signal
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -71,6 +75,26 @@ def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> Pr
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=initializer)
+
+
+def worker_processes(workers: int) -> ProcessPoolExecutor:
+    """A ``fork_pool`` whose workers ignore Ctrl-C and die with this process; stop it with ``terminate`` on an
+    exception or Ctrl-C (``worker_pool`` does), since its workers do not stop by themselves."""
+    return fork_pool(workers, initializer=functools.partial(worker_start, os.getpid()))
+
+
+@contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """``workers`` forked processes that ignore Ctrl-C and die with this one (``worker_start``); on the way out
+    shut down, and on an exception or Ctrl-C their tasks cancelled and the workers terminated first, mid-task."""
+    pool = worker_processes(workers)
+    try:
+        yield pool
+    except BaseException:
+        terminate(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _bar(progress: Progress | None, jobs: int) -> Any:

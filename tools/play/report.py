@@ -1,7 +1,7 @@
 """The text report of a match (what ``cxforge match`` prints), and how durations read in it.
 
-A header line, which players ran isolated in agent hosts, one row per seat of A
-and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
+A header line, which players ran isolated in agent hosts, then a table (``tools/table``, its ``rule`` style):
+one row per seat of A and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
 interval, B's rule breaks; "crashes/other" counts crash, memory, protocol and
 load), one line per kind of rule break with the first game's detail, then each
 side's move times.  A detail is what an agent said, printed with its control
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from connectx_forge.tools import table
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.stats import format_rate
@@ -34,9 +35,11 @@ def _header(result: MatchResult) -> list[str]:
     rows, columns, inarow = result.size
     return [f"A = {result.a}  vs  B = {result.b}: {len(result.records)} games on {rows}x{columns}x{inarow}, "
             f"seed {result.seed}, {result.workers} worker(s), {result.seconds:.2f} s",
-            _isolation(result),
-            f"{'A plays':<10}{'games':>6}{'wins':>6}{'draws':>6}{'losses':>7}{'invalid':>8}{'errors':>7}"
-            f"{'timeouts':>9}{'crashes/other':>14}   A win rate [95% CI]    B invalid/errors/timeouts/other"]
+            _isolation(result)]
+
+
+HEADERS = ["A plays", table.GAMES, table.W, table.D, table.L, table.INVALID, table.ERRORS, table.TIMEOUTS,
+           table.OTHER, f"A {table.WIN_RATE}", "B invalid/errors/timeouts/other"]
 
 
 def _isolation(result: MatchResult) -> str:
@@ -47,10 +50,10 @@ def _isolation(result: MatchResult) -> str:
     return "isolated (agent hosts, one child process per game): " + ", ".join(hosted)
 
 
-def _row(label: str, t: Tally) -> str:
-    return (f"{label:<10}{t.games:>6}{t.wins:>6}{t.draws:>6}{t.losses:>7}{t.invalid:>8}{t.errors:>7}"
-            f"{t.timeouts:>9}{t.crashes:>14}   {format_rate(t.wins, t.games):<22} "
-            f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}/{t.opponent_crashes}")
+def _row(label: str, t: Tally) -> list[Any]:
+    return [label, t.games, t.wins, t.draws, t.losses, t.invalid, t.errors, t.timeouts, t.crashes,
+            format_rate(t.wins, t.games),
+            f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}/{t.opponent_crashes}"]
 
 
 def _breaks(result: MatchResult) -> list[str]:
@@ -80,8 +83,10 @@ def _move_times(result: MatchResult) -> list[str]:
     return lines
 
 
-def format_match(result: MatchResult) -> str:
-    """The plain-text report of ``result``."""
+def format_match(result: MatchResult, color: bool | None = None) -> str:
+    """The text report of ``result``: its seats' table in the ``rule`` style of ``tools/table`` (``color``: a
+    coloured header; by default where stdout is a terminal)."""
     rows = [_row(label, t) for label, t in
             (("first", result.tally(1)), ("second", result.tally(2)), ("overall", result.tally()))]
-    return "\n".join(_header(result) + rows + _breaks(result) + _move_times(result))
+    return "\n".join(_header(result) + [table.render(HEADERS, rows, "rule", color=color)] + _breaks(result)
+                     + _move_times(result))

@@ -23,7 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-Size = tuple[int, int, int]
+# the board-size type and Kaggle's size belong to the game core; named here too for the tools that play by the rules
+from agents.board import STANDARD as STANDARD
+from agents.board import Size as Size
 
 OUTCOMES = ("win", "draw", "invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 RULE_BREAKS = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.board import STANDARD
+from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
+from connectx_forge.tools import table as tables
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import MatchResult, run_match
 from connectx_forge.tools.play.players import resolve
@@ -27,8 +28,8 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{1000 * seconds:.1f}"
 
 
-def table_row(agent: str, results: list[MatchResult]) -> str:
-    """One markdown row: the agent's rate, losses and rule breaks vs each opponent, and its move times."""
+def table_row(agent: str, results: list[MatchResult]) -> list[str]:
+    """One row's cells: the agent's rate, losses and rule breaks vs each opponent, and its move times."""
     cells = [agent]
     times: list[float] = []
     for res in results:
@@ -39,7 +40,18 @@ def table_row(agent: str, results: list[MatchResult]) -> str:
     times.sort()
     median = times[len(times) // 2] if times else None
     cells += [_ms(median), _ms(times[-1] if times else None)]
-    return "| " + " | ".join(cells) + " |"
+    return cells
+
+
+def headers(opponents: Sequence[str]) -> list[str]:
+    """The table's header: the agent, its win rate against each opponent, its move times."""
+    return ["agent", *(f"vs {resolve(o).name}: {tables.WIN_RATE}" for o in opponents), "median move ms",
+            "max move ms"]
+
+
+def format_table(rows: Sequence[Sequence[str]], opponents: Sequence[str], color: bool | None = None) -> str:
+    """The rows (``table_row``) as the Markdown table of ``tools/table``."""
+    return tables.render(headers(opponents), rows, "markdown", align="l" * (len(opponents) + 1) + "rr", color=color)
 
 
 def default_agents() -> list[str]:
@@ -48,25 +60,24 @@ def default_agents() -> list[str]:
 
 
 def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games: int = 400,
-              workers: int | None = None, seed: int = 0, size: tuple[int, int, int] = STANDARD,
+              workers: int | None = None, seed: int = 0, size: Size = STANDARD,
               progress: bool = True, table: bool = True,
               on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Play every agent against every opponent; print the markdown table as it fills (unless ``table`` is False).
+    """Play every agent against every opponent; print the Markdown table when done (unless ``table`` is False).
 
     Returns each agent's match summaries (``MatchResult.to_json``), in opponent order.
     """
     for spec in [*names, *opponents]:
         resolve(spec)  # a bad spec: one clear line before any game
     if table:
-        print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}")
-        heads = [f"vs {resolve(o).name}: win % [95% CI]" for o in opponents]
-        print("| agent | " + " | ".join(heads) + " | median move ms | max move ms |")
-        print("|---" * (len(heads) + 3) + "|")
+        print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}", flush=True)
     raw: dict[str, list[dict[str, Any]]] = {}
+    rows = []
     for name in names:
         results = [run_match(name, opp, games, workers=workers, seed=seed, size=size, progress=progress,
                              on_game=on_game) for opp in opponents]
         raw[name] = [r.to_json() for r in results]
-        if table:
-            print(table_row(resolve(name).name, results), flush=True)
+        rows.append(table_row(resolve(name).name, results))
+    if table:
+        print(format_table(rows, opponents))
     return raw

@@ -10,7 +10,6 @@ import argparse
 import json
 
 from connectx_forge.tools import options
-from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
@@ -37,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Play the table's matches; print the table (or JSON), write the file if asked."""
     to_stdout, out = options.json_and_out(args)
-    writer = GameWriter(args.save) if args.save is not None else None
+    writer = options.writer_of(args)
     try:
         raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
                         options.size_of(args), options.progress_of(args), table=not to_stdout,

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from connectx_forge.tools import table
 from connectx_forge.tools.sandbox.escape import escape
 
 AGENT_STATE = "EPISODE_AGENT_STATE_"
@@ -112,20 +113,18 @@ def format_rows(rows: list[EpisodeRow]) -> str:
     """The episodes as a table; an episode our agent broke in is flagged ``!!``."""
     if not rows:
         return "no episodes yet for this submission"
-    lines = [f"   {'episode':>10}  {'type':<10}  {'seat':<6}  {'opponent':<24}  {'result':<14}  {'reward':>6}  "
-             f"agent states (ours first)"]
+    cells = []
     for r in rows:
-        flag = "!!" if r.our_error else "  "
         reward = "-" if r.reward is None else f"{r.reward:g}"
-        kind = "VALIDATION" if r.validation else r.type
         ours = [a["state"] for a in r.agents if r.validation or a["index"] == r.our_index]
         theirs = [a["state"] for a in r.agents if not r.validation and a["index"] != r.our_index]
-        states = " / ".join(ours + theirs)
         result = r.result or r.state.lower()
         if r.our_error:
             result = f"{result}: {r.our_error}"
-        lines.append(f"{flag} {r.id:>10}  {kind:<10}  {r.our_seat or '?':<6}  {(r.opponent or '?')[:24]:<24}  "
-                     f"{result:<14}  {reward:>6}  {states}")
+        cells.append(["!!" if r.our_error else "", r.id, "VALIDATION" if r.validation else r.type,
+                      r.our_seat or "?", (r.opponent or "?")[:24], result, reward, " / ".join(ours + theirs)])
+    lines = [table.render(["", "episode", "type", "seat", table.OPPONENT, "result", "reward",
+                           "agent states (ours first)"], cells, "rule", align="lrllllrl")]
     broke = sum(1 for r in rows if r.our_error)
     lines.append(f"{len(rows)} episodes; ours broke in {broke}" + (" (marked !!)" if broke else ""))
     return "\n".join(lines)

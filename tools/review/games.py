@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.board import STANDARD, Board, BoardError
+from agents.board import STANDARD, Board, BoardError, Size
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.sandbox.escape import escape
 
@@ -48,7 +48,7 @@ class Game:
     """
 
     source: str
-    size: tuple[int, int, int]
+    size: Size
     moves: list[int]
     names: tuple[str, str]
     outcome: str
@@ -163,7 +163,7 @@ def _episode_of(path: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _size(config: Any) -> tuple[int, int, int]:
+def _size(config: Any) -> Size:
     config = config if isinstance(config, dict) else {}
     try:
         return (int(config.get("rows", STANDARD[0])), int(config.get("columns", STANDARD[1])),

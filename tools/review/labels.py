@@ -11,8 +11,8 @@ from the cheapest place that knows it:
    scores of the early positions of the solver's own game tree;
 3. the solver: weak (win/draw/loss) first, then exact, with one deadline per
    position (``time_limit``), the compiled solver (``tools/solver/csolver``, the agent's C engine)
-   where it loads, else the pure-Python solver, which also reads
-   the book's scores inside its search.
+   where it loads, else the pure-Python solver; both also read the book's
+   scores inside their search.
 
 A value the deadline cut short stays unknown (``None``): never guessed.
 """
@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from agents.board import Board
+from agents.board import STANDARD, Board
 from agents.solver.book import Book
+from agents.solver.engine import Engine
 from agents.solver.search import Solver, Timeout
 from agents.solver.search import score_class as sign
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import ENGINES
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds of solving per position (all its moves together)
 
@@ -83,37 +82,29 @@ class Labeller:
     """Values of positions, each within ``time_limit`` seconds of solving (see the module's docstring).
 
     ``engine``: ``c`` (the C engine; a ``UserError`` where it cannot be loaded),
-    ``python``, or ``auto`` (the twin where a compiler is there).  The twin
-    plays 6x7 only; other sizes with four in a row use the Python solver, and
-    other rows of four are labelled by the rules alone.
+    ``python``, or ``auto`` (the C engine where it loads), as
+    ``agents.solver.engine.engine`` makes them; both read the book.  The C
+    engine plays 6x7 only; other sizes with four in a row use the Python
+    solver, and other rows of four are labelled by the rules alone.
     """
 
     def __init__(self, engine: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT, book: Book | None = None) -> None:
-        if engine not in ENGINES:
-            raise UserError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
+        from connectx_forge.tools.solver import csolver
+
         if not time_limit > 0:
             raise UserError(f"the time limit must be positive, got {time_limit}")
         self.time_limit = time_limit
         self.book = Book.load() if book is None else book
         self.engine = engine
-        self._c: Any = None
-        if engine in ("auto", "c"):
-            from connectx_forge.tools.solver import csolver
+        main = csolver.engine(engine, book=self.book)  # an unknown or unloadable engine: one clear line
+        self._engines: tuple[Engine, ...] = (main, Solver(book=self.book))  # the first that plays a board solves it
+        self.engine_used = str(main.kind)
 
-            if engine == "c" or csolver.available():
-                self._c = csolver.CSolver()  # one clear line if it cannot be loaded
-        self._python = Solver(book=self.book)
-        self.engine_used = "c" if self._c is not None else "python"
-
-    def _solver(self, board: Board) -> Any:
-        if self._c is not None and (board.rows, board.columns, board.inarow) == (6, 7, 4):
-            return self._c
-        if board.inarow == 4 and board.rows * board.columns <= 120:
-            return self._python
-        return None
+    def _solver(self, board: Board) -> Engine | None:
+        return next((e for e in self._engines if e.plays(board)), None)
 
     def _book(self, board: Board) -> tuple[int, int | None] | None:
-        if (board.rows, board.columns, board.inarow) != (6, 7, 4) or board.moves > self.book.max_moves:
+        if (board.rows, board.columns, board.inarow) != STANDARD or board.moves > self.book.max_moves:
             return None
         return self.book.lookup(board.current, board.mask)
 
@@ -154,7 +145,7 @@ class Labeller:
         result.solve_s = time.perf_counter() - start
         return result
 
-    def _solve_all(self, solver: Any, board: Board, pending: list[tuple[int, Board]], result: Position,
+    def _solve_all(self, solver: Engine, board: Board, pending: list[tuple[int, Board]], result: Position,
                    deadline: float) -> None:
         """Weak values first (the position, then each move), then exact ones, until ``deadline``."""
         moves = result.moves
@@ -171,19 +162,16 @@ class Labeller:
                         moves[col] = found.negated()
 
     @staticmethod
-    def _solve(solver: Any, board: Board, weak: bool, deadline: float, result: Position) -> Value | None:
+    def _solve(solver: Engine, board: Board, weak: bool, deadline: float, result: Position) -> Value | None:
         """``board``'s value for its side to move, or None (and ``result.timed_out``) past ``deadline``."""
         if time.perf_counter() >= deadline:
             result.timed_out = True
             return None
-        solver.deadline = deadline
         try:
-            score = solver.solve(board, weak=weak)
+            score = solver.solve(board, weak=weak, deadline=deadline)
         except Timeout:
             result.timed_out = True
             return None
-        finally:
-            solver.deadline = float("inf")
         return Value(sign(score), None, "solver") if weak else Value.exact(score, "solver")
 
     @staticmethod

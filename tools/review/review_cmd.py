@@ -22,7 +22,7 @@ EXAMPLE = """\
 cxforge review replays/episode-75123456-replay.json
 cxforge review 75123456 --json
 cxforge review replays/*.json --us "My Team" --html review/
-cxforge review games.jsonl --time-limit 5 --engine c"""
+cxforge review games.jsonl --time-limit 5 --engine c -w 2"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
                         help="also write an HTML replay of each game with its review, and an index, into DIR")
     options.register_output(parser, "html", "folder")
+    options.add_workers(parser)
     options.add_progress(parser)
 
 
@@ -74,12 +75,32 @@ def load_all(specs: list[str], episodes: Path | None, game: int | None = None) -
     return games
 
 
+_LABELLER: Labeller | None = None  # the parent's, inherited by forked workers (``_review_one``)
+
+
+def _review_one(job: tuple[Game, str, float]) -> Review:
+    """One game reviewed in a worker, with the labeller it inherited (or its own, where workers are not forked)."""
+    global _LABELLER
+    game, engine, time_limit = job
+    if _LABELLER is None or (_LABELLER.engine, _LABELLER.time_limit) != (engine, time_limit):
+        _LABELLER = Labeller(engine, time_limit)
+    return review_game(game, _LABELLER)
+
+
 def review_all(games: list[Game], args: argparse.Namespace) -> list[Review]:
-    """Each game reviewed with the solver the flags ask for."""
-    labeller = Labeller(args.engine, args.time_limit)
+    """Each game reviewed with the solver the flags ask for, in order; ``-w`` games at a time, each in a worker
+    process (one worker: in this process)."""
+    global _LABELLER
+    labeller = _LABELLER = Labeller(args.engine, args.time_limit)  # a bad engine: one line, before any fork
     total = sum(len(g.moves) for g in games)
-    with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args)) as bar:
-        return [review_game(g, labeller, bar.update) for g in games]
+    workers = min(options.workers_of(args), len(games))
+    if workers <= 1:
+        with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args)) as bar:
+            return [review_game(g, labeller, bar.update) for g in games]
+    from connectx_forge.tools.play.pool import Progress, in_processes
+
+    progress = Progress("review", "move", total, options.progress_of(args), count=lambda r: len(r.moves))
+    return in_processes(_review_one, [(g, args.engine, args.time_limit) for g in games], workers, progress=progress)
 
 
 def format_review(review: Review) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from connectx_forge.tools import options
+from connectx_forge.tools import options, table
 from connectx_forge.tools.review import kaggle_client
 
 HELP = "list your ConnectX submissions on Kaggle, their status and score (through the kaggle CLI)"
@@ -27,13 +27,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     """The submissions as a table: id, date, status, scores, file and description."""
     if not rows:
         return "no submissions yet (make upload MSG=... submits one)"
-    lines = [f"{'id':>10}  {'date':<19}  {'status':<8}  {'score':>8}  {'private':>8}  description"]
-    for s in rows:
-        status = s.get("status") or "?"
-        described = s.get("description") or s.get("fileName") or ""
-        lines.append(f"{s.get('ref', '?')!s:>10}  {str(s.get('date') or '')[:19]:<19}  {status:<8}  "
-                     f"{s.get('publicScore') or '-':>8}  {s.get('privateScore') or '-':>8}  {described}")
-    return "\n".join(lines)
+    cells = [[s.get("ref", "?"), str(s.get("date") or "")[:19], s.get("status") or "?", s.get("publicScore") or "-",
+              s.get("privateScore") or "-", s.get("description") or s.get("fileName") or ""] for s in rows]
+    return table.render(["id", "date", "status", table.SCORE, "private", "description"], cells, "rule",
+                        align="rllrrl")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from agents.board import Size
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
@@ -89,7 +90,7 @@ def describe_status(status: int | None) -> str:
 class HostedAgent:
     """One untrusted player's host for one game."""
 
-    def __init__(self, player: Player, seed: int, size: tuple[int, int, int], act_timeout: float,
+    def __init__(self, player: Player, seed: int, size: Size, act_timeout: float,
                  overage: float, limits: Limits | None = None, *, beside: bool = False,
                  shown_folder: str | None = None, template: bool = False, twin: bool = False) -> None:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.

@@ -28,16 +28,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from agents.board import Board
-from agents.solver.agent import OPENING_MOVE
+from agents.solver.engine import Engine
+from agents.solver.policy import POLICY
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
-from connectx_forge.tools.solver.csolver import available as csolver_available
+from connectx_forge.tools.play import pool as pools
+from connectx_forge.tools.solver import csolver
 
 if TYPE_CHECKING:
     from agents.solver.book import Book
@@ -95,33 +97,28 @@ def solves_at(ply: int, side: str) -> bool:
 
 
 # -- solving (worker processes) -----------------------------------------------------------
-_ENGINE = None  # the worker process's compiled solver
+_ENGINES: dict[str, Engine] = {}  # the worker process's solver of each kind (no book: it is being built)
 
 
 def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
-    """Score and best move of the position after ``line`` (weak, then exact, like the agent)."""
-    global _ENGINE
-    from agents.solver.search import Solver, Timeout
+    """Score and best move of the position after ``line`` (weak, then exact, like the agent: from an empty
+    table)."""
+    from agents.solver.search import Timeout
+    from connectx_forge.tools.solver import csolver
 
     board = Board.from_pons(line)
     start = time.perf_counter()
-    solver: Any
     move: int | None
     score: int | None
-    if engine == "c":
-        from connectx_forge.tools.solver.csolver import CSolver
-
-        if _ENGINE is None:
-            _ENGINE = CSolver()
-        solver = _ENGINE
-        solver.reset()
-    else:
-        solver = Solver()
-    solver.deadline = start + seconds
+    solver = _ENGINES.get(engine)
+    if solver is None:
+        solver = _ENGINES[engine] = csolver.engine(engine)
+    solver.reset()
+    deadline = start + seconds
     first = solver.nodes
     try:
-        solver.best_move(board, weak=True)
-        move, score = solver.best_move(board)
+        solver.best_move(board, weak=True, deadline=deadline)
+        move, score = solver.best_move(board, deadline=deadline)
     except Timeout:
         move = score = None
     return Result(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
@@ -208,11 +205,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
         raise UserError(f"--plies is at most 41 on a 6x7 board, got {plies}")
     if seconds <= 0 or workers < 1 or easy_nodes < 0:
         raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
-    engine = engine or ("c" if csolver_available() else "python")
-    if engine == "c":
-        from connectx_forge.tools.solver.csolver import require
-
-        require()  # load now: one clear error instead of one per worker
+    engine = csolver.resolve(engine or "auto")  # loaded now: one clear error instead of one per worker
     progress, out = Path(progress), Path(out)
     progress.parent.mkdir(parents=True, exist_ok=True)
     if not out.parent.is_dir():
@@ -223,7 +216,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
     done = read_progress(progress)
     key, board, line = canonical(start, root.strip())
     frontier: dict[int, tuple[Board, str]] = {key: (board, line)}
-    pool = None if dry_run else ProcessPoolExecutor(workers)
+    pool = None if dry_run else pools.worker_processes(workers)  # the shared pool's workers: Ctrl-C is ours
     try:
         for ply in range(start.moves, plies + 1):
             solve = ply >= max(min_plies, 1) and solves_at(ply, side)  # ply 0: the agent's fixed move
@@ -238,7 +231,7 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
             for key, (board, line) in frontier.items():
                 known = done.get(key) if solves_at(ply, side) else None
                 if ply == 0 and side == "first":  # the agent's fixed first move
-                    known = Result(key, line, None, OPENING_MOVE, 0, 0.0)
+                    known = Result(key, line, None, POLICY.opening_move, 0, 0.0)
                 if easy(known, easy_nodes):
                     continue  # the agent solves it, and what follows, itself
                 if known is not None and known.move is not None and (side != "both" or ply == 0):
@@ -246,6 +239,10 @@ def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "bo
                 else:
                     kids += children(board, line)
             frontier = next_frontier(kids)
+    except BaseException:
+        if pool is not None:
+            pools.terminate(pool)  # mid-solve: its workers ignore Ctrl-C
+        raise
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 from agents.board import Board
+from agents.solver import engine as engines
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.pool import worker_pool
+from connectx_forge.tools.solver import csolver
 from connectx_forge.tools.solver.book import (
     DEFAULT_BOOK,
     EASY_NODES,
@@ -47,7 +48,6 @@ from connectx_forge.tools.solver.book import (
     solve_all,
     solve_position,
 )
-from connectx_forge.tools.solver.csolver import available as csolver_available
 from connectx_forge.tools.train.labels import win_score
 
 DEFAULT_FILL_PROGRESS = "runs/book/fill.jsonl"
@@ -67,43 +67,32 @@ def levels(root: Board, line: str, stones: int) -> list[Level]:
 
 
 # -- solving (worker processes) -----------------------------------------------------------
-_SOLVER: Any = None  # the worker's solver: its table persists, since every stored bound stays true
+_SOLVERS: dict[str, engines.Engine] = {}  # the worker's solver: its table persists, since every stored bound stays true
 
 
 def solve_exact(line: str, seconds: float, engine: str) -> Result:
     """The exact score of the position after ``line`` (no best move), from this worker's warm table."""
-    global _SOLVER
-    from agents.solver.search import Solver, Timeout
+    from agents.solver.search import Timeout
 
-    if _SOLVER is None:
-        if engine == "c":
-            from connectx_forge.tools.solver.csolver import CSolver
-
-            _SOLVER = CSolver()
-        else:
-            _SOLVER = Solver()
+    solver = _SOLVERS.get(engine)
+    if solver is None:
+        solver = _SOLVERS[engine] = csolver.engine(engine)
     board = Board.from_pons(line)
     start = time.perf_counter()
-    first = _SOLVER.nodes
-    _SOLVER.deadline = start + seconds
+    first = solver.nodes
     try:
-        score: int | None = _SOLVER.solve(board)
+        score: int | None = solver.solve(board, deadline=start + seconds)
     except Timeout:
         score = None  # a search cut off by its deadline stores nothing, so the table stays sound
-    finally:
-        _SOLVER.deadline = float("inf")
-    return Result(board.key(), line, score, None, _SOLVER.nodes - first, time.perf_counter() - start)
+    return Result(board.key(), line, score, None, solver.nodes - first, time.perf_counter() - start)
 
 
 def run_pool(solve: Callable[[str, float, str], Result], lines: list[str], seconds: float, engine: str,
              workers: int, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
     """``solve(line, seconds, engine)`` for each line on ``workers`` processes (``book.solve_all``)."""
     if lines:
-        with ProcessPoolExecutor(workers) as pool:
-            try:
-                solve_all(pool, solve, lines, seconds, engine, progress, done, label, bars)
-            finally:
-                pool.shutdown(cancel_futures=True)
+        with worker_pool(workers) as pool:  # the shared pool: Ctrl-C stops its workers mid-solve
+            solve_all(pool, solve, lines, seconds, engine, progress, done, label, bars)
 
 
 # -- minimax ------------------------------------------------------------------------------------
@@ -155,7 +144,7 @@ def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 
         book = Book.from_bytes(out.read_bytes()) if out.exists() else Book.empty()
     except (OSError, BookError) as exc:
         raise UserError(f"cannot read the book {out}: {exc}") from None
-    engine = engine or ("c" if csolver_available() else "python")
+    engine = csolver.resolve(engine or "auto", check=False)  # checked below, once the dry run is out of the way
     tree = levels(start, root.strip(), stones + 1)  # the last level is the leaves (empty if every game ended)
     leaves, have = tree[-1], set(book.keys)
     new = [(key, line) for lv in tree[:-1] for key, (board, line) in lv.items() if key not in have and board.moves]
@@ -165,10 +154,7 @@ def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 
           f"({engine})", flush=True)
     if dry_run:
         return 0
-    if engine == "c":
-        from connectx_forge.tools.solver.csolver import require
-
-        require()  # load now: one clear error instead of one per worker
+    csolver.resolve(engine)  # loads now: one clear error instead of one per worker
     progress.parent.mkdir(parents=True, exist_ok=True)
     done, easy_file = read_progress(progress), easy_progress(progress)
     todo = [line for key, (_, line) in sorted(leaves.items())

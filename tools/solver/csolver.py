@@ -6,20 +6,27 @@ larger table and no book, loaded the way the agent loads it in the source tree
 (the committed prebuilt library while it matches the source, else compiled with
 the pinned toolchain of the ``native`` extra).  ``available()`` says whether it
 loads; ``require()`` says in one line why not.
+
+``engine(kind)`` is ``agents.solver.engine.engine`` for the tools: their
+larger compiled table, no load line on stderr, and a ``UserError`` (one line)
+for an unknown kind or a compiled engine that cannot be made; ``resolve(kind)``
+says which kind ``auto`` means here, and checks that a ``c`` asked for loads.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agents.solver import engine as engines
 from agents.solver.book import Book
+from agents.solver.engine import Engine, EngineError, Kind
 from agents.solver.native import NativeSolver, NativeTimeout, library
 from connectx_forge import runtime
 from connectx_forge.tools.errors import UserError
 
 DEFAULT_ENTRIES = 20000003  # a prime far from a power of two (5 bytes each, 100 MB): structured keys spread evenly
 SolverTimeout = NativeTimeout
-__all__ = ["CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "require", "why_not"]
+__all__ = ["CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "engine", "require", "resolve", "why_not"]
 
 
 def _library() -> Any:
@@ -35,6 +42,29 @@ def available() -> bool:
 def why_not() -> str:
     """Why the compiled solver does not load (after ``available()`` said so)."""
     return f"it cannot be loaded here ({runtime.native_note('solver')})"
+
+
+def resolve(kind: str = "auto", check: bool = True) -> Kind:
+    """The engine ``engine(kind)`` makes here (``auto``: C where it loads); ``UserError`` for an unknown kind, or
+    (with ``check``) for ``c`` where the compiled solver does not load: one line before any work, not one per
+    worker."""
+    _library()
+    try:
+        chosen = engines.resolve(kind)
+    except EngineError as exc:
+        raise UserError(str(exc)) from None
+    if check and not engines.available(chosen):
+        require()
+    return chosen
+
+
+def engine(kind: str = "auto", *, book: Book | None = None, c_entries: int = DEFAULT_ENTRIES,
+           py_entries: int | None = None) -> Engine:
+    """``agents.solver.engine.engine`` with the tools' table (100 MB compiled); ``UserError``s as ``resolve``."""
+    try:
+        return engines.engine(resolve(kind), book=book, c_entries=c_entries, py_entries=py_entries)
+    except EngineError as exc:
+        raise UserError(f"{exc}; use --engine python") from None
 
 
 def require() -> Any:

@@ -217,9 +217,10 @@ def overlapping(candidates: Sequence[str], files: Sequence[Path]) -> set[str]:
 def label(solver: Any, board: Board, budget_s: float) -> tuple[list[int | None] | None, float]:
     """Each column's exact score from a cleared table (None past ``budget_s`` CPU seconds), and the CPU seconds.
 
-    ``solver`` is a ``CSolver`` (or the Python ``Solver``).  Its deadline is a
-    clock time, so a search cut short while the process was paused or starved
-    is run again with the CPU time left, its table kept.
+    ``solver`` is a solver engine (``agents.solver.engine``; the tools give the
+    ``CSolver``).  Its deadline is a clock time, so a search cut short while
+    the process was paused or starved is run again with the CPU time left, its
+    table kept.
     """
     from agents.solver.search import Timeout
 
@@ -229,13 +230,10 @@ def label(solver: Any, board: Board, budget_s: float) -> tuple[list[int | None] 
         left = budget_s - (time.process_time() - start)
         if left <= budget_s / 100:
             return None, time.process_time() - start
-        solver.deadline = time.perf_counter() + left
         try:
-            return solver.analyze(board), time.process_time() - start
+            return solver.analyze(board, deadline=time.perf_counter() + left), time.process_time() - start
         except Timeout:
             continue
-        finally:
-            solver.deadline = float("inf")
 
 
 # -- files -------------------------------------------------------------------------

@@ -14,8 +14,12 @@ play.
 
 The held-out sets (``Random-Early``, ``Centre-Early``, ``Random-Middle``,
 ``Centre-Middle``; tools/solver/heldout.py, read from ``--heldout``, default
-``datasets/heldout``) store every column's exact score, so their moves are
-judged from those scores (``known_weak``): nothing is solved for them.
+``datasets/heldout``, which the wheel ships as package data) store every
+column's exact score, so their moves are judged from those scores
+(``known_weak``): nothing is solved for them.  They are the default
+(``--sets heldout``), so ``cxforge mistakes`` runs from a pip install.  Pons'
+sets are not shipped: ``--sets pons`` (or their names) reads them from
+``--pons DIR``, and where they are missing one line says where to get them.
 
 The JSON results (``--json``, ``-o``) give, per set and agent, the counts,
 five ``examples`` and every mistake in ``mistake_positions`` (``<moves>:
@@ -26,13 +30,13 @@ with fresh tables per position and no overage; other agents are called as
 Kaggle calls them.  ``cxforge bench solver --agent`` uses this harness too.
 
 The command line is ``cxforge mistakes`` (tools/solver/mistakes_cmd.py), e.g.
-``cxforge mistakes --agents net,net-search,solver --sample 100 --seed 0``.
+``cxforge mistakes --agents net,net-search,solver --sample 100 --seed 0``
+(the held-out sets) or ``... --sets pons --pons DIR`` (Pons' six).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from collections import Counter
@@ -42,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Board
+from agents.solver.engine import Engine
 from agents.solver.search import score_class as sign
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
@@ -53,6 +58,11 @@ SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2"
         ("Test_L1_R1", "Begin-Easy"), ("Test_L1_R2", "Begin-Medium"), ("Test_L1_R3", "Begin-Hard")]
 SET_NAMES = dict(SETS)
 HELDOUT_SETS = tuple(heldout.SETS)  # measured after Pons' sets, in this order
+GROUPS = {"heldout": HELDOUT_SETS, "pons": tuple(SET_NAMES.values())}  # --sets heldout, --sets pons
+DEFAULT_SETS = ("heldout",)  # shipped with cxforge (package data), so a pip install measures them as they are
+PONS_URL = "http://blog.gamesolver.org/solving-connect-four/02-test-protocol/"
+PONS_HELP = (f"Pons' test sets are not shipped: download the Test_L*_R* files from {PONS_URL} into a folder and "
+             "pass --pons DIR, or measure on the held-out sets shipped with cxforge (--sets heldout, the default)")
 HARD_SETS = ("Begin-Medium", "Begin-Hard")
 DEFAULT_CACHE = Path(".cache/mistakes/weak.jsonl")
 
@@ -61,22 +71,28 @@ Mover = Callable[[Board], tuple[int, str]]  # the column played and how it was c
 
 def solver_mover(budget: float | None = None, fallback: str | None = None, overage: float = 0.0) -> Mover:
     """The ``solver`` agent at ``budget`` s a move (its normal one by default), fresh tables;
-    ``fallback`` (one of ``agents.solver.agent.FALLBACKS``) overrides what decides when no solve finishes;
-    each position is a fresh game with ``overage`` seconds of Kaggle's overage left (none by default)."""
-    from agents.solver import agent as solver_agent
+    ``fallback`` (a ``agents.solver.policy.Fallback``: checked, net or heuristic) overrides what decides when no
+    solve finishes; each position is a fresh game with ``overage`` seconds of Kaggle's overage left (none by
+    default)."""
+    from dataclasses import replace
 
-    budget = solver_agent.MOVE_BUDGET if budget is None else budget
-    chosen = solver_agent.FALLBACK if fallback is None else fallback
-    if chosen not in solver_agent.FALLBACKS:
-        raise UserError(f"unknown solver fallback {chosen!r}; choose from {', '.join(solver_agent.FALLBACKS)}")
+    from agents.solver import agent as solver_agent
+    from agents.solver.policy import POLICY, Fallback
+
+    try:
+        policy = POLICY if fallback is None else replace(POLICY, fallback=Fallback.named(fallback))
+    except ValueError as exc:  # an unknown fallback, named with the choices
+        raise UserError(str(exc)) from None
+    budget = policy.move_budget if budget is None else budget
 
     def move(board: Board) -> tuple[int, str]:
         solver_agent.reset()
         st = solver_agent.state()
-        st.fallback, st.overage_start = chosen, 0.0
+        st.overage_start = 0.0
         st.new_game(from_start=False)  # each position is a game of its own, begun off the book's tree
         start = time.perf_counter()
-        col = solver_agent.choose(board, start, budget, solver_agent.extra_time(overage, st) if overage else 0.0)
+        extra = solver_agent.extra_time(overage, st, policy) if overage else 0.0
+        col = solver_agent.choose(board, start, budget, extra, policy=policy)
         return col, solver_agent.state().last
 
     return move
@@ -168,32 +184,25 @@ def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakC
     The solver is made at the first score not in ``cache`` (none for a
     held-out set, whose cache holds every score).
     """
-    from agents.solver.search import Solver, Timeout
+    from agents.solver.search import Timeout
+    from connectx_forge.tools.solver import csolver
 
-    solvers: list[Any] = []
+    solvers: list[Engine] = []
 
-    def solver() -> Any:
+    def solver() -> Engine:
         if not solvers:
-            if engine == "c":
-                from connectx_forge.tools.solver.csolver import CSolver
-
-                solvers.append(CSolver())
-            else:
-                solvers.append(Solver())
+            solvers.append(csolver.engine(engine))
         return solvers[0]
 
     def weak(board: Board) -> int | None:
         known = cache.get(board.key()) if cache is not None else None
         if known is not None:
             return known
-        search = solver()
-        search.deadline = float("inf") if budget_s is None else time.perf_counter() + budget_s
         try:
-            score = search.solve(board, weak=True)
+            score = solver().solve(board, weak=True, deadline=None if budget_s is None else
+                                   time.perf_counter() + budget_s)
         except Timeout:
             return None  # not cached: a larger budget may solve it
-        finally:
-            search.deadline = float("inf")
         if cache is not None:
             cache.put(board.key(), score)
         return score
@@ -310,25 +319,23 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
     for a Pons set, a held-out set not built, an agent that cannot load, no C
     compiler for ``engine`` c) is a ``UserError`` before any solving.
     """
-    from agents import registry
-
-    unknown = [a for a in agents if not os.path.exists(a) and (
-        a.partition("@")[0] not in registry.REGISTRY or "@" in a and a[:7] != "solver@")]
     from connectx_forge.tools.options import did_you_mean
+    from connectx_forge.tools.play.reference import SUBMISSIONS, reference
 
+    for a in agents:
+        if not a.startswith("solver@"):
+            reference(a, allow=SUBMISSIONS)  # the one message for a name that is no agent
     all_sets = [*SET_NAMES.values(), *HELDOUT_SETS]
-    bad_sets = [s for s in sets if s not in all_sets]
-    if unknown:
-        raise UserError(f"unknown agent {unknown[0]!r}{did_you_mean(unknown[0], registry.REGISTRY)}; give a "
-                        "registered agent (cxforge agents), solver@heuristic, a project folder or a file")
+    bad_sets = [s for s in sets if s not in all_sets and s not in GROUPS]
     if bad_sets:
-        raise UserError(f"unknown set {bad_sets[0]!r}{did_you_mean(bad_sets[0], all_sets)}; the sets are "
+        raise UserError(f"unknown set {bad_sets[0]!r}{did_you_mean(bad_sets[0], [*GROUPS, *all_sets])}; the sets "
+                        f"are heldout (our {len(HELDOUT_SETS)}, shipped), pons (Pons' six) or one of "
                         f"{', '.join(all_sets)}")
-    loaded = _load_sets(sets, pons, heldout_dir)
-    if engine == "c" and any(known is None for _, _, known in loaded):
-        from connectx_forge.tools.solver.csolver import require
+    loaded = _load_sets(expand_sets(sets), pons, heldout_dir)
+    if any(known is None for _, _, known in loaded):
+        from connectx_forge.tools.solver import csolver
 
-        require()  # load now: one clear line if it cannot be
+        csolver.resolve(engine)  # loads now: one clear line if it cannot be
     movers = {a: mover(a, budget, overage) for a in agents}  # an agent that cannot load: one clear line
     results: list[Mistakes] = []
     for name, positions, known in loaded:
@@ -342,6 +349,11 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
     return results
 
 
+def expand_sets(sets: Sequence[str]) -> list[str]:
+    """The set names ``--sets`` means, groups (``heldout``, ``pons``) expanded, each once, in the order given."""
+    return list(dict.fromkeys(name for s in sets for name in GROUPS.get(s, (s,))))
+
+
 def _load_sets(sets: Sequence[str], pons: Path,
                heldout_dir: Path) -> list[tuple[str, list[tuple[str, int]], WeakCache | None]]:
     """``(name, positions, known weak scores)`` of each set asked for, in measuring order.
@@ -352,8 +364,9 @@ def _load_sets(sets: Sequence[str], pons: Path,
     from connectx_forge.tools.bench.solver import read_positions
 
     out: list[tuple[str, list[tuple[str, int]], WeakCache | None]] = []
-    if any(name in sets for name in SET_NAMES.values()) and not Path(pons).is_dir():
-        raise UserError(f"no Pons test sets at {pons} (pass --pons)")
+    missing = [fname for fname, name in SETS if name in sets and not (Path(pons) / fname).is_file()]
+    if missing:
+        raise UserError(f"no Pons test set {missing[0]} in {pons}: {PONS_HELP}")
     for fname, name in SETS:
         if name in sets:
             out.append((name, read_positions(Path(pons) / fname), None))

@@ -1,6 +1,7 @@
 """``cxforge mistakes``: the command-line face of the mistake-rate harness (tools/solver/mistakes.py).
 
-``--sets`` takes Pons' six names and the held-out sets' (tools/solver/heldout.py).
+``--sets`` takes ``heldout`` (the default: our four labelled sets, shipped with cxforge), ``pons`` (Pons'
+six, downloaded into ``--pons DIR``) or set names (tools/solver/heldout.py).
 
 Prints one line per agent and set as each is measured; ``--json`` prints the
 results as JSON on stdout instead, ``-o PATH`` also writes them to a file.
@@ -17,7 +18,9 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.tools.solver.mistakes import (
     DEFAULT_CACHE,
+    DEFAULT_SETS,
     HELDOUT_SETS,
+    PONS_URL,
     SET_NAMES,
     Mistakes,
     WeakCache,
@@ -25,11 +28,11 @@ from connectx_forge.tools.solver.mistakes import (
     run_sets,
 )
 
-HELP = "mistake rates of agents on Pons' six test sets (or our held-out sets), moves labelled by the exact solver"
+HELP = "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by the exact solver"
 EXAMPLE = """\
-cxforge mistakes --agents net,net-search --sample 100
-cxforge mistakes --agents solver --sample 100 --engine c --sets End-Easy,Middle-Easy -o solver.json
-cxforge mistakes --agents net,net-search --sets Random-Early,Centre-Early,Random-Middle,Centre-Middle"""
+cxforge mistakes --agents net,net-search --sample 100         # the held-out sets, shipped with cxforge
+cxforge mistakes --agents net --sets Random-Middle,Centre-Middle
+cxforge mistakes --agents solver --sets pons --pons ~/pons --engine c -o solver.json   # Pons' six"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="positions per set (sampled, seeded; default 200)")
     parser.add_argument("--hard-sample", type=options.positive_int, default=None, metavar="N",
                         help="positions for Begin-Medium and Begin-Hard (default: --sample)")
-    options.add_names(parser, "--sets", list(SET_NAMES.values()), "Pons' sets, or the held-out sets "
-                      f"{', '.join(HELDOUT_SETS)} (built by cxforge heldout build)", metavar="SET")
+    options.add_names(parser, "--sets", list(DEFAULT_SETS), "heldout (our sets "
+                      f"{', '.join(HELDOUT_SETS)}, shipped), pons (Pons' {', '.join(SET_NAMES.values())}: "
+                      "not shipped, read from --pons), or any of those names", metavar="SET")
     options.add_seed(parser, "seed of the sample")
     parser.add_argument("--budget", type=options.positive_float, default=None, metavar="S",
                         help="the solver agent's seconds a move (default: its normal budget)")
@@ -51,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solve-budget", type=options.positive_float, default=20.0, metavar="S",
                         help="labelling seconds per move before skipping (default 20)")
     options.add_engine(parser, "python", "the solver labelling the moves (c: the same scores, about 25x faster)")
-    parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR", help="folder of Pons' Test_L*_R* files")
+    parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR",
+                        help=f"folder of Pons' Test_L*_R* files, downloaded from {PONS_URL}")
     parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
-                        help="folder of the held-out sets (default datasets/heldout)")
+                        help="folder of the held-out sets (default: the sets shipped with cxforge, datasets/heldout)")
     options.add_json(parser, "print the results as JSON instead of the table", old_file=True)
     options.add_out(parser, "also write the results as JSON to PATH")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="FILE",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 from agents.board import Board
 from connectx_forge.tools import options
@@ -65,16 +64,10 @@ def describe(score: int, moves: int, weak: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Solve the position; print its score (or each column's with ``--all``), nodes and time."""
     from agents.solver.book import Book
-    from agents.solver.search import Solver
+    from connectx_forge.tools.solver import csolver
 
     board = parse_moves(args.moves)
-    solver: Any
-    if options.engine_of(args) == "c":
-        from connectx_forge.tools.solver.csolver import CSolver
-
-        solver = CSolver()
-    else:
-        solver = Solver(book=Book.load())  # the opening book's exact scores, where it has them
+    solver = csolver.engine(options.engine_of(args), book=Book.load())  # the book's exact scores, where it has them
     start = time.perf_counter()
     if args.all:
         scores = solver.analyze(board, weak=args.weak)

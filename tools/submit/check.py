@@ -23,37 +23,41 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from connectx_forge.build import manifest as manifests
-from connectx_forge.build.cache import Playable
+from connectx_forge.build.cache import Playable, playable_of
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
 from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
 from connectx_forge.tools.sandbox.limits import Limits
-from connectx_forge.tools.submit import kaggle_game
+from connectx_forge.tools.submit import kaggle_game, sequential
 from connectx_forge.tools.submit.archive import unpack
-from connectx_forge.tools.submit.verdict import CheckReport, summarize
+from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
+from connectx_forge.tools.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
 OPPONENTS = ("random", "negamax")
-DEFAULT_GAMES = 8  # per opponent
+DEFAULT_GAMES = 8  # per opponent: the first batch, and all the games when no floor needs more
+DEFAULT_MAX_GAMES = 256  # per opponent with a floor: the sequential test's cap
 KAGGLE_ACT_TIMEOUT = float(ACT_TIMEOUT)
 KAGGLE_OVERAGE = float(OVERAGE)
 VALIDATION_SEED_INDEX = (1 << 32) - 1  # the validation episode is seeded apart from every game
 Job = dict[str, Any]
+Look = Callable[[FloorResult, str], None]  # told each floor's state after each look
 
 
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
                *, opponents: Iterable[str] = OPPONENTS, act_timeout: float = KAGGLE_ACT_TIMEOUT,
                overage: float = KAGGLE_OVERAGE, seed: int | None = 0, progress: bool = False,
                validation: bool = True, limits: Limits | None = None,
-               size: tuple[int, int, int] = (6, 7, 4)) -> CheckReport:
-    """Check the submission at ``path``: the validation episode, then ``games`` games per opponent.
+               size: Size = STANDARD, max_games: int | None = None, floors: bool = True,
+               on_look: Look | None = None, on_game: Callable[[dict[str, Any]], None] | None = None) -> CheckReport:
+    """Check the submission at ``path``: the validation episode, then ``games`` games per opponent, and more
+    against an opponent whose floor is not decided yet, up to ``max_games`` (``sequential.py``).
 
     Game ``i`` is seeded with ``game_seed(seed, i)`` (``seed=None``: unseeded),
     and each of its seats (the file's host, the built-in opponent) has its own
@@ -61,13 +65,24 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     ``workers`` games play at once (default: all cores); ``progress`` shows a bar
     on a terminal; ``validation=False`` skips the validation episode; ``limits``
     bound each agent host (default ``Limits()``); ``size`` is the board (Kaggle's
-    leaderboard plays 6x7x4).
+    leaderboard plays 6x7x4).  ``max_games`` (default ``DEFAULT_MAX_GAMES``, or
+    ``games`` when that is more) caps the games per opponent with a floor;
+    ``floors=False`` judges validity alone, as for a file without a manifest.
+    ``on_look(floor, action)`` is called after each batch with each floor's state
+    and what comes next ("playing on to N games", or the verdict); ``on_game(result)``
+    with each game's result as it comes in (the validation episode's first).
     """
     source = Path(path)
-    _validate(source, games, act_timeout, overage)
-    chosen = tuple(opponents)
+    cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
+    _validate(source, games, act_timeout, overage, cap)
+    chosen = tuple(builtin_opponent(o) for o in opponents)
     manifest_path, manifest, stale = read_manifest(source)
-    jobs = jobs_for(chosen, games, act_timeout, overage, seed)
+    if not floors and manifest_path is not None:
+        manifest_path, manifest, stale = None, {}, ("--no-floors: validity only, the manifest's win-rate floors "
+                                                    "were not checked")
+    plan = sequential.Plan(games, cap)
+    wanted = {o: float(f) for o, f in (manifest.get("floors") or {}).items() if o in chosen}
+    jobs_for(chosen, games, act_timeout, overage, seed)  # refuses an unknown opponent before anything is played
     kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
@@ -77,39 +92,62 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
         first = None
         if validation:
             first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
+            if on_game is not None:
+                on_game(first)
         results: list[dict[str, Any]] = []
         if first is None or first["kind"] == "ok":
-            results = pool.in_processes(kaggle_game.play, [{**job, **common} for job in jobs],
-                                        workers or os.cpu_count() or 1,
-                                        progress=pool.Progress("check", "game", enabled=progress))
+            played = {o: 0 for o in chosen}
+            target = {o: games for o in chosen}
+            while True:
+                batch = [{**job, **common} for o in chosen if target.get(o, 0) > played[o]
+                         for job in jobs_for(chosen, target[o], act_timeout, overage, seed, start=played[o],
+                                             only=o)]
+                batch.sort(key=lambda job: job["index"])
+                results += pool.in_processes(kaggle_game.play, batch, workers or os.cpu_count() or 1,
+                                             progress=pool.Progress("check", "game", enabled=progress),
+                                             on_result=None if on_game is None else
+                                             lambda _i, result: on_game(result))
+                played.update(target)
+                if any(r["status"] in FAILED_STATUSES for r in results):
+                    break  # a rule broken: the check has failed, whatever the floors
+                target = _next_targets(wanted, results, plan, played, set(target), on_look)
+                if not target:
+                    break
     report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
-                       validation=first)
+                       validation=first, plan=plan)
     if stale:
         report.notes = [stale] + [n for n in report.notes if not n.startswith("no manifest beside")]
-    if tuple(size) != (6, 7, 4):
+    if tuple(size) != STANDARD:
         report.notes.append(f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
                             "plays 6x7, 4 in a row")
     return report
 
 
-def submission_of(spec: str) -> Playable:
-    """The file that ``cxforge check`` and ``upload`` judge for ``spec``: a built file as it is; a project
-    folder, a source ``.py`` or a registered agent built on the fly (with its manifest beside it)."""
-    from agents import registry
-    from connectx_forge.build.cache import playable, registered
+def _next_targets(floors: dict[str, float], results: list[dict[str, Any]], plan: sequential.Plan,
+                  played: dict[str, int], batch: set[str], on_look: Look | None) -> dict[str, int]:
+    """After a batch (games against the opponents in ``batch``): the games each opponent whose floor is not
+    decided yet must reach at the next look; none once a floor has failed (the check has)."""
+    looked = [judge_floor(o, f, results, plan) for o, f in sorted(floors.items()) if o in batch]
+    failed = any(d.verdict == sequential.FAIL for _, d in looked)
+    target: dict[str, int] = {}
+    for result, decision in looked:
+        nxt = plan.next_look(played[result.opponent]) if decision.verdict == sequential.MORE else None
+        if nxt is not None and not failed:
+            target[result.opponent] = nxt
+        if on_look is not None:
+            action = (result.verdict.upper() if nxt is None else "stopped: another floor failed" if failed
+                      else f"playing on to {nxt} games")
+            on_look(result, action)
+    return target
 
-    path = Path(spec).expanduser()
-    if spec.startswith("kaggle:"):
-        raise UserError(f"{spec} is Kaggle's built-in agent, not a submission; check a project folder, "
-                        "a .py or .tar.gz file, or a registered agent")
-    if path.exists():
-        return playable(spec)
-    if spec in registry.REGISTRY:
-        return registered(spec)
-    if spec.endswith((".py", ".tar.gz")) or "/" in spec or os.sep in spec:
-        raise UserError(f"{spec}: no such file or folder")
-    raise UserError(f"{spec}: no such file or folder, nor a registered agent{did_you_mean(spec, registry.REGISTRY)}; "
-                    "give a project folder, a .py or .tar.gz file, or a name from cxforge agents")
+
+def submission_of(spec: str) -> Playable:
+    """The file that ``cxforge check`` and ``upload`` judge for ``spec`` (``reference``, allowing what a
+    submission can be): a built file as it is; a project folder, a source ``.py`` or a registered agent built
+    on the fly (with its manifest beside it)."""
+    from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+
+    return playable_of(reference(spec, allow=SUBMISSIONS))
 
 
 def check_agent(spec: str, games: int = DEFAULT_GAMES, workers: int | None = None, **kwargs: Any) -> CheckReport:
@@ -164,13 +202,15 @@ def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any], str | None]:
     return manifest, data, None
 
 
-def _validate(source: Path, games: int, act_timeout: float, overage: float) -> None:
+def _validate(source: Path, games: int, act_timeout: float, overage: float, cap: int) -> None:
     if not source.exists():
         raise UserError(f"{source}: no such file")
     if not source.is_file():
         raise UserError(f"{source}: not a file")
     if games < 1:
         raise UserError(f"--games must be at least 1, not {games}")
+    if cap < games:
+        raise UserError(f"--max-games {cap} is less than --games {games}: the cap must be at least the first batch")
     if act_timeout <= 0 or overage < 0:
         raise UserError("--act-timeout must be positive and --overage not negative")
     if not os.access(source, os.R_OK):
@@ -181,25 +221,52 @@ CHECK_WORKERS = "games played at once, each refereed in its own worker process (
 
 
 def builtin_opponent(spec: str) -> str:
-    """The check's name (``random``, ``negamax``) of the opponent ``kaggle:random`` or ``kaggle:negamax``: the
-    check plays Kaggle's built-in agents, written with their prefix as every command writes them."""
-    if spec.startswith("kaggle:") and spec[len("kaggle:"):] in OPPONENTS:
-        return spec[len("kaggle:"):]
-    known = [f"kaggle:{o}" for o in OPPONENTS]
-    hint = f" (did you mean 'kaggle:{spec}'?)" if spec in OPPONENTS else did_you_mean(spec, known)
-    raise UserError(f"unknown opponent {spec!r}{hint}; the check plays Kaggle's built-in agents: {', '.join(known)}")
+    """The check's name (``random``, ``negamax``) of a Kaggle built-in opponent, written as a floor of
+    ``cxforge.toml`` may write it: ``kaggle:random`` or ``random`` (``reference``, allowing ``OPPONENTS``)."""
+    from connectx_forge.tools.play.reference import OPPONENTS, reference
+
+    return str(reference(spec, allow=OPPONENTS, role="opponent").name)
 
 
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,
-             seed: int | None) -> list[Job]:
-    """``games`` per opponent, half in each seat (the first seat takes an odd one), interleaved."""
-    unknown = [o for o in opponents if o not in OPPONENTS]
-    if unknown:
-        raise UserError(f"unknown opponent {unknown[0]!r}; Kaggle's built-ins are {', '.join(OPPONENTS)}")
+             seed: int | None, *, start: int = 0, only: str | None = None) -> list[Job]:
+    """``games`` per opponent, half in each seat (the first seat takes an odd one), interleaved.
+
+    ``start`` and ``only``: the games ``start`` to ``games`` against ``only``, as a later batch of the floor
+    test plays them: game ``g`` against the ``i``-th opponent is always index ``g * len(opponents) + i``, so
+    its seat and seed do not depend on the batches."""
+    opponents = tuple(builtin_opponent(o) for o in opponents)  # kaggle:random is random; an unknown one refused
     jobs: list[Job] = []
-    for g in range(games):
-        for opponent in opponents:
-            index = len(jobs)
+    for g in range(start, games):
+        for i, opponent in enumerate(opponents):
+            if only is not None and opponent != only:
+                continue
+            index = g * len(opponents) + i
             jobs.append({"index": index, "opponent": opponent, "seat": g % 2, "act_timeout": act_timeout,
                          "overage": overage, "seed": None if seed is None else game_seed(seed, index)})
     return jobs
+
+
+def game_record(result: dict[str, Any], label: str, size: Size = STANDARD) -> dict[str, Any]:
+    """A check game's ``result`` as a line of a games file (``GameRecord.to_json``, what ``cxforge logs``,
+    ``review`` and ``replay`` read): the file is ``label``, its opponent ``kaggle:NAME`` (itself in the
+    validation episode)."""
+    from connectx_forge.tools.play.game import GameRecord
+
+    seat = result["seat"]
+    other = label if result["opponent"] == kaggle_game.SELF else f"kaggle:{result['opponent']}"
+    players = (label, other) if seat == 0 else (other, label)
+    broke = result.get("kind") not in (None, "ok")
+    culprit = result.get("culprit", seat) + 1 if broke else None
+    if broke:
+        winner: int | None = 3 - (culprit or 1)
+    else:
+        winner = {"win": seat + 1, "loss": 2 - seat}.get(result["outcome"])
+    outcome = result["kind"] if broke else "draw" if winner is None else "win"
+    log = result.get("log")
+    record = GameRecord(players=players, size=size, seed=result.get("seed") or 0,
+                        moves=list(result.get("columns", [])),
+                        times=list(result.get("times", [])), outcome=outcome, winner=winner, culprit=culprit,
+                        error=result.get("error") if broke else None, index=result.get("index", 0), a_seat=seat + 1,
+                        logs={str(culprit or seat + 1): log} if log else None, slowed=result.get("slowed"))
+    return record.to_json()

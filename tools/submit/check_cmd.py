@@ -6,10 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import IO, Any
 
+from agents.board import Size
 from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
+from connectx_forge.tools.submit.verdict import FloorResult
 
 DEFAULT_FILE = Path("submissions/submission.py")
 HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"
@@ -17,18 +21,25 @@ EXAMPLE = """\
 cxforge check                                   # in a project folder: that project; else submissions/submission.py
 cxforge check submissions/submission.py
 cxforge check ~/bots/mybot                      # a project folder, built on the fly
-cxforge check submissions/submission.py -n 40 -w 2 --opponents kaggle:negamax --json"""
+cxforge check submissions/submission.py -n 40 --max-games 512 --opponents kaggle:negamax --json
+cxforge check submissions/submission.py --save check-games.jsonl   # then: cxforge logs check-games.jsonl"""
 DESCRIPTION = HELP + "\n\n" + (
     "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
     "loader afresh for each game, in agent hosts: limited child processes that cannot see this\n"
     "project or your credentials, refereed by kaggle_environments' own interpreter.  As on Kaggle\n"
     "it first plays itself once (the validation episode; a failure there fails the check at\n"
-    "once), then Kaggle's built-in random and negamax in both seats.  Exit status 1 when it\n"
-    "makes any invalid move, raises, crashes or times out, or is significantly below a win-rate\n"
-    "floor of the manifest beside it (submission.json beside submission.py; a project's floors\n"
-    "come from its cxforge.toml): over both seats, it fails when the upper end of the 95% Wilson\n"
-    "interval of its win rate is below the floor.  Without a manifest, or with one whose sha256\n"
-    "is not the file's, only validity is checked.")
+    "once), then Kaggle's built-in random and negamax in both seats, -n games each.\n\n"
+    "Win-rate floors come from the manifest beside the file (submission.json beside\n"
+    "submission.py; a project's from its cxforge.toml).  Each is decided by a sequential test:\n"
+    "while a floor is neither met nor missed, the games against that opponent double (8, 16,\n"
+    "32, ...) up to --max-games; a floor is met when the exact (Clopper-Pearson) lower bound of\n"
+    "the win rate is at or above it, missed when the upper bound is below it, both at 95%\n"
+    "confidence over all the looks (each look spends 5%/K; K looks).  Without a manifest, with\n"
+    "one whose sha256 is not the file's, or with --no-floors, only validity is checked.\n\n"
+    "Exit status: 0 PASS (no rule broken, every floor met); 1 FAIL (an invalid move, an error,\n"
+    "a crash or a timeout, a failed validation episode, or a floor missed; also bad input);\n"
+    "3 UNDECIDED (no rule broken, no floor missed, but a floor neither met nor missed within\n"
+    "--max-games).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,12 +49,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a built .py or .tar.gz (main.py at its top), a project folder or source .py (built "
                         "on the fly), or a registered agent (default: the project in the working folder, else "
                         "submissions/submission.py)")
-    options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats")
+    options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats: the first batch "
+                      "of the floor test, and every game against an opponent without a floor")
+    parser.add_argument("--max-games", type=options.positive_int, default=None, metavar="N",
+                        help="at most N games per opponent while its floor is undecided (default "
+                             f"{check.DEFAULT_MAX_GAMES}, or -n when that is more)")
+    parser.add_argument("--no-floors", dest="floors", action="store_false",
+                        help="validity only: play -n games per opponent and judge no win-rate floor")
     options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_json(parser, "print one JSON object instead of the table")
     options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
-                      "to play", metavar="PLAYER")
+                      "to play, written as in a floor (kaggle:random or random)", metavar="PLAYER")
+    options.add_save(parser, what="every game (the validation episode first)")
     parser.add_argument("--act-timeout", type=options.positive_float, default=check.KAGGLE_ACT_TIMEOUT, metavar="S",
                         help="seconds per move before overage is used (Kaggle: 2; change only to test)")
     parser.add_argument("--overage", type=float, default=check.KAGGLE_OVERAGE, metavar="S",
@@ -56,6 +74,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_progress(parser)
 
 
+class GameSaver:
+    """``--save``: each check game, as it finishes, one flushed line of a games file (``check.game_record``).
+    The file is opened at the first game, so a check that stops before any game leaves no file behind."""
+
+    def __init__(self, path: Path, append: bool, label: str, size: Size) -> None:
+        self.path, self.append, self.label, self.size = path, append, label, size
+        self.fh: IO[str] | None = None
+
+    def __call__(self, result: dict[str, Any]) -> None:
+        if self.fh is None:
+            try:
+                self.fh = open(self.path, "a" if self.append else "x", encoding="utf-8")
+            except OSError as exc:
+                raise UserError(f"--save {self.path}: cannot write it ({exc.strerror or exc})") from None
+        self.fh.write(json.dumps(check.game_record(result, self.label, self.size)) + "\n")
+        self.fh.flush()
+
+    def close(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
 def default_agent(spec: str | None) -> str:
     """What a command checks when it is given nothing: the project in the working folder, else the default file."""
     from connectx_forge.build.project import settings_file
@@ -66,16 +106,33 @@ def default_agent(spec: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the file and print the report; 0 when it passes, 1 when it fails."""
+    """Check the file and print the report; the exit status of its verdict (0 PASS, 1 FAIL, 3 UNDECIDED)."""
     opponents = [check.builtin_opponent(o) for o in args.opponents]
+    if args.max_games is not None and args.max_games < args.games:
+        raise UserError(f"--max-games {args.max_games} is less than --games {args.games}: the cap must be at "
+                        "least the first batch")
     file = check.submission_of(default_agent(args.path))
     if file.built_here:
         print(f"built {file.label!r} on the fly: {file.path}", file=sys.stderr)
-    report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
-                              act_timeout=args.act_timeout, overage=args.overage, seed=args.seed,
-                              progress=options.progress_of(args), validation=args.validation,
-                              limits=options.limits_of(args), size=options.size_of(args))
+    size = options.size_of(args)
+    talk = options.progress_of(args)
+
+    def look(floor: FloorResult, action: str) -> None:
+        if talk:
+            print(f"floor vs {floor.opponent} {floor.floor:.0%}: won {floor.wins}/{floor.games}, bounds "
+                  f"[{floor.lower:.1%}, {floor.upper:.1%}]: {action}", file=sys.stderr, flush=True)
+
+    saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
+    try:
+        report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
+                                  act_timeout=args.act_timeout, overage=args.overage, seed=args.seed,
+                                  progress=talk, validation=args.validation, limits=options.limits_of(args),
+                                  size=size, max_games=args.max_games, floors=args.floors, on_look=look,
+                                  on_game=saver)
+    finally:
+        if saver is not None:
+            saver.close()
     print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
     if args.slowdown > 1 and not args.json:
         print(options.slowdown_line(args.slowdown, report.slowed))
-    return 0 if report.passed else 1
+    return report.exit_code

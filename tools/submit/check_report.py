@@ -14,7 +14,10 @@ def seconds(s: float) -> str:
 
 def _header(report: CheckReport) -> list[str]:
     who = f" (agent {report.agent})" if report.agent else ""
-    return [f"check {report.path}{who}: {report.games_per_opponent} game(s) per opponent, loaded as Kaggle "
+    games = f"{report.games_per_opponent} game(s) per opponent"
+    if report.floors and report.max_games > report.games_per_opponent:
+        games += f", up to {report.max_games} while a floor is undecided"
+    return [f"check {report.path}{who}: {games}, loaded as Kaggle "
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
             f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
             "kaggle_environments refereed",
@@ -40,8 +43,9 @@ def _validation(report: CheckReport) -> list[str]:
 
 
 def _findings(report: CheckReport) -> list[str]:
-    lines = _validation(report) + [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%} "
-             f"(upper 95% bound {f.upper:.0%}): {f.verdict}" for f in report.floors]
+    lines = _validation(report) + [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%}, "
+                                   f"bounds [{f.lower:.1%}, {f.upper:.1%}] (each at {1 - f.level:.2%}, 95% over "
+                                   f"the test's looks): {f.verdict}" for f in report.floors]
     lines.append(f"first move, including the load: {seconds(report.slowest_first_move_s)} at most; "
                  f"slowest later move: {seconds(report.slowest_move_s)} ({report.moves} moves timed)")
     if report.breaks:
@@ -55,6 +59,12 @@ def _findings(report: CheckReport) -> list[str]:
 
 
 def format_report(report: CheckReport) -> str:
-    """The readable table ``cxforge check`` prints, ending in PASS or one FAIL line per problem."""
-    verdict = ["PASS"] if report.passed else [f"FAIL: {p}" for p in report.problems]
+    """The readable table ``cxforge check`` prints, ending in PASS, one FAIL line per problem, or one UNDECIDED
+    line per floor neither met nor missed."""
+    if report.problems:
+        verdict = [f"FAIL: {p}" for p in report.problems]
+    elif report.undecided:
+        verdict = [f"UNDECIDED: {u}" for u in report.undecided]
+    else:
+        verdict = ["PASS"]
     return "\n".join(_header(report) + _seat_rows(report) + [""] + _findings(report) + verdict)

@@ -32,6 +32,7 @@ import copy
 import random
 from typing import Any
 
+from agents.board import STANDARD, Size
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
@@ -85,7 +86,7 @@ class HostSeat:
         return reply.action
 
 
-def make_env(act_timeout: float, overage: float, size: tuple[int, int, int] = (6, 7, 4)) -> Any:
+def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> Any:
     """The real ConnectX environment; only ``actTimeout``, the overage bank and the board size may differ.
 
     With Kaggle's values (2 s, 60 s) this is plain ``make("connectx")``.  The
@@ -98,7 +99,7 @@ def make_env(act_timeout: float, overage: float, size: tuple[int, int, int] = (6
     from kaggle_environments.core import Environment
 
     configuration: dict[str, Any] = {"actTimeout": act_timeout} if act_timeout != 2 else {}
-    if tuple(size) != (6, 7, 4):
+    if tuple(size) != STANDARD:
         configuration.update(rows=size[0], columns=size[1], inarow=size[2])
     if overage == 60:
         return make("connectx", configuration=configuration)
@@ -119,7 +120,7 @@ def play(job: Job) -> dict[str, Any]:
     seed = job["seed"] if job["seed"] is not None else random.randrange(1 << 31)
     random.seed(seed)
     np.random.seed(seed)
-    size = tuple(job.get("size") or (6, 7, 4))
+    size = tuple(job.get("size") or STANDARD)
     env = make_env(job["act_timeout"], job["overage"], size)
     seat = job["seat"]
     hosted = (0, 1) if job["opponent"] == SELF else (seat,)
@@ -145,8 +146,28 @@ def play(job: Job) -> dict[str, Any]:
     finally:
         for s in seats.values():
             s.host.close()
-    result.update(index=job["index"], opponent=job["opponent"], seat=seat, plies=len(env.steps) - 1)
+    result.update(index=job["index"], opponent=job["opponent"], seat=seat, plies=len(env.steps) - 1, seed=seed,
+                  columns=_columns(env), times=_call_times(env))
     return result
+
+
+def _columns(env: Any) -> list[int]:
+    """The columns played, read from the boards (a rule-breaking last action changed none)."""
+    columns, before = [], None
+    for step in env.steps:
+        board = list(step[0]["observation"]["board"])
+        if before is not None:
+            changed = [i for i, (a, b) in enumerate(zip(before, board, strict=True)) if a != b]
+            if changed:
+                columns.append(changed[0] % int(env.configuration.columns))
+        before = board
+    return columns
+
+
+def _call_times(env: Any) -> list[float]:
+    """Each agent call's seconds, both seats in the order they moved, as the environment timed them."""
+    return [entry["duration"] for step in env.logs for entry in step
+            if isinstance(entry, dict) and "duration" in entry]
 
 
 def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) -> dict[str, Any]:

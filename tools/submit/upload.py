@@ -1,7 +1,7 @@
 """Check a submission file, then submit it with the real ``kaggle`` CLI (``cxforge upload``'s logic).
 
 The file must pass ``cxforge check`` first (no invalid move, error or timeout, and
-no floor significantly missed); a file that fails is refused before anything is
+every floor shown met; FAIL and UNDECIDED are both refused) before anything is
 sent.  There is deliberately no way to skip the check.  The upload itself is
 ``kaggle competitions submit connectx -f PATH -m MSG``, run with the user's own
 environment; its output is relayed with every credential scrubbed out.  The
@@ -10,12 +10,13 @@ command line is ``upload_cmd.py``.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from connectx_forge.tools.credentials import credential_source
+from connectx_forge.tools.credentials import credential_source, scrub, secrets
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.kaggle_cli import COMPETITION, CREDENTIALS_HELP, kaggle_executable, run_kaggle
 from connectx_forge.tools.submit.check import DEFAULT_GAMES, check_file
@@ -36,32 +37,44 @@ class SubmitResult:
 
 def submit(path: Path, message: str, kaggle: str | None = None) -> SubmitResult:
     """``kaggle competitions submit connectx -f PATH -m MESSAGE``; never raises on a CLI failure."""
-    result = run_kaggle(["competitions", "submit", COMPETITION, "-f", str(path), "-m", message],
-                        SUBMIT_TIMEOUT_S, _CLI_FAILURES, kaggle)
+    result = run_kaggle(submit_command(path, message, "kaggle")[1:], SUBMIT_TIMEOUT_S, _CLI_FAILURES, kaggle)
     reason = result.reason
     if reason == _CLI_FAILURES[0].lower():
         reason += " (the file upload failed)"
     return SubmitResult(result.ok, result.output, reason)
 
 
+def submit_command(path: Path, message: str, kaggle: str) -> list[str]:
+    """The kaggle command line that submits ``path`` (no credential is ever on it: the CLI finds them)."""
+    return [kaggle, "competitions", "submit", COMPETITION, "-f", str(path), "-m", message]
+
+
 def upload(path: Path, message: str, games: int = DEFAULT_GAMES, workers: int | None = None, *,
-           progress: bool = False, show: Callable[[str], None] = print) -> str:
+           progress: bool = False, show: Callable[[str], None] = print, dry_run: bool = False) -> str:
     """Check ``path``, ``show`` the check's report, and submit it if it passed; the CLI's answer.
 
     ``UserError`` (before anything is sent) for a missing file, an empty message,
     no kaggle CLI, no credentials or a failed check, and when the upload fails.
+    ``dry_run``: everything but the network (the same refusals, the credentials found but never read out);
+    the answer is the command line that would have run.
     """
     if not path.is_file():
         raise UserError(f"{path}: no such file (build one first: make submission)")
     if not message.strip():
         raise UserError("give the submission a message with -m")
     kaggle = kaggle_executable()
-    if credential_source() is None:
+    source = credential_source()
+    if source is None:
         raise UserError(CREDENTIALS_HELP)
     report = check_file(path, games, workers, progress=progress)
     show(format_report(report))
     if not report.passed:
-        raise UserError(f"refusing to upload {path}: it failed the check ({'; '.join(report.problems)})")
+        raise UserError(f"refusing to upload {path}: the check's verdict is {report.verdict.upper()} "
+                        f"({'; '.join(report.problems or report.undecided)})")
+    if dry_run:
+        command = scrub(shlex.join(submit_command(path, message, kaggle)), secrets())
+        return (f"dry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
+                f"  {command}")
     show(f"uploading {path} to Kaggle's {COMPETITION} competition...")
     result = submit(path, message, kaggle)
     if not result.ok:

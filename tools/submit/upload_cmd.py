@@ -13,7 +13,8 @@ from connectx_forge.tools.submit.upload import upload
 HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
 EXAMPLE = """\
 cxforge upload submissions/submission.py -m "lookahead, depth 4"
-cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted"""
+cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted
+cxforge upload submissions/submission.py -m "v3" --dry-run   # everything but the network"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
     options.add_games(parser, DEFAULT_GAMES, "checker games per opponent")
     options.add_workers(parser, what=CHECK_WORKERS)
+    options.add_progress(parser)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="do everything but the upload: build, check, find the credentials (never printed), "
+                             "then print the kaggle command line that would run and exit 0")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     file = submission_of(args.path)
     if file.built_here:
         print(f"built {file.label!r}: {file.path}", flush=True)
-    output = upload(Path(file.path), args.message, args.games, args.workers, progress=True,
-                    show=partial(print, flush=True))
+    output = upload(Path(file.path), args.message, args.games, args.workers, progress=options.progress_of(args),
+                    show=partial(print, flush=True), dry_run=args.dry_run)
     print(output)
     return 0

@@ -1,11 +1,13 @@
 """The checker's verdict: count a submission's games and decide whether it passes.
 
-A file fails the check when it makes any invalid move, raises, times out, or is
-significantly below a win-rate floor from its manifest.  Floor rule: over both
-seats, the file fails when the UPPER end of the 95% Wilson interval of its win
-rate is below the floor, i.e. when a handful of games already shows it is worse
-than the floor.  A win rate below the floor that is not significantly below
-passes, with a note.
+Three verdicts, each with its exit status (``EXIT_CODES``): PASS (0) when the
+file broke no rule and every win-rate floor of its manifest is shown to be met;
+FAIL (1) when it makes any invalid move, raises, times out, fails its
+validation episode, or is shown to be below a floor; UNDECIDED (3) when it broke
+no rule and no floor failed, but some floor could be shown neither met nor
+missed within the games allowed (``--max-games``).  A floor is judged over both
+seats by the sequential test of ``sequential.py``: exact Clopper-Pearson bounds
+at 95% confidence over all its looks.
 
 ``summarize`` reads the results of ``kaggle_game.play`` (one dict per game,
 and the validation episode's) and returns a ``CheckReport``; games are counted
@@ -22,13 +24,15 @@ from typing import Any
 from connectx_forge.tools import options
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
-from connectx_forge.tools.stats import format_rate, wilson
+from connectx_forge.tools.stats import wilson
+from connectx_forge.tools.submit import sequential
 from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
 
 SEAT_NAMES = ("first", "second")
 LOG_TAIL_LINES = 15  # of a failing agent's log, in the report
 STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()  # Kaggle status -> Tally
                    if outcome not in HOST_BREAKS}
+EXIT_CODES = {"pass": 0, "fail": 1, "undecided": 3}  # cxforge check's exit status for each verdict
 
 
 @dataclass
@@ -46,7 +50,12 @@ class SeatResult(Tally):
 
 @dataclass
 class FloorResult:
-    """One win-rate floor from the manifest, judged over both seats."""
+    """One win-rate floor from the manifest, judged over both seats by the sequential test (``sequential.py``).
+
+    ``lower`` and ``upper`` are the one-sided Clopper-Pearson bounds of the win rate at ``level`` (the
+    error each look of the test may spend): ``pass`` when ``lower`` is at or above the floor, ``fail`` when
+    ``upper`` is below it, ``undecided`` when neither holds at the last look.
+    """
 
     opponent: str
     floor: float
@@ -54,7 +63,9 @@ class FloorResult:
     wins: int
     rate: float
     upper: float
-    verdict: str  # "pass", "fail", "not significant" (below, but passes), "not played"
+    verdict: str  # "pass", "fail", "undecided", "not played"
+    lower: float = 0.0
+    level: float = 0.05
 
 
 @dataclass
@@ -81,6 +92,8 @@ class CheckReport:
     log_tail: list[str] = field(default_factory=list)  # the last lines of the first failing game's agent log
     log_game: str | None = None  # which game that was
     slowed: dict[str, int] = field(default_factory=dict)  # how --slowdown held the hosts -> games (throttle.method)
+    max_games: int = 0  # the cap of games per opponent for a floor (0: games_per_opponent)
+    undecided: list[str] = field(default_factory=list)  # the floors neither met nor missed within max_games
 
     @property
     def invalid(self) -> int:
@@ -95,15 +108,26 @@ class CheckReport:
         return sum(s.timeouts for s in self.seats)
 
     @property
+    def verdict(self) -> str:
+        """``"fail"`` on any problem, else ``"undecided"`` while a floor is, else ``"pass"``."""
+        return "fail" if self.problems else "undecided" if self.undecided else "pass"
+
+    @property
     def passed(self) -> bool:
-        return not self.problems
+        return self.verdict == "pass"
+
+    @property
+    def exit_code(self) -> int:
+        """``cxforge check``'s exit status: 0 PASS, 1 FAIL, 3 UNDECIDED."""
+        return EXIT_CODES[self.verdict]
 
     def to_dict(self) -> dict[str, Any]:
         """What ``cxforge check --json`` prints."""
         out = asdict(self)
         for seat, raw in zip(self.seats, out["seats"], strict=True):
             raw["win_interval"] = list(seat.win_interval)
-        out.update(passed=self.passed, invalid=self.invalid, errors=self.errors, timeouts=self.timeouts)
+        out.update(passed=self.passed, verdict=self.verdict, exit_code=self.exit_code, invalid=self.invalid,
+                   errors=self.errors, timeouts=self.timeouts)
         return out
 
 
@@ -136,8 +160,11 @@ def _move_times(results: list[dict[str, Any]]) -> tuple[list[float], list[float]
 
 def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
               results: list[dict[str, Any]], manifest_path: Path | None,
-              manifest: dict[str, Any], validation: dict[str, Any] | None = None) -> CheckReport:
-    """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors."""
+              manifest: dict[str, Any], validation: dict[str, Any] | None = None,
+              plan: sequential.Plan | None = None) -> CheckReport:
+    """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
+
+    ``plan`` is the floor test's plan of looks (default: one look, at the games played)."""
     played = ([validation] if validation else []) + results
     errors_seen = _errors_seen(played)
     first_moves, later_moves = _move_times(played)
@@ -149,7 +176,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
         errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results),
-        slowed=options.slowed_games(r.get("slowed") for r in played))
+        slowed=options.slowed_games(r.get("slowed") for r in played), max_games=plan.cap if plan else games)
     engines = sorted({line for r in played for line in r.get("native") or ()})
     report.notes.extend(f"the agent's native library {line}" for line in engines)
     failing = next((r for r in played if r.get("log")), None)
@@ -164,7 +191,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
     else:
         if manifest.get("valid") is False:
             report.notes.append("the manifest says this agent plays invalid moves on purpose")
-        _judge_floors(report, manifest.get("floors", {}), results)
+        _judge_floors(report, manifest.get("floors", {}), results, plan)
     return report
 
 
@@ -200,24 +227,31 @@ def _judge_rule_breaks(report: CheckReport, errors_seen: list[str]) -> None:
                             "Kaggle (a sibling file or this project's packages?): bundle it into the file")
 
 
-def _judge_floors(report: CheckReport, floors: dict[str, float], results: list[dict[str, Any]]) -> None:
+def judge_floor(opponent: str, floor: float, results: list[dict[str, Any]],
+                plan: sequential.Plan | None = None) -> tuple[FloorResult, sequential.Decision]:
+    """The floor against ``opponent`` over the games played against it, by ``plan`` (default: one look)."""
+    games = [r for r in results if r["opponent"] == opponent]
+    n = len(games)
+    wins = sum(r["outcome"] == "win" for r in games)
+    test = plan or sequential.Plan(max(n, 1), max(n, 1))
+    decision = test.decide(floor, wins, n)
+    verdict = "not played" if not n else sequential.UNDECIDED if decision.verdict == sequential.MORE \
+        else decision.verdict
+    return (FloorResult(opponent, float(floor), n, wins, wins / n if n else 0.0, decision.upper, verdict,
+                        decision.lower, test.level), decision)
+
+
+def _judge_floors(report: CheckReport, floors: dict[str, float], results: list[dict[str, Any]],
+                  plan: sequential.Plan | None) -> None:
     for opponent, floor in sorted(floors.items()):
-        games = [r for r in results if r["opponent"] == opponent]
-        wins = sum(r["outcome"] == "win" for r in games)
-        n = len(games)
-        rate = wins / n if n else 0.0
-        upper = wilson(wins, n)[1]
-        if not n:
-            verdict = "not played"
+        result, _ = judge_floor(opponent, floor, results, plan)
+        bounds = f"{result.wins}/{result.games} = {result.rate:.0%}, bounds [{result.lower:.1%}, {result.upper:.1%}]"
+        if result.verdict == "not played":
             report.notes.append(f"floor vs {opponent} not checked: no games against it were played")
-        elif upper < floor:
-            verdict = "fail"
-            report.problems.append(f"win rate vs {opponent} {format_rate(wins, n)} is significantly "
-                                   f"below its floor {floor:.0%}")
-        elif rate < floor:
-            verdict = "not significant"
-            report.notes.append(f"win rate vs {opponent} {rate:.0%} is under its floor {floor:.0%}, "
-                                f"but not significantly over {n} games (try more --games)")
-        else:
-            verdict = "pass"
-        report.floors.append(FloorResult(opponent, float(floor), n, wins, rate, upper, verdict))
+        elif result.verdict == sequential.FAIL:
+            report.problems.append(f"win rate vs {opponent} is below its floor {floor:.0%} at 95% confidence "
+                                   f"({bounds})")
+        elif result.verdict == sequential.UNDECIDED and not report.problems:
+            report.undecided.append(f"floor vs {opponent} {floor:.0%} neither met nor missed in {result.games} "
+                                    f"games ({bounds}): raise --max-games to play more, or lower the floor")
+        report.floors.append(result)

@@ -1,0 +1,74 @@
+"""connectx-forge from Python and notebooks: ``import connectx_forge as cf``.
+
+::
+
+    import connectx_forge as cf
+
+    m = cf.match("lookahead", "kaggle:negamax", games=20)   # players as the CLI takes them, or agent(obs, config)
+    m.score, m.wins, m.win_interval                        # A's side
+    m.games[0]                                             # a game, as a line of ``cxforge match --save``
+    m.to_pandas()                                          # where pandas is installed
+    cf.check("random"), cf.tournament("a", "b", "c", openings=4), cf.sprt("new", "base"), cf.review(m)
+
+Each function is the command of the same name (``cxforge match``, ``check``, ``tournament``, ``sprt``,
+``review``) and returns a result object (``connectx_forge.results``): ``.games`` (the records), ``.to_pandas()``,
+``.text`` (what the command prints), and an HTML table in a notebook.  Nothing is written into the working folder
+unless asked (``save=``, ``store=``, ``out=``, ``html=``).  docs/notebook.md.
+
+This module imports nothing until a name is used: ``import connectx_forge`` stays cheap (it runs before every
+``connectx_forge.runtime`` import an agent makes).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+# connectx_forge.build is a namespace package (build/ has no __init__.py: tests/test_install.py says why).  A
+# wheel holds it in this package's folder; an editable install (this file in a checkout's api/) maps it through
+# setuptools' namespace path hook, which the import system consults only for the path entries of a package's
+# __path__: so that entry joins ours.  Where the hook is missing (a wheel, or an agent host that removed the
+# editable hooks) this adds nothing.
+__path__ += [entry for entry in sys.path if isinstance(entry, str) and entry.startswith("__editable__.connectx_forge")
+             and entry.endswith(".__path_hook__")]
+
+if TYPE_CHECKING:
+    from connectx_forge.functions import check, match, review, sprt, tournament
+    from connectx_forge.results import (
+        CheckResult,
+        MatchResult,
+        Replay,
+        ReviewResult,
+        SprtResult,
+        TournamentResult,
+    )
+    from connectx_forge.tools.errors import UserError
+
+_FUNCTIONS = ("match", "check", "tournament", "sprt", "review")
+_RESULTS = ("MatchResult", "CheckResult", "TournamentResult", "SprtResult", "ReviewResult", "Replay")
+__all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
+           "SprtResult", "ReviewResult", "Replay", "UserError"]
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported on first use."""
+    import importlib
+
+    if name in _FUNCTIONS:
+        return getattr(importlib.import_module("connectx_forge.functions"), name)
+    if name in _RESULTS:
+        return getattr(importlib.import_module("connectx_forge.results"), name)
+    if name == "UserError":
+        return importlib.import_module("connectx_forge.tools.errors").UserError
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("connectx-forge")
+        except PackageNotFoundError:
+            return "unknown"
+    raise AttributeError(f"module 'connectx_forge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})

@@ -1,0 +1,106 @@
+"""What the games of a run share (``GameSettings``), and one game of a run as a job (``GameJob``).
+
+``GameSettings`` is one frozen value in place of the long parameter lists that
+``play_game``, ``run_match``, the arena's tournaments and SPRTs passed down:
+
+* ``size``: rows, columns, inarow (``agents.board.Size``, default ``STANDARD``, 6x7x4);
+* ``act_timeout``, ``overage``: Kaggle's clock (2 s a move, a 60 s bank);
+* ``limits``: the agent hosts' limits (``tools/sandbox/limits.Limits``: ``--memory``,
+  ``--slowdown``, ...; None: the defaults); ``slowdown`` reads it;
+* ``isolate``: every player given by a spec plays in an agent host too (files always do).
+
+A ``GameJob`` is one seeded game under those settings: players A and B, A's mark
+(``colour``), the game's own seed, its place in the schedule (``slot``: a match's
+game index, a run's pair), the opening as 0-based columns (``opening``; ``digits``
+gives Pons' 1-based notation the arena's store keys use) and, in a tournament or
+SPRT, the pairing's name.  ``cxforge match`` and the arena make the same jobs; a job
+is what is sent to a worker (a process pool's or Dask's) and replays alone with
+``game.play_job(job)``.
+
+The opening and the seed are per game, so they are the job's, not the settings'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agents.board import STANDARD, Size
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.sandbox.limits import Limits
+
+
+@dataclass(frozen=True)
+class GameSettings:
+    """The board size, Kaggle's clock and the agent hosts' limits that every game of a run is played under."""
+
+    size: Size = STANDARD
+    act_timeout: float = ACT_TIMEOUT
+    overage: float = OVERAGE
+    limits: Limits | None = None  # None: the hosts' defaults (Limits())
+    isolate: bool = False  # every player given by a spec in an agent host (only a host can be slowed down)
+
+    def __post_init__(self) -> None:
+        rows, columns, inarow = self.size  # a list or any 3-sequence is kept as the one tuple type
+        object.__setattr__(self, "size", (rows, columns, inarow))
+
+    @property
+    def slowdown(self) -> float:
+        """The agent hosts' slowdown (``--slowdown``): 1 unless ``limits`` say otherwise."""
+        return 1.0 if self.limits is None else self.limits.slowdown
+
+    @classmethod
+    def of(cls, settings: GameSettings | None = None, *, size: Size | None = None, act_timeout: float | None = None,
+           overage: float | None = None, limits: Limits | None = None,
+           isolate: bool | None = None) -> GameSettings:
+        """``settings`` (default ``GameSettings()``) with each keyword that is given (not None) put in.
+
+        How the functions that took these as keywords (``play_game``, ``run_match``) accept both."""
+        given: dict[str, Any] = {k: v for k, v in (("size", size), ("act_timeout", act_timeout),
+                                                   ("overage", overage), ("limits", limits), ("isolate", isolate))
+                                 if v is not None}
+        base = settings if settings is not None else cls()
+        return replace(base, **given) if given else base
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One game of a run: A with mark ``colour`` against B from ``opening`` (0-based columns), seeded alone.
+
+    ``a`` and ``b`` are players as ``play_game`` takes them: the arena sends specs
+    (a Dask worker resolves them itself), ``cxforge match`` resolved ``Player``s.
+    """
+
+    a: Any  # a PlayerLike: a spec, a Player or a callable that pickles
+    b: Any
+    colour: int  # A's mark: 1 moves first
+    seed: int
+    slot: int  # the game's place in the schedule: a match's game index, a tournament's or SPRT's pair
+    opening: tuple[int, ...] = ()
+    settings: GameSettings = field(default_factory=GameSettings)
+    pairing: str = ""  # a tournament's or SPRT's pairing, as its store keys the game
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "opening", tuple(int(c) for c in self.opening))
+
+    @property
+    def digits(self) -> str:
+        """The opening in Pons' notation (1-based column digits), as opening suites and the arena's store write it."""
+        return "".join(str(c + 1) for c in self.opening)
+
+    @property
+    def limits(self) -> Limits | None:
+        return self.settings.limits
+
+    @property
+    def isolate(self) -> bool:
+        return self.settings.isolate
+
+    def seats(self) -> tuple[Any, Any]:
+        """The players in mark order: (first, second)."""
+        return (self.a, self.b) if self.colour == 1 else (self.b, self.a)
+
+
+def from_digits(digits: str) -> tuple[int, ...]:
+    """Pons' 1-based column digits (``"4453"``) as 0-based columns."""
+    return tuple(int(ch) - 1 for ch in digits)
