@@ -83,6 +83,17 @@ def _writer(save: PathLike | None) -> Any:
     return GameWriter(save)
 
 
+@contextmanager
+def _closed_on_error(writer: Any) -> Iterator[None]:
+    """Close ``--save``'s writer when the run stops on an error or Ctrl-C: the games that ended stay in the file."""
+    try:
+        yield
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
+
+
 def _on_game(writer: Any) -> Callable[[Any, Any], None] | None:
     """A run's ``on_game`` that writes each game as it ends."""
     return None if writer is None else (lambda job, record: writer.add(record))
@@ -204,13 +215,8 @@ def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None
     t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies, openings,
                    seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
     writer = _writer(save)
-    with _store(store) as (path, kept):
-        try:
-            result = run_tournament(t, workers, path, dask, progress, on_game=_on_game(writer))
-        except BaseException:
-            if writer is not None:
-                writer.close()  # the games that ended stay in the file
-            raise
+    with _store(store) as (path, kept), _closed_on_error(writer):
+        result = run_tournament(t, workers, path, dask, progress, on_game=_on_game(writer))
     records = result.records()
     if writer is not None:
         writer.close(records)
@@ -247,13 +253,8 @@ def sprt(new: Spec, base: Spec, *, elo0: float = 0.0, elo1: float = 10.0, alpha:
                      (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage), memory,
                      slowdown)
     writer = _writer(save)
-    with _store(store) as (path, kept):
-        try:
-            result = run_sprt(s, workers, path, dask, progress, on_game=_on_game(writer))
-        except BaseException:
-            if writer is not None:
-                writer.close()
-            raise
+    with _store(store) as (path, kept), _closed_on_error(writer):
+        result = run_sprt(s, workers, path, dask, progress, on_game=_on_game(writer))
     records = result.records()
     if writer is not None:
         writer.close(records)

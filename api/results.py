@@ -101,6 +101,12 @@ def record_replay(record: Row, title: str) -> Replay:
 
 
 # -- the results -------------------------------------------------------------------------------------
+def _run_replay(games: list[Row], i: int) -> Replay:
+    """Game ``i`` of a run (tournament or SPRT) as an offline replay."""
+    g = games[i]
+    return record_replay(g, f"{g['players'][0]} vs {g['players'][1]}, game {i}")
+
+
 class Result:
     """What every result has: ``games``, ``report``, ``text``, ``tables()``, ``to_pandas()`` and HTML."""
 
@@ -343,8 +349,7 @@ class TournamentResult(Result):
         return {"games": list(self.games), "ratings": self.ratings, "pairs": _pair_rows(self.pairs)}
 
     def replay(self, i: int = 0) -> Replay:
-        g = self.games[i]
-        return record_replay(g, f"{g['players'][0]} vs {g['players'][1]}, game {i}")
+        return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
         return f"<TournamentResult {len(self.players)} players, {len(self.games)} games, leader {self.leader}>"
@@ -426,8 +431,7 @@ class SprtResult(Result):
                 "llr": [{"pair": i + 1, "llr": v} for i, v in enumerate(self.llr_history)]}
 
     def replay(self, i: int = 0) -> Replay:
-        g = self.games[i]
-        return record_replay(g, f"{g['players'][0]} vs {g['players'][1]}, game {i}")
+        return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
         return f"<SprtResult {self.new} vs {self.base}: {self.decision}, LLR {self.llr:.2f}, {len(self.games)} games>"
