@@ -399,3 +399,17 @@ def test_an_opening_must_leave_a_game_to_play() -> None:
         play_game("leftmost", "leftmost", opening=[0, 1, 0, 1, 0, 1, 0])
     with pytest.raises(BoardError, match="not playable"):
         play_game("leftmost", "leftmost", opening=[0] * 7)
+
+
+@pytest.mark.parametrize("model", ["normalized", "logistic"])
+@pytest.mark.parametrize("elo1", [5, 50, 200, 300, 500, 800])
+def test_pairs_all_won_are_evidence_for_h1_and_all_lost_for_h0(model: str, elo1: float) -> None:
+    """Whatever elo1: NEW winning every pair moves the LLR up, losing every pair down, the more pairs the
+    further (at elo1 300 the normalized model once took all-won pairs as evidence for H0)."""
+    test = SPRT(0, elo1, model=model)
+    won = [test.llr(Pentanomial(ww=n)) for n in (1, 4, 16)]
+    lost = [test.llr(Pentanomial(ll=n)) for n in (1, 4, 16)]
+    assert 0 < won[0] < won[1] < won[2], won
+    assert 0 > lost[0] > lost[1] > lost[2], lost
+    if elo1 >= 50:  # a few Elo apart, the hypotheses need more than 64 pairs to tell apart
+        assert test.decide(test.llr(Pentanomial(ll=64))) == "H0" and test.decide(test.llr(Pentanomial(ww=64))) == "H1"

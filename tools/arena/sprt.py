@@ -134,18 +134,39 @@ def _mle_mean(scores: Sequence[float], observed: Sequence[float], s: float) -> l
 def _mle_normalized(scores: Sequence[float], observed: Sequence[float], t: float) -> list[float]:
     """The distribution nearest ``observed`` whose ``(mean - 0.5) / sd`` is ``t``.
 
-    A fixed point: from the current guess's mean and sd, the constraint is
-    linearized into ``phi`` and solved as in ``_mle_mean``; started from uniform.
+    A fixed point (``_fixed_point``) started from uniform, as fishtest's is.
+    Far from uniform's own value (0), a large elo1 or pairs all won or all lost,
+    the constraint linearized at uniform has no solution; there ``t`` is reached
+    in steps, each started from the last one's distribution (a homotopy).
+    Without them, an SPRT with ``elo1`` 300 took pairs all won by NEW as
+    evidence for H0.
     """
     n = len(scores)
-    p = [1 / n] * n
+    uniform = [1 / n] * n
+    found = _fixed_point(scores, observed, t, uniform)
+    for steps in (4, 16, 64):
+        if found is not None:
+            return found
+        found = uniform
+        for k in range(1, steps + 1):
+            found = _fixed_point(scores, observed, t * k / steps, found)
+            if found is None:
+                break
+    return uniform if found is None else found
+
+
+def _fixed_point(scores: Sequence[float], observed: Sequence[float], t: float,
+                 start: list[float]) -> list[float] | None:
+    """From ``start``, the mean and sd of the current guess linearize the constraint into ``phi``, solved as in
+    ``_mle_mean``, until the guess stops changing; None where a linearized constraint has no solution."""
+    p = start
     for _ in range(100):
         mu = sum(a * q for a, q in zip(scores, p, strict=True))
         sd = math.sqrt(sum(q * (a - mu) ** 2 for a, q in zip(scores, p, strict=True)))
         phis = [a - 0.5 - 0.5 * t * sd * (1 + ((a - mu) / sd) ** 2) for a in scores]
         lo, hi = min(phis), max(phis)
         if not lo < 0 < hi:
-            break
+            return None
         x = _root(functools.partial(_constraint, observed, phis), -1 / hi, -1 / lo)
         new = [q / (1 + x * f) for q, f in zip(observed, phis, strict=True)]
         change = max(abs(a - b) for a, b in zip(new, p, strict=True))
