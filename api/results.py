@@ -22,82 +22,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from connectx_forge.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay
+
 if TYPE_CHECKING:
     from connectx_forge.tools.review.annotate import Review
 
-Row = dict[str, Any]
-MAX_ROWS = 20  # games shown in a notebook's table; .games and .to_pandas() hold them all
-
-
-# -- HTML ------------------------------------------------------------------------------------------
-def cell(value: Any) -> str:
-    """One table cell's text: floats to 3 decimals, lists joined by commas, None empty."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:g}"
-    if isinstance(value, (list, tuple)):
-        return ",".join(cell(v) for v in value)
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {cell(v)}" for k, v in value.items())
-    return str(value)
-
-
-def html_table(rows: Sequence[Row], columns: Sequence[str] | None = None, caption: str | None = None,
-               limit: int | None = None) -> str:
-    """An HTML table of ``rows`` (every value escaped); ``limit`` rows at most, then a line saying how many more."""
-    if columns is None:
-        columns = list(dict.fromkeys(k for row in rows for k in row))
-    shown = rows if limit is None else rows[:limit]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell(row.get(c)))}</td>" for c in columns) + "</tr>"
-                   for row in shown)
-    more = (f'<tr><td colspan="{len(columns)}">... and {len(rows) - len(shown)} more (.games, .to_pandas())'
-            "</td></tr>") if len(rows) > len(shown) else ""
-    title = f"<caption style=\"text-align:left\">{html.escape(caption)}</caption>" if caption else ""
-    return f'<table class="cxforge">{title}<thead><tr>{head}</tr></thead><tbody>{body}{more}</tbody></table>'
-
-
-def lines_html(lines: Sequence[str], tag: str = "p") -> str:
-    return "".join(f"<{tag}>{html.escape(line)}</{tag}>" for line in lines)
-
-
-@dataclass(frozen=True)
-class Replay:
-    """One game as a self-contained HTML page (kaggle-environments' player, offline); Jupyter shows it in a frame.
-
-    ``save(path)`` writes the page (what ``cxforge replay -o`` writes, for a reviewed game).
-    """
-
-    title: str
-    html: str = field(repr=False)
-    width: int = 640
-    height: int = 620
-
-    def _repr_html_(self) -> str:
-        return (f'<iframe title="{html.escape(self.title)}" style="width:{self.width}px;height:{self.height}px;'
-                f'border:0" srcdoc="{html.escape(self.html, quote=True)}"></iframe>')
-
-    def save(self, path: Any) -> str:
-        """Write the page to ``path``; the path written."""
-        import os
-
-        from connectx_forge.tools.errors import UserError
-
-        try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(self.html)
-        except OSError as exc:
-            raise UserError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
-        return os.fspath(path)
-
-
-def record_replay(record: Row, title: str) -> Replay:
-    """A saved game's replay page: the player alone (no solver: a review adds the move list, ``ReviewResult``)."""
-    from connectx_forge.tools.review.games import read_record
-    from connectx_forge.tools.review.replay_page import replay_of, visualizer
-
-    return Replay(title, visualizer(replay_of(read_record(record, title))), 620, 600)
 
 
 # -- the results -------------------------------------------------------------------------------------
@@ -363,26 +292,6 @@ class TournamentResult(Result):
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
 
 
-def llr_svg(history: Sequence[float], lower: float, upper: float, width: int = 360, height: int = 140) -> str:
-    """The LLR after each pair against Wald's bounds, as a small inline SVG (no plotting library)."""
-    if not history:
-        return ""
-    top, bottom = max(upper, *history) * 1.05, min(lower, *history) * 1.05
-    n = max(len(history), 2)
-
-    def y(v: float) -> float:
-        return round((top - v) / (top - bottom) * height, 1)
-
-    def x(i: int) -> float:
-        return round(i / (n - 1) * width, 1) if n > 1 else 0.0
-
-    points = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(history))
-    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-            f'xmlns="http://www.w3.org/2000/svg" role="img"><title>LLR after each pair</title>'
-            f'<line x1="0" x2="{width}" y1="{y(upper)}" y2="{y(upper)}" stroke="#1a7f37" stroke-dasharray="4"/>'
-            f'<line x1="0" x2="{width}" y1="{y(lower)}" y2="{y(lower)}" stroke="#cf222e" stroke-dasharray="4"/>'
-            f'<line x1="0" x2="{width}" y1="{y(0)}" y2="{y(0)}" stroke="#999"/>'
-            f'<polyline fill="none" stroke="#0969da" stroke-width="2" points="{points}"/></svg>')
 
 
 @dataclass(frozen=True, repr=False)
