@@ -94,7 +94,9 @@ def test_the_benchmark_plays_the_same_table_everywhere() -> None:
     assert [(r["executor"], r["workers"], r["games"]) for r in rows] == \
         [("process pool", 1, 4), ("process pool", 2, 4), ("dask LocalCluster", 1, 4)]
     assert all(r["same_table"] for r in rows) and all(r["games_per_s"] > 0 for r in rows)
-    assert "| dask LocalCluster | 1 | 4 |" in markdown(rows, ("lookahead", "random"), 2)
+    table = [[c.strip() for c in line.strip("|").split("|")] for line in
+             markdown(rows, ("lookahead", "random"), 2).splitlines() if line.startswith("|")]
+    assert table[-1][:3] == ["dask LocalCluster", "1", "4"]
 
 
 def test_a_bad_scheduler_address_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -186,7 +186,10 @@ def test_bench_solver_is_an_alias_of_bench_solver(pons_dir: Path, capsys: pytest
     old = capsys.readouterr().out
     assert main(["bench", "solver", *argv]) == 0
     new = capsys.readouterr().out
-    assert [line[:60] for line in old.splitlines()] == [line[:60] for line in new.splitlines()]
+    def untimed(out: str) -> list[list[str]]:  # a table's cells, up to the timings
+        return [line.split("|")[:6] for line in out.splitlines()]
+
+    assert untimed(old) == untimed(new)
     assert "End-Easy" in new and "5/5" in new
     assert _help(["bench-solver"], capsys).startswith("usage: cxforge bench solver")
 

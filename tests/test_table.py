@@ -7,18 +7,26 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from connectx_forge.tools import table
 from connectx_forge.tools.arena.report import format_tournament
+from connectx_forge.tools.bench.arena import markdown as arena_markdown
 from connectx_forge.tools.play import report as match_report
 from connectx_forge.tools.play import winrates
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.review import submissions_cmd
+from connectx_forge.tools.review.summary import Summary, format_summary
+from connectx_forge.tools.solver.mistakes import Mistakes
+from connectx_forge.tools.solver.mistakes import format_table as mistakes_table
+from connectx_forge.tools.submit.check_report import _seat_rows
+from connectx_forge.tools.submit.verdict import SeatResult
 
 SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "tables.txt"
 ANSI = "\x1b["
@@ -65,6 +73,21 @@ def every_table() -> str:
                     "description": "solver v2"}, {"ref": 51234568, "date": "2026-01-03T03:04:05Z", "status": "ERROR",
                                                   "fileName": "submission.py"}]
     parts.append(f"== submissions\n{submissions_cmd.format_table(submissions)}")
+    seats = [SeatResult(games=10, wins=9, draws=0, losses=1, opponent="random", seat="first"),
+             SeatResult(games=10, wins=6, draws=1, losses=3, invalid=1, timeouts=2, opponent="negamax", seat="second")]
+    parts.append("== check\n" + "\n".join(_seat_rows(SimpleNamespace(seats=seats), color=False)))  # type: ignore[arg-type]
+    mistakes = [Mistakes("net", "Random-Early", judged=200, skipped=3, mistakes=["x"] * 12, think_s=[0.01, 0.03]),
+                Mistakes("solver", "Centre-Middle", judged=200, think_s=[0.5, 1.25])]
+    parts.append(f"== mistakes\n{mistakes_table(mistakes, color=False)}")
+    summary = Summary(["us"], games=5, blunders=1)
+    summary.by_seat["first"].update(games=3, win=2, draw=0, loss=1)
+    summary.by_seat["second"].update(games=2, win=1, draw=1, loss=0)
+    parts.append(f"== review summary\n{format_summary(summary, color=False)}")
+    bench = [{"executor": "process pool", "workers": 2, "games": 4, "seconds": 1.5, "games_per_s": 2.7,
+              "same_table": True, "note": ""},
+             {"executor": "dask LocalCluster", "workers": 1, "games": 4, "seconds": None, "games_per_s": None,
+              "same_table": None, "note": "not installed"}]
+    parts.append(f"== bench arena\n{arena_markdown(bench, ('lookahead', 'random'), 2)}")
     return "\n\n".join(parts) + "\n"
 
 
@@ -122,3 +145,54 @@ def test_a_piped_match_prints_its_table_without_ansi_codes(tmp_path: Path) -> No
     assert ANSI not in done.stdout
     header = next(line for line in done.stdout.splitlines() if line.startswith("A plays"))
     assert header.split()[:5] == ["A", "plays", table.GAMES, table.W, table.D]
+
+
+# -- no table made by hand outside tools/table.py ---------------------------------------------
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+HAND_MADE = {
+    "ljust/rjust/center": re.compile(r"\.(ljust|rjust|center)\("),
+    "a padded field": re.compile(r"\{[^{}'\"]*:(?:.?[<>^])?[1-9]\d*[,._]?\d*[a-z%]?\}"),  # not {i:03d}, {x:.2f}
+    "a %-padded field": re.compile(r"%-?[1-9]\d*[sd]"),
+    "a Markdown row": re.compile(r"""["']\|[ :-]|\|---|["'] \| ["']|["']\|["']\.join|\|\s*\{[^{}]*\}\s*\|"""),
+    "a rule line": re.compile(r"""["'][-=]+["']\s*\*"""),
+}
+# (file under tools/, text on the line) -> why it is no table; every entry says why, and each must still be found
+NOT_TABLES = {
+    ("review/replay_page.py", "font-weight:"): "CSS of the replay page ({font-weight:600}), no format field",
+    ("review/replay_page.py", "line-height:1}"): "CSS of the replay page ({...;line-height:1}), no format field",
+}
+
+
+def _hand_made(path: Path) -> list[tuple[str, str]]:
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        code = line.split("  # ", 1)[0]
+        for what, pattern in HAND_MADE.items():
+            if pattern.search(code):
+                found.append((what, line.strip()))
+    return found
+
+
+def test_no_module_under_tools_makes_a_table_by_hand() -> None:
+    """Every table goes through tools/table.render; a padded field, an ljust or a Markdown row elsewhere is a
+    table made by hand (or needs a reason in ``NOT_TABLES``)."""
+    bad, used = [], set()
+    for path in sorted(TOOLS.rglob("*.py")):
+        rel = path.relative_to(TOOLS).as_posix()
+        if rel == "table.py":
+            continue
+        for what, line in _hand_made(path):
+            allowed = [key for key in NOT_TABLES if key[0] == rel and key[1] in line]
+            used.update(allowed)
+            if not allowed:
+                bad.append(f"tools/{rel}: {what}: {line}")
+    assert not bad, "tables made by hand (use tools/table.render):\n" + "\n".join(bad)
+    assert used == set(NOT_TABLES), f"allowed but no longer found (drop them): {set(NOT_TABLES) - used}"
+
+
+@pytest.mark.parametrize("line", ['print(f"{name:<12} {spec.description}")', "x.ljust(9)", "f'{n:>5,}'",
+                                  'lines.append(f"| {a} | {b} |")', '"|---|---:|"', '"%-10s" % name'])
+def test_the_static_check_sees_a_table_made_by_hand(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(line + "\n", encoding="utf-8")
+    assert _hand_made(path)

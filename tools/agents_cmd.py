@@ -1,7 +1,8 @@
 """``cxforge agents``: list the registered agents (agents/registry.py), strongest first.
 
-Each with its description, source, and the win-rate floors ``cxforge check``
-holds its builds to; ``--json`` prints the registry as JSON instead.
+A table, one row per agent: the win-rate floors ``cxforge check`` holds its builds to, the board sizes
+it plays, whether it is the default; then each one's description and source.  ``--json`` prints the
+registry as JSON instead.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import argparse
 import json
 
 from agents.registry import REGISTRY, strongest
-from connectx_forge.tools import options
+from connectx_forge.tools import options, table
 
+HEADERS = ("agent", "floors", "boards", "notes")
 HELP = "list the registered agents, their sources and win-rate floors"
 EXAMPLE = """\
 cxforge agents
@@ -32,11 +34,15 @@ def run(args: argparse.Namespace) -> int:
                               "submittable": s.submittable, "sizes": s.sizes, "default": n == default}
                           for n, s in sorted(REGISTRY.items())}, indent=2))
         return 0
+    rows, about = [], []
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: -kv[1].strength):
-        flags = " (default)" if name == default else ""
-        flags += "" if spec.valid else " (plays invalid moves on purpose)"
-        flags += "" if spec.submittable else " (not for submission)"
+        notes = ["default"] if name == default else []
+        notes += [] if spec.valid else ["plays invalid moves on purpose"]
+        notes += [] if spec.submittable else ["not for submission"]
         floors = ", ".join(f"{k} >= {v:.0%}" for k, v in spec.floors.items()) or "none"
         sizes = "any board size" if spec.sizes == "any" else "6x7 four in a row only"
-        print(f"{name:<12} {spec.description}{flags}\n{'':<12} source: {spec.source}; floors: {floors}; {sizes}")
+        rows.append([name, floors, sizes, ", ".join(notes)])
+        about.append(f"{name}: {spec.description} (source: {spec.source})")
+    print(table.render(HEADERS, rows, "rule"))
+    print("\n" + "\n".join(about))
     return 0

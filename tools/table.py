@@ -2,7 +2,8 @@
 
 ``render(headers, rows, style=...)`` returns a table as text (rich lays it out):
 
-* ``"markdown"``: a Markdown table (``cxforge winrates``, pasted into BENCHMARKS.md);
+* ``"markdown"``: a Markdown table, ``---:`` under a right-aligned column (``cxforge winrates``, ``cxforge bench``,
+  pasted into BENCHMARKS.md);
 * ``"rule"``: aligned columns under a header with a line of ``-`` beneath it (``cxforge match``, tournaments, SPRT);
 * ``"plain"``: aligned columns under a header, nothing else (``cxforge check``'s seats).
 
@@ -99,4 +100,10 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], style: str = "
     console = Console(file=out, width=10_000, force_terminal=color, color_system="standard" if color else None,
                       no_color=not color, highlight=False, emoji=False, legacy_windows=False, soft_wrap=False)
     console.print(table)
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n")
+    lines = "\n".join(line.rstrip() for line in out.getvalue().splitlines()).strip("\n").split("\n")
+    if markdown and len(lines) > 1:  # ``---:`` under a right-aligned column, as Markdown spells it
+        cells = lines[1].split("|")
+        lines[1] = "|".join([cells[0], *(c[:-1] + ":" if side == "r" else c for c, side in zip(cells[1:-1], align,
+                                                                                                  strict=True)),
+                             cells[-1]])
+    return "\n".join(lines)

@@ -1,5 +1,5 @@
 """The flags ``cxforge tournament`` and ``cxforge sprt`` share: suite, executor, store, resume, clock, agent-host
-limits and outputs.
+limits and outputs (``cxforge match`` takes the store's: ``add_store_flags``).
 
 The common ones (``-w``, ``--seed``, ``--json``, ``-o``, ``--no-progress``, and
 ``--memory`` and ``--slowdown`` as ``cxforge match`` has them) come from
@@ -25,20 +25,14 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 
+STORE_DEFAULT = "default: runs/arena/<run>.sqlite, named for the run"
 
-def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
-    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, host limits, JSON, output folder and saved
-    games."""
-    add_plies(parser)
-    lo, hi = DEFAULT_BAND
-    parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
-                        help=f"the suite's score band (default {lo}:{hi}; see cxforge openings)")
-    options.add_seed(parser, "base seed; each game's seed derives from it and the game's key")
-    options.add_size(parser)
-    options.add_workers(parser)
+
+def add_store_flags(parser: argparse.ArgumentParser, default: str = STORE_DEFAULT) -> None:
+    """``--store FILE``, ``--resume``, ``--new-run`` and ``--mix-versions``: one wording wherever a run is stored
+    (``tournament``, ``sprt``, ``match``); ``default``: where the games go without ``--store``."""
     parser.add_argument("--store", type=Path, default=None, metavar="FILE",
-                        help="SQLite results database, each game committed as it ends (default: "
-                             "runs/arena/<run>.sqlite, named for the run)")
+                        help=f"SQLite results database, each game committed as it ends ({default})")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in the store (the store must exist; with --store and no players, "
                              "the store's last run); rerunning with the same store also plays only what is missing; "
@@ -51,6 +45,19 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
                          help="when a player's sources changed since the store's games: continue the old run on "
                               "purpose, its games kept and new ones played by the new version (the report says "
                               "the versions are mixed)")
+
+
+def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
+    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, host limits, JSON, output folder and saved
+    games."""
+    add_plies(parser)
+    lo, hi = DEFAULT_BAND
+    parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
+                        help=f"the suite's score band (default {lo}:{hi}; see cxforge openings)")
+    options.add_seed(parser, "base seed; each game's seed derives from it and the game's key")
+    options.add_size(parser)
+    options.add_workers(parser)
+    add_store_flags(parser)
     parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
                         help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
                              "LocalCluster of -w worker processes (needs the dask extra)")
@@ -104,6 +111,8 @@ def resumed_settings(args: argparse.Namespace, kind: str) -> dict[str, Any] | No
 def _alone(args: argparse.Namespace, kind: str) -> bool:
     if kind == "tournament":
         return not args.players
+    if kind == "match":
+        return args.a is None and args.b is None
     return args.new is None
 
 

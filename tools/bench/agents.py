@@ -29,6 +29,7 @@ from agents.heuristics import BERKELEY
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PROJECT_ROOT
+from connectx_forge.tools.table import render
 
 REFERENCE = PROJECT_ROOT / "tests" / "reference_agents.py"
 
@@ -125,14 +126,11 @@ def table(rows: list[dict[str, Any]], size: Size, positions: int, seed: int,
     fast_only = fast_only or not any("plain_ms" in row for row in rows)
     lines = [f"\n{r}x{c}x{k}, {positions} positions (seed {seed}); median CPU time per move (process_time)\n"]
     if fast_only:
-        lines.append("| agent | fast median ms | slowest ms |\n|---|---:|---:|")
-        for row in rows:
-            lines.append(f"| {row['agent']} | {row['fast_ms']:.2f} | {row['max_ms']:.2f} |")
+        headers = ["agent", "fast median ms", "slowest ms"]
+        cells = [[row["agent"], f"{row['fast_ms']:.2f}", f"{row['max_ms']:.2f}"] for row in rows]
     else:
-        lines.append("| agent | fast median ms | plain median ms | speed-up | same best set | slowest fast ms |")
-        lines.append("|---|---:|---:|---:|---:|---:|")
-        for row in rows:
-            same = f"{row['compared'] - row['mismatches']}/{row['compared']}"
-            lines.append(f"| {row['agent']} | {row['fast_ms']:.2f} | {row['plain_ms']:.1f} | {row['ratio']:.0f}x | "
-                         f"{same} | {row['max_ms']:.2f} |")
+        headers = ["agent", "fast median ms", "plain median ms", "speed-up", "same best set", "slowest fast ms"]
+        cells = [[row["agent"], f"{row['fast_ms']:.2f}", f"{row['plain_ms']:.1f}", f"{row['ratio']:.0f}x",
+                  f"{row['compared'] - row['mismatches']}/{row['compared']}", f"{row['max_ms']:.2f}"] for row in rows]
+    lines.append(render(headers, cells, "markdown", align="l" + "r" * (len(headers) - 1)))
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from typing import Any
 
 from connectx_forge.tools.arena.schedule import Workers, play_apart
 from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.table import GAMES, render
 
 PLAYERS = ("alphabeta", "minimax", "lookahead", "random")  # no caches across games: every row starts equal
 
@@ -82,12 +83,13 @@ def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None)
 def markdown(rows: list[dict[str, Any]], players: tuple[str, ...], openings: int) -> str:
     """``run_bench``'s rows as a markdown table."""
     lines = [f"Round robin of {', '.join(players)} on the first {openings} openings of the 4-ply suite "
-             f"(each twice per pairing), seed 0, a fresh store for each row.", "",
-             "| executor | workers | games | seconds | games/s | same table as row 1 | note |",
-             "|---|---:|---:|---:|---:|---|---|"]
+             f"(each twice per pairing), seed 0, a fresh store for each row.", ""]
+    cells = []
     for r in rows:
         secs = "" if r["seconds"] is None else f"{r['seconds']:.1f}"
         rate = "" if r["games_per_s"] is None else f"{r['games_per_s']:.1f}"
         same = {True: "yes", False: "NO", None: ""}[r["same_table"]]
-        lines.append(f"| {r['executor']} | {r['workers']} | {r['games']} | {secs} | {rate} | {same} | {r['note']} |")
+        cells.append([r["executor"], r["workers"], r["games"], secs, rate, same, r["note"]])
+    headers = ["executor", "workers", GAMES, "seconds", "games/s", "same table as row 1", "note"]
+    lines.append(render(headers, cells, "markdown", align="lrrrrll"))
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from connectx_forge.tools.solver.book import (
     read_progress,
     solves_at,
 )
+from connectx_forge.tools.table import render
 
 CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000, 16), (100_000, 12),
         (100_000, 8)]
@@ -93,11 +94,14 @@ def report(progress: Path = Path(DEFAULT_PROGRESS), side: str = "first") -> int:
     if not progress.is_file():
         raise UserError(f"no progress file at {progress}: build a book first (cxforge book build)")
     done = read_progress(progress)
-    print(f"{'easy nodes':>11} {'max ply':>7} {'entries':>8} {'bytes':>8} {'embedded':>9} {'load ms':>8} "
-          f"{'largest search left':>20}")
+    rows = []
     for easy_nodes, max_plies in CUTS:
         m = measure(done, side, easy_nodes, max_plies)
-        note = f"  ({m['unsolved_met']} positions met that the build never solved)" if m["unsolved_met"] else ""
-        print(f"{easy_nodes:>11,} {'all' if max_plies == 99 else max_plies:>7} {m['entries']:>8,} {m['bytes']:>8,} "
-              f"{m['embedded']:>9,} {m['load_ms']:>8.2f} {m['worst_left']:>20,}{note}")
+        note = f"{m['unsolved_met']} positions met that the build never solved" if m["unsolved_met"] else ""
+        rows.append([f"{easy_nodes:,}", "all" if max_plies == 99 else str(max_plies), f"{m['entries']:,}",
+                     f"{m['bytes']:,}", f"{m['embedded']:,}", f"{m['load_ms']:.2f}", f"{m['worst_left']:,}", note])
+    headers = ["easy nodes", "max ply", "entries", "bytes", "embedded", "load ms", "largest search left", "note"]
+    if not any(row[-1] for row in rows):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    print(render(headers, rows, "markdown", align="rrrrrrrl"[:len(headers)]))
     return 0

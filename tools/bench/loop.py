@@ -35,6 +35,7 @@ from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.pool import fork_pool
 from connectx_forge.tools.play.reference import KAGGLE, reference
+from connectx_forge.tools.table import render
 
 MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]
 
@@ -180,15 +181,18 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
 def markdown(rows: list[dict[str, Any]]) -> str:
     """``run_bench``'s rows as a markdown table, with the notes under it."""
     iso = any("isolated_games_per_s" in r for r in rows)
-    extra = ((" files | isolated files (games/s) | evaluate on the files (games/s) | isolated / evaluate |"
-              " floor (games/s) | floor / evaluate |", "---|---:|---:|---:|---:|---:|") if iso else ("", ""))
-    lines = ["| matchup | workers | ours (games/s) | evaluate (games/s) | ours / evaluate |" + extra[0],
-             "|---|---:|---:|---:|---:|" + extra[1]]
+    headers = ["matchup", "workers", "ours (games/s)", "evaluate (games/s)", "ours / evaluate"]
+    if iso:
+        headers += ["files", "isolated files (games/s)", "evaluate on the files (games/s)", "isolated / evaluate",
+                    "floor (games/s)", "floor / evaluate"]
+    cells = []
     for r in rows:
-        more = (f" {r['isolated_files']} | {r['isolated_games_per_s']:.0f} | {r['evaluate_files_games_per_s']:.1f} | "
-                f"{r['isolated_ratio']:.1f}x | {r['floor_games_per_s']:.0f} | {r['floor_ratio']:.1f}x |" if iso else "")
-        lines.append(f"| {r['matchup']} | {r['workers']} | {r['ours_games_per_s']:.0f} | "
-                     f"{r['evaluate_games_per_s']:.1f} | {r['ratio']:.1f}x |" + more)
+        more = ([r["isolated_files"], f"{r['isolated_games_per_s']:.0f}", f"{r['evaluate_files_games_per_s']:.1f}",
+                 f"{r['isolated_ratio']:.1f}x", f"{r['floor_games_per_s']:.0f}", f"{r['floor_ratio']:.1f}x"]
+                if iso else [])
+        cells.append([r["matchup"], r["workers"], f"{r['ours_games_per_s']:.0f}", f"{r['evaluate_games_per_s']:.1f}",
+                      f"{r['ratio']:.1f}x", *more])
+    lines = [render(headers, cells, "markdown", align="l" + "r" * (len(headers) - 1))]
     notes = sorted({r["note"] for r in rows if r["note"]})
     rounds = max((int(r.get("rounds", 1)) for r in rows), default=1)
     if rounds > 1:

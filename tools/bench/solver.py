@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from agents.board import Board, BoardError
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.table import render
 
 T = TypeVar("T")
 
@@ -108,25 +109,27 @@ def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: 
         raise UserError(f"--budget must be positive, got {budget}")
     print(f"solver agent, {budget:g} s a move, no overage; mistake = a move below the best win/draw/loss class "
           f"(labels: {describe(engine)})")
-    print(f"{'set':<16} {'mistakes':>10} {'rate [95% CI]':>22} {'mean time':>10} {'max time':>9}  "
-          "how the moves were chosen")
+    rows, notes = [], []
     for path, positions in files:
         positions = select(positions, limit, sample, seed)
         name = PONS_NODES.get(path.name, (path.name,))[0]
         r = measure(name, positions, {"solver": solver_mover(budget)}, progress=progress, engine=engine)["solver"]
         n, think = len(r.mistakes), r.think_s or [0.0]
         how = ", ".join(f"{k} {v}" for k, v in r.how.most_common())
-        print(f"{name:<16} {n:>4}/{r.judged:<5} {format_rate(n, r.judged):>22} "
-              f"{sum(think) / len(think):>9.3f}s {max(think):>8.2f}s  {how}")
-        for line in r.mistakes[:3]:
-            print(f"  mistake: {line}")
+        rows.append([name, f"{n}/{r.judged}", format_rate(n, r.judged), f"{sum(think) / len(think):.3f}s",
+                     f"{max(think):.2f}s", how])
+        notes += [f"  mistake ({name}): {line}" for line in r.mistakes[:3]]
+    print(render(["set", "mistakes", "rate [95% CI]", "mean time", "max time", "how the moves were chosen"], rows,
+                 "markdown", align="lrrrrl"))
+    if notes:
+        print("\n".join(notes))
     return 0
 
 
 def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool = False, engine: str = "python",
                 limit: int | None = None, sample: int | None = None, seed: int = 0, progress: bool = True) -> int:
     """Print the solver's figures per file next to Pons'; 1 if any score was wrong, else 0."""
-    print(f"{'set':<22} {'correct':>11} {'mean nodes':>12} {'Pons':>12} {'ratio':>6} {'mean time':>11} {'nodes/s':>9}")
+    rows, notes = [], []
     failed = False
     for path, positions in files:
         positions = select(positions, limit, sample, seed)
@@ -134,11 +137,14 @@ def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool 
         name, exact, weak_nodes = PONS_NODES.get(path.name, (path.name, 0.0, 0.0))
         pons = weak_nodes if weak else exact
         ratio = f"{result['mean_nodes'] / pons:.2f}" if pons else "-"
-        print(f"{name:<22} {result['correct']:>5}/{result['n']:<5} {result['mean_nodes']:>12,.1f} "
-              f"{pons:>12,.1f} {ratio:>6} {result['mean_time'] * 1e3:>9.2f}ms {result['nps']:>9,.0f}")
-        for line in result["wrong"][:5]:
-            print(f"  wrong: {line}")
+        rows.append([name, f"{result['correct']}/{result['n']}", f"{result['mean_nodes']:,.1f}", f"{pons:,.1f}", ratio,
+                     f"{result['mean_time'] * 1e3:.2f}ms", f"{result['nps']:,.0f}"])
+        notes += [f"  wrong ({name}): {line}" for line in result["wrong"][:5]]
         failed |= bool(result["wrong"])
+    print(render(["set", "correct", "mean nodes", "Pons", "ratio", "mean time", "nodes/s"], rows, "markdown",
+                 align="lrrrrrr"))
+    if notes:
+        print("\n".join(notes))
     return 1 if failed else 0
 
 
@@ -176,8 +182,7 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
     from connectx_forge.tools.solver import csolver
 
     csolver.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
-    print(f"{'set':<16} {'engine':<12} {'correct':>11} {'mean nodes':>12} {'mean time':>11} {'nodes/s':>11} "
-          f"{'vs ref':>7}")
+    cells = []
     failed = False
     for path, positions in files:
         positions = select(positions, limit, sample, seed)
@@ -187,7 +192,9 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
             rows.insert(0, ("reference", reference_file(reference, positions, weak)))
         base = rows[0][1]["nps"] or 1.0
         for engine, r in rows:
-            print(f"{name:<16} {engine:<12} {r['correct']:>5}/{r['n']:<5} {r['mean_nodes']:>12,.1f} "
-                  f"{r['mean_time'] * 1e3:>9.3f}ms {r['nps']:>11,.0f} {r['nps'] / base:>6.2f}x")
+            cells.append([name, engine, f"{r['correct']}/{r['n']}", f"{r['mean_nodes']:,.1f}",
+                          f"{r['mean_time'] * 1e3:.3f}ms", f"{r['nps']:,.0f}", f"{r['nps'] / base:.2f}x"])
             failed |= r["correct"] != r["n"]
+    print(render(["set", "engine", "correct", "mean nodes", "mean time", "nodes/s", "vs ref"], cells, "markdown",
+                 align="llrrrrr"))
     return 1 if failed else 0

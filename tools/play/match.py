@@ -31,7 +31,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -229,7 +229,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
               seats: str = "both", isolate: bool | None = None, limits: Limits | None = None,
               openings: tuple[tuple[int, ...], ...] = (),
               on_game: Callable[[GameRecord], None] | None = None,
-              settings: GameSettings | None = None) -> MatchResult:
+              settings: GameSettings | None = None, stored: Sequence[GameRecord] = ()) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``settings`` (``settings.GameSettings``): the board size (default 6x7x4),
@@ -255,6 +255,10 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     ``on_game`` sees each game as it comes back.  Ctrl-C does not lose the
     finished games: it raises ``MatchInterrupted`` (a KeyboardInterrupt) whose
     ``result`` holds them, with ``interrupted`` the number not played.
+
+    ``stored``: games of this match played before (``match_store``: a results
+    store, ``--resume``); the games of their indices are not played again, and
+    the result counts them with the new ones (``on_game`` sees only the new).
     """
     game = GameSettings.of(settings, size=size, act_timeout=act_timeout, overage=overage, limits=limits,
                            isolate=isolate)
@@ -271,12 +275,13 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     # local workers also spool each game as it ends, so that Ctrl-C keeps a game that ended in a worker but
     # had not come back yet
     spool = tempfile.mkdtemp(prefix="cxforge-spool-") if n_workers > 1 and executor is None else None
-    jobs = match_jobs(pa, pb, games, seed, game, seats, tuple(openings))
+    have = {rec.index for rec in stored}
+    jobs = [job for job in match_jobs(pa, pb, games, seed, game, seats, tuple(openings)) if job.slot not in have]
     # in this process a game a task costs nothing (and Ctrl-C then loses no finished game); a worker gets a few
     # at a time (one pickled task a game would cost more than a quick game)
-    batch = 1 if n_workers == 1 and executor is None else batch_size(games, n_workers, chunk)
+    batch = 1 if n_workers == 1 and executor is None else batch_size(max(1, len(jobs)), n_workers, chunk)
     start = time.perf_counter()
-    finished: list[GameRecord] = []
+    finished: list[GameRecord] = [rec for rec in stored if rec.index < games]
 
     def keep(rec: GameRecord) -> None:
         finished.append(rec)
@@ -290,14 +295,17 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
                            games - len(records))
 
     try:
-        with _workers(min(n_workers, games), executor, spool) as ex, \
+        with _workers(min(n_workers, max(1, len(jobs))), executor, spool) as ex, \
                 progress_bars.bar(games, f"{pa.name} vs {pb.name}", "game", progress) as bar:
+            bar.update(len(finished))
+
             def done(_: GameJob, rec: GameRecord) -> bool:
                 keep(rec)
                 bar.update(1)
                 return False
 
-            schedule.run_jobs(jobs, ex, done, batch=batch)
+            if jobs:
+                schedule.run_jobs(jobs, ex, done, batch=batch)
     except KeyboardInterrupt:
         if spool is not None:  # the workers are stopped: what they spooled is every game that ended
             have = {rec.index for rec in finished}

@@ -3,7 +3,9 @@
 The shared flags come from ``tools/options`` (-n, -w, --seed, the board size,
 --json, -o/--out with the old ``--save`` hidden, --no-progress); the flags of
 Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate and --memory
-(the agent hosts of ``tools/sandbox``) are this command's own.
+(the agent hosts of ``tools/sandbox``) are this command's own; --store, --resume, --new-run and --mix-versions
+are the arena's (``tools/arena/flags.add_store_flags``): with --store the match is a run of the results store
+(``match_store``), each game committed as it ends, Ctrl-C one line naming the store to resume from.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ import json
 import sys
 
 from connectx_forge.tools import options
+from connectx_forge.tools.arena import flags
+from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, version_lines
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.match import SEATS, MatchInterrupted, run_match
-from connectx_forge.tools.play.players import distinct, resolve
+from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, run_match
+from connectx_forge.tools.play.match_store import MatchSettings, run_stored_match
+from connectx_forge.tools.play.players import Player, distinct, resolve
+from connectx_forge.tools.play.records import GameWriter
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size, kaggle_number
 
@@ -25,14 +31,18 @@ cxforge match lookahead kaggle:negamax -n 200
 cxforge match net improved -n 400 -w 2 --seed 7 --save games.jsonl
 cxforge match submissions/submission.py kaggle:random --seats first --json
 cxforge match lookahead kaggle:negamax --isolate --memory 512
-cxforge match solver net-search --openings 30 -n 60 -w 2 --json"""
+cxforge match solver net-search --openings 30 -n 60 -w 2 --json
+cxforge match lookahead kaggle:negamax -n 200 --store runs/m.sqlite
+cxforge match --resume --store runs/m.sqlite"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge match``."""
-    parser.add_argument("a", metavar="A", help="player A: a registered agent, kaggle:random, kaggle:negamax, "
-                                               "negamax-fast, a project folder, or a .py or .tar.gz file")
-    parser.add_argument("b", metavar="B", help="player B (same forms)")
+    parser.add_argument("a", metavar="A", nargs="?",
+                        help="player A: a registered agent, kaggle:random, kaggle:negamax, negamax-fast, a project "
+                             "folder, or a .py or .tar.gz file (none with --resume and --store: the store's last "
+                             "match)")
+    parser.add_argument("b", metavar="B", nargs="?", help="player B (same forms)")
     options.add_games(parser, 100, "games to play; seats alternate")
     options.add_workers(parser)
     options.add_seed(parser, "base seed; the same seed replays the same games")
@@ -51,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "from each seat (with --seats both) and cycled; default: the empty board")
     options.add_memory(parser)
     options.add_slowdown(parser)
+    flags.add_store_flags(parser, "default: none, the games are kept only in memory and --save's FILE; run again "
+                                  "with the same store to play on to a larger -n")
     options.add_json(parser, "print the summary as JSON instead of the table")
     options.add_save(parser, old=("-o", "--out"))
     options.add_progress(parser)
@@ -69,19 +81,38 @@ def _openings(m: int | None, size: Size, progress: bool) -> tuple[tuple[int, ...
     return tuple(tuple(o.columns) for o in suite[:m])
 
 
-def run(args: argparse.Namespace) -> int:
-    """Play the match, save its games if asked, print the report; 0."""
+def _settings(args: argparse.Namespace) -> MatchSettings:
+    """The match asked for: the flags', or with ``--resume`` and no players the store's last match's."""
+    if args.store is None and (args.resume or args.on_change is not None):
+        flag = "--resume" if args.resume else "--new-run" if args.on_change == NEW_RUN else "--mix-versions"
+        raise UserError(f"{flag} needs --store FILE: cxforge match keeps its games in a results store only when "
+                        "asked (--store FILE)")
+    old = flags.resumed_settings(args, "match")
+    if old is not None:
+        return MatchSettings.from_json(old)
+    if args.a is None or args.b is None:
+        raise UserError("give players A and B (or --resume with --store FILE)")
     if args.overage < 0:
         raise UserError(f"--overage must not be negative, got {args.overage:g}")
-    a, b = distinct([resolve(args.a), resolve(args.b)])
-    openings = _openings(args.openings, options.size_of(args), options.progress_of(args))
+    return MatchSettings(args.a, args.b, args.games, args.seed, options.size_of(args), kaggle_number(args.act_timeout),
+                         kaggle_number(args.overage), args.seats, args.isolate, args.openings, args.memory,
+                         args.slowdown)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Play the match (with --store: the games the store lacks), save its games if asked, print the report; 0."""
+    s = _settings(args)
+    a, b = distinct([resolve(s.a), resolve(s.b)])
+    openings = _openings(s.openings, s.size, options.progress_of(args))
     writer = options.writer_of(args)
+    if args.store is not None:
+        return _stored(args, s, a, b, openings, writer)
     try:
-        result = run_match(a, b, args.games, args.workers, args.seed, options.size_of(args),
-                           act_timeout=kaggle_number(args.act_timeout), overage=kaggle_number(args.overage),
-                           progress=options.progress_of(args), seats=args.seats,
-                           isolate=args.isolate or args.slowdown > 1,  # only a host can be slowed down
-                           limits=options.limits_of(args), openings=openings,
+        result = run_match(a, b, s.games, args.workers, s.seed, s.size,
+                           act_timeout=s.act_timeout, overage=s.overage,
+                           progress=options.progress_of(args), seats=s.seats,
+                           isolate=s.isolate or s.slowdown > 1,  # only a host can be slowed down
+                           limits=options.limits(s.memory, s.slowdown), openings=openings,
                            on_game=writer.add if writer is not None else None)
     except MatchInterrupted as stop:
         if writer is not None:
@@ -90,11 +121,33 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
         kept = f"; {args.save} holds them" if writer is not None else ""
         print(f"cxforge match: interrupted: the table counts the {len(result.records)} finished game(s) of "
-              f"{args.games}{kept}", file=sys.stderr)
+              f"{s.games}{kept}", file=sys.stderr)
         return 130
+    _report(args, s, result, writer)
+    return 0
+
+
+def _stored(args: argparse.Namespace, s: MatchSettings, a: Player, b: Player,
+            openings: tuple[tuple[int, ...], ...], writer: GameWriter | None) -> int:
+    """The match as a run of the store at --store: only the games it lacks are played; Ctrl-C: the resume hint."""
+    try:
+        result, chosen = run_stored_match(s, args.store, args.workers, options.progress_of(args), openings, (a, b),
+                                          args.resume, args.on_change, writer.add if writer is not None else None)
+    except RunInterrupted as stop:
+        return flags.interrupted(args, stop, writer)
+    notes = version_lines({"mixed_versions": list(chosen.mixed), "run_note": chosen.note})
+    _report(args, s, result, writer, {"store": str(args.store), "run": chosen.run,
+                                      "mixed_versions": list(chosen.mixed), "run_note": chosen.note})
+    for note in notes:
+        print(f"cxforge match: {note}", file=sys.stderr)
+    return 0
+
+
+def _report(args: argparse.Namespace, s: MatchSettings, result: MatchResult, writer: GameWriter | None,
+            extra: dict[str, object] | None = None) -> None:
+    """Save the games in order (--save), print the table or the JSON summary (with ``extra``: the store's)."""
     if writer is not None:
         writer.close(result.records)
-    print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
-    if args.slowdown > 1 and not args.json:
-        print(options.slowdown_line(args.slowdown, options.slowed_games(r.slowed for r in result.records)))
-    return 0
+    print(json.dumps({**result.to_json(), **(extra or {})}, indent=2) if args.json else format_match(result))
+    if s.slowdown > 1 and not args.json:
+        print(options.slowdown_line(s.slowdown, options.slowed_games(r.slowed for r in result.records)))

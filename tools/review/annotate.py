@@ -128,8 +128,11 @@ def review_game(game: Game, labeller: Labeller, tick: Callable[[], None] | None 
     return Review(game, notes, labeller.engine_used, labeller.time_limit)
 
 
-def move_text(m: MoveNote) -> str:
-    """One line for a move: ply, mover, column, values, best moves and the mark."""
+MOVE_HEADERS = ("ply", "mover", "column", "value before", "value after", "best", "note")
+
+
+def move_row(m: MoveNote) -> list[object]:
+    """A move as a row under ``MOVE_HEADERS``: ply, mover, column, values, best moves and the mark."""
     def value(wdl: int | None, score: int | None) -> str:
         name = wdl_name(wdl) or "?"
         return name if score is None else f"{name} ({score:+d})"
@@ -140,5 +143,4 @@ def move_text(m: MoveNote) -> str:
         mark = (mark + ", " if mark else "") + "first losing move"
     if m.opening:
         mark = "opening"
-    return (f"{m.ply:>3}  p{m.mark}  col {m.column}  {value(m.before, m.score_before):<11} -> "
-            f"{value(m.after, m.score_after):<11}  best {best:<13}  {mark}").rstrip()
+    return [m.ply, f"p{m.mark}", m.column, value(m.before, m.score_before), value(m.after, m.score_after), best, mark]

@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge.tools import options
+from connectx_forge.tools import options, table
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.players import label_of
-from connectx_forge.tools.review.annotate import Review, move_text, review_game
+from connectx_forge.tools.review.annotate import MOVE_HEADERS, Review, move_row, review_game
 from connectx_forge.tools.review.games import Game, load_games
 from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.tools.review.summary import format_summary, summarise
@@ -107,7 +107,8 @@ def format_review(review: Review) -> str:
     """A game's review as text: its result, every move, and each side's first losing move."""
     g = review.game
     lines = [f"== {g.source}: {g.describe()}"]
-    lines += [move_text(m) for m in review.moves]
+    if review.moves:
+        lines.append(table.render(MOVE_HEADERS, [move_row(m) for m in review.moves], "rule", align="rlrllll"))
     for mark in (1, 2):
         losing = review.losing_note(mark)
         if losing is not None:
@@ -157,6 +158,6 @@ def run(args: argparse.Namespace) -> int:
         if len(reviews) > 1:
             print("\n" + summary_text)
     if args.html is not None:
-        index = write_html(reviews, args.html, summary_text)
+        index = write_html(reviews, args.html, format_summary(summary, color=False))  # no ANSI codes in a page
         print(f"wrote {index} and {len(reviews)} game pages", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -92,15 +92,18 @@ def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
     return summary
 
 
-def format_summary(s: Summary, show: int = 10) -> str:
-    """The summary as text; ``show`` positions at most."""
+def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str:
+    """The summary as text, our games by seat as a table (``tools/table``); ``show`` positions at most."""
+    from connectx_forge.tools import table
+
     if not s.us:
         return ("where we lose: give --us NAME to say which player is ours (the players are "
                 f"{', '.join(s.players) or 'none'})")
     lines = [f"our agent ({', '.join(s.us)}): {s.games} games, {s.losses} lost, {s.blunders} blunders"]
-    for seat, c in s.by_seat.items():
-        if c["games"]:
-            lines.append(f"  going {seat:<6}: {c['games']} games, {c['win']} won, {c['draw']} drawn, {c['loss']} lost")
+    seats = [[seat, c["games"], c["win"], c["draw"], c["loss"]] for seat, c in s.by_seat.items() if c["games"]]
+    if seats:
+        by_seat = table.render([table.SEAT, table.GAMES, table.W, table.D, table.L], seats, "rule", color=color)
+        lines.extend("  " + line for line in by_seat.splitlines())
     if s.first_losing_plies:
         plies = ", ".join(f"{p} ({n}x)" if n > 1 else str(p) for p, n in sorted(s.first_losing_plies.items()))
         lines.append(f"  first losing move at ply: {plies}")

@@ -101,7 +101,7 @@ class Summary:
     def line(self) -> str:
         contested = f" ({self.contested} where a move can be a mistake)" if self.contested is not None else ""
         speed = f", {self.cpu_s / self.new:.2f} CPU-s a position over {self.new} new" if self.new else ""
-        return f"{self.name:<14} {self.labelled} labelled{contested}, {self.skipped} skipped past the budget{speed}"
+        return f"{self.name}: {self.labelled} labelled{contested}, {self.skipped} skipped past the budget{speed}"
 
 
 def set_files(folder: Path, name: str) -> tuple[Path, Path]:

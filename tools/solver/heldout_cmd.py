@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from connectx_forge.tools import options
+from connectx_forge.tools import options, table
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.tools.solver import heldout
@@ -63,11 +63,15 @@ def _set_names(names: list[str]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     """Build the sets asked for, or describe those built."""
     if args.heldout_command == "info":
+        rows: list[list[object]] = []
         for name in heldout.SETS:
             if heldout.set_files(args.heldout, name)[1].is_file():
-                print(heldout.summary(args.heldout, name).line())
+                s = heldout.summary(args.heldout, name)
+                rows.append([name, s.labelled, "" if s.contested is None else s.contested, s.skipped, "built"])
             else:
-                print(f"{name:<14} not built (cxforge heldout build --sets {name})")
+                rows.append([name, "", "", "", f"not built (cxforge heldout build --sets {name})"])
+        print(table.render(["set", "labelled", "where a move can be a mistake", "skipped past the budget", "state"],
+                           rows, "rule", align="lrrrl"))
         return 0
     names = _set_names(args.sets)
     if args.pons is not None and not args.pons.is_dir():

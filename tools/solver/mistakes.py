@@ -297,13 +297,25 @@ def _judge(moves: str, score: int, movers: dict[str, Mover], label: Labeller, ou
             res.mistakes.append(f"{moves}: played {col + 1} ({cls:+d}), best class {best:+d}")
 
 
-def format_line(res: Mistakes) -> str:
+MISTAKE_HEADERS = ("set", "agent", "mistakes", "rate [95% CI]", "skipped", "mean time", "max time")
+
+
+def table_row(res: Mistakes) -> list[object]:
+    """One result as a row under ``MISTAKE_HEADERS``: mistakes of judged moves, their rate, the positions
+    skipped past the budget, the mean and the longest time to move."""
     from connectx_forge.tools.stats import format_rate
 
     n = len(res.mistakes)
     think = res.think_s or [0.0]
-    return (f"{res.set:<14} {res.agent:<11} {n:>4}/{res.judged:<5} {format_rate(n, res.judged):>22}"
-            f"  skipped {res.skipped:<3} mean {sum(think) / len(think):.3f}s max {max(think):.2f}s")
+    return [res.set, res.agent, f"{n}/{res.judged}", format_rate(n, res.judged), res.skipped,
+            f"{sum(think) / len(think):.3f}s", f"{max(think):.2f}s"]
+
+
+def format_table(results: Sequence[Mistakes], color: bool | None = None) -> str:
+    """The results as one table (``tools/table``, style ``rule``), a row per agent and set."""
+    from connectx_forge.tools import table
+
+    return table.render(MISTAKE_HEADERS, [table_row(r) for r in results], "rule", align="llrrrrr", color=color)
 
 
 def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard_sample: int | None = None,

@@ -3,14 +3,15 @@
 ``--sets`` takes ``heldout`` (the default: our four labelled sets, shipped with cxforge), ``pons`` (Pons'
 six, downloaded into ``--pons DIR``) or set names (tools/solver/heldout.py).
 
-Prints one line per agent and set as each is measured; ``--json`` prints the
-results as JSON on stdout instead, ``-o PATH`` also writes them to a file.
+Prints one table, a row per agent and set (each row on stderr as it is measured, with progress on);
+``--json`` prints the results as JSON on stdout instead, ``-o PATH`` also writes them to a file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from connectx_forge.tools import options
@@ -24,8 +25,9 @@ from connectx_forge.tools.solver.mistakes import (
     SET_NAMES,
     Mistakes,
     WeakCache,
-    format_line,
+    format_table,
     run_sets,
+    table_row,
 )
 
 HELP = "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by the exact solver"
@@ -75,18 +77,23 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and not out.parent.is_dir():
         raise UserError(f"folder of --out does not exist: {out.parent}")
 
+    progress = options.progress_of(args)
+
     def report(res: Mistakes) -> None:
-        if not to_stdout:
-            print(format_line(res), flush=True)
+        if progress:
+            name, agent, mistakes, rate = table_row(res)[:4]
+            print(f"  {name}, {agent}: {mistakes} mistakes, {rate}", file=sys.stderr, flush=True)
 
     results = run_sets(args.agents, args.sets,
                        args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget,
                        options.engine_of(args),
-                       args.pons, None if args.no_cache else WeakCache(args.cache), options.progress_of(args), report,
+                       args.pons, None if args.no_cache else WeakCache(args.cache), progress, report,
                        args.heldout, args.overage)
     rows = [res.to_json() for res in results]
     if to_stdout:
         print(json.dumps(rows, indent=1))
+    else:
+        print(format_table(results))
     if out is not None:
         out.write_text(json.dumps(rows, indent=1))
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from connectx_forge.tools import table
 from connectx_forge.tools.sandbox import jail
 from connectx_forge.tools.stats import format_rate
 from connectx_forge.tools.submit.verdict import CheckReport
@@ -22,15 +23,18 @@ def _header(report: CheckReport) -> list[str]:
             f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
             "kaggle_environments refereed",
             jail.bounds(),
-            "",
-            f"{'opponent':<9} {'seat':<7} {'games':>5} {'W':>4} {'D':>4} {'L':>4}  {'win rate [95% Wilson]':<22}"
-            f" {'invalid':>7} {'error':>5} {'timeout':>7}"]
+            ""]
 
 
-def _seat_rows(report: CheckReport) -> list[str]:
-    return [f"{s.opponent:<9} {s.seat:<7} {s.games:>5} {s.wins:>4} {s.draws:>4} {s.losses:>4}  "
-            f"{format_rate(s.wins, s.games):<22} {s.invalid:>7} {s.errors:>5} {s.timeouts:>7}"
-            for s in report.seats]
+SEAT_HEADERS = (table.OPPONENT, table.SEAT, table.GAMES, table.W, table.D, table.L, table.WIN_RATE, table.INVALID,
+                table.ERRORS, table.TIMEOUTS)
+
+
+def _seat_rows(report: CheckReport, color: bool | None = None) -> list[str]:
+    """The games by opponent and seat as a plain table (``tools/table``), one string a line."""
+    rows = [[s.opponent, s.seat, s.games, s.wins, s.draws, s.losses, format_rate(s.wins, s.games), s.invalid,
+             s.errors, s.timeouts] for s in report.seats]
+    return table.render(SEAT_HEADERS, rows, "plain", align="llrrrrlrrr", color=color).splitlines()
 
 
 def _validation(report: CheckReport) -> list[str]:
@@ -58,13 +62,13 @@ def _findings(report: CheckReport) -> list[str]:
     return lines
 
 
-def format_report(report: CheckReport) -> str:
+def format_report(report: CheckReport, color: bool | None = None) -> str:
     """The readable table ``cxforge check`` prints, ending in PASS, one FAIL line per problem, or one UNDECIDED
-    line per floor neither met nor missed."""
+    line per floor neither met nor missed; ``color``: the table's header in colour (by default on a terminal)."""
     if report.problems:
         verdict = [f"FAIL: {p}" for p in report.problems]
     elif report.undecided:
         verdict = [f"UNDECIDED: {u}" for u in report.undecided]
     else:
         verdict = ["PASS"]
-    return "\n".join(_header(report) + _seat_rows(report) + [""] + _findings(report) + verdict)
+    return "\n".join(_header(report) + _seat_rows(report, color) + [""] + _findings(report) + verdict)
