@@ -214,17 +214,27 @@ def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None
 
     t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies, openings,
                    seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
-    writer = _writer(save)
-    with _store(store) as (path, kept), _closed_on_error(writer):
-        result = run_tournament(t, workers, path, dask, progress, on_game=_on_game(writer))
-    records = result.records()
-    if writer is not None:
-        writer.close(records)
+    result, records, path, kept = _stored_run(
+        lambda path, on_game: run_tournament(t, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
     return TournamentResult(tuple(report["players"]), [r.to_json() for r in records], report, format_tournament(report),
                             str(path) if kept else None, None if save is None else os.fspath(save))
+
+
+def _stored_run(run: Callable[[Path, Any], Any], store: PathLike | None,
+                save: PathLike | None) -> tuple[Any, list[Any], Path, bool]:
+    """A tournament's or SPRT's ``run(path, on_game)`` in ``store`` (a temporary one unless given), each game
+    written to ``save`` as it ends and the file completed in order at the end: the result, its records, the
+    store's path and whether it is kept."""
+    writer = _writer(save)
+    with _store(store) as (path, kept), _closed_on_error(writer):
+        result = run(path, _on_game(writer))
+    records = result.records()
+    if writer is not None:
+        writer.close(records)
+    return result, records, path, kept
 
 
 def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
@@ -252,12 +262,8 @@ def sprt(new: Spec, base: Spec, *, elo0: float = 0.0, elo1: float = 10.0, alpha:
     s = SprtSettings(_spec(new, "sprt"), _spec(base, "sprt"), elo0, elo1, alpha, beta, model, plies,
                      (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage), memory,
                      slowdown)
-    writer = _writer(save)
-    with _store(store) as (path, kept), _closed_on_error(writer):
-        result = run_sprt(s, workers, path, dask, progress, on_game=_on_game(writer))
-    records = result.records()
-    if writer is not None:
-        writer.close(records)
+    result, records, path, kept = _stored_run(
+        lambda path, on_game: run_sprt(s, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         from connectx_forge.tools.arena import plots
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from connectx_forge.tools.review.annotate import Review
 
 
-
 # -- the results -------------------------------------------------------------------------------------
 def _run_replay(games: list[Row], i: int) -> Replay:
     """Game ``i`` of a run (tournament or SPRT) as an offline replay."""
@@ -290,8 +289,6 @@ class TournamentResult(Result):
         return (head + html_table(self.ratings, RATING_COLUMNS, "ratings")
                 + html_table(_pair_rows(self.pairs), PAIR_COLUMNS, "pairings (A's side; pentanomial LL LD WL DD WD WW)")
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
-
-
 
 
 @dataclass(frozen=True, repr=False)
