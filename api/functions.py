@@ -125,6 +125,7 @@ def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | Non
     from connectx_forge.tools.play.players import distinct
     from connectx_forge.tools.play.report import format_match
     from connectx_forge.tools.play.rules import kaggle_number
+    from connectx_forge.tools.play.settings import GameSettings
 
     if overage < 0:
         raise UserError(f"--overage must not be negative, got {overage:g}")
@@ -137,9 +138,9 @@ def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | Non
     suite = _openings(openings, board, progress)
     writer = _writer(save)
     try:
-        result = run_match(pa, pb, games, workers, seed, board, act_timeout=kaggle_number(act_timeout),
-                           overage=kaggle_number(overage), progress=progress, seats=seats, isolate=isolate,
-                           openings=suite, on_game=writer.add if writer is not None else None)
+        game = GameSettings(board, kaggle_number(act_timeout), kaggle_number(overage), isolate=isolate)
+        result = run_match(pa, pb, games, workers, seed, settings=game, progress=progress, seats=seats, openings=suite,
+                           on_game=writer.add if writer is not None else None)
     except MatchInterrupted:
         if writer is not None:
             writer.close()
@@ -163,6 +164,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
     default when None).
     """
+    from connectx_forge.tools.play.settings import GameSettings
     from connectx_forge.tools.submit import check as checker
     from connectx_forge.tools.submit.check_cmd import default_agent
     from connectx_forge.tools.submit.check_report import format_report
@@ -171,9 +173,9 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[dict[str, Any]] = []
-    report = checker.check_file(file.path, games, workers, opponents=chosen, act_timeout=act_timeout,
-                                overage=overage, seed=seed, progress=progress, validation=validation,
-                                size=(size[0], size[1], size[2]), max_games=max_games, on_game=played.append)
+    game = GameSettings((size[0], size[1], size[2]), act_timeout, overage)
+    report = checker.check_file(file.path, games, workers, opponents=chosen, settings=game, seed=seed,
+                                progress=progress, validation=validation, max_games=max_games, on_game=played.append)
     played.sort(key=lambda g: g["index"])
     return CheckResult(spec, str(file.path), played, report.to_dict(), format_report(report))
 

@@ -31,6 +31,7 @@ import pytest
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import PlayerLike, from_callable
+from connectx_forge.tools.play.settings import GameSettings
 from tests.harness import run_cxforge
 
 # plays a fixed column order (what the board allows), then, with AIM, reseeds both generators so that Python's
@@ -119,7 +120,8 @@ def rightmost_each_time(record: GameRecord, mark: int) -> list[bool]:
 def random_moves(aim: str | None, kind: str, isolate: bool, folder: Path) -> list[list[int]]:
     """``kaggle:random``'s moves in 6 games against the steerer aiming at ``aim`` (None: not aiming)."""
     steerer = player(STEERER.format(aim=aim), kind, f"steer_{aim}", folder)
-    result = run_match(steerer, "kaggle:random", games=6, workers=1, seed=3, progress=False, isolate=isolate)
+    result = run_match(steerer, "kaggle:random", games=6, workers=1, seed=3, progress=False,
+                       settings=GameSettings(isolate=isolate))
     assert [r.outcome for r in result.records if r.outcome not in ("win", "draw")] == []
     return [moves_of(r, 3 - r.a_seat) for r in result.records]
 
@@ -136,7 +138,8 @@ def test_an_agent_cannot_steer_kaggle_random(kind: str, isolate: bool, tmp_path:
     assert right == honest
     assert random_moves("left", kind, isolate, tmp_path) == honest
     steerer = player(STEERER.format(aim="right"), kind, "steer_again", tmp_path)
-    result = run_match(steerer, "kaggle:random", games=6, workers=1, seed=3, progress=False, isolate=isolate)
+    result = run_match(steerer, "kaggle:random", games=6, workers=1, seed=3, progress=False,
+                       settings=GameSettings(isolate=isolate))
     aimed = [hit for r in result.records for hit in rightmost_each_time(r, 3 - r.a_seat)]
     assert not all(aimed)
 

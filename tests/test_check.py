@@ -19,6 +19,7 @@ import pytest
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import game_seed
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check import check_file
 from connectx_forge.tools.submit.check_report import format_report
@@ -36,10 +37,10 @@ def write(folder: Path, name: str, source: str) -> Path:
     return path
 
 
-def quick(path: Path, games: int = 2, **kwargs: object) -> CheckReport:
-    kwargs.setdefault("opponents", ("random",))
-    kwargs.setdefault("validation", False)
-    return check_file(path, games, workers=1, **kwargs)  # type: ignore[arg-type]
+def quick(path: Path, games: int = 2, act_timeout: float = 2.0, overage: float = 60.0) -> CheckReport:
+    """A check against random alone, without the validation episode, on one worker."""
+    return check_file(path, games, workers=1, opponents=("random",), validation=False,
+                      settings=GameSettings(act_timeout=act_timeout, overage=overage))
 
 
 def test_a_legal_agent_passes_against_both_opponents_in_both_seats(tmp_path: Path) -> None:

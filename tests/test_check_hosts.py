@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.tools.play.rules import is_timeout
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 from connectx_forge.tools.submit.check import check_file
 from tests.harness import (
@@ -83,8 +84,8 @@ def judge(name: str, report: dict[str, object]) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     before = set(live_descendants(os.getpid()))
-    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), act_timeout=ACT,
-                        overage=OVERAGE, limits=Limits(memory=512 * MIB))
+    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",),
+                        settings=GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB)))
     judge(name, report.to_dict())
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
     assert not left, f"processes left behind: {left}"
@@ -96,8 +97,8 @@ def test_every_check_ends_in_bounded_time(name: str, tmp_path: Path) -> None:
     """Wall clock, on an idle machine: a check of a broken file ends within 15 s, a hung move is judged
     within actTimeout + the remaining overage + 1 s of its start."""
     start = time.monotonic()
-    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), act_timeout=ACT,
-                        overage=OVERAGE, limits=Limits(memory=512 * MIB)).to_dict()
+    game = GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB))
+    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), settings=game).to_dict()
     assert time.monotonic() - start < 15
     validation = report["validation"]
     assert isinstance(validation, dict)

@@ -23,6 +23,7 @@ from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.play.rules import RULE_BREAKS
 from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
+from connectx_forge.tools.play.settings import GameSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -122,7 +123,7 @@ MATCHUPS = [
 @functools.cache
 def matchup_games(i: int) -> MatchResult:
     a, b, size = MATCHUPS[i]
-    return run_match(a, b, games=24, workers=1, seed=3, size=size, progress=False)
+    return run_match(a, b, games=24, workers=1, seed=3, settings=GameSettings(size), progress=False)
 
 
 @pytest.mark.parametrize("i", range(len(MATCHUPS)),
@@ -153,7 +154,7 @@ def test_same_game_as_kaggle_env_run(agent) -> None:  # type: ignore[no-untyped-
 
     for index in range(8):
         s = game_seed(0, index)
-        rec = play_game(agent, agent, (5, 6, 4), s)
+        rec = play_game(agent, agent, s, settings=GameSettings((5, 6, 4)))
         env = make("connectx", configuration={"rows": 5, "columns": 6, "inarow": 4})
         steps = env.run([SeatAgent(agent, seat_seed(s, seat)) for seat in range(2)])
         calls = len(rec.moves) + (rec.outcome in RULE_BREAKS)
@@ -164,7 +165,7 @@ def test_same_game_as_kaggle_env_run(agent) -> None:  # type: ignore[no-untyped-
 
 @pytest.mark.parametrize("agent, bad", [(numpy_agent, "np.int64(0)"), (float_agent, "0.0")])
 def test_non_int_actions_are_invalid(agent, bad) -> None:  # type: ignore[no-untyped-def]
-    rec = play_game(agent, "random", (6, 7, 4), 0)
+    rec = play_game(agent, "random", 0, settings=GameSettings((6, 7, 4)))
     assert (rec.outcome, rec.culprit, rec.winner, rec.bad_action, rec.moves) == ("invalid", 1, 2, bad, [])
     if agent is numpy_agent:  # (env.step crashes on a float: Kaggle has no verdict to compare with)
         assert kaggle_replay(rec) == rec.kaggle_result() == (["INVALID", "DONE"], [None, 0])
@@ -175,7 +176,7 @@ def test_none_plays_column_zero_like_kaggle() -> None:
 
     from agents.simple import leftmost_agent
 
-    rec = play_game(none_agent, leftmost_agent, (4, 5, 4), 0)
+    rec = play_game(none_agent, leftmost_agent, 0, settings=GameSettings((4, 5, 4)))
     assert (rec.moves, rec.outcome, rec.culprit, rec.bad_action) == ([0, 0, 0, 0], "invalid", 1, "0")
     assert kaggle_replay(rec) == rec.kaggle_result()
     steps = make("connectx", configuration={"rows": 4, "columns": 5, "inarow": 4}).run([none_agent, leftmost_agent])
@@ -186,16 +187,16 @@ def test_errors_and_one_argument_agents() -> None:
     def boom(obs, config):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom")
 
-    rec = play_game(one_arg_agent, boom, (6, 7, 4), 1)
+    rec = play_game(one_arg_agent, boom, 1, settings=GameSettings((6, 7, 4)))
     assert rec.outcome == "error" and rec.culprit == 2
     assert re.fullmatch(r"RuntimeError: boom \(.*test_match\.py:\d+\)", rec.error or "")  # where it raised
     assert rec.moves == [0] and rec.kaggle_result() == (["DONE", "ERROR"], [0, None])
-    rec = play_game(attribute_and_item_agent, attribute_and_item_agent, (6, 7, 4), 2)
+    rec = play_game(attribute_and_item_agent, attribute_and_item_agent, 2, settings=GameSettings((6, 7, 4)))
     assert rec.outcome in ("win", "draw")
 
 
 def test_timeouts_follow_kaggles_overage_rule() -> None:
-    rec = play_game(slow_agent, "random", (6, 7, 4), 0, act_timeout=0.01, overage=0.1)
+    rec = play_game(slow_agent, "random", 0, settings=GameSettings((6, 7, 4), act_timeout=0.01, overage=0.1))
     assert rec.outcome == "timeout" and rec.culprit == 1 and rec.winner == 2
     mine = rec.times[0::2]
     left, timed_out_at = 0.1, None
@@ -206,7 +207,7 @@ def test_timeouts_follow_kaggles_overage_rule() -> None:
         left -= max(0.0, round(t, 6) - 0.01)
     assert timed_out_at == len(mine) - 1  # the call that broke Kaggle's rule, and no earlier one
     assert kaggle_replay(rec) == rec.kaggle_result() == (["TIMEOUT", "DONE"], [None, 0])
-    assert play_game(slow_agent, "random", (6, 7, 4), 0).outcome != "timeout"
+    assert play_game(slow_agent, "random", 0, settings=GameSettings((6, 7, 4))).outcome != "timeout"
 
 
 # -- seeds, seats, workers -----------------------------------------------------------
@@ -226,7 +227,8 @@ def test_same_seed_same_games_whatever_the_workers() -> None:
 
 
 def test_seats_alternate_and_tallies_add_up() -> None:
-    result = run_match("leftmost", "random", games=21, workers=1, seed=0, size=(5, 5, 4), progress=False)
+    result = run_match("leftmost", "random", games=21, workers=1, seed=0, settings=GameSettings((5, 5, 4)),
+                       progress=False)
     for i, rec in enumerate(result.records):
         assert rec.index == i and rec.a_seat == (1 if i % 2 == 0 else 2)
         assert rec.players[rec.a_seat - 1] == "leftmost" and rec.players[2 - rec.a_seat] == "random"
@@ -277,7 +279,8 @@ def test_cli_openings_start_from_the_suite(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seats, a_seat", [("first", 1), ("second", 2)])
 def test_a_fixed_seat(seats: str, a_seat: int) -> None:
-    result = run_match("leftmost", "random", games=5, workers=1, seed=0, size=(5, 5, 4), progress=False, seats=seats)
+    result = run_match("leftmost", "random", games=5, workers=1, seed=0, settings=GameSettings((5, 5, 4)),
+                       progress=False, seats=seats)
     assert [rec.a_seat for rec in result.records] == [a_seat] * 5
     assert all(rec.players[a_seat - 1] == "leftmost" for rec in result.records)
     assert result.tally(a_seat).games == 5 and result.tally(3 - a_seat).games == 0
@@ -330,12 +333,12 @@ def test_files_load_like_kaggle(tmp_path: Path) -> None:
     result = run_match(str(sub), "random", games=4, workers=1, progress=False)
     assert all(r.outcome in ("win", "draw") for r in result.records)  # fresh globals every game
     assert all(r.times[r.a_seat - 1] >= 0.2 for r in result.records)  # loading counts against move 1
-    rec = play_game(str(sub), "random", (6, 7, 4), 0, act_timeout=0.05, overage=0.1)
+    rec = play_game(str(sub), "random", 0, settings=GameSettings((6, 7, 4), act_timeout=0.05, overage=0.1))
     assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
 
     trailing = tmp_path / "trailing.py"
     trailing.write_text("def agent(obs, config):\n    return 3\n\nfrom math import floor\n")
-    rec = play_game(str(trailing), "random", (6, 7, 4), 0)
+    rec = play_game(str(trailing), "random", 0, settings=GameSettings((6, 7, 4)))
     assert rec.outcome == "error" and rec.culprit == 1  # the last callable, floor, is the agent
 
 
@@ -355,7 +358,7 @@ def test_cli_json_and_out(tmp_path: Path) -> None:
     records = load_records(str(save))
     assert [r.index for r in records] == list(range(6))
     assert sum(r.result(r.a_seat) == "win" for r in records) == summary["overall"]["wins"]
-    again = run_match("random", "kaggle:random", games=6, workers=1, size=(5, 6, 4), progress=False)
+    again = run_match("random", "kaggle:random", games=6, workers=1, settings=GameSettings((5, 6, 4)), progress=False)
     assert [r.moves for r in records] == [r.moves for r in again.records]
 
 
@@ -391,8 +394,10 @@ def test_a_spec_that_does_not_pickle_is_resolved_again_in_the_workers() -> None:
     with pytest.raises(AttributeError, match="local object"):
         pickle.dumps(player.new_agent())  # a closure: it cannot cross by itself ...
     assert pickle.loads(pickle.dumps(player)) is player  # ... its player crosses as its spec
-    pooled = run_match("random", "negamax-fast", games=6, workers=2, seed=1, size=(5, 6, 4), progress=False)
-    alone = run_match("random", "negamax-fast", games=6, workers=1, seed=1, size=(5, 6, 4), progress=False)
+    pooled = run_match("random", "negamax-fast", games=6, workers=2, seed=1, settings=GameSettings((5, 6, 4)),
+                       progress=False)
+    alone = run_match("random", "negamax-fast", games=6, workers=1, seed=1, settings=GameSettings((5, 6, 4)),
+                      progress=False)
     assert _games(pooled) == _games(alone) and pooled.workers == 2
     with pytest.raises(UserError, match="cannot be sent to worker processes"):
         run_match(lambda obs, config: 0, "random", games=2, workers=2, progress=False)
@@ -444,7 +449,7 @@ def test_resolve_names() -> None:
     with pytest.raises(UserError, match=r"unknown player 'negamax' \(did you mean 'kaggle:negamax'\?\)"):
         resolve("negamax")  # Kaggle's built-ins are written kaggle:NAME in every command
     assert resolve("kaggle:negamax").name == "kaggle:negamax"
-    assert resolve("random").kind == "registry" and resolve("kaggle:random").kind == "kaggle"
+    assert resolve("random").kind == "registered" and resolve("kaggle:random").kind == "kaggle"
     with pytest.raises(UserError, match=r"unknown player 'lookahaed' \(did you mean 'lookahead'\?\)"):
         resolve("lookahaed")
 

@@ -25,6 +25,7 @@ from connectx_forge.tools.play.game import play_game
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.play.rules import is_timeout
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox import scrub
 from connectx_forge.tools.sandbox.limits import MIB, Limits, parse_memory
 from connectx_forge.tools.sandbox.seat import MARGIN
@@ -111,7 +112,7 @@ def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     assert expected_kind(name) == CASES[name][0]
     before = set(live_descendants(os.getpid()))
     result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
-                       act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
+                       settings=GameSettings(act_timeout=ACT, overage=OVERAGE, limits=LIMITS), progress=False)
     check_record(name, result.records[0])
     assert result.isolated == (True, False)
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
@@ -120,7 +121,7 @@ def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
 
 def test_a_hung_move_is_a_timeout_when_its_budget_runs_out(tmp_path: Path) -> None:
     """The move is cut once actTimeout + overage have run out, measured from its start (how soon: -m slow)."""
-    rec = play_game(str(BROKEN / "hangs.py"), "random", (6, 7, 4), 0, act_timeout=ACT, overage=OVERAGE)
+    rec = play_game(str(BROKEN / "hangs.py"), "random", 0, settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
     assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
     assert ACT + OVERAGE <= rec.times[0]
 
@@ -130,7 +131,7 @@ def test_a_hung_move_is_cut_within_the_margin() -> None:
     """Wall clock, on an idle machine: the cut comes at actTimeout + overage + the margin, and the game ends
     a second after it at most (the host's start)."""
     start = time.monotonic()
-    rec = play_game(str(BROKEN / "hangs.py"), "random", (6, 7, 4), 0, act_timeout=ACT, overage=OVERAGE)
+    rec = play_game(str(BROKEN / "hangs.py"), "random", 0, settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
     assert rec.outcome == "timeout"
     assert ACT + OVERAGE <= rec.times[0] <= ACT + OVERAGE + MARGIN + 0.3
     assert time.monotonic() - start < ACT + OVERAGE + 1.0 + 1.0  # + the host's start
@@ -143,7 +144,7 @@ def test_every_way_of_breaking_ends_in_bounded_time(name: str, tmp_path: Path) -
     actTimeout + the remaining overage + 1 s of its start."""
     start = time.monotonic()
     result = run_match(str(agent_file(name, tmp_path)), CASES[name][1], games=1, workers=1, seats="first",
-                       act_timeout=ACT, overage=OVERAGE, limits=LIMITS, progress=False)
+                       settings=GameSettings(act_timeout=ACT, overage=OVERAGE, limits=LIMITS), progress=False)
     assert time.monotonic() - start < 15
     rec = result.records[0]
     if CASES[name][0] == "timeout":
@@ -176,7 +177,8 @@ def test_a_file_plays_the_same_games_as_the_registered_agent(tmp_path: Path) -> 
     hosted = run_match(str(built), "kaggle:random", games=10, workers=1, seed=3, progress=False)
     local = run_match("random", "kaggle:random", games=10, workers=1, seed=3, progress=False)
     assert [(r.moves, r.outcome) for r in hosted.records] == [(r.moves, r.outcome) for r in local.records]
-    isolated = run_match("random", "kaggle:random", games=10, workers=1, seed=3, progress=False, isolate=True)
+    isolated = run_match("random", "kaggle:random", games=10, workers=1, seed=3, progress=False,
+                         settings=GameSettings(isolate=True))
     assert isolated.isolated == (True, True)
     assert [(r.moves, r.outcome) for r in isolated.records] == [(r.moves, r.outcome) for r in local.records]
 
@@ -252,7 +254,7 @@ def test_an_honest_agent_taking_1_8_s_a_move_is_not_timed_out(world: dict[str, s
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["overall"]["timeouts"] == 0 and summary["overall"]["wins"] + summary["overall"]["losses"] == 1
-    rec = play_game(str(BROKEN / "slow_honest.py"), "leftmost", (4, 4, 3), 0)
+    rec = play_game(str(BROKEN / "slow_honest.py"), "leftmost", 0, settings=GameSettings((4, 4, 3)))
     assert rec.culprit is None and all(t < 2 for t in rec.times[0::2])
 
 
@@ -260,7 +262,7 @@ def test_the_cpu_time_limit_ends_a_spinning_agent(tmp_path: Path) -> None:
     """RLIMIT_CPU: an agent that spins past its CPU seconds is killed by SIGXCPU, named as such."""
     spin = tmp_path / "spins.py"
     spin.write_text("def agent(obs, config):\n    while True:\n        pass\n")
-    rec = play_game(str(spin), "random", act_timeout=20, overage=0, limits=Limits(cpu_seconds=1))
+    rec = play_game(str(spin), "random", settings=GameSettings(act_timeout=20, overage=0, limits=Limits(cpu_seconds=1)))
     # a crash, not a timeout: the CPU limit ended it before its 20 s move budget ran out
     assert rec.outcome == "crash" and rec.culprit == 1, (rec.outcome, rec.detail)
     assert "killed by SIGXCPU (its CPU-time limit)" in (rec.detail or "")

@@ -36,26 +36,15 @@ def test_settings_are_frozen_and_keep_one_size_type() -> None:
     assert GameSettings(limits=Limits(slowdown=2)).slowdown == 2
 
 
-def test_the_old_keywords_build_the_settings() -> None:
-    assert GameSettings.of() == GameSettings()
-    assert GameSettings.of(size=(5, 6, 4), act_timeout=0.5, overage=3, isolate=True) == \
-        GameSettings((5, 6, 4), 0.5, 3, None, True)
-    base = GameSettings(act_timeout=1, limits=Limits(memory=128 << 20))
-    assert GameSettings.of(base) is base
-    assert GameSettings.of(base, overage=5) == dataclasses.replace(base, overage=5)  # a keyword given wins
-
-
-def test_play_game_takes_settings_or_the_old_keywords() -> None:
-    old = play_game("leftmost", "random", (5, 6, 4), 3, act_timeout=1, overage=5)
-    new = play_game("leftmost", "random", seed=3, settings=GameSettings((5, 6, 4), 1, 5))
-    assert (old.moves, old.size, old.outcome) == (new.moves, new.size, new.outcome)
-
-
-def test_run_match_takes_settings_or_the_old_keywords() -> None:
-    old = run_match("leftmost", "random", games=4, workers=1, seed=2, size=(5, 5, 4), progress=False)
-    new = run_match("leftmost", "random", games=4, workers=1, seed=2, progress=False,
-                    settings=GameSettings(size=(5, 5, 4)))
-    assert [r.moves for r in old.records] == [r.moves for r in new.records] and new.size == (5, 5, 4)
+def test_one_game_and_a_match_play_the_same_game_from_the_same_settings() -> None:
+    game = GameSettings((5, 6, 4), act_timeout=1, overage=5)
+    one = play_game("leftmost", "random", 2, settings=game)
+    match = run_match("leftmost", "random", games=1, workers=1, seed=0, progress=False, settings=game)
+    assert one.size == match.size == (5, 6, 4) and match.records[0].size == (5, 6, 4)
+    for call in (lambda: play_game("leftmost", "random", size=(5, 6, 4)),  # type: ignore[call-arg]
+                 lambda: run_match("leftmost", "random", games=1, size=(5, 6, 4))):  # type: ignore[call-arg]
+        with pytest.raises(TypeError):  # GameSettings is the one way to say how games are played
+            call()
 
 
 def test_match_and_arena_make_the_same_job_type() -> None:

@@ -81,7 +81,7 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
     out = {}
     for spec in specs:
         player = resolve(spec)
-        if player.kind == "file":
+        if player.fresh:
             out[spec] = hashlib.sha256(Path(player.file).read_bytes()).hexdigest()
     return out
 

@@ -41,7 +41,7 @@ from connectx_forge.tools.play.rules import KAGGLE_STATUS, Size
 from connectx_forge.tools.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.sandbox.host import error_place
-from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits
+from connectx_forge.tools.sandbox.limits import LOG_CHARS
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
 
@@ -165,16 +165,12 @@ def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameR
     return record
 
 
-def play_game(first: PlayerLike, second: PlayerLike, size: Size | None = None, seed: int = 0, *,
-              act_timeout: float | None = None, overage: float | None = None, index: int = 0,
-              a_seat: int = 1, isolate: bool | None = None, limits: Limits | None = None,
-              opening: Sequence[int] = (), settings: GameSettings | None = None) -> GameRecord:
+def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings: GameSettings | None = None,
+              index: int = 0, a_seat: int = 1, opening: Sequence[int] = ()) -> GameRecord:
     """Play one game, ``first`` with mark 1, and judge it as Kaggle does.
 
     ``settings`` (``settings.GameSettings``: the board size, Kaggle's clock, the
-    agent hosts' limits and ``isolate``; default 6x7x4, 2 s a move, a 60 s bank);
-    each of ``size``, ``act_timeout``, ``overage``, ``limits``, ``isolate`` that is
-    given replaces the settings' own.
+    agent hosts' limits and ``isolate``; default 6x7x4, 2 s a move, a 60 s bank).
 
     Seeds ``random`` and ``numpy.random`` with ``seed`` first, and each seat's
     own generators with ``seat_seed(seed, seat)`` (``seat_random.py``), so that
@@ -190,8 +186,7 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size | None = None, s
     """
     import numpy as np
 
-    game = GameSettings.of(settings, size=size, act_timeout=act_timeout, overage=overage, limits=limits,
-                           isolate=isolate)
+    game = settings if settings is not None else GameSettings()
     size, act_timeout, overage, limits = game.size, game.act_timeout, game.overage, game.limits
     players = (as_player(first), as_player(second))
     rows, columns, inarow = size
@@ -210,7 +205,7 @@ def play_game(first: PlayerLike, second: PlayerLike, size: Size | None = None, s
             if hosted[i]:
                 from connectx_forge.tools.sandbox.seat import HostedAgent
 
-                twin = i == 1 and all(hosted) and p.kind == "file" and p.file == players[0].file
+                twin = i == 1 and all(hosted) and p.fresh and p.file == players[0].file
                 hosts[i] = HostedAgent(p, seat_seed(seed, i), (rows, columns, inarow), act_timeout, overage, limits,
                                       template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
@@ -253,7 +248,7 @@ def _no_agent(*args: Any) -> None:
 
 def is_hosted(player: Player, isolate: bool) -> bool:
     """Whether ``player`` runs in an agent host: a file always; with ``isolate``, any player given by a spec."""
-    return player.kind == "file" or (isolate and player.by_spec)
+    return player.fresh or (isolate and player.by_spec)
 
 
 def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], game: GameSettings,

@@ -43,10 +43,10 @@ from connectx_forge.tools.arena import schedule
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, is_hosted, play_job
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
+from connectx_forge.tools.play.reference import REGISTERED
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, Size
 from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.play.tally import Tally
-from connectx_forge.tools.sandbox.limits import Limits
 
 SEATS = ("both", "first", "second")
 MAX_BATCH = 50  # games per task at most
@@ -183,7 +183,7 @@ class MatchResult:
 
 def check_size(player: Player, size: Size) -> None:
     """``UserError`` up front for a registered agent that plays only the 6x7 four-in-a-row board."""
-    if player.kind != "registry" or tuple(size) == tuple(STANDARD):
+    if player.kind != REGISTERED or tuple(size) == tuple(STANDARD):
         return
     from agents.registry import REGISTRY
 
@@ -223,24 +223,19 @@ def _validate(games: int, seed: int, seats: str, workers: int) -> None:
         raise UserError(f"workers must be at least 1, got {workers}")
 
 
-def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0,
-              size: Size | None = None, *, act_timeout: float | None = None, overage: float | None = None,
-              progress: bool = True, chunk: int | None = None, executor: Executor | None = None,
-              seats: str = "both", isolate: bool | None = None, limits: Limits | None = None,
-              openings: tuple[tuple[int, ...], ...] = (),
-              on_game: Callable[[GameRecord], None] | None = None,
-              settings: GameSettings | None = None, stored: Sequence[GameRecord] = ()) -> MatchResult:
+def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0, *,
+              settings: GameSettings | None = None, seats: str = "both",
+              openings: tuple[tuple[int, ...], ...] = (), progress: bool = True, chunk: int | None = None,
+              executor: Executor | None = None, on_game: Callable[[GameRecord], None] | None = None,
+              stored: Sequence[GameRecord] = ()) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``settings`` (``settings.GameSettings``): the board size (default 6x7x4),
-    Kaggle's clock, the agent hosts' limits and ``isolate``; each of ``size``,
-    ``act_timeout``, ``overage``, ``isolate``, ``limits`` that is given replaces
-    the settings' own.
+    Kaggle's clock, the agent hosts' limits and ``isolate``.  Submission files
+    always play in agent hosts (child processes, ``tools/sandbox``); ``isolate``
+    puts every player given by a spec there too.
 
     ``seats`` "first" or "second" puts A in that seat in every game instead.
-    Submission files always play in agent hosts (child processes, ``tools/sandbox``);
-    ``isolate`` puts every player given by a spec there too.  ``limits``: the
-    hosts' resource limits (default ``Limits()``: 2 GiB of address space...).
     ``openings`` (0-based columns each): game ``i`` starts after ``opening_of(i, ...)``,
     so with seats alternating each opening is played once from each seat.
 
@@ -260,8 +255,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     store, ``--resume``); the games of their indices are not played again, and
     the result counts them with the new ones (``on_game`` sees only the new).
     """
-    game = GameSettings.of(settings, size=size, act_timeout=act_timeout, overage=overage, limits=limits,
-                           isolate=isolate)
+    game = settings if settings is not None else GameSettings()
     board = game.size
     workers = (os.cpu_count() or 1) if workers is None else workers
     _validate(games, seed, seats, workers)

@@ -108,11 +108,8 @@ def run(args: argparse.Namespace) -> int:
     if args.store is not None:
         return _stored(args, s, a, b, openings, writer)
     try:
-        result = run_match(a, b, s.games, args.workers, s.seed, s.size,
-                           act_timeout=s.act_timeout, overage=s.overage,
-                           progress=options.progress_of(args), seats=s.seats,
-                           isolate=s.isolate or s.slowdown > 1,  # only a host can be slowed down
-                           limits=options.limits(s.memory, s.slowdown), openings=openings,
+        result = run_match(a, b, s.games, args.workers, s.seed, settings=s.game_settings(),
+                           progress=options.progress_of(args), seats=s.seats, openings=openings,
                            on_game=writer.add if writer is not None else None)
     except MatchInterrupted as stop:
         if writer is not None:
@@ -121,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=2) if args.json else format_match(result))
         kept = f"; {args.save} holds them" if writer is not None else ""
         print(f"cxforge match: interrupted: the table counts the {len(result.records)} finished game(s) of "
-              f"{s.games}{kept}", file=sys.stderr)
+              f"{s.games}{kept} (with --store FILE a match resumes where it stopped)", file=sys.stderr)
         return 130
     _report(args, s, result, writer)
     return 0

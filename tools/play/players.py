@@ -36,6 +36,7 @@ from agents import registry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.reference import (
+    CALLABLE,
     FAST,
     FAST_NEGAMAX,  # noqa: F401  (re-exported: the names are reference.py's)
     FILE,
@@ -61,10 +62,10 @@ class Player:
 
     spec: str
     name: str
-    kind: str  # "registry", "kaggle", "file" or "callable"
+    kind: str  # the reference's vocabulary (tools/play/reference.py): REGISTERED, KAGGLE, FAST, FILE or CALLABLE
     _agent: Agent | None = None
     by_spec: bool = False  # made by ``resolve``: pickles as its spec
-    path: str | None = None  # the submission file a "file" player plays (default: the spec)
+    path: str | None = None  # the submission file a FILE player plays (default: the spec)
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle a resolved player as ``resolve(spec)`` (keeping its label); others field by field."""
@@ -74,16 +75,16 @@ class Player:
 
     @property
     def fresh(self) -> bool:
-        return self.kind == "file"
+        return self.kind == FILE
 
     @property
     def file(self) -> str:
-        """The submission file a "file" player plays."""
+        """The submission file a FILE player plays."""
         return self.path or self.spec
 
     def new_agent(self) -> Agent:
         """The agent function for one new game."""
-        if self.kind == "file":
+        if self.kind == FILE:
             return file_agent(self.file)
         assert self._agent is not None
         return self._agent
@@ -199,17 +200,17 @@ def _resolve(spec: str) -> Player:
     or a source file built on the fly (``build.cache.playable_of``), a file checked readable."""
     ref = reference(spec)
     if ref.kind == KAGGLE:
-        return Player(spec, ref.label, "kaggle", kaggle_builtin(str(ref.name)))
+        return Player(spec, ref.label, KAGGLE, kaggle_builtin(str(ref.name)))
     if ref.kind == REGISTERED:
         try:
             agent = registry.get(spec).load()
         except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
             raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
-        return Player(spec, spec, "registry", agent)
+        return Player(spec, spec, REGISTERED, agent)
     if ref.kind == FAST:
         from connectx_forge.tools.play.fast_negamax import agent as fast_negamax_agent
 
-        return Player(spec, spec, "callable", fast_negamax_agent)
+        return Player(spec, spec, FAST, fast_negamax_agent)
     if ref.kind == FILE and ref.path is not None:
         _check_source(str(ref.path))
     from connectx_forge.build.cache import playable_of
@@ -219,7 +220,7 @@ def _resolve(spec: str) -> Player:
         file = playable_of(ref)
     except BuildError as exc:
         raise UserError(f"player {spec}: {exc}") from None
-    return Player(spec, file.label, "file", path=str(file.path))
+    return Player(spec, file.label, FILE, path=str(file.path))
 
 
 def label_of(spec: str) -> str:
@@ -235,7 +236,7 @@ def label_of(spec: str) -> str:
 def from_callable(agent: Agent, name: str | None = None) -> Player:
     """A player wrapping a Python function (API use, in-process only)."""
     label = str(name or getattr(agent, "__name__", "agent"))
-    return Player(label, label, "callable", agent)
+    return Player(label, label, CALLABLE, agent)
 
 
 PlayerLike = Player | str | Agent

@@ -22,7 +22,7 @@ The opening and the seed are per game, so they are the job's, not the settings'.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents.board import STANDARD, Size
@@ -48,19 +48,6 @@ class GameSettings:
     def slowdown(self) -> float:
         """The agent hosts' slowdown (``--slowdown``): 1 unless ``limits`` say otherwise."""
         return 1.0 if self.limits is None else self.limits.slowdown
-
-    @classmethod
-    def of(cls, settings: GameSettings | None = None, *, size: Size | None = None, act_timeout: float | None = None,
-           overage: float | None = None, limits: Limits | None = None,
-           isolate: bool | None = None) -> GameSettings:
-        """``settings`` (default ``GameSettings()``) with each keyword that is given (not None) put in.
-
-        How the functions that took these as keywords (``play_game``, ``run_match``) accept both."""
-        given: dict[str, Any] = {k: v for k, v in (("size", size), ("act_timeout", act_timeout),
-                                                   ("overage", overage), ("limits", limits), ("isolate", isolate))
-                                 if v is not None}
-        base = settings if settings is not None else cls()
-        return replace(base, **given) if given else base
 
 
 @dataclass(frozen=True)

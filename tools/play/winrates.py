@@ -19,6 +19,7 @@ from connectx_forge.tools import table as tables
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import MatchResult, run_match
 from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.stats import format_rate
 
 OPPONENTS = ("kaggle:random", "kaggle:negamax")
@@ -74,8 +75,8 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
     raw: dict[str, list[dict[str, Any]]] = {}
     rows = []
     for name in names:
-        results = [run_match(name, opp, games, workers=workers, seed=seed, size=size, progress=progress,
-                             on_game=on_game) for opp in opponents]
+        results = [run_match(name, opp, games, workers=workers, seed=seed, settings=GameSettings(size),
+                             progress=progress, on_game=on_game) for opp in opponents]
         raw[name] = [r.to_json() for r in results]
         rows.append(table_row(resolve(name).name, results))
     if table:

@@ -102,15 +102,15 @@ class HostedAgent:
         self.limits = limits or Limits()
         self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
-                                              if player.kind == "file" else "")
+                                              if player.fresh else "")
         self.setup: dict[str, Any] = {
-            "kind": "file" if player.kind == "file" else "spec", "spec": player.spec, "seed": seed,
+            "kind": "file" if player.fresh else "spec", "spec": player.spec, "seed": seed,
             "limits": self.limits.to_json(),
             "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage),
             # a .tar.gz's files: at /kaggle_simulations/agent where the warden can (namespace.py)
-            "kaggle": player.kind == "file" and (beside or player.file.endswith(".tar.gz"))}
+            "kaggle": player.fresh and (beside or player.file.endswith(".tar.gz"))}
         self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
-        self.templated = template and player.kind == "file" and templates_on()
+        self.templated = template and player.fresh and templates_on()
         self.twin = twin
         self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,7 +162,7 @@ class HostedAgent:
             self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=w.root)
             setup.update(home=os.path.join(self.folder, "home"), cwd=os.path.join(self.folder, "game"))
             os.mkdir(setup["home"])
-            if self.player.kind == "file":
+            if self.player.fresh:
                 setup["path"] = self._stage(setup["cwd"])
             else:
                 os.mkdir(setup["cwd"])

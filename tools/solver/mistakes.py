@@ -105,7 +105,7 @@ def agent_mover(name: str) -> Mover:
     from connectx_forge.tools.play.players import resolve
 
     player = resolve(name)
-    if player.kind == "file":
+    if player.fresh:
         return _hosted_mover(player)
     fn = player.new_agent()
 

@@ -34,6 +34,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game, sequential
 from connectx_forge.tools.submit.archive import unpack
@@ -51,10 +52,8 @@ Look = Callable[[FloorResult, str], None]  # told each floor's state after each 
 
 
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
-               *, opponents: Iterable[str] = OPPONENTS, act_timeout: float = KAGGLE_ACT_TIMEOUT,
-               overage: float = KAGGLE_OVERAGE, seed: int | None = 0, progress: bool = False,
-               validation: bool = True, limits: Limits | None = None,
-               size: Size = STANDARD, max_games: int | None = None, floors: bool = True,
+               *, opponents: Iterable[str] = OPPONENTS, settings: GameSettings | None = None, seed: int | None = 0,
+               progress: bool = False, validation: bool = True, max_games: int | None = None, floors: bool = True,
                on_look: Look | None = None, on_game: Callable[[dict[str, Any]], None] | None = None) -> CheckReport:
     """Check the submission at ``path``: the validation episode, then ``games`` games per opponent, and more
     against an opponent whose floor is not decided yet, up to ``max_games`` (``sequential.py``).
@@ -63,15 +62,17 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     and each of its seats (the file's host, the built-in opponent) has its own
     ``random`` and ``numpy.random``, seeded from it (``tools/play/seat_random.py``).
     ``workers`` games play at once (default: all cores); ``progress`` shows a bar
-    on a terminal; ``validation=False`` skips the validation episode; ``limits``
-    bound each agent host (default ``Limits()``); ``size`` is the board (Kaggle's
-    leaderboard plays 6x7x4).  ``max_games`` (default ``DEFAULT_MAX_GAMES``, or
+    on a terminal; ``validation=False`` skips the validation episode; ``settings``
+    (``GameSettings``, default Kaggle's: 6x7x4, 2 s a move, a 60 s bank): the board,
+    the clock and the agent hosts' limits (default ``Limits()``).  ``max_games`` (default ``DEFAULT_MAX_GAMES``, or
     ``games`` when that is more) caps the games per opponent with a floor;
     ``floors=False`` judges validity alone, as for a file without a manifest.
     ``on_look(floor, action)`` is called after each batch with each floor's state
     and what comes next ("playing on to N games", or the verdict); ``on_game(result)``
     with each game's result as it comes in (the validation episode's first).
     """
+    game = settings if settings is not None else GameSettings()
+    act_timeout, overage, limits, size = float(game.act_timeout), float(game.overage), game.limits, game.size
     source = Path(path)
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)

@@ -11,6 +11,7 @@ from typing import IO, Any
 from agents.board import Size
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
 from connectx_forge.tools.submit.verdict import FloorResult
@@ -125,9 +126,9 @@ def run(args: argparse.Namespace) -> int:
     saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
     try:
         report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
-                                  act_timeout=args.act_timeout, overage=args.overage, seed=args.seed,
-                                  progress=talk, validation=args.validation, limits=options.limits_of(args),
-                                  size=size, max_games=args.max_games, floors=args.floors, on_look=look,
+                                  settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
+                                  seed=args.seed, progress=talk, validation=args.validation,
+                                  max_games=args.max_games, floors=args.floors, on_look=look,
                                   on_game=saver)
     finally:
         if saver is not None:
