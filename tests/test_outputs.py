@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,10 +55,14 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: P
     assert "is a file; give a folder" in capsys.readouterr().err
 
 
-def _interrupt(argv: list[str], after: float) -> subprocess.CompletedProcess[str]:
-    """Run cxforge, send it SIGINT (Ctrl-C) after ``after`` seconds, and wait for it."""
+def _interrupt(argv: list[str], after: float, ready: Callable[[], bool]) -> subprocess.CompletedProcess[str]:
+    """Run cxforge, wait until ``ready()`` (work under way, however loaded the machine), send it SIGINT (Ctrl-C)
+    ``after`` seconds later, and wait for it."""
     proc = subprocess.Popen([*CXFORGE, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
     time.sleep(after)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -66,9 +71,9 @@ def _interrupt(argv: list[str], after: float) -> subprocess.CompletedProcess[str
 
 def test_ctrl_c_in_match_keeps_exactly_the_finished_games(tmp_path: Path) -> None:
     save = tmp_path / "games.jsonl"
-    after = random.Random(os.getpid()).uniform(3.0, 6.0)  # a random point of the match
+    after = random.Random(os.getpid()).uniform(0.0, 3.0)  # a random point of the match, once a game has ended
     done = _interrupt(["match", "kaggle:negamax", "random", "-n", "400", "-w", "2", "--save", str(save),
-                       "--no-progress"], after)
+                       "--no-progress"], after, lambda: save.is_file() and save.read_text().count("\n") > 0)
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "interrupted: the table counts the" in done.stderr
     overall = next(line for line in done.stdout.splitlines() if line.startswith("overall"))
@@ -107,7 +112,7 @@ def test_ctrl_c_at_a_terminal_leaves_no_folder(tmp_path: Path, workers: str) -> 
 def test_ctrl_c_in_a_tournament_says_how_to_resume(tmp_path: Path) -> None:
     store = tmp_path / "t.sqlite"
     done = _interrupt(["tournament", "kaggle:negamax", "random", "lookahead", "--openings", "30", "-w", "2",
-                       "--store", str(store), "--no-progress"], 6.0)
+                       "--store", str(store), "--no-progress"], 2.0, store.is_file)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     hint = done.stderr.strip().splitlines()[-1]
     assert hint.endswith(f"resume with: cxforge tournament --resume --store {store}")
