@@ -15,7 +15,7 @@ MSG    ?=
 GAMES  ?=
 MAX_GAMES ?=
 
-.PHONY: setup setup-test submission test test-slow lint upload bench native clean
+.PHONY: setup setup-test submission test test-slow lint upload bench bench-reference native clean
 
 setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
@@ -74,6 +74,12 @@ upload: $(RUNTIME_STAMP)
 
 bench: $(TEST_STAMP)
 	$(BIN)/cxforge bench
+
+# bitbully (AGPL), the reference of cxforge bench solver --reference bitbully, into a bench-only layer of the user's
+# cache: never a dependency of the package, never embedded or shipped (tools/bench/reference_bitbully.py)
+bench-reference: $(TEST_STAMP)
+	$(PIP) --no-deps --target "$$($(BIN)/python -c 'from connectx_forge.tools.bench import reference_bitbully as r; print(r.LAYER)')" \
+		"bitbully==$$($(BIN)/python -c 'from connectx_forge.tools.bench import reference_bitbully as r; print(r.PIN)')"
 
 # the shipped agents' C libraries, compiled with the pinned toolchain and committed beside their sources
 # (agents/solver/native/solver.so and .key), so that make submission needs no toolchain; run after editing solver.c

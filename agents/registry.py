@@ -180,7 +180,39 @@ _SPECS: list[AgentSpec] = [
         source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
         submittable=False, strength=99, tactical=True, sizes="standard", move_budget_s=600.0,
     ),
+    # near-perfect opponents (agents/pool.py): what separates perfect agents is the second seat against them
+    AgentSpec(
+        name="solver-centre", module="agents.pool", function="centre_agent",
+        description=("The solver before its practical tie-break: among moves of equal value, search order (centre "
+                     "first); kept to measure the rule against."),
+        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.CENTRE)",
+        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
+    ),
+    AgentSpec(
+        name="solver-eps05", module="agents.pool", function="eps05_agent",
+        description=("The solver, playing a random legal move (never when it can win at once) with probability 0.05, "
+                     "drawn from its seat's seeded generator."),
+        source="connectx-forge: a near-perfect opponent for the second seat",
+        floors={"random": 0.85}, strength=70, move_budget_s=10.0,
+    ),
+    AgentSpec(
+        name="solver-eps20", module="agents.pool", function="eps20_agent",
+        description=("The solver, playing a random legal move (never when it can win at once) with probability 0.20, "
+                     "drawn from its seat's seeded generator."),
+        source="connectx-forge: a near-perfect opponent for the second seat",
+        floors={"random": 0.85}, strength=60, move_budget_s=10.0,
+    ),
+    AgentSpec(
+        name="solver-starved", module="agents.pool", function="starved_agent",
+        description=("The solver with 0.02 s a move and no overage: the book and quick solves where they answer, the "
+                     "network search's guess elsewhere."),
+        source="connectx-forge: a near-perfect opponent for the second seat",
+        floors={"random": 0.85}, strength=80, move_budget_s=2.0,
+    ),
 ]
+
+# the near-perfect opponents a second-seat measurement plays (docs/solver.md, "The practical tie-break")
+POOL = ("solver-eps05", "solver-eps20", "solver-starved", "net-search", "alphabeta")
 
 REGISTRY: dict[str, AgentSpec] = {spec.name: spec for spec in _SPECS}
 

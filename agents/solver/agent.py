@@ -24,6 +24,11 @@ A move, on the 6x7 board with four in a row:
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
    the agent's tree fits the budget);
+4b. after a book move or an exact solve, the tie-break (``tie_break``,
+   ``practical.py``): among the moves of the same exact score, the one that
+   leaves the opponent the most replies that lose its win (lost position) or
+   lose outright (drawn one), solved one ply deeper within the move's budget
+   (never in overage); if that does not finish, the move of step 2 or 3;
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
@@ -48,6 +53,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from agents.board import Board, config_value
@@ -59,6 +65,7 @@ from agents.solver.engine import engine as solver_engine
 from agents.solver.heuristic import HeuristicSearch
 from agents.solver.policy import POLICY, Fallback, Policy
 from agents.solver.position import layout_of
+from agents.solver.practical import TieBreak, practical_move
 from agents.solver.search import Timeout
 
 # The old module constants, read-only copies of the shipped policy's fields (setting one changes nothing:
@@ -91,6 +98,7 @@ class _State:
         self.heuristics: dict[Any, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
+        self.tie_changed = False  # the practical tie-break changed the last book or exact move
         self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
         self.new_game(from_start=False)
 
@@ -154,6 +162,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     if board.moves <= 1 or board.moves <= st.seen:  # a new game
         st.new_game(from_start=board.moves <= 1)
     st.seen = board.moves
+    st.tie_changed = False
     legal = board.legal_moves()
     if len(legal) == 1:
         st.last = "only move"
@@ -175,7 +184,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     if found is not None and found[1] is not None:
         st.last = "book"
         st.book_stones = board.moves
-        return found[1]
+        return tie_break(st, policy, board, found[1], found[0], order, start, budget)
     solver = st.solver
     if budget is None:
         st.last = "exact"
@@ -190,9 +199,9 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
         weak_move, weak = solver.best_move(board, weak=True, deadline=start + share * budget + extra)
         st.last = "weak"
         hard = time.perf_counter() > start + share * budget  # the weak solve used overage
-        exact_move, _ = solver.best_move(board, deadline=start + budget + (extra if hard else 0.0))
+        exact_move, score = solver.best_move(board, deadline=start + budget + (extra if hard else 0.0))
         st.last = "exact"
-        return exact_move
+        return tie_break(st, policy, board, exact_move, score, order, start, budget)
     except Timeout:
         pass
     finally:
@@ -217,6 +226,22 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     if refuted:
         st.last = f"checked ({refuted} refuted)"
     return move
+
+
+def tie_break(st: _State, policy: Policy, board: Board, move: int, score: int, order: Sequence[int], start: float,
+              budget: float | None) -> int:
+    """``move`` (of exact score ``score``), or with ``TieBreak.PRACTICAL`` another move of the same score that
+    gives the opponent more chances to go wrong (practical.py), found before the move's budget ends (never in
+    overage); ``st.tie_changed`` says whether the rule changed the move."""
+    st.tie_changed = False
+    if policy.tie_break is not TieBreak.PRACTICAL or budget is None:
+        return move
+    deadline = start + budget
+    if time.perf_counter() >= deadline:
+        return move
+    chosen, _ = practical_move(st.solver, board, move, score, order, deadline)
+    st.tie_changed = chosen != move
+    return chosen
 
 
 def first_unrefuted(solver: Engine, board: Board, ranked: list[int], deadline: float) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from agents.solver.engine import Kind
+from agents.solver.practical import TieBreak
 
 
 class Fallback(StrEnum):
@@ -69,9 +70,13 @@ class Policy:
     opening_move: int = 3  # the centre column on the empty 6x7 board: the only winning first move (Allis 1988)
     fallback: Fallback = Fallback.CHECKED  # what decides when no solve finished (BENCHMARKS.md compares them)
     rank_share: float = 0.5  # CHECKED: the network search's share of the time left; the solver checks in the rest
+    # among moves of equal value: PRACTICAL gives the opponent the most chances to go wrong (practical.py), within
+    # the move's budget; CENTRE is the search order alone (the agent before the rule, registered as solver-centre)
+    tie_break: TieBreak = TieBreak.PRACTICAL
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", Fallback.named(self.fallback))
+        object.__setattr__(self, "tie_break", TieBreak.named(self.tie_break))
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name.endswith("_share") and not 0 < value <= 1:

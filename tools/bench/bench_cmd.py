@@ -76,7 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_progress(p)
 
     p = _sub(sub, "solver", "run the solver on Pons-format benchmark files (<moves> <score> per line)",
-             "cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100", _solver)
+             "cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100\n  "
+             "cxforge bench solver ../shared/data/pons/Test_L2_R2 datasets/heldout/Random-Middle.txt "
+             "--reference bitbully --sample 100", _solver)
     p.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="Pons-format files")
     p.add_argument("--limit", type=options.positive_int, metavar="N", help="only the first N positions of each file")
     p.add_argument("--sample", type=options.positive_int, metavar="N",
@@ -92,7 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="instead: the compiled and the Python solver on the same positions in one run, with "
                         "nodes per second as a ratio (to --reference's where given)")
     p.add_argument("--reference", metavar="PROGRAM",
-                   help="with --side-by-side: a solver program answering 'score nodes seconds' per move string "
+                   help="bitbully: the compiled solver at the agent's table size beside bitbully (installed by "
+                        "make bench-reference into a bench-only layer), CPU time per position and their ratio; or, "
+                        "with --side-by-side, a solver program answering 'score nodes seconds' per move string "
                         "(tools/bench/pons_harness.cpp builds one around Pons' C++)")
     options.add_progress(p)
 
@@ -153,11 +157,22 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _solver(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.solver import agent_mistakes, read_positions, side_by_side, solve_files
+    from connectx_forge.tools.bench.solver import (
+        against_bitbully,
+        agent_mistakes,
+        read_positions,
+        side_by_side,
+        solve_files,
+    )
 
+    if args.reference == "bitbully" and not args.side_by_side:
+        if args.agent:
+            raise UserError("--reference bitbully times the solver, not the agent: drop --agent")
+        return against_bitbully([(path, read_positions(path)) for path in args.paths], args.weak, args.limit,
+                                args.sample, args.seed, options.progress_of(args))
     files = [(path, read_positions(path)) for path in args.paths]
     if args.reference and not args.side_by_side:
-        raise UserError("--reference goes with --side-by-side")
+        raise UserError("--reference PROGRAM goes with --side-by-side (or name --reference bitbully)")
     if args.side_by_side:
         return side_by_side(files, args.weak, args.reference, args.limit, args.sample, args.seed,
                             options.progress_of(args))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -67,21 +67,26 @@ def select(positions: list[T], limit: int | None, sample: int | None, seed: int)
 
 
 def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine: str = "python",
-               progress: bool = True) -> dict[str, Any]:
-    """Solve each position with a cleared table; the figures for one file."""
+               progress: bool = True, clock: Callable[[], float] = time.perf_counter,
+               c_entries: int | None = None) -> dict[str, Any]:
+    """Solve each position with a cleared table (the clearing untimed); the figures for one file, timed by
+    ``clock``, the compiled table of ``c_entries`` (default: the tools' size)."""
     from connectx_forge.tools.solver import csolver
 
-    solver = csolver.engine(engine)
+    solver = csolver.engine(engine) if c_entries is None else csolver.engine(engine, c_entries=c_entries)
     correct = nodes = 0
     elapsed = 0.0
     wrong: list[str] = []
     bar = progress_bars.bar(len(positions), path.name, unit="pos", enabled=progress)
+    clearing = 0.0
     for moves, expected in positions:
+        start = clock()
         solver.reset()
+        clearing += clock() - start
         board = Board.from_pons(moves)
-        start = time.perf_counter()
+        start = clock()
         score = solver.solve(board, weak=weak)
-        elapsed += time.perf_counter() - start
+        elapsed += clock() - start
         nodes += solver.nodes
         want = (expected > 0) - (expected < 0) if weak else expected
         if score == want:
@@ -92,7 +97,8 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
     bar.close()
     n = max(len(positions), 1)
     return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n,
-            "mean_time": elapsed / n, "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong}
+            "mean_time": elapsed / n, "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong,
+            "mean_clear": clearing / n}
 
 
 def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: float | None = None,
@@ -197,4 +203,55 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
             failed |= r["correct"] != r["n"]
     print(render(["set", "engine", "correct", "mean nodes", "mean time", "nodes/s", "vs ref"], cells, "markdown",
                  align="llrrrrr"))
+    return 1 if failed else 0
+
+
+def against_bitbully(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool = False,
+                     limit: int | None = None, sample: int | None = None, seed: int = 0,
+                     progress: bool = True) -> int:
+    """Print, per file and over all, the compiled solver at the agent's table size and bitbully
+    (tools/bench/reference_bitbully.py) on the same positions in one run, each position's CPU time, and
+    bitbully's time over ours (above 1: ours is faster); 1 if any score was wrong, else 0."""
+    from agents.solver.engine import Kind
+    from agents.solver.native import DEFAULT_ENTRIES
+    from connectx_forge.tools.bench import reference_bitbully
+    from connectx_forge.tools.solver import csolver
+
+    reference_bitbully.load()  # one line, before any work, if it is not installed
+    csolver.resolve(Kind.C)
+    ours_name, ref_name = f"c ({DEFAULT_ENTRIES:,} entries)", f"bitbully {reference_bitbully.PIN}"
+    cells, notes = [], []
+    failed = False
+    totals = {ours_name: [0.0, 0, 0, 0.0, 0.0], ref_name: [0.0, 0, 0, 0.0, 0.0]}  # CPU s, correct, n, nodes, clear
+    for path, positions in files:
+        positions = select(positions, limit, sample, seed)
+        name = PONS_NODES.get(path.name, (path.name,))[0]
+        ours = bench_file(path, positions, weak, Kind.C, progress, time.process_time, DEFAULT_ENTRIES)
+        ref = reference_bitbully.solve_file(positions, weak)
+        for engine, r in ((ours_name, ours), (ref_name, ref)):
+            ratio = ref["mean_time"] / r["mean_time"] if r["mean_time"] else 0.0
+            cells.append([name, engine, f"{r['correct']}/{r['n']}", f"{r['mean_nodes']:,.1f}",
+                          f"{r['mean_time'] * 1e3:.3f}ms", f"{r['mean_clear'] * 1e3:.3f}ms", f"{r['nps']:,.0f}",
+                          f"{ratio:.2f}x"])
+            total = totals[engine]
+            total[0] += r["mean_time"] * r["n"]
+            total[1] += r["correct"]
+            total[2] += r["n"]
+            total[3] += r["mean_nodes"] * r["n"]
+            total[4] += r["mean_clear"] * r["n"]
+            notes += [f"  wrong ({name}, {engine}): {line}" for line in r["wrong"][:5]]
+            failed |= r["correct"] != r["n"]
+    if len(files) > 1:
+        for engine, (cpu, correct, n, nodes, clear) in totals.items():
+            ratio = totals[ref_name][0] / cpu if cpu else 0.0
+            cells.append(["all", engine, f"{correct}/{n}", f"{nodes / max(n, 1):,.1f}",
+                          f"{cpu / max(n, 1) * 1e3:.3f}ms", f"{clear / max(n, 1) * 1e3:.3f}ms",
+                          f"{nodes / cpu if cpu else 0.0:,.0f}", f"{ratio:.2f}x"])
+    print("clock: CPU time of this process per position (time.process_time); each table cleared before each "
+          "position (its own column, not in the search's time or the ratio); no opening books; exact scores"
+          + (" (signs compared: --weak)" if weak else ""))
+    print(render(["set", "engine", "correct", "mean nodes", "mean CPU time", "clearing", "nodes/s",
+                  "bitbully time / this"], cells, "markdown", align="llrrrrrr"))
+    if notes:
+        print("\n".join(notes))
     return 1 if failed else 0

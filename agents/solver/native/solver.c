@@ -11,7 +11,16 @@
  * an odd size above 2^17 the slot and those bits together determine a key of
  * 49 bits (Chinese remainder theorem), so there are no false hits.  Node counts therefore match the
  * Python search's up to slot collisions (which only add a few nodes), and only
- * while the Python table is not cleared.
+ * while the Python table is not cleared.  The Python table need not copy this
+ * layout: only the scores, best moves and (nearly) the node counts are shared.
+ *
+ * Speed at the agent's table size (tens of megabytes, far beyond the cache):
+ * a node's time is mostly its table probe missing the cache, so a slot's key
+ * and value sit side by side (one cache line per probe), each node prefetches
+ * all its children's slots before its own probe and move sorting (so their
+ * misses overlap instead of queueing one after another), and the table asks
+ * the kernel for 2 MiB pages (fewer TLB misses).  None of these changes which
+ * nodes are searched.
  *
  * Each engine (cx_new) has its own table, node count and book; the calls are
  * not reentrant (one search at a time in a process, as agents run).
@@ -20,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define H 7
@@ -32,12 +42,20 @@
 #define OFFSET 64   /* stored = the Python table's entry (v, or v + LOWER) + OFFSET: 43..213, never EMPTY */
 #define ABORTED (-1000)
 #define INCONSISTENT (-2000)
+#define HUGE_PAGE (2ULL << 20) /* the table is aligned to, and a whole number of, 2 MiB pages */
 
 static const int ORDER[W] = {3, 2, 4, 1, 5, 0, 6};
 
+/* One table slot: the key's low 32 bits and the value byte side by side (5 bytes, packed), so that a probe
+ * reads one cache line, not one in a key array and another in a value array. */
+typedef struct __attribute__((packed)) {
+    uint32_t key;
+    uint8_t val;
+} slot_t;
+
 typedef struct {
-    uint32_t *keys;
-    uint8_t *vals;
+    slot_t *table;
+    uint64_t bytes; /* the table's allocation: its size rounded up to whole huge pages */
     uint64_t size;
     uint64_t nodes;
     double deadline;
@@ -131,10 +149,15 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
         if (alpha >= beta) return alpha;
     }
     int hi = (SIZE - 1 - moves) / 2;
+    /* Ask for every child's slot now, before this node's own probe and the move sorting: the misses of a table
+     * far larger than the cache then overlap with each other and with that work, instead of each child waiting
+     * for its own in turn.  (A child's key is the opponent's stones plus its mask.) */
+    for (uint64_t rest = possible, opp_mask = (cur ^ mask) + mask; rest; rest &= rest - 1)
+        __builtin_prefetch(&E->table[(opp_mask + (rest & -rest)) % E->size]);
     uint64_t key = cur + mask;
-    uint64_t slot = key % E->size;
-    if (E->vals[slot] != EMPTY && E->keys[slot] == (uint32_t)key) {
-        int e = E->vals[slot] - OFFSET;
+    slot_t *slot = &E->table[key % E->size];
+    if (slot->val != EMPTY && slot->key == (uint32_t)key) {
+        int e = slot->val - OFFSET;
         if (e >= LOWER / 2) {
             lo = e - LOWER;
             if (alpha < lo) {
@@ -159,14 +182,14 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     for (int i = 0; i < n; i++) {
         int score = -negamax(opp, mask | list[i], moves + 1, -beta, -alpha);
         if (score >= beta) {
-            E->keys[slot] = (uint32_t)key;
-            E->vals[slot] = (uint8_t)(score + LOWER + OFFSET);
+            slot->key = (uint32_t)key;
+            slot->val = (uint8_t)(score + LOWER + OFFSET);
             return score;
         }
         if (score > alpha) alpha = score;
     }
-    E->keys[slot] = (uint32_t)key;
-    E->vals[slot] = (uint8_t)(alpha + OFFSET);
+    slot->key = (uint32_t)key;
+    slot->val = (uint8_t)(alpha + OFFSET);
     return alpha;
 }
 
@@ -202,29 +225,30 @@ engine *cx_new(uint64_t entries) {
     engine *e = calloc(1, sizeof *e);
     if (!e || entries % 2 == 0 || entries <= (1u << 17)) return free(e), NULL;
     e->size = entries;
-    e->keys = calloc(entries, sizeof *e->keys);
-    e->vals = calloc(entries, sizeof *e->vals);
+    e->bytes = (entries * sizeof(slot_t) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     e->book_moves = -1;
-    if (!e->keys || !e->vals) {
-        free(e->keys);
-        free(e->vals);
-        free(e);
-        return NULL;
-    }
+    void *table = NULL;
+    if (posix_memalign(&table, HUGE_PAGE, e->bytes) != 0) return free(e), NULL;
+#ifdef MADV_HUGEPAGE
+    /* Random probes over tens of megabytes miss the TLB on nearly every node with 4 KiB pages; 2 MiB pages
+     * (where the kernel grants them: a hint, not a requirement) make those misses rare. */
+    madvise(table, e->bytes, MADV_HUGEPAGE);
+#endif
+    memset(table, 0, e->bytes);
+    e->table = table;
     return e;
 }
 
 void cx_free(engine *e) {
     if (!e) return;
-    free(e->keys);
-    free(e->vals);
+    free(e->table);
     free(e);
 }
 
-/* Forget the table and the node count (every page of the table written, as the next search will). */
+/* Forget the table and the node count (every page of the table written, as the next search will; cx_new
+ * writes them all once too, so that a search never pays for a page's first touch). */
 void cx_reset(engine *e) {
-    memset(e->keys, 0, e->size * sizeof *e->keys);
-    memset(e->vals, 0, e->size * sizeof *e->vals);
+    memset(e->table, 0, e->bytes);
     e->nodes = 0;
 }
 

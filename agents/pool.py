@@ -1,0 +1,97 @@
+"""Near-perfect opponents, for measuring what separates perfect agents: play in the second seat.
+
+Every perfect agent wins going first; going second, only an opponent's
+mistakes can be exploited.  These agents make few, of known kinds:
+
+* ``solver-eps05``, ``solver-eps20``: the ``solver`` agent, which plays a
+  uniformly random legal move instead with probability 0.05 or 0.20 (never
+  one that misses a win in one: the mistakes are positional);
+* ``solver-starved``: the ``solver`` with a tiny budget a move and no
+  overage: perfect where the book or a quick solve knows the position,
+  the network search's guess elsewhere;
+* ``solver-centre``: the ``solver`` before its practical tie-break
+  (``TieBreak.CENTRE``), kept to measure the rule against.
+
+Each keeps its own search state (two of them in one process share nothing).
+The random draws come from the process's ``random`` module, which the referee
+seeds for each seat from the game's seed (tools/play/seat_random.py; on Kaggle
+each agent has its own process), so the draws, and the moves of every game
+whose searches finish in time, replay from the seed.  A search cut by the
+clock (the starved solver's, or any solver's in a hard position) may still
+end elsewhere on another machine.  Bundle-safe: the standard library and the
+solver's modules only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import random
+import time
+from typing import Any
+
+from agents.board import Board, config_value
+from agents.solver.agent import _State, choose, extra_time
+from agents.solver.policy import POLICY, Policy
+from agents.solver.practical import TieBreak
+
+EPS_LOW = 0.05  # solver-eps05's chance of a random move
+EPS_HIGH = 0.20  # solver-eps20's
+STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
+CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
+
+_STATES: dict[str, _State] = {}
+
+
+def _state(name: str, policy: Policy) -> tuple[_State, bool]:
+    """The search state of the pool agent ``name`` (made on its first call: then also True)."""
+    if name in _STATES:
+        return _STATES[name], False
+    _STATES[name] = _State(policy=policy)
+    return _STATES[name], True
+
+
+def _solver_move(name: str, policy: Policy, obs: Any, config: Any, start: float) -> int:
+    """The move of a ``solver`` playing ``policy`` with its own state ``name``, as ``agent.agent`` plays it."""
+    st, first = _state(name, policy)
+    board = Board.from_obs(obs, config)
+    remaining = float(config_value(obs, "remainingOverageTime", 0.0) or 0.0)
+    budget = policy.first_move if first else policy.move_budget
+    return int(choose(board, start, budget, extra_time(remaining, st)))
+
+
+def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:
+    """The solver's move, or with probability ``eps`` a random legal one that does not miss a win in one."""
+    start = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        if eps > 0 and random.random() < eps:
+            board = Board.from_obs(obs, config)
+            legal = board.legal_moves()
+            if legal and not board.winning_moves():
+                return random.choice(legal)
+        return _solver_move(name, policy, obs, config, start)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def eps05_agent(obs: Any, config: Any) -> int:
+    """The solver, with a random move one time in twenty."""
+    return _play("eps05", POLICY, EPS_LOW, obs, config)
+
+
+def eps20_agent(obs: Any, config: Any) -> int:
+    """The solver, with a random move one time in five."""
+    return _play("eps20", POLICY, EPS_HIGH, obs, config)
+
+
+def starved_agent(obs: Any, config: Any) -> int:
+    """The solver with a tiny budget a move and no overage."""
+    return _play("starved", STARVED, 0.0, obs, config)
+
+
+def centre_agent(obs: Any, config: Any) -> int:
+    """The solver with today's tie-break before the practical one: centre first among equal moves."""
+    return _play("centre", CENTRE, 0.0, obs, config)
