@@ -14,6 +14,9 @@ The tests that ``cxforge new`` writes use them; any pytest file may::
     def test_meets_its_floors():
         testing.assert_floors(".")        # the [floors] of cxforge.toml, checked as `cxforge check` does
 
+    def test_avoids_the_losing_moves_of_lost_games():   # cases kept by `cxforge regress add`
+        testing.assert_avoids(testing.entry_agent("."), testing.regressions("tests/regressions.json"))
+
 ``positions`` needs Hypothesis (``pip install hypothesis``, or the toolkit's
 ``dev`` extra); the rest needs only the toolkit.
 """
@@ -29,7 +32,8 @@ from typing import Any
 from agents.board import Board
 
 Agent = Callable[..., Any]
-__all__ = ["Position", "assert_floors", "assert_legal_move", "check", "positions"]
+__all__ = ["Position", "assert_avoids", "assert_floors", "assert_legal_move", "check", "entry_agent", "positions",
+           "regressions"]
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,42 @@ def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None
 
     report = check(project, games, workers, max_games)
     assert report.passed, f"cxforge check: {report.verdict.upper()}\n" + format_report(report)
+
+
+def entry_agent(project: str | Path = ".") -> Agent:
+    """The project's agent function, imported from its ``entry`` (``module:function`` of cxforge.toml) with
+    the project folder first on the import path."""
+    import importlib
+    import sys
+
+    from connectx_forge.build.project import find_root, load
+
+    root = find_root(Path(project).resolve())
+    if root is None:
+        raise AssertionError(f"{project}: not inside an agent project (no cxforge.toml here or above)")
+    spec = load(root)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return getattr(importlib.import_module(spec.module), spec.function)
+
+
+def regressions(path: str | Path = "tests/regressions.json") -> list[dict[str, Any]]:
+    """The cases ``cxforge regress add`` kept (none when the file does not exist): see ``assert_avoids``."""
+    from connectx_forge.tools.regress.data import read
+
+    return read(Path(path))
+
+
+def assert_avoids(agent: Agent, cases: list[dict[str, Any]], seconds: float = 2.0) -> None:
+    """Fail unless ``agent`` plays, in every case's position, a legal move the solver does not know to lose;
+    the message lists each case it fails, with the moves that hold.  No case: it passes."""
+    failures = []
+    for case in cases:
+        moves = tuple(int(c) - 1 for c in case["moves"])
+        move = assert_legal_move(agent, Position(moves), seconds)
+        if move in case.get("losing_columns", [case.get("bad_column")]):
+            holds = ", ".join(str(c) for c in case.get("holding_columns", [])) or "none known"
+            where = "; ".join(f"{k} {case[k]}" for k in ("episode_id", "source") if case.get(k) is not None)
+            failures.append(f"after moves {case['moves']!r} (columns 1-7) the agent plays column {move}, which loses "
+                            f"(solver's moves that hold, columns from 0: {holds}{'; ' + where if where else ''})")
+    assert not failures, f"{len(failures)} of {len(cases)} regression case(s) still lost:\n" + "\n".join(failures)

@@ -15,7 +15,9 @@ types (``kagglesdk/competitions/types/competition_api_service.py``):
 * ``GetSubmissionLimits`` -> {numToday, numTotal, numAllowedNow, limitedByTotal};
 * ``ListSubmissions`` {competitionName, page, pageToken, pageSize} -> {submissions: [...]};
 * ``ListSubmissionEpisodes`` {submissionId} -> {episodes: [{id, createTime, endTime, state,
-  type, agents: [{submissionId, index, reward, state, teamName, teamId}]}]};
+  type, agents: [{submissionId, index, reward, state, teamName, teamId, initialScore,
+  updatedScore}]}]} (each agent's rating before and after the episode, as Kaggle's server sends
+  them: ``scored_episode`` builds one, ``played_replay`` its real kaggle-environments replay);
 * ``GetEpisodeReplay`` {episodeId} and ``GetEpisodeAgentLogs`` {episodeId, agentIndex} -> the
   file's raw bytes (``FileDownload``), 404 for an unknown episode;
 * ``security.OAuthService/IntrospectToken`` {token} -> {active, username}, for a token.
@@ -224,3 +226,35 @@ def isolate_cli(monkeypatch: Any, tmp_path: Any) -> None:
     monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "LOCALHOST")
     monkeypatch.setenv("NO_PROXY", "")
     monkeypatch.setenv("no_proxy", "")
+
+
+def scored_episode(eid: int, seats: list[tuple[int, str, float | None, float, float]],
+                   kind: str = "PUBLIC") -> dict[str, Any]:
+    """An episode as ListSubmissionEpisodes answers it; a seat is ``(submission id, team, reward, score before,
+    score after)``; a default 0 index is left out, as kagglesdk leaves it out."""
+    agents = []
+    for index, (submission, team, reward, before, after) in enumerate(seats):
+        agent: dict[str, Any] = {"submissionId": submission, "reward": reward, "teamName": team,
+                                 "teamId": submission % 97, "state": "EPISODE_AGENT_STATE_COMPLETE",
+                                 "initialScore": before, "updatedScore": after}
+        if index:
+            agent["index"] = index
+        agents.append(agent)
+    return {"id": eid, "createTime": "2026-01-02T03:04:05Z", "endTime": "2026-01-02T03:05:05Z",
+            "state": "COMPLETED", "type": f"EPISODE_TYPE_{kind}", "agents": agents}
+
+
+def played_replay(first: str, second: str, teams: tuple[str, str]) -> dict[str, Any]:
+    """A real game of two registered agents played by kaggle-environments: ``env.toJSON()``, with
+    ``info.TeamNames`` set as Kaggle's replays carry it."""
+    from agents.registry import REGISTRY
+    from connectx_forge.tools import kaggle_env
+
+    kaggle_env.load()
+    from kaggle_environments import make
+
+    env = make("connectx")
+    env.run([REGISTRY[first].load(), REGISTRY[second].load()])
+    replay: dict[str, Any] = env.toJSON()
+    replay.setdefault("info", {})["TeamNames"] = list(teams)
+    return replay

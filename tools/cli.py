@@ -69,6 +69,9 @@ COMMANDS: dict[str, Command] = {
                           "intervals, crash-safe"),
     "sprt": Command("connectx_forge.tools.arena.sprt_cmd",
                     "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"),
+    "ladder": Command("connectx_forge.tools.ladder.ladder_cmd",
+                      "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted "
+                      "score, interval, days to settle; --fit its parameters to episode lists"),
     "solve": Command("connectx_forge.tools.solver.solve_cmd",
                      "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
                      "pure Python: positions with fewer than ~12 stones can take minutes to hours"),
@@ -93,6 +96,12 @@ COMMANDS: dict[str, Command] = {
     "episodes": Command("connectx_forge.tools.review.episodes_cmd",
                         "list a submission's Kaggle episodes (opponent, seat, result, agent states); download their "
                         "replays"),
+    "ghosts": Command("connectx_forge.tools.ghosts.ghosts_cmd",
+                      "list the Kaggle teams your replays show, to play as ghost:TEAM (their recorded moves, else "
+                      "a fallback agent)"),
+    "regress": Command("connectx_forge.tools.regress.regress_cmd",
+                       "turn the first losing move of each lost replay into a regression test of your project "
+                       "(add), and list them (list)"),
     "review": Command("connectx_forge.tools.review.review_cmd",
                       "annotate every move of Kaggle replays, episodes or saved games with the exact solver; "
                       "where we lose"),

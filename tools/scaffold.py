@@ -9,6 +9,7 @@ Layout (``PACKAGE`` is the folder's name as a Python name)::
     PACKAGE/tactics.py      a helper module (reached by a relative import)
     data/columns.json       a data file, read through connectx_forge.runtime.read_data
     tests/test_agent.py     legal moves on Hypothesis-drawn positions, and the floors, with connectx_forge.testing
+    tests/test_regressions.py  the losing moves of lost games kept in tests/regressions.json (cxforge regress add)
     .gitignore              submissions/
 
 With ``--native``, ``tactics.wins`` also has a C twin, ``native/tactics.c``, declared in
@@ -21,6 +22,8 @@ from __future__ import annotations
 import json
 import keyword
 import re
+
+from connectx_forge.tools.regress.data import TEST as REGRESSION_TEST
 
 SETTINGS = '''\
 # connectx-forge settings of this agent project (see docs/your-agent.md)
@@ -262,6 +265,8 @@ def files(name: str, package: str, native: bool = False) -> dict[str, str]:
         "data/columns.json": COLUMNS,
         "tests/test_agent.py": TEST.replace("{name}", name).replace("{package}", package)
         + (NATIVE_TEST.replace("{package}", package) if native else ""),
+        "tests/regressions.json": "[]\n",  # cxforge regress add fills it; test_regressions.py checks it
+        "tests/test_regressions.py": REGRESSION_TEST,
         ".gitignore": GITIGNORE,
     }
     if native:

@@ -16,6 +16,9 @@ from that reference.  A player argument is, in this order:
 * a registered agent's name (``cxforge agents``), then ``negamax-fast`` (where the caller takes them: elsewhere
   they are unknown names);
 * a bare name that is an existing folder or file (``mybot``, from the folder above it);
+* ``ghost:TEAM``, a Kaggle team replayed from downloaded replays (``tools/ghosts``): it becomes the ghost's
+  agent file, written into the user cache (the one case where ``reference`` writes), and plays as a file
+  wherever a file does;
 * a Python function ``agent(obs, config)`` (the API's ``match``).
 
 Anything else is one ``UserError``: ``unknown player 'x' (did you mean 'y'?); use ...``, the forms listed
@@ -38,6 +41,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.options import did_you_mean
 
 KAGGLE_PREFIX = "kaggle:"
+GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/ghosts
 KAGGLE_BUILTINS = ("random", "negamax")
 FAST_NEGAMAX = "negamax-fast"
 
@@ -140,6 +144,8 @@ def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
         own = own_project(spec)  # inside a project, its own name means it
         if own is not None:
             return PlayerRef(PROJECT, spec, name_of(own), own)
+    if spec.startswith(GHOST_PREFIX) and FILE in allowed:
+        return _ghost(spec[len(GHOST_PREFIX):])
     if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in KAGGLE_BUILTINS:
         return PlayerRef(KAGGLE, spec, spec, name=spec[len(KAGGLE_PREFIX):])
     if KAGGLE in allowed and REGISTERED not in allowed:  # the check's opponents: random is Kaggle's, not ours
@@ -159,6 +165,16 @@ def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
     if paths and spec.strip() and os.path.exists(Path(spec).expanduser()):
         return _path(spec, role)
     raise UserError(f"unknown {role} {spec!r}{_hint(spec, allowed)}; use {forms(allowed)}")
+
+
+def _ghost(team: str) -> PlayerRef:
+    """``ghost:TEAM``: the ghost's agent file (replays and fallback from ``$CXFORGE_REPLAYS`` or ./replays, and
+    ``$CXFORGE_GHOST_FALLBACK``: see ``tools/ghosts``), as a file player labelled ``ghost:TEAM``."""
+    from connectx_forge.tools.ghosts.agent_file import ghost_file
+    from connectx_forge.tools.ghosts.book import load_books
+
+    path = ghost_file(load_books().team(team)).resolve()
+    return PlayerRef(FILE, str(path), GHOST_PREFIX + team, path)
 
 
 def _path(spec: str, role: str) -> PlayerRef:

@@ -99,7 +99,10 @@ def episode_row(episode: dict[str, Any], submission_id: int) -> EpisodeRow:
         result = "win"  # the opponent broke a rule
     rows_agents = [{"index": int(a.get("index") or 0), "team": team(a),
                     "submission_id": a.get("submissionId"), "reward": _reward(a),
-                    "state": short_state(a.get("state"))} for a in agents]
+                    "state": short_state(a.get("state")),
+                    # the rating before and after, under Kaggle's names (cxforge ladder --fit reads them)
+                    "initialScore": a.get("initialScore"), "updatedScore": a.get("updatedScore")}
+                   for a in agents]
     return EpisodeRow(
         id=int(episode.get("id") or 0), type=kind, validation=validation,
         state=short_state(episode.get("state")), end_time=episode.get("endTime"),

@@ -3,7 +3,7 @@
 * submissions: ``kaggle competitions submissions connectx --format json``;
 * episodes: ``KaggleApi().competition_list_episodes`` in a child process (the
   CLI's table leaves out the agents, which say who played which seat and how
-  each ended);
+  each ended), with each agent's ``initialScore`` and ``updatedScore`` kept from the server's answer;
 * a replay: ``kaggle competitions replay ID -p DIR``; logs: ``kaggle competitions
   logs ID INDEX -p DIR``.  A download goes to a temporary folder inside DIR and
   is moved into place only when complete, so a file already there is whole
@@ -31,7 +31,26 @@ from connectx_forge.tools.kaggle_cli import (
     run_python_api,
 )
 
-LIST_EPISODES = "    emit(api.competition_list_episodes(int(sys.argv[1])))\n"
+# KaggleApi().competition_list_episodes, keeping each agent's initialScore and updatedScore (the rating before and
+# after, which Kaggle's server sends and kagglesdk's ApiEpisodeAgent type drops): the same call, read twice
+LIST_EPISODES = """\
+    from kagglesdk.competitions.types.competition_api_service import ApiListSubmissionEpisodesRequest as _Req
+    from kagglesdk.competitions.types.competition_api_service import ApiListSubmissionEpisodesResponse as _Resp
+    class _Both:
+        @staticmethod
+        def prepare_from(response):
+            return response.json(), _Resp.prepare_from(response)
+    with api.build_kaggle_client() as _kaggle:
+        _request = _Req()
+        _request.submission_id = int(sys.argv[1])
+        _raw, _typed = _kaggle.competitions.competition_api_client._client.call(
+            "competitions.CompetitionApiService", "ListSubmissionEpisodes", _request, _Both)
+    _episodes = [type(e).to_dict(e) for e in (_typed.episodes or [])]
+    for _e, _r in zip(_episodes, _raw.get("episodes") or []):
+        for _a, _ra in zip(_e.get("agents") or [], _r.get("agents") or []):
+            _a.update({k: _ra[k] for k in ("initialScore", "updatedScore") if k in _ra})
+    print(json.dumps(_episodes))
+"""
 
 
 def _check(result: CliResult, doing: str) -> CliResult:

@@ -1,0 +1,246 @@
+"""``cxforge ladder``: Kaggle's rating process simulated (determinism, resume, the order it gives against a
+tournament's, narrowing intervals, the CLI's output) and ``--fit`` (recovery of known parameters)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import trueskill
+
+from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.cli import main
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.ladder.episodes_in import episodes_of
+from connectx_forge.tools.ladder.fit import fit
+from connectx_forge.tools.ladder.rating import Model, RatingSettings, Skill
+from connectx_forge.tools.ladder.replicates import spread
+from connectx_forge.tools.ladder.report import ladder_report
+from connectx_forge.tools.ladder.simulate import Ladder, play_ladder
+from connectx_forge.tools.ladder.synthetic import kaggle_episodes, of_submission
+from connectx_forge.tools.review.episodes import episode_row
+
+SNAPSHOT = Path(__file__).resolve().parent / "snapshots" / "ladder.txt"
+CHEAP = Ladder(players=("lookahead",), pool=("random", "leftmost"), days=4, per_day=6, new_per_day=8,
+               replicates=40)
+
+
+def report_of(t: Ladder, store: Path) -> dict:
+    played = play_ladder(t, workers=1, store=store, progress=False)
+    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
+    return ladder_report(t, played, band, {"played_now": played.played_now, "executor": played.executor})
+
+
+def trajectories(report: dict) -> dict[str, list[tuple[float, float]]]:
+    return {s["player"]: [(b["mu"], b["sigma"]) for b in s["by_day"]] for s in report["submissions"]}
+
+
+# -- the rating model ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b, score", [((600, 200), (650, 150), 1.0), ((600, 200), (650, 150), 0.0),
+                                         ((700, 50), (640, 80), 0.5), ((600, 30), (900, 20), 1.0)])
+def test_the_closed_form_update_is_the_library_s_factor_graph(a: tuple, b: tuple, score: float) -> None:
+    s = RatingSettings(sigma0=180, beta=90, tau=4, draw_probability=0.2)
+    env = s.env()
+    got = Model(s).update(Skill(*a), Skill(*b), score)
+    ra, rb = env.create_rating(*a), env.create_rating(*b)
+    if score == 1.0:
+        want = trueskill.rate_1vs1(ra, rb, env=env)
+    elif score == 0.0:
+        want = trueskill.rate_1vs1(rb, ra, env=env)[::-1]
+    else:
+        want = trueskill.rate_1vs1(ra, rb, drawn=True, env=env)
+    for mine, theirs in zip(got, want, strict=True):
+        assert mine.mu == pytest.approx(theirs.mu, abs=1e-6)
+        assert mine.sigma == pytest.approx(theirs.sigma, abs=1e-6)
+
+
+def test_bad_rating_settings_are_one_line_errors() -> None:
+    with pytest.raises(UserError, match="draw-probability"):
+        RatingSettings(draw_probability=1.5)
+    with pytest.raises(UserError, match="beta"):
+        RatingSettings(beta=0)
+
+
+# -- the simulated ladder ------------------------------------------------------------------
+
+def test_the_same_seed_gives_the_same_ladder_and_another_seed_another(tmp_path: Path) -> None:
+    one = report_of(CHEAP, tmp_path / "a.sqlite")
+    two = report_of(CHEAP, tmp_path / "b.sqlite")
+    assert trajectories(one) == trajectories(two)
+    assert [s["predicted"] for s in one["submissions"]] == [s["predicted"] for s in two["submissions"]]
+    other = report_of(Ladder(**{**CHEAP.__dict__, "seed": 1}), tmp_path / "c.sqlite")
+    assert trajectories(other) != trajectories(one)
+
+
+def test_a_rerun_plays_nothing_and_more_days_play_on_from_the_store(tmp_path: Path) -> None:
+    store = tmp_path / "l.sqlite"
+    first = report_of(CHEAP, store)
+    assert first["played_now"] > 0
+    again = report_of(CHEAP, store)
+    assert again["played_now"] == 0 and trajectories(again) == trajectories(first)
+    longer = report_of(Ladder(**{**CHEAP.__dict__, "days": 6}), store)
+    assert 0 < longer["played_now"] < first["played_now"]  # only days 5 and 6
+    for name, days in trajectories(longer).items():
+        assert days[:4] == trajectories(first)[name]
+
+
+def test_a_broken_submission_fails_its_validation_episode_and_is_never_rated(tmp_path: Path) -> None:
+    t = Ladder(players=("lookahead",), pool=("random", "middle"), days=2, per_day=4, new_per_day=4, replicates=10)
+    subs = {s["player"]: s for s in report_of(t, tmp_path / "m.sqlite")["submissions"]}
+    assert subs["middle"]["status"] == "error" and subs["middle"]["episodes"] == 0
+    assert subs["lookahead"]["episodes"] > 0
+
+
+def test_only_the_latest_n_submissions_of_the_team_play(tmp_path: Path) -> None:
+    t = Ladder(players=("leftmost", "lookahead"), pool=("random", "weighted"), days=4, per_day=4, new_per_day=4,
+               active=1, stagger=2, replicates=10)
+    subs = {s["player"]: s for s in report_of(t, tmp_path / "n.sqlite")["submissions"]}
+    by_day = {b["day"]: b["episodes"] for b in subs["leftmost"]["by_day"]}
+    assert subs["leftmost"]["status"] == "retired" and subs["lookahead"]["status"] == "rated"
+    assert by_day[2] > 0 and by_day[4] == by_day[2]  # retired when lookahead came, on day 3
+    assert subs["lookahead"]["by_day"][1]["episodes"] == 0  # submitted on day 3
+
+
+def ordering_agrees(t: Ladder, tmp_path: Path, openings: int) -> None:
+    ladder = report_of(t, tmp_path / "ladder.sqlite")
+    by_ladder = [s["player"] for s in ladder["submissions"]]
+    tour = run_tournament(Tournament(t.specs(), openings=openings), workers=1, store=tmp_path / "t.sqlite",
+                          progress=False).report
+    by_tournament = [r["player"] for r in tour["ratings"]]
+    assert by_ladder == by_tournament
+    for s in ladder["submissions"]:  # the intervals narrow as the days go by
+        first, last = s["by_day"][0], s["by_day"][-1]
+        assert last["sigma"] < first["sigma"]
+    cand = ladder["submissions"][0]
+    assert cand["by_day"][-1]["hi"] - cand["by_day"][-1]["lo"] < cand["by_day"][0]["hi"] - cand["by_day"][0]["lo"]
+
+
+def test_the_ladder_orders_cheap_agents_as_a_tournament_does(tmp_path: Path) -> None:
+    ordering_agrees(Ladder(players=("lookahead",), pool=("random", "leftmost"), days=8, per_day=6,
+                           new_per_day=8, replicates=60), tmp_path, openings=6)
+
+
+@pytest.mark.slow
+def test_the_ladder_orders_a_spread_pool_as_a_long_tournament_does(tmp_path: Path) -> None:
+    ordering_agrees(Ladder(players=("alphabeta",), pool=("random", "leftmost", "lookahead"), days=20,
+                           replicates=200), tmp_path, openings=30)
+
+
+# -- the fit -------------------------------------------------------------------------------
+
+TRUE = RatingSettings(sigma0=170, beta=130, tau=6, draw_probability=0.15)
+TOLERANCE = 0.01  # relative, on every parameter
+
+
+def assert_recovered(got: RatingSettings, tolerance: float) -> None:
+    for name in ("sigma0", "beta", "tau", "draw_probability"):
+        assert getattr(got, name) == pytest.approx(getattr(TRUE, name), rel=tolerance), name
+
+
+def test_the_fit_recovers_known_parameters(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    kaggle = kaggle_episodes(TRUE, submissions=20, days=10, seed=5)  # holds a draw of two new submissions at mu0
+    files = []
+    for k in range(0, 20, 3):
+        path = tmp_path / f"episodes-{k}.json"
+        path.write_text(json.dumps(of_submission(kaggle, 1000 + k)), encoding="utf-8")
+        files.append(str(path))
+    assert main(["ladder", "--fit", *files, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert_recovered(RatingSettings(**out["settings"]), TOLERANCE)
+    assert out["tracked_submissions"] >= 7
+
+
+def test_the_fit_recovers_them_from_scores_rounded_to_a_tenth(tmp_path: Path) -> None:
+    kaggle = kaggle_episodes(TRUE, submissions=20, days=10, seed=4)
+    for e in kaggle["episodes"]:
+        for a in e["agents"]:
+            a["initialScore"], a["updatedScore"] = round(a["initialScore"], 1), round(a["updatedScore"], 1)
+    assert_recovered(fit(episodes_of(kaggle, "x")).settings, 0.05)
+
+
+def test_cxforge_episodes_rows_are_read_as_kaggle_s_list() -> None:
+    kaggle = of_submission(kaggle_episodes(TRUE, submissions=8, days=3, seed=5), 1000)
+    rows = [episode_row(e, 1000).to_json() for e in kaggle["episodes"]]
+    assert episodes_of(rows, "rows") == episodes_of(kaggle, "raw")
+    assert len(episodes_of(rows, "rows")) == len(kaggle["episodes"]) - 1  # less the validation episode
+
+
+def test_fit_input_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"submissions": 3}', encoding="utf-8")
+    assert main(["ladder", "--fit", str(bad)]) == 1
+    assert "not an episode list" in capsys.readouterr().err
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"episodes": []}', encoding="utf-8")
+    assert main(["ladder", "--fit", str(empty)]) == 1
+    assert "no rated episode" in capsys.readouterr().err
+    assert main(["ladder", "lookahead", "--fit", str(empty)]) == 1
+    assert "give no PLAYER" in capsys.readouterr().err
+
+
+# -- the command ---------------------------------------------------------------------------
+
+def test_the_command_s_output_matches_its_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["ladder", "lookahead", "--pool", "random", "leftmost", "middle", "--days", "3", "--per-day", "4",
+                 "--replicates", "30", "-w", "1", "--store", str(tmp_path / "s.sqlite"), "--no-progress",
+                 "-o", str(tmp_path / "out")])
+    assert code == 0
+    text = capsys.readouterr().out
+    if os.environ.get("CXFORGE_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert text == SNAPSHOT.read_text(encoding="utf-8")
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert {s["player"] for s in report["submissions"]} == {"lookahead", "random", "leftmost", "middle"}
+
+
+def test_the_command_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ladder"]) == 1
+    assert "give at least one PLAYER" in capsys.readouterr().err
+    assert main(["ladder", "random", "--pool", "random"]) == 1
+    assert "repeated: random" in capsys.readouterr().err
+    assert main(["ladder", "no-such-agent", "--days", "1"]) == 1
+    assert "no-such-agent" in capsys.readouterr().err
+
+
+def test_a_project_of_ones_own_climbs_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["new", "mybot"]) == 0
+    capsys.readouterr()
+    assert main(["ladder", "mybot", "--pool", "random", "leftmost", "--days", "2", "--per-day", "4",
+                 "--replicates", "10", "-w", "1", "--no-progress", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (mine,) = [s for s in report["submissions"] if s["role"] == "candidate"]
+    assert mine["player"] == "mybot" and mine["status"] == "rated" and mine["episodes"] > 0
+
+
+def test_resume_alone_continues_the_store_s_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = str(tmp_path / "r.sqlite")
+    common = ["-w", "1", "--no-progress", "--json", "--replicates", "10"]
+    assert main(["ladder", "lookahead", "--pool", "random", "--days", "3", "--per-day", "4", "--store", store,
+                 *common]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["ladder", "--resume", "--store", store, *common]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["days"] == 3 and again["played_now"] == 0 and trajectories(again) == trajectories(first)
+    assert main(["ladder", "--resume", "--store", store, "--days", "4", *common]) == 0
+    longer = json.loads(capsys.readouterr().out)
+    assert longer["days"] == 4 and longer["played_now"] > 0
+    assert main(["ladder", "--resume", "--store", str(tmp_path / "none.sqlite")]) == 1
+    assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_dask_plays_the_same_ladder_as_this_process(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    t = Ladder(players=("lookahead",), pool=("random", "leftmost"), days=2, per_day=4, new_per_day=4,
+               replicates=10)
+    here = report_of(t, tmp_path / "here.sqlite")
+    played = play_ladder(t, workers=2, store=tmp_path / "dask.sqlite", dask="local", progress=False)
+    assert played.executor == "dask"
+    assert [[(s.mu, s.sigma) for s in day] for day in played.process.history] == \
+        [[(s.mu, s.sigma) for s in day] for day in play_ladder(t, workers=1, store=tmp_path / "here.sqlite",
+                                                               progress=False).process.history]
+    assert here["played_now"] > 0

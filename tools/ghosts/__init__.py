@@ -1,0 +1,1 @@
+"""Ghosts: players that replay what a Kaggle team was seen playing (``ghost:TEAM``), from downloaded replays."""

@@ -1,0 +1,153 @@
+"""``cxforge ladder``: Kaggle's rating process simulated over your candidates and a reference pool; ``--fit``:
+its unpublished parameters fitted to real episode lists."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.arena import flags
+from connectx_forge.tools.arena.run import RunInterrupted
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.ladder.rating import RatingSettings
+
+HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
+       "interval, days to settle; --fit its parameters to episode lists"
+EXAMPLE = """\
+cxforge ladder my-agent --days 10
+cxforge ladder ./my_project lookahead --pool random alphabeta solver --days 20 -w 4 -o runs/ladder
+cxforge ladder my-agent --store runs/ladder.sqlite --days 30 --resume
+cxforge ladder --fit episodes-51234567.json episodes-51234568.json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge ladder``."""
+    from connectx_forge.tools.ladder.simulate import DEFAULT_POOL, Ladder
+
+    d = Ladder(players=())
+    r = RatingSettings()
+    parser.add_argument("players", metavar="PLAYER", nargs="*",
+                        help="your candidate submissions, in the order submitted: registered agents, project "
+                             "folders, .py or .tar.gz files (none with --resume and --store: the store's last "
+                             "ladder; none with --fit)")
+    parser.add_argument("--pool", nargs="*", default=list(DEFAULT_POOL), metavar="PLAYER",
+                        help=f"the reference pool, each a team of its own (default: {' '.join(DEFAULT_POOL)})")
+    parser.add_argument("--days", type=options.positive_int, default=None, metavar="D",
+                        help=f"days to simulate (default {d.days}; with --resume alone: the stored ladder's); more "
+                             "days on the same store play on")
+    parser.add_argument("--per-day", type=options.positive_int, default=d.per_day, metavar="N",
+                        help=f"episodes a day per submission (default {d.per_day}, as reported for ConnectX)")
+    parser.add_argument("--new-per-day", type=options.positive_int, default=d.new_per_day, metavar="N",
+                        help=f"episodes on a submission's first day (default {d.new_per_day})")
+    parser.add_argument("--window", type=options.positive_float, default=d.window, metavar="W",
+                        help=f"matchmaking: an opponent d points away is drawn with weight exp(-(d/W)^2/2) "
+                             f"(default {d.window:g})")
+    parser.add_argument("--active", type=options.positive_int, default=None, metavar="N",
+                        help="only your latest N submissions play (default: all, as ConnectX)")
+    parser.add_argument("--stagger", type=options.nonnegative_int, default=d.stagger, metavar="DAYS",
+                        help=f"days between your candidates' submissions (default {d.stagger}: all on day 1)")
+    parser.add_argument("--sigma0", type=options.positive_float, default=r.sigma0, metavar="S",
+                        help=f"a new submission's sigma (default {r.sigma0:g})")
+    parser.add_argument("--beta", type=options.positive_float, default=r.beta, metavar="B",
+                        help=f"TrueSkill's performance spread (default {r.beta:g})")
+    parser.add_argument("--tau", type=options.nonnegative_float, default=r.tau, metavar="T",
+                        help=f"TrueSkill's drift added to sigma before each episode (default {r.tau:g})")
+    parser.add_argument("--draw-probability", type=options.nonnegative_float, default=r.draw_probability,
+                        metavar="P", help=f"TrueSkill's draw probability between equals (default "
+                                          f"{r.draw_probability:g})")
+    parser.add_argument("--replicates", type=options.positive_int, default=d.replicates, metavar="R",
+                        help=f"replicate ladders on the played outcomes, for the intervals (default {d.replicates})")
+    parser.add_argument("--settle", type=options.positive_float, default=d.settle, metavar="POINTS",
+                        help=f"settled: the median mu stays within POINTS of its final value (default {d.settle:g})")
+    parser.add_argument("--fit", nargs="+", type=Path, default=None, metavar="EPISODES.json",
+                        help="fit sigma0, beta, tau and the draw probability to Kaggle episode lists (ListEpisodes "
+                             "JSON with initialScore and updatedScore; see docs/ladder.md) instead of simulating")
+    options.add_seed(parser, "base seed: matchmaking, seats and each game's seed derive from it")
+    options.add_workers(parser)
+    flags.add_store_flags(parser)
+    parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
+                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
+                             "LocalCluster of -w worker processes (needs the dask extra)")
+    from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+
+    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
+                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
+    parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
+                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
+    options.add_memory(parser)
+    options.add_slowdown(parser)
+    options.add_json(parser, "print the report (or the fit) as one JSON object instead of the tables")
+    options.add_out(parser, "write report.json and ladder.png into the folder DIR", kind="folder")
+    options.add_save(parser)
+    options.add_progress(parser)
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.ladder.fit import fit_files, format_fit
+
+    if args.players:
+        raise UserError("--fit reads episode lists: give no PLAYER with it")
+    result = fit_files(args.fit, mu0=RatingSettings().mu0)
+    print(json.dumps(result.to_json()) if args.json else format_fit(result))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate (or finish, or extend) the ladder and print its report; or fit its parameters; 0."""
+    if args.fit is not None:
+        return _fit(args)
+    from connectx_forge.tools.arena.plots import draw
+    from connectx_forge.tools.ladder.replicates import spread
+    from connectx_forge.tools.ladder.report import format_ladder, ladder_png, ladder_report
+    from connectx_forge.tools.ladder.simulate import Ladder, play_ladder
+    from connectx_forge.tools.play.rules import kaggle_number
+
+    if args.resume and not args.players:
+        if args.store is None:
+            raise UserError("--resume without players needs --store FILE (the store of the ladder to resume)")
+        if not args.store.is_file():
+            raise UserError(f"nothing to resume: no results store at {args.store}")
+        from connectx_forge.tools.arena.store import Store
+
+        with Store(args.store) as db:
+            runs = db.runs("ladder")
+        if not runs:
+            raise UserError(f"nothing to resume: the store {args.store} holds no ladder")
+        from dataclasses import replace
+
+        stored = Ladder.from_json(runs[-1][2])
+        t = replace(stored, days=args.days or stored.days)
+    else:
+        if not args.players:
+            raise UserError("give at least one PLAYER (your candidate), or --resume with --store FILE, or --fit")
+        rating = RatingSettings(sigma0=args.sigma0, beta=args.beta, tau=args.tau,
+                                draw_probability=args.draw_probability)
+        t = Ladder(tuple(args.players), tuple(args.pool), args.days or Ladder(()).days, args.per_day,
+                   args.new_per_day, args.window, args.active, args.stagger, rating, args.seed, args.replicates,
+                   args.settle, kaggle_number(args.act_timeout), kaggle_number(args.overage), args.memory,
+                   args.slowdown)
+    writer = flags.game_writer(args)
+    try:
+        played = play_ladder(t, args.workers, args.store, args.dask, options.progress_of(args),
+                             on_game=flags.on_game(writer), require_store=args.resume, on_change=args.on_change)
+    except RunInterrupted as stop:
+        return flags.interrupted(args, stop, writer)
+    if writer is not None:
+        writer.close()
+    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
+    report = ladder_report(t, played, band, {"store": str(played.store), "played_now": played.played_now,
+                                             "executor": played.executor})
+    notes = []
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+        note = draw(ladder_png, report, args.out / "ladder.png")
+        if note is not None:
+            notes.append(note)
+    print(json.dumps(report) if args.json else format_ladder(report))
+    for note in notes:
+        print(f"cxforge ladder: note: {note}", file=sys.stderr)
+    return 0

@@ -1,0 +1,213 @@
+"""The simulated ladder: Kaggle's rating process over your candidates and a reference pool, its games played by
+the arena's scheduler (``schedule.run_jobs``: ``-w``, ``--dask``) and committed to its store as they end.
+
+Each day is one batch: its pairings are drawn on the ratings at the start of the
+day (``process``), its games are the jobs the store lacks, and the day is rated
+once they are all in.  Episodes are played from the empty board, as on Kaggle,
+first seat to A (``GameJob.colour`` 1), each seeded from the run's seed and its
+place (day, episode).  So the same ``--seed`` gives the same ladder, and a
+resumed (or extended: more ``--days``) run replays the stored days from the
+store and plays on where it stopped.  A run is named by its settings less the
+days.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from connectx_forge.tools import progress as bars
+from connectx_forge.tools.arena.run import (
+    canonical_specs,
+    choose_run,
+    file_versions,
+    game_settings,
+    interruptible,
+    key_of,
+    labels_of,
+    limits_key,
+    play_run,
+    run_config,
+    run_name,
+    settings_only,
+    store_path,
+)
+from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, seed_of
+from connectx_forge.tools.arena.store import Key, Store, a_score
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.ladder.process import Plan, Process, matchmaking_rng
+from connectx_forge.tools.ladder.rating import Model, RatingSettings
+from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+
+# the default reference pool: shipped agents of spread strength, weakest first
+DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net-search", "solver")
+YOU = "you"  # the team of the candidates; each pool agent is a team of its own
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A ladder's settings: the candidates (your team's submissions, in the order submitted, ``stagger`` days
+    apart), the reference pool, the days, Kaggle's process (``per_day``, ``new_per_day``, ``window``,
+    ``active``) and rating model (``rating``), the seed, the replicates and settling band (``replicates``),
+    Kaggle's clock and the agent hosts' limits."""
+
+    players: tuple[str, ...]
+    pool: tuple[str, ...] = DEFAULT_POOL
+    days: int = 10
+    per_day: int = 8
+    new_per_day: int = 12
+    window: float = 150.0
+    active: int | None = None
+    stagger: int = 0
+    rating: RatingSettings = field(default_factory=RatingSettings)
+    seed: int = 0
+    replicates: int = 200
+    settle: float = 25.0
+    act_timeout: float = ACT_TIMEOUT
+    overage: float = OVERAGE
+    memory: int | None = None
+    slowdown: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["players"], out["pool"] = list(self.players), list(self.pool)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Ladder:
+        data = settings_only(data)
+        data["players"], data["pool"] = tuple(data["players"]), tuple(data["pool"])
+        data["rating"] = RatingSettings(**data["rating"])
+        return cls(**data)
+
+    def run_key(self) -> dict[str, Any]:
+        """What the run's name hashes: the settings that decide its games (not the days, the replicates or the
+        settling band, which only extend or read the run)."""
+        out = {k: v for k, v in self.to_json().items()
+               if k not in ("days", "replicates", "settle", "memory", "slowdown")}
+        return {**out, **limits_key(self.memory, self.slowdown)}
+
+    def specs(self) -> tuple[str, ...]:
+        return (*self.players, *self.pool)
+
+    def plan(self, labels: dict[str, str]) -> Plan:
+        teams = tuple([YOU] * len(self.players) + [f"pool:{labels[p]}" for p in self.pool])
+        submitted = tuple([i * self.stagger for i in range(len(self.players))] + [0] * len(self.pool))
+        return Plan(tuple(labels[s] for s in self.specs()), teams, submitted, self.per_day, self.new_per_day,
+                    self.window, self.active)
+
+
+def validate(t: Ladder) -> None:
+    """``UserError`` for settings that cannot make a ladder; resolves every player (a bad spec is one line)."""
+    if not t.players:
+        raise UserError("give at least one candidate PLAYER (your submission)")
+    specs = t.specs()
+    if len(set(specs)) != len(specs):
+        dup = sorted({p for p in specs if specs.count(p) > 1})
+        raise UserError(f"each player may appear once (candidates and pool together); repeated: {', '.join(dup)}")
+    if not t.pool and len(t.players) < 2:
+        raise UserError("a ladder needs opponents: give a --pool, or it has only your team")
+    for name in ("days", "per_day", "new_per_day", "replicates"):
+        if getattr(t, name) < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(t, name)}")
+    if t.active is not None and t.active < 1:
+        raise UserError(f"--active must be at least 1, got {t.active}")
+    if not t.window > 0 or not t.settle > 0:
+        raise UserError("--window and --settle must be positive")
+    for p in specs:
+        resolve(p)
+
+
+@dataclass
+class Played:
+    """The main run's games: the process (ratings by day), each day's pairings and first-seat scores, the
+    validation failures, and the run's bookkeeping."""
+
+    process: Process
+    days: list[list[tuple[int, int]]]
+    scores: list[list[float]]
+    run: str
+    store: Path
+    played_now: int
+    executor: str
+    labels: dict[str, str]
+    note: str | None = None
+
+
+def _episode_job(t: Ladder, spec_a: str, spec_b: str, name: str, slot: int, labels: dict[str, str],
+                 game: Any) -> GameJob:
+    return GameJob(spec_a, spec_b, 1, seed_of(t.seed, name, "", 1), slot, (), game,
+                   f"{labels[spec_a]} vs {labels[spec_b]}")
+
+
+def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None = None, dask: str | None = None,
+                progress: bool = True, ex: Workers | None = None,
+                on_game: Callable[[GameJob, GameRecord], None] | None = None, require_store: bool = False,
+                on_change: str | None = None) -> Played:
+    """Play (or finish, or extend) the ladder's days; the process after the last day and the games' results."""
+    t = replace(t, players=canonical_specs(t.players), pool=canonical_specs(t.pool))
+    validate(t)
+    specs = t.specs()
+    labels = labels_of(specs)
+    plan = t.plan(labels)
+    game = game_settings(t.act_timeout, t.overage, t.memory, t.slowdown)
+    base = run_name("ladder", t.run_key())
+    path = store_path(store, base, require_store)
+    versions = file_versions(specs)
+    n_workers = workers if workers is not None else (os.cpu_count() or 1)
+    kind = "none (all games were in the store)"
+    played = 0
+    with interruptible(path), Store(path) as db, ExitStack() as stack:
+        chosen = choose_run(db, "ladder", base, versions, labels, require_store, on_change)
+        run = chosen.run
+        db.register(run, "ladder", run_config(t.to_json(), base, versions, labels, chosen))
+        results: dict[Key, GameRecord | None] = {g.key: g.record for g in db.games(run)}
+        open_workers: list[Workers] = [] if ex is None else [ex]
+        bar = stack.enter_context(bars.bar(None, "ladder", "game", progress))
+
+        def batch(jobs: list[GameJob]) -> list[GameRecord]:
+            nonlocal played, kind
+            todo = [j for j in jobs if key_of(j) not in results]
+            if todo:
+                if not open_workers:
+                    open_workers.append(stack.enter_context(executor(n_workers, dask)))
+                kind = open_workers[0].kind
+
+                def keep(job: GameJob, record: GameRecord) -> None:
+                    results[key_of(job)] = record
+                    if on_game is not None:
+                        on_game(job, record)
+
+                played += play_run(db, run, todo, open_workers[0], None, on_game=keep, labels=labels)
+            bar.update(len(jobs))
+            out = [results[key_of(j)] for j in jobs]
+            if any(r is None for r in out):
+                raise UserError(f"the store {path} lost a game of run {run}; rerun with a new --store")
+            return [r for r in out if r is not None]
+
+        process = Process(plan, Model(t.rating))
+        errored: set[int] = set()
+        days: list[list[tuple[int, int]]] = []
+        scores: list[list[float]] = []
+        for day in range(t.days):
+            new = [i for i, d in enumerate(plan.submitted) if d == day]
+            if new:  # the validation episodes: each new submission against itself
+                checks = batch([_episode_job(t, specs[i], specs[i], f"validation {i}", day * 100000 + k, labels,
+                                             game) for k, i in enumerate(new)])
+                errored |= {i for i, r in zip(new, checks, strict=True) if r.culprit is not None}
+                process.errored = frozenset(errored)
+            pairs = process.day_pairings(day, matchmaking_rng(t.seed, day))
+            records = batch([_episode_job(t, specs[i], specs[j], f"day {day} episode {k}",
+                                          day * 100000 + 1000 + k, labels, game) for k, (i, j) in enumerate(pairs)])
+            day_scores = [a_score(r, 1) for r in records]
+            process.rate_day(pairs, day_scores)
+            days.append(pairs)
+            scores.append(day_scores)
+    return Played(process, days, scores, run, path, played, kind, labels, chosen.note)
+
