@@ -184,3 +184,25 @@ def test_kaggle_environments_loads_and_plays_the_ghost_file(replays: Path) -> No
     env = make("connectx")
     env.run([str(path), "random"])  # Kaggle's own loader: the file exec'd, its last callable the agent
     assert [s["status"] for s in env.steps[-1]] == ["DONE", "DONE"]
+
+
+def test_ghosts_play_tournaments_and_ladders_from_the_flags_labelled_by_team(
+        replays: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """--replays and --fallback mean the same in every command that plays; the ghost is ghost:TEAM in the
+    tables and the store (its file says so), from a `cxforge new` project outside the checkout."""
+    for name in ("CXFORGE_REPLAYS", "CXFORGE_GHOST_FALLBACK"):
+        monkeypatch.delenv(name, raising=False)  # restored after the test: the flags set them in this process
+    assert main(["new", str(tmp_path / "mybot")]) == 0
+    monkeypatch.chdir(tmp_path / "mybot")  # no ./replays here: only the flag finds them
+    capsys.readouterr()
+    flags = ["--replays", str(replays), "--fallback", "leftmost", "-w", "1", "--no-progress", "--json"]
+    assert main(["tournament", "ghost:Oracle", "mybot", "--openings", "1", "--store", str(tmp_path / "t.sqlite"),
+                 *flags]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(r["player"] for r in report["ratings"]) == ["ghost:Oracle", "mybot"]
+    assert main(["tournament", "--resume", "--store", str(tmp_path / "t.sqlite"), "--json", "--no-progress"]) == 0
+    assert sorted(r["player"] for r in json.loads(capsys.readouterr().out)["ratings"]) == ["ghost:Oracle", "mybot"]
+    assert main(["ladder", "mybot", "--pool", "ghost:Oracle", "random", "--days", "1", "--store",
+                 str(tmp_path / "l.sqlite"), *flags]) == 0
+    assert "ghost:Oracle" in capsys.readouterr().out
+    assert os.environ["CXFORGE_GHOST_FALLBACK"] == "leftmost"

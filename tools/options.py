@@ -305,9 +305,34 @@ def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> No
     parser.set_defaults(**{OUTPUTS: [*(parser.get_default(OUTPUTS) or []), (dest, kind)]})
 
 
+def add_ghosts(parser: argparse.ArgumentParser) -> None:
+    """``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from (``tools/ghosts``), the same in
+    every command that plays games."""
+    parser.add_argument("--replays", nargs="+", default=None, metavar="PATH",
+                        help="for ghost:TEAM players: Kaggle replay files or folders of them (default "
+                             "$CXFORGE_REPLAYS, else ./replays)")
+    parser.add_argument("--fallback", default=None, metavar="NAME",
+                        help="for ghost:TEAM players: the agent a ghost plays off its record (default "
+                             "$CXFORGE_GHOST_FALLBACK, else lookahead)")
+    parser.set_defaults(ghost_flags=True)
+
+
+def apply_ghosts(args: argparse.Namespace) -> None:
+    """Put ``--replays`` and ``--fallback`` where ``ghost:TEAM`` reads them (the variables of ``tools/ghosts``),
+    for this process and the workers it starts."""
+    replays, fallback = getattr(args, "replays", None), getattr(args, "fallback", None)
+    if replays:
+        os.environ["CXFORGE_REPLAYS"] = os.pathsep.join(str(Path(r).resolve()) for r in replays)
+    if fallback:
+        os.environ["CXFORGE_GHOST_FALLBACK"] = fallback
+
+
 def prepare(args: argparse.Namespace) -> None:
     """Before any work: every output the command was given has its folder made and is writable, or one
-    ``UserError`` line says why not, so that no run ends with nowhere to put its results."""
+    ``UserError`` line says why not, so that no run ends with nowhere to put its results; ``--replays`` and
+    ``--fallback`` (``add_ghosts``) put where ghosts read them."""
+    if getattr(args, "ghost_flags", False):
+        apply_ghosts(args)
     for dest, kind in getattr(args, OUTPUTS, None) or ():
         if dest == "save":
             check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))

@@ -67,6 +67,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
                         help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
     options.add_memory(parser)
     options.add_slowdown(parser)
+    options.add_ghosts(parser)
     options.add_json(parser, "print the final report as one JSON object instead of the table")
     options.add_out(parser, out_what, kind="folder")
     options.add_save(parser)

@@ -105,6 +105,28 @@ def render(book: TeamBook, fallback: str) -> str:
                            games=book.games, fallback=fallback, book=data, source=fallback_source(fallback))
 
 
+GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
+
+
+def team_of(path: Path) -> str | None:
+    """The team of a ghost's agent file (its first line says), else None: a ghost plays as ``ghost:TEAM`` in
+    every table, store and filter, whatever its file is called."""
+    import ast
+
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = fh.readline(4096)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not first.startswith(GHOST_MARK):
+        return None
+    try:
+        team = ast.literal_eval(first[len(GHOST_MARK):].rstrip().removesuffix("."))
+    except (ValueError, SyntaxError):
+        return None
+    return team if isinstance(team, str) else None
+
+
 def ghost_file(book: TeamBook, fallback: str | None = None, folder: Path | None = None) -> Path:
     """The ghost's agent file, written once into ``folder`` (default: the user cache's ``ghosts/``), named
     ``ghost-TEAM.py`` in a folder named by its content's sha256 (the same book and fallback, the same file)."""

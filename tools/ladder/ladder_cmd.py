@@ -79,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
     options.add_memory(parser)
     options.add_slowdown(parser)
+    options.add_ghosts(parser)
     options.add_json(parser, "print the report (or the fit) as one JSON object instead of the tables")
     options.add_out(parser, "write report.json and ladder.png into the folder DIR", kind="folder")
     options.add_save(parser)

@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "from each seat (with --seats both) and cycled; default: the empty board")
     options.add_memory(parser)
     options.add_slowdown(parser)
+    options.add_ghosts(parser)
     flags.add_store_flags(parser, "default: none, the games are kept only in memory and --save's FILE; run again "
                                   "with the same store to play on to a larger -n")
     options.add_json(parser, "print the summary as JSON instead of the table")

@@ -168,8 +168,9 @@ def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
 
 
 def _ghost(team: str) -> PlayerRef:
-    """``ghost:TEAM``: the ghost's agent file (replays and fallback from ``$CXFORGE_REPLAYS`` or ./replays, and
-    ``$CXFORGE_GHOST_FALLBACK``: see ``tools/ghosts``), as a file player labelled ``ghost:TEAM``."""
+    """``ghost:TEAM``: the ghost's agent file (replays and fallback from ``--replays``/``$CXFORGE_REPLAYS`` or
+    ./replays, and ``--fallback``/``$CXFORGE_GHOST_FALLBACK``: see ``tools/ghosts``), as a file player labelled
+    ``ghost:TEAM`` (its file says so: the label holds wherever the file goes, a stored run's path included)."""
     from connectx_forge.tools.ghosts.agent_file import ghost_file
     from connectx_forge.tools.ghosts.book import load_books
 
@@ -194,10 +195,14 @@ def _path(spec: str, role: str) -> PlayerRef:
 
 
 def _file_label(path: Path) -> str:
-    """A file's label: its name, or, for a source ``.py`` that is built first, what it builds (its project's
-    name when it is the project's entry, else its stem)."""
+    """A file's label: ``ghost:TEAM`` for a ghost's agent file, its name, or, for a source ``.py`` that is built
+    first, what it builds (its project's name when it is the project's entry, else its stem)."""
     from connectx_forge.build.cache import is_built, needs_build
+    from connectx_forge.tools.ghosts.agent_file import team_of
 
+    team = team_of(path) if path.suffix == ".py" else None
+    if team is not None:
+        return GHOST_PREFIX + team
     if path.suffix != ".py" or is_built(path) or not needs_build(path):
         return path.name
     from connectx_forge.build.builder import default_root, target_for_file

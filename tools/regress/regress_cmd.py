@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from connectx_forge.tools.review.review_cmd import add_game_options
 
     add_game_options(add)
-    options.add_json(add, "print the cases added as JSON")
+    options.add_json(add, "print the cases added as JSON instead of the summary")
     show = sub.add_parser("list", help="show the project's regression cases",
                           description="show the project's regression cases", epilog="example:\n  cxforge regress list")
     _project(show)
