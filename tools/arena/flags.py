@@ -47,6 +47,21 @@ def add_store_flags(parser: argparse.ArgumentParser, default: str = STORE_DEFAUL
                               "the versions are mixed)")
 
 
+def add_play_flags(parser: argparse.ArgumentParser) -> None:
+    """How a run's games are played: on Dask or not, Kaggle's clock, the hosts' limits, where ghosts come from
+    (tournament, sprt and ladder alike)."""
+    parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
+                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
+                             "LocalCluster of -w worker processes (needs the dask extra)")
+    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
+                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
+    parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
+                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
+    options.add_memory(parser)
+    options.add_slowdown(parser)
+    options.add_ghosts(parser)
+
+
 def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     """Suite, seed, workers, store, resume, Dask, Kaggle's clock, host limits, JSON, output folder and saved
     games."""
@@ -58,16 +73,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     options.add_size(parser)
     options.add_workers(parser)
     add_store_flags(parser)
-    parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
-                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
-                             "LocalCluster of -w worker processes (needs the dask extra)")
-    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
-                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
-    parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
-                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
-    options.add_memory(parser)
-    options.add_slowdown(parser)
-    options.add_ghosts(parser)
+    add_play_flags(parser)
     options.add_json(parser, "print the final report as one JSON object instead of the table")
     options.add_out(parser, out_what, kind="folder")
     options.add_save(parser)

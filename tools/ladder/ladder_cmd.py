@@ -68,18 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed(parser, "base seed: matchmaking, seats and each game's seed derive from it")
     options.add_workers(parser)
     flags.add_store_flags(parser)
-    parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
-                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
-                             "LocalCluster of -w worker processes (needs the dask extra)")
-    from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-
-    parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
-                        help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
-    parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
-                        help=f"overage seconds per player per game (Kaggle: {OVERAGE})")
-    options.add_memory(parser)
-    options.add_slowdown(parser)
-    options.add_ghosts(parser)
+    flags.add_play_flags(parser)
     options.add_json(parser, "print the report (or the fit) as one JSON object instead of the tables")
     options.add_out(parser, "write report.json and ladder.png into the folder DIR", kind="folder")
     options.add_save(parser)
