@@ -29,6 +29,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -189,16 +190,44 @@ def solve_all(pool: Executor, solve: Callable[[str, float, str], Result], lines:
 
 
 # -- the build ------------------------------------------------------------------------------
-def build(plies: int = 4, *, min_plies: int = 0, root: str = "", side: str = "both", seconds: float = 60.0,
-          workers: int = 1, progress: Path = Path(DEFAULT_PROGRESS), out: Path = DEFAULT_BOOK,
-          engine: str | None = None, easy_nodes: int = EASY_NODES, retry: bool = False, dry_run: bool = False,
-          bars: bool = True) -> int:
-    """Solve the book's positions from ``root`` (a valid Pons move string) to ``plies`` stones, write ``out``.
+@dataclass(frozen=True)
+class BookRun:
+    """How ``book build`` and ``book fill`` run, the flags they share.
 
-    Results go to ``progress`` as they come (a rerun resumes there).  ``engine``
-    None: the C engine where it loads, else the Python solver.
-    ``dry_run`` only counts the positions of each ply.  Returns 0.
+    ``root``: the Pons move string below which positions are taken; ``seconds``:
+    each solve's limit (None: the command's default); ``workers``: the shared
+    pool's processes; ``progress``: the file results are appended to as they come
+    (a rerun resumes there; None: the command's default); ``out``: the book
+    written; ``engine`` None: the C engine where it loads, else the Python solver;
+    ``easy_nodes``: a position the agent solves in fewer nodes stays out;
+    ``retry``: solve again what timed out; ``dry_run``: count only; ``bars``:
+    progress bars.
     """
+
+    root: str = ""
+    seconds: float | None = None
+    workers: int = 1
+    progress: Path | None = None
+    out: Path = DEFAULT_BOOK
+    engine: str | None = None
+    easy_nodes: int = EASY_NODES
+    retry: bool = False
+    dry_run: bool = False
+    bars: bool = True
+
+
+def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, side: str = "both") -> int:
+    """Solve the book's positions from ``run.root`` (a valid Pons move string) to ``plies`` stones, write
+    ``run.out`` (each solve 60 s at most and results in ``DEFAULT_PROGRESS`` unless ``run`` says).
+
+    ``run.dry_run`` only counts the positions of each ply.  Returns 0.
+    """
+    run = run if run is not None else BookRun()
+    root, workers, engine, easy_nodes = run.root, run.workers, run.engine, run.easy_nodes
+    retry, dry_run, bars = run.retry, run.dry_run, run.bars
+    seconds = 60.0 if run.seconds is None else run.seconds
+    progress = Path(DEFAULT_PROGRESS if run.progress is None else run.progress)
+    out = run.out
     if plies < 0 or min_plies < 0 or min_plies > plies:
         raise UserError(f"need 0 <= --min-plies <= --plies, got {min_plies} and {plies}")
     if plies > 41:

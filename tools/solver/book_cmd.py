@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from connectx_forge.tools import options
-from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, build, info
+from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
 from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
@@ -80,12 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from connectx_forge.tools.solver.solve_cmd import parse_moves
 
     parse_moves(args.root)  # one line naming what is wrong with a bad --root
+    run = BookRun(args.root, args.seconds, options.workers_of(args), args.progress, args.out or DEFAULT_BOOK,
+                  options.engine_of(args), args.easy_nodes, args.retry, args.dry_run, options.progress_of(args))
     if args.book_command == "fill":
-        return fill(args.stones, root=args.root, seconds=args.seconds, workers=options.workers_of(args),
-                    progress=args.progress, out=args.out or DEFAULT_BOOK, engine=options.engine_of(args),
-                    easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
-                    bars=options.progress_of(args))
-    return build(args.plies, min_plies=args.min_plies, root=args.root, side=args.side, seconds=args.seconds,
-                 workers=options.workers_of(args), progress=args.progress, out=args.out or DEFAULT_BOOK,
-                 engine=options.engine_of(args), easy_nodes=args.easy_nodes, retry=args.retry, dry_run=args.dry_run,
-                 bars=options.progress_of(args))
+        return fill(args.stones, run)
+    return build(args.plies, run, min_plies=args.min_plies, side=args.side)

@@ -36,8 +36,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.pool import worker_pool
 from connectx_forge.tools.solver import csolver
 from connectx_forge.tools.solver.book import (
-    DEFAULT_BOOK,
-    EASY_NODES,
+    BookRun,
     Result,
     canonical,
     children,
@@ -122,14 +121,19 @@ def back_up(board: Board, known: dict[int, int]) -> tuple[int, int] | None:
 
 
 # -- the fill ----------------------------------------------------------------------------------
-def fill(stones: int, *, root: str = "", seconds: float = 600.0, workers: int = 1,
-         progress: Path = Path(DEFAULT_FILL_PROGRESS), out: Path = DEFAULT_BOOK, engine: str | None = None,
-         easy_nodes: int = EASY_NODES, retry: bool = False, dry_run: bool = False, bars: bool = True) -> int:
-    """Add every position of up to ``stones`` stones below ``root`` to the book at ``out``; 0.
+def fill(stones: int, run: BookRun | None = None) -> int:
+    """Add every position of up to ``stones`` stones below ``run.root`` to the book at ``run.out``; 0.
 
-    ``seconds`` limits each exact solve of the last level; a position whose
-    subtree has an unsolved leaf is left out (and counted).
+    ``run.seconds`` (default 600) limits each exact solve of the last level; a
+    position whose subtree has an unsolved leaf is left out (and counted).
+    Results go to ``run.progress`` (default ``DEFAULT_FILL_PROGRESS``).
     """
+    run = run if run is not None else BookRun()
+    root, workers, engine, easy_nodes = run.root, run.workers, run.engine, run.easy_nodes
+    retry, dry_run, bars = run.retry, run.dry_run, run.bars
+    seconds = 600.0 if run.seconds is None else run.seconds
+    progress = Path(DEFAULT_FILL_PROGRESS if run.progress is None else run.progress)
+    out = run.out
     if not 0 <= stones <= 40:
         raise UserError(f"--stones must be between 0 and 40, got {stones}")
     if seconds <= 0 or workers < 1 or easy_nodes < 0:

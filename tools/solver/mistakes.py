@@ -318,21 +318,40 @@ def format_table(results: Sequence[Mistakes], color: bool | None = None) -> str:
     return table.render(MISTAKE_HEADERS, [table_row(r) for r in results], "rule", align="llrrrrr", color=color)
 
 
-def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard_sample: int | None = None,
-             seed: int = 0, budget: float | None = None, solve_budget: float | None = 20.0, engine: str = "python",
-             pons: Path = PONS_DIR, cache: WeakCache | None = None, progress: bool = True,
-             report: Callable[[Mistakes], None] | None = None, heldout_dir: Path = HELDOUT_DIR,
-             overage: float = 0.0) -> list[Mistakes]:
-    """Each agent's mistakes on ``sample`` seeded positions of each named set (``hard_sample`` for the hard ones).
+@dataclass(frozen=True)
+class MistakeRun:
+    """What ``run_sets`` measures and how: ``sample`` seeded positions a set (``hard_sample`` for Begin-Medium
+    and Begin-Hard; None: ``sample``), drawn with ``seed``; the solver agent's ``budget`` a move (None: its
+    policy's) and the ``overage`` each position starts with; ``solve_budget`` seconds to label a move (None:
+    no limit) on ``engine``; Pons' sets read from ``pons``, ours from ``heldout_dir``."""
 
-    Sets are measured in Pons' order, then the held-out sets' (read from
-    ``heldout_dir``, judged from their stored scores); ``report`` sees each
-    result as it is known.  Bad input (an unknown agent or set, no Pons folder
-    for a Pons set, a held-out set not built, an agent that cannot load, no C
-    compiler for ``engine`` c) is a ``UserError`` before any solving.
+    sample: int = 200
+    hard_sample: int | None = None
+    seed: int = 0
+    budget: float | None = None
+    overage: float = 0.0
+    solve_budget: float | None = 20.0
+    engine: str = "python"
+    pons: Path = PONS_DIR
+    heldout_dir: Path = HELDOUT_DIR
+
+
+def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None = None, *,
+             cache: WeakCache | None = None, progress: bool = True,
+             report: Callable[[Mistakes], None] | None = None) -> list[Mistakes]:
+    """Each agent's mistakes on the positions ``run`` draws from each named set.
+
+    Sets are measured in Pons' order, then the held-out sets' (judged from
+    their stored scores); ``report`` sees each result as it is known.  Bad
+    input (an unknown agent or set, no Pons folder for a Pons set, a held-out
+    set not built, an agent that cannot load, no C compiler for ``engine`` c)
+    is a ``UserError`` before any solving.
     """
     from connectx_forge.tools.options import did_you_mean
     from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+
+    run = run if run is not None else MistakeRun()
+    sample, hard_sample, seed, engine = run.sample, run.hard_sample, run.seed, run.engine
 
     for a in agents:
         if not a.startswith("solver@"):
@@ -343,17 +362,17 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], sample: int = 200, hard
         raise UserError(f"unknown set {bad_sets[0]!r}{did_you_mean(bad_sets[0], [*GROUPS, *all_sets])}; the sets "
                         f"are heldout (our {len(HELDOUT_SETS)}, shipped), pons (Pons' six) or one of "
                         f"{', '.join(all_sets)}")
-    loaded = _load_sets(expand_sets(sets), pons, heldout_dir)
+    loaded = _load_sets(expand_sets(sets), run.pons, run.heldout_dir)
     if any(known is None for _, _, known in loaded):
         from connectx_forge.tools.solver import csolver
 
         csolver.resolve(engine)  # loads now: one clear line if it cannot be
-    movers = {a: mover(a, budget, overage) for a in agents}  # an agent that cannot load: one clear line
+    movers = {a: mover(a, run.budget, run.overage) for a in agents}  # an agent that cannot load: one clear line
     results: list[Mistakes] = []
     for name, positions, known in loaded:
         n = hard_sample if hard_sample is not None and name in HARD_SETS else sample
         picked = random.Random(seed).sample(positions, min(n, len(positions)))
-        for res in measure(name, picked, movers, solve_budget, progress, engine,
+        for res in measure(name, picked, movers, run.solve_budget, progress, engine,
                            cache if known is None else known).values():
             results.append(res)
             if report is not None:

@@ -23,6 +23,7 @@ from connectx_forge.tools.solver.mistakes import (
     HELDOUT_SETS,
     PONS_URL,
     SET_NAMES,
+    MistakeRun,
     Mistakes,
     WeakCache,
     format_table,
@@ -84,11 +85,10 @@ def run(args: argparse.Namespace) -> int:
             name, agent, mistakes, rate = table_row(res)[:4]
             print(f"  {name}, {agent}: {mistakes} mistakes, {rate}", file=sys.stderr, flush=True)
 
-    results = run_sets(args.agents, args.sets,
-                       args.sample, args.hard_sample, args.seed, args.budget, args.solve_budget,
-                       options.engine_of(args),
-                       args.pons, None if args.no_cache else WeakCache(args.cache), progress, report,
-                       args.heldout, args.overage)
+    run = MistakeRun(args.sample, args.hard_sample, args.seed, args.budget, args.overage, args.solve_budget,
+                     options.engine_of(args), args.pons, args.heldout)
+    results = run_sets(args.agents, args.sets, run, cache=None if args.no_cache else WeakCache(args.cache),
+                       progress=progress, report=report)
     rows = [res.to_json() for res in results]
     if to_stdout:
         print(json.dumps(rows, indent=1))
