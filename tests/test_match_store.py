@@ -33,6 +33,14 @@ def _rows(store: Path) -> dict[int, tuple[object, ...]]:
         return {g.slot: (g.key, g.record.moves if g.record else None, g.a_score) for g in db.games(run)}
 
 
+def _stored_games(store: Path) -> int:
+    """How many games the store holds now (0 while it is not made yet): read while a match writes it."""
+    try:
+        return len(_rows(store)) if store.is_file() else 0
+    except Exception:  # the store's tables or run are not there yet
+        return 0
+
+
 def test_a_larger_n_plays_only_the_missing_games_and_reports_them_all(tmp_path: Path,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     store, alone = tmp_path / "m.sqlite", tmp_path / "alone.jsonl"
@@ -75,7 +83,7 @@ def test_resume_alone_replays_the_stores_last_match_and_plays_lost_rows(tmp_path
 def test_ctrl_c_with_a_store_says_how_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "m.sqlite"
     done = _interrupt(["match", "kaggle:negamax", "random", "-n", "24", "-w", "2", "--store", str(store),
-                       "--no-progress"], 5.0)
+                       "--no-progress"], 0.5, lambda: _stored_games(store) > 0)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"cxforge match: interrupted: every finished game is in "
                                                     f"{store}; resume with: cxforge match --resume --store {store}")
