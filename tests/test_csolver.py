@@ -67,3 +67,14 @@ def test_time_limit_and_bad_boards(engine: csolver.CSolver) -> None:
         engine.solve(Board(rows=5, columns=6))
     with pytest.raises(BoardError, match="already won"):
         engine.solve(Board.from_pons("1212121"))
+
+
+def test_the_deep_tables_constants_are_the_c_sources() -> None:
+    """``native.DEEP_ENTRIES``/``DEEP_MOVES`` (read by the bench and docs) say what solver.c compiles."""
+    import re
+
+    from agents.solver import native
+
+    source = (Path(native.__file__).parent / "native" / "solver.c").read_text()
+    defines = dict(re.findall(r"^#define (DEEP_\w+) (\d+)", source, re.M))
+    assert defines == {"DEEP_MOVES": str(native.DEEP_MOVES), "DEEP_ENTRIES": str(native.DEEP_ENTRIES)}

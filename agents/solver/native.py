@@ -24,6 +24,8 @@ from connectx_forge.runtime import load_native
 ABORTED = -1000
 INCONSISTENT = -2000
 DEFAULT_ENTRIES = 10000019  # a prime far from a power of two (5 bytes each, 50 MB): structured keys spread evenly
+DEEP_ENTRIES = 524309  # the deep table's slots (solver.c's DEEP_ENTRIES, 2.6 MB), beside the large table
+DEEP_MOVES = 22  # positions of this many stones or more go to the deep table (solver.c's DEEP_MOVES)
 MIN_ENTRIES = (1 << 17) + 1  # an odd size above 2**17: a slot and a key's low 32 bits then name one key
 
 

@@ -213,13 +213,14 @@ def against_bitbully(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: 
     (tools/bench/reference_bitbully.py) on the same positions in one run, each position's CPU time, and
     bitbully's time over ours (above 1: ours is faster); 1 if any score was wrong, else 0."""
     from agents.solver.engine import Kind
-    from agents.solver.native import DEFAULT_ENTRIES
+    from agents.solver.native import DEEP_ENTRIES, DEFAULT_ENTRIES
     from connectx_forge.tools.bench import reference_bitbully
     from connectx_forge.tools.solver import csolver
 
     reference_bitbully.load()  # one line, before any work, if it is not installed
     csolver.resolve(Kind.C)
-    ours_name, ref_name = f"c ({DEFAULT_ENTRIES:,} entries)", f"bitbully {reference_bitbully.PIN}"
+    ours_name = f"c ({DEFAULT_ENTRIES:,} + {DEEP_ENTRIES:,} deep entries)"
+    ref_name = f"bitbully {reference_bitbully.PIN}"
     cells, notes = [], []
     failed = False
     totals = {ours_name: [0.0, 0, 0, 0.0, 0.0], ref_name: [0.0, 0, 0, 0.0, 0.0]}  # CPU s, correct, n, nodes, clear

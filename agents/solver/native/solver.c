@@ -22,6 +22,14 @@
  * the kernel for 2 MiB pages (fewer TLB misses).  None of these changes which
  * nodes are searched.
  *
+ * Positions of DEEP_MOVES stones or more have their own small table (a few
+ * megabytes, DEEP_ENTRIES slots, the same layout): they are most of the nodes
+ * but each stands for a small subtree, so their entries are cheap to lose and
+ * their probes stay in the cache, while the large table keeps the shallow
+ * positions, whose subtrees are large, from being pushed out by them.  The
+ * split only moves slot collisions (a few more nodes than one large table);
+ * the measured gain is in BENCHMARKS.md (`cxforge bench solver`).
+ *
  * Each engine (cx_new) has its own table, node count and book; the calls are
  * not reentrant (one search at a time in a process, as agents run).
  */
@@ -43,6 +51,8 @@
 #define ABORTED (-1000)
 #define INCONSISTENT (-2000)
 #define HUGE_PAGE (2ULL << 20) /* the table is aligned to, and a whole number of, 2 MiB pages */
+#define DEEP_MOVES 22            /* positions with this many stones or more go to the deep table */
+#define DEEP_ENTRIES 524309ULL   /* the deep table's slots: odd and above 2^17, as the large table's size */
 
 static const int ORDER[W] = {3, 2, 4, 1, 5, 0, 6};
 
@@ -54,8 +64,9 @@ typedef struct __attribute__((packed)) {
 } slot_t;
 
 typedef struct {
-    slot_t *table;
-    uint64_t bytes; /* the table's allocation: its size rounded up to whole huge pages */
+    slot_t *table;  /* positions of fewer than DEEP_MOVES stones */
+    slot_t *deep;   /* the others: DEEP_ENTRIES slots */
+    uint64_t bytes; /* the large table's allocation: its size rounded up to whole huge pages */
     uint64_t size;
     uint64_t nodes;
     double deadline;
@@ -92,6 +103,11 @@ static uint64_t winning_cells(uint64_t s, uint64_t mask) {
 static uint64_t possible_moves(uint64_t mask) { return (mask + BOTTOM) & FULL; }
 
 static int popcount(uint64_t x) { return __builtin_popcountll(x); }
+
+/* The slot of the position with this key and number of stones: in the deep table or the large one. */
+static slot_t *slot_of(uint64_t key, int moves) {
+    return moves >= DEEP_MOVES ? &E->deep[key % DEEP_ENTRIES] : &E->table[key % E->size];
+}
 
 static uint64_t mirror(uint64_t key) {
     uint64_t out = 0;
@@ -153,9 +169,9 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
      * far larger than the cache then overlap with each other and with that work, instead of each child waiting
      * for its own in turn.  (A child's key is the opponent's stones plus its mask.) */
     for (uint64_t rest = possible, opp_mask = (cur ^ mask) + mask; rest; rest &= rest - 1)
-        __builtin_prefetch(&E->table[(opp_mask + (rest & -rest)) % E->size]);
+        __builtin_prefetch(slot_of(opp_mask + (rest & -rest), moves + 1));
     uint64_t key = cur + mask;
-    slot_t *slot = &E->table[key % E->size];
+    slot_t *slot = slot_of(key, moves);
     if (slot->val != EMPTY && slot->key == (uint32_t)key) {
         int e = slot->val - OFFSET;
         if (e >= LOWER / 2) {
@@ -219,8 +235,9 @@ static int column_of(uint64_t move) { return (63 - __builtin_clzll(move)) / H; }
 
 /* ---- the API (ctypes): agents/solver/native.py ----------------------------- */
 
-/* A new engine with a table of `entries` slots (odd, above 2^17; a prime far from a power of two spreads keys best), or NULL when
- * memory is short or `entries` is not such a number. */
+/* A new engine with a large table of `entries` slots (odd, above 2^17; a prime far
+ * from a power of two spreads keys best) and the deep table, or NULL when memory is short or `entries` is not
+ * such a number. */
 engine *cx_new(uint64_t entries) {
     engine *e = calloc(1, sizeof *e);
     if (!e || entries % 2 == 0 || entries <= (1u << 17)) return free(e), NULL;
@@ -236,19 +253,23 @@ engine *cx_new(uint64_t entries) {
 #endif
     memset(table, 0, e->bytes);
     e->table = table;
+    e->deep = calloc(DEEP_ENTRIES, sizeof(slot_t));
+    if (!e->deep) return free(table), free(e), NULL;
     return e;
 }
 
 void cx_free(engine *e) {
     if (!e) return;
     free(e->table);
+    free(e->deep);
     free(e);
 }
 
-/* Forget the table and the node count (every page of the table written, as the next search will; cx_new
+/* Forget the tables and the node count (every page of the tables written, as the next search will; cx_new
  * writes them all once too, so that a search never pays for a page's first touch). */
 void cx_reset(engine *e) {
     memset(e->table, 0, e->bytes);
+    memset(e->deep, 0, DEEP_ENTRIES * sizeof(slot_t));
     e->nodes = 0;
 }
 
