@@ -11,9 +11,12 @@
     cf.check("random"), cf.tournament("a", "b", "c", openings=4), cf.sprt("new", "base"), cf.review(m)
 
 Each function is the command of the same name (``cxforge match``, ``check``, ``tournament``, ``sprt``,
-``review``) and returns a result object (``connectx_forge.results``): ``.games`` (the records), ``.to_pandas()``,
+``review``; ``ladder``, ``ladder_fit``, ``ghosts``, ``regress_add`` and ``regress_list`` are ``cxforge ladder``,
+``ladder --fit``, ``ghosts``, ``regress add`` and ``regress list``) and returns a result object
+(``connectx_forge.results``, ``connectx_forge.league_results``): ``.games`` (the records), ``.to_pandas()``,
 ``.text`` (what the command prints), and an HTML table in a notebook.  Nothing is written into the working folder
-unless asked (``save=``, ``store=``, ``out=``, ``html=``).  docs/notebook.md.
+unless asked (``save=``, ``store=``, ``out=``, ``html=``, ``write=``; ``regress_add`` writes into the project it
+is given).  docs/notebook.md.
 
 This module imports nothing until a name is used: ``import connectx_forge`` stays cheap (it runs before every
 ``connectx_forge.runtime`` import an agent makes).
@@ -34,6 +37,8 @@ __path__ += [entry for entry in sys.path if isinstance(entry, str) and entry.sta
 
 if TYPE_CHECKING:
     from connectx_forge.functions import check, match, review, sprt, tournament
+    from connectx_forge.league import ghosts, ladder, ladder_fit, regress_add, regress_list
+    from connectx_forge.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
     from connectx_forge.results import (
         CheckResult,
         MatchResult,
@@ -46,8 +51,11 @@ if TYPE_CHECKING:
 
 _FUNCTIONS = ("match", "check", "tournament", "sprt", "review")
 _RESULTS = ("MatchResult", "CheckResult", "TournamentResult", "SprtResult", "ReviewResult", "Replay")
+_LEAGUE = ("ladder", "ladder_fit", "ghosts", "regress_add", "regress_list")
+_LEAGUE_RESULTS = ("LadderResult", "LadderFitResult", "GhostsResult", "RegressResult")
 __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
-           "SprtResult", "ReviewResult", "Replay", "UserError"]
+           "SprtResult", "ReviewResult", "Replay", "UserError", "ladder", "ladder_fit", "ghosts", "regress_add",
+           "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult"]
 
 
 def __getattr__(name: str) -> Any:
@@ -58,6 +66,10 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("connectx_forge.functions"), name)
     if name in _RESULTS:
         return getattr(importlib.import_module("connectx_forge.results"), name)
+    if name in _LEAGUE:
+        return getattr(importlib.import_module("connectx_forge.league"), name)
+    if name in _LEAGUE_RESULTS:
+        return getattr(importlib.import_module("connectx_forge.league_results"), name)
     if name == "UserError":
         return importlib.import_module("connectx_forge.tools.errors").UserError
     if name == "__version__":

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD, Size
+from connectx_forge.league_results import LadderResult
 from connectx_forge.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
 from connectx_forge.tools.errors import UserError
 
@@ -282,7 +283,7 @@ def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str
     ``name``), a file, an episode id, or a list of any of them."""
     from connectx_forge.tools.review.games import load_games, read_record, read_replay
 
-    if isinstance(source, (MatchResult, TournamentResult, SprtResult)):
+    if isinstance(source, (MatchResult, TournamentResult, SprtResult, LadderResult)):
         kind = type(source).__name__.removesuffix("Result").lower()
         return [read_record(g, f"{kind} game {i}") for i, g in enumerate(source.games)]
     if isinstance(source, dict):
@@ -298,8 +299,8 @@ def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str
         return load_games(os.fspath(source), episodes, problems)
     if isinstance(source, (list, tuple)):
         return [g for i, item in enumerate(source) for g in _games_of(item, episodes, problems, f"game {i}")]
-    raise UserError(f"review takes a file of games or a replay, an episode id, a game (dict), a match, tournament "
-                    f"or SPRT result, or a list of them; got {type(source).__name__}")
+    raise UserError(f"review takes a file of games or a replay, an episode id, a game (dict), a match, tournament, "
+                    f"SPRT or ladder result, or a list of them; got {type(source).__name__}")
 
 
 def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: float = 2.0, engine: str = "auto",
@@ -309,8 +310,8 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
     a value not found in time is left unknown), and where ``us`` loses.
 
     ``games``: a games file (``save=``, ``--save``), a Kaggle replay file or an episode id (downloaded into
-    ``episodes``, default the user cache), a game as a dict, a match, tournament or SPRT result, or a list of
-    them.  ``html``: also write a page per game and an index into that folder (``--html``).  A line of a games
+    ``episodes``, default the user cache), a game as a dict, a match, tournament, SPRT or ladder result, or a
+    list of them.  ``html``: also write a page per game and an index into that folder (``--html``).  A line of a games
     file that cannot be read is skipped and passed to ``on_problem`` (default: a warning).
     """
     from connectx_forge.tools import progress as bars

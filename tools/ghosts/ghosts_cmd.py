@@ -11,7 +11,7 @@ from pathlib import Path
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV, ghost_file
-from connectx_forge.tools.ghosts.book import DEFAULT_FOLDER, ENV, Books, load_books
+from connectx_forge.tools.ghosts.book import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render as render_table
 
@@ -50,29 +50,52 @@ def rows_of(books: Books) -> list[list[object]]:
     return [[escape(b.team), b.games, len(b.episodes), b.positions, b.choices] for b in teams]
 
 
+def teams_of(books: Books) -> list[dict[str, object]]:
+    """The teams as ``--json`` prints them: one dict a row of ``rows_of``, keyed by ``HEADERS``."""
+    keys = [h.replace(" ", "_") for h in HEADERS]
+    return [dict(zip(keys, r, strict=True)) for r in rows_of(books)]
+
+
+def check_write(team: str | None, write: Path | None) -> None:
+    """``UserError`` unless ``--team`` and ``--write`` come together, to a file that does not exist yet."""
+    if (team is None) != (write is None):
+        raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
+    if write is not None and write.exists():
+        raise UserError(f"--write {write}: the file exists and is never replaced; give another name")
+
+
+def write_ghost(books: Books, team: str, fallback: str | None, write: Path) -> TeamBook:
+    """Write ``team``'s ghost (its book, ``fallback`` off it) to ``write`` as a Kaggle agent file; its book."""
+    book = books.team(team)
+    path = ghost_file(book, fallback)
+    write.parent.mkdir(parents=True, exist_ok=True)
+    write.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    return book
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the teams, or write one team's ghost; 0."""
-    if (args.team is None) != (args.write is None):
-        raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
-    if args.write is not None and args.write.exists():
-        raise UserError(f"--write {args.write}: the file exists and is never replaced; give another name")
+    check_write(args.team, args.write)
     books = load_books(args.replays)
     for line in books.skipped:
         print(f"cxforge: skipped {escape(line)}", file=sys.stderr)
     if args.write is not None:
-        book = books.team(args.team)
-        path = ghost_file(book, args.fallback)
-        args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
-        print(f"{args.write}: ghost of {escape(book.team)!r} ({book.positions} positions from {book.games} "
-              f"game(s)), fallback {args.fallback or 'default'}")
+        book = write_ghost(books, args.team, args.fallback, args.write)
+        print(written_line(book, args.write, args.fallback))
         return 0
-    rows = rows_of(books)
     if args.json:
-        keys = [h.replace(" ", "_") for h in HEADERS]
-        print(json.dumps({"files": books.files, "teams": [dict(zip(keys, r, strict=True)) for r in rows]}, indent=2))
+        print(json.dumps({"files": books.files, "teams": teams_of(books)}, indent=2))
         return 0
-    print(render_table(HEADERS, rows))
-    print(f"{books.files} replay file(s); play one as ghost:TEAM")
+    print(table_text(books))
     return 0
 
+
+def table_text(books: Books) -> str:
+    """The teams as the command prints them: the table, then how many files."""
+    return f"{render_table(HEADERS, rows_of(books))}\n{books.files} replay file(s); play one as ghost:TEAM"
+
+
+def written_line(book: TeamBook, write: Path, fallback: str | None) -> str:
+    """What the command says of a ghost it wrote."""
+    return (f"{write}: ghost of {escape(book.team)!r} ({book.positions} positions from {book.games} game(s)), "
+            f"fallback {fallback or 'default'}")

@@ -6,13 +6,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.run import RunInterrupted
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.rating import RatingSettings
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.ladder.simulate import Ladder
 
 HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
        "interval, days to settle; --fit its parameters to episode lists"
@@ -89,27 +94,12 @@ def run(args: argparse.Namespace) -> int:
     """Simulate (or finish, or extend) the ladder and print its report; or fit its parameters; 0."""
     if args.fit is not None:
         return _fit(args)
-    from connectx_forge.tools.arena.plots import draw
-    from connectx_forge.tools.ladder.replicates import spread
-    from connectx_forge.tools.ladder.report import format_ladder, ladder_png, ladder_report
-    from connectx_forge.tools.ladder.simulate import Ladder, play_ladder
+    from connectx_forge.tools.ladder.report import format_ladder
+    from connectx_forge.tools.ladder.simulate import Ladder
     from connectx_forge.tools.play.rules import kaggle_number
 
     if args.resume and not args.players:
-        if args.store is None:
-            raise UserError("--resume without players needs --store FILE (the store of the ladder to resume)")
-        if not args.store.is_file():
-            raise UserError(f"nothing to resume: no results store at {args.store}")
-        from connectx_forge.tools.arena.store import Store
-
-        with Store(args.store) as db:
-            runs = db.runs("ladder")
-        if not runs:
-            raise UserError(f"nothing to resume: the store {args.store} holds no ladder")
-        from dataclasses import replace
-
-        stored = Ladder.from_json(runs[-1][2])
-        t = replace(stored, days=args.days or stored.days)
+        t = stored_ladder(args.store, args.days)
     else:
         if not args.players:
             raise UserError("give at least one PLAYER (your candidate), or --resume with --store FILE, or --fit")
@@ -121,23 +111,63 @@ def run(args: argparse.Namespace) -> int:
                    args.slowdown)
     writer = flags.game_writer(args)
     try:
-        played = play_ladder(t, args.workers, args.store, args.dask, options.progress_of(args),
-                             on_game=flags.on_game(writer), require_store=args.resume, on_change=args.on_change)
+        report = simulate(t, args.workers, args.store, args.dask, options.progress_of(args),
+                          on_game=flags.on_game(writer), resume=args.resume, on_change=args.on_change)
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     if writer is not None:
         writer.close()
-    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
-    report = ladder_report(t, played, band, {"store": str(played.store), "played_now": played.played_now,
-                                             "executor": played.executor})
-    notes = []
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-        note = draw(ladder_png, report, args.out / "ladder.png")
-        if note is not None:
-            notes.append(note)
+    notes = [] if args.out is None else write_outputs(report, args.out)
     print(json.dumps(report) if args.json else format_ladder(report))
     for note in notes:
         print(f"cxforge ladder: note: {note}", file=sys.stderr)
     return 0
+
+
+def stored_ladder(store: Path | None, days: int | None) -> Ladder:
+    """The last ladder in ``store`` (``--resume`` without players), over ``days`` days where given."""
+    from dataclasses import replace
+
+    from connectx_forge.tools.arena.store import Store
+    from connectx_forge.tools.ladder.simulate import Ladder
+
+    if store is None:
+        raise UserError("--resume without players needs --store FILE (the store of the ladder to resume)")
+    if not store.is_file():
+        raise UserError(f"nothing to resume: no results store at {store}")
+    with Store(store) as db:
+        runs = db.runs("ladder")
+    if not runs:
+        raise UserError(f"nothing to resume: the store {store} holds no ladder")
+    stored = Ladder.from_json(runs[-1][2])
+    return replace(stored, days=days or stored.days)
+
+
+def simulate(t: Ladder, workers: int | None, store: Path | None, dask: str | None, progress: bool,
+             on_game: Callable[[Any, Any], None] | None = None, resume: bool = False,
+             on_change: str | None = None) -> dict[str, Any]:
+    """Play (or finish, or extend) ladder ``t`` and rate its replicates: the report (``--json``'s).
+
+    ``store``, ``resume`` and ``on_change`` as ``--store``, ``--resume`` and ``--new-run``/``--mix-versions``;
+    ``on_game(job, record)`` is called as each game ends.  ``RunInterrupted`` on Ctrl-C.
+    """
+    from connectx_forge.tools.ladder.replicates import spread
+    from connectx_forge.tools.ladder.report import ladder_report
+    from connectx_forge.tools.ladder.simulate import play_ladder
+
+    played = play_ladder(t, workers, store, dask, progress, on_game=on_game, require_store=resume,
+                         on_change=on_change)
+    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
+    return ladder_report(t, played, band, {"store": str(played.store), "played_now": played.played_now,
+                                           "executor": played.executor})
+
+
+def write_outputs(report: dict[str, Any], out: Path) -> list[str]:
+    """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
+    from connectx_forge.tools.arena.plots import draw
+    from connectx_forge.tools.ladder.report import ladder_png
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    note = draw(ladder_png, report, out / "ladder.png")
+    return [] if note is None else [note]

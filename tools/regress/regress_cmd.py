@@ -12,14 +12,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.regress import data
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.review.games import Game
+    from connectx_forge.tools.review.labels import Labeller
 
 HELP = ("turn the first losing move of each lost replay into a regression test of your project (add), and list "
         "them (list)")
@@ -83,15 +88,42 @@ def expand(specs: list[str]) -> list[str]:
 
 def add(args: argparse.Namespace) -> int:
     """Find the lost games' first losing moves and keep the new ones; 0."""
-    from connectx_forge.build.project import name_of
-    from connectx_forge.tools.regress.find import first_losing_case
     from connectx_forge.tools.review.labels import Labeller
     from connectx_forge.tools.review.review_cmd import load_all
 
     root = project_root(args.project)
-    us = args.us or [name_of(root)]
     games = load_all(expand(args.games), args.episodes)
-    labeller = Labeller(args.engine, args.time_limit)
+
+    def note(line: str) -> None:
+        print(f"cxforge: {escape(line)}", file=sys.stderr)
+
+    report, wrote_test = add_cases(root, games, args.us, Labeller(args.engine, args.time_limit), note)
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(added_text(root, report, wrote_test))
+    return 0
+
+
+def added_text(root: Path, report: dict[str, Any], wrote_test: bool) -> str:
+    """What ``regress add`` prints of ``add_cases``'s report: the cases added, and the test where written now."""
+    text = (f"{root / data.DATA_FILE}: {report['added']} case(s) added from {report['lost']} lost game(s) of "
+            f"{report['games']}; {report['cases']} in all")
+    return text + (f"\n{root / data.TEST_FILE}: written; run pytest {data.TEST_FILE}" if wrote_test else "")
+
+
+def add_cases(root: Path, games: list[Game], us: list[str] | None, labeller: Labeller,
+              note: Callable[[str], None]) -> tuple[dict[str, Any], bool]:
+    """Keep the first losing move of each of ``games`` that ``us`` (default: the project's name) lost in the
+    project at ``root``, and write its test once (``cxforge regress add``, and ``connectx_forge.regress_add``).
+
+    A lost game without such a move is passed to ``note``.  Returns what ``--json`` prints (games of ours,
+    lost, added, cases in all, the new cases) and whether the test file was written now.
+    """
+    from connectx_forge.build.project import name_of
+    from connectx_forge.tools.regress.find import first_losing_case
+
+    us = us or [name_of(root)]
     found: list[dict[str, Any]] = []
     ours = lost = 0
     for game in games:
@@ -104,9 +136,8 @@ def add(args: argparse.Namespace) -> int:
             lost += 1
             case = first_losing_case(game, mark, labeller)
             if case is None:
-                print(f"cxforge: {escape(game.source)}: lost, but no move of ours turned a won or drawn position "
-                      "into a lost one (lost from the start, a rule broken, or a value not solved in time): no case",
-                      file=sys.stderr)
+                note(f"{game.source}: lost, but no move of ours turned a won or drawn position into a lost one "
+                     "(lost from the start, a rule broken, or a value not solved in time): no case")
             else:
                 found.append(case)
     if not ours:
@@ -117,14 +148,8 @@ def add(args: argparse.Namespace) -> int:
     cases, added = data.merge(data.read(path), found)
     data.write(path, cases)
     wrote_test = data.ensure_test(root)
-    if args.json:
-        print(json.dumps({"games": ours, "lost": lost, "added": added, "cases": len(cases),
-                          "new": cases[len(cases) - added:]}, indent=2))
-        return 0
-    print(f"{path}: {added} case(s) added from {lost} lost game(s) of {ours}; {len(cases)} in all")
-    if wrote_test:
-        print(f"{root / data.TEST_FILE}: written; run pytest {data.TEST_FILE}")
-    return 0
+    return {"games": ours, "lost": lost, "added": added, "cases": len(cases),
+            "new": cases[len(cases) - added:]}, wrote_test
 
 
 def rows_of(cases: list[dict[str, Any]]) -> list[list[object]]:
@@ -144,12 +169,16 @@ def show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(cases, indent=2))
         return 0
-    if not cases:
-        print(f"{root / data.DATA_FILE}: no regression case yet; add them with cxforge regress add REPLAYS")
-        return 0
-    print(render(HEADERS, rows_of(cases)))
-    print("columns from 1, as the position's moves; played: our losing move; holds: the moves that do not lose")
+    print(list_text(root, cases))
     return 0
+
+
+def list_text(root: Path, cases: list[dict[str, Any]]) -> str:
+    """What ``regress list`` prints: the cases' table and what its columns mean, or that there is none."""
+    if not cases:
+        return f"{root / data.DATA_FILE}: no regression case yet; add them with cxforge regress add REPLAYS"
+    return (f"{render(HEADERS, rows_of(cases))}\ncolumns from 1, as the position's moves; played: our losing "
+            "move; holds: the moves that do not lose")
 
 
 def run(args: argparse.Namespace) -> int:

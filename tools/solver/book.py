@@ -29,7 +29,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, as_completed
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -215,6 +215,25 @@ class BookRun:
     dry_run: bool = False
     bars: bool = True
 
+    def settled(self, seconds: float, progress: str | Path) -> SettledRun:
+        """This run with the command's defaults (``seconds``, ``progress``) in place of None and its files as
+        paths, checked once: both commands take the same flags by the same rules and messages."""
+        fields = asdict(self) | {"seconds": seconds if self.seconds is None else self.seconds,
+                                 "progress": Path(progress if self.progress is None else self.progress),
+                                 "out": Path(self.out)}
+        run = SettledRun(**fields)
+        if run.seconds <= 0 or run.workers < 1 or run.easy_nodes < 0:
+            raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
+        return run
+
+
+@dataclass(frozen=True)
+class SettledRun(BookRun):
+    """A ``BookRun`` with every default filled in (``BookRun.settled``): what a command's body reads."""
+
+    seconds: float = 60.0
+    progress: Path = Path(DEFAULT_PROGRESS)
+
 
 def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, side: str = "both") -> int:
     """Solve the book's positions from ``run.root`` (a valid Pons move string) to ``plies`` stones, write
@@ -222,38 +241,30 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
 
     ``run.dry_run`` only counts the positions of each ply.  Returns 0.
     """
-    run = run if run is not None else BookRun()
-    root, workers, engine, easy_nodes = run.root, run.workers, run.engine, run.easy_nodes
-    retry, dry_run, bars = run.retry, run.dry_run, run.bars
-    seconds = 60.0 if run.seconds is None else run.seconds
-    progress = Path(DEFAULT_PROGRESS if run.progress is None else run.progress)
-    out = run.out
     if plies < 0 or min_plies < 0 or min_plies > plies:
         raise UserError(f"need 0 <= --min-plies <= --plies, got {min_plies} and {plies}")
     if plies > 41:
         raise UserError(f"--plies is at most 41 on a 6x7 board, got {plies}")
-    if seconds <= 0 or workers < 1 or easy_nodes < 0:
-        raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
-    engine = csolver.resolve(engine or "auto")  # loaded now: one clear error instead of one per worker
-    progress, out = Path(progress), Path(out)
-    progress.parent.mkdir(parents=True, exist_ok=True)
-    if not out.parent.is_dir():
-        raise UserError(f"folder of --out does not exist: {out.parent}")
-    start = Board.from_pons(root.strip())
+    run = (run if run is not None else BookRun()).settled(60.0, DEFAULT_PROGRESS)
+    engine = csolver.resolve(run.engine or "auto")  # loaded now: one clear error instead of one per worker
+    run.progress.parent.mkdir(parents=True, exist_ok=True)
+    if not run.out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {run.out.parent}")
+    start = Board.from_pons(run.root.strip())
     if start.moves > plies:
         raise UserError(f"the root has {start.moves} stones, more than --plies {plies}")
-    done = read_progress(progress)
-    key, board, line = canonical(start, root.strip())
+    done = read_progress(run.progress)
+    key, board, line = canonical(start, run.root.strip())
     frontier: dict[int, tuple[Board, str]] = {key: (board, line)}
-    pool = None if dry_run else pools.worker_processes(workers)  # the shared pool's workers: Ctrl-C is ours
+    pool = None if run.dry_run else pools.worker_processes(run.workers)  # the shared pool's workers: Ctrl-C is ours
     try:
         for ply in range(start.moves, plies + 1):
             solve = ply >= max(min_plies, 1) and solves_at(ply, side)  # ply 0: the agent's fixed move
             todo = [line for key, (_, line) in frontier.items()
-                    if solve and (key not in done or (retry and done[key].score is None))]
+                    if solve and (key not in done or (run.retry and done[key].score is None))]
             print(f"ply {ply}: {len(frontier)} positions, {len(todo) if solve else 0} to solve ({engine})", flush=True)
             if todo and pool is not None:
-                solve_all(pool, solve_position, todo, seconds, engine, progress, done, f"ply {ply}", bars)
+                solve_all(pool, solve_position, todo, run.seconds, engine, run.progress, done, f"ply {ply}", run.bars)
             if ply == plies:
                 break
             kids: list[tuple[Board, str]] = []
@@ -261,7 +272,7 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
                 known = done.get(key) if solves_at(ply, side) else None
                 if ply == 0 and side == "first":  # the agent's fixed first move
                     known = Result(key, line, None, POLICY.opening_move, 0, 0.0)
-                if easy(known, easy_nodes):
+                if easy(known, run.easy_nodes):
                     continue  # the agent solves it, and what follows, itself
                 if known is not None and known.move is not None and (side != "both" or ply == 0):
                     kids += book_child(board, line, known.move)
@@ -275,13 +286,13 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    if dry_run:
+    if run.dry_run:
         return 0
-    n = write_book(done, out, easy_nodes)
+    n = write_book(done, run.out, run.easy_nodes)
     unsolved = sum(1 for r in done.values() if r.score is None)
-    n_easy = sum(1 for r in done.values() if easy(r, easy_nodes))
-    print(f"wrote {out}: {n} entries ({out.stat().st_size} bytes); {n_easy} easy positions left to the agent; "
-          f"{unsolved} positions unsolved within {seconds:g} s")
+    n_easy = sum(1 for r in done.values() if easy(r, run.easy_nodes))
+    print(f"wrote {run.out}: {n} entries ({run.out.stat().st_size} bytes); {n_easy} easy positions left to the "
+          f"agent; {unsolved} positions unsolved within {run.seconds:g} s")
     return 0
 
 

@@ -128,46 +128,38 @@ def fill(stones: int, run: BookRun | None = None) -> int:
     position whose subtree has an unsolved leaf is left out (and counted).
     Results go to ``run.progress`` (default ``DEFAULT_FILL_PROGRESS``).
     """
-    run = run if run is not None else BookRun()
-    root, workers, engine, easy_nodes = run.root, run.workers, run.engine, run.easy_nodes
-    retry, dry_run, bars = run.retry, run.dry_run, run.bars
-    seconds = 600.0 if run.seconds is None else run.seconds
-    progress = Path(DEFAULT_FILL_PROGRESS if run.progress is None else run.progress)
-    out = run.out
     if not 0 <= stones <= 40:
         raise UserError(f"--stones must be between 0 and 40, got {stones}")
-    if seconds <= 0 or workers < 1 or easy_nodes < 0:
-        raise UserError("--seconds must be positive, --workers at least 1 and --easy-nodes at least 0")
-    start = Board.from_pons(root.strip())
+    run = (run if run is not None else BookRun()).settled(600.0, DEFAULT_FILL_PROGRESS)
+    start = Board.from_pons(run.root.strip())
     if start.moves > stones:
         raise UserError(f"the root has {start.moves} stones, more than --stones {stones}")
-    out, progress = Path(out), Path(progress)
-    if not out.parent.is_dir():
-        raise UserError(f"folder of --out does not exist: {out.parent}")
+    if not run.out.parent.is_dir():
+        raise UserError(f"folder of --out does not exist: {run.out.parent}")
     try:
-        book = Book.from_bytes(out.read_bytes()) if out.exists() else Book.empty()
+        book = Book.from_bytes(run.out.read_bytes()) if run.out.exists() else Book.empty()
     except (OSError, BookError) as exc:
-        raise UserError(f"cannot read the book {out}: {exc}") from None
-    engine = csolver.resolve(engine or "auto", check=False)  # checked below, once the dry run is out of the way
-    tree = levels(start, root.strip(), stones + 1)  # the last level is the leaves (empty if every game ended)
+        raise UserError(f"cannot read the book {run.out}: {exc}") from None
+    engine = csolver.resolve(run.engine or "auto", check=False)  # checked below, once the dry run is out of the way
+    tree = levels(start, run.root.strip(), stones + 1)  # the last level is the leaves (empty if every game ended)
     leaves, have = tree[-1], set(book.keys)
     new = [(key, line) for lv in tree[:-1] for key, (board, line) in lv.items() if key not in have and board.moves]
     for ply, lv in enumerate(tree, start.moves):
         print(f"ply {ply}: {len(lv)} positions", flush=True)
     print(f"{len(leaves)} positions of {stones + 1} stones to solve, {len(new)} of up to {stones} not in the book "
           f"({engine})", flush=True)
-    if dry_run:
+    if run.dry_run:
         return 0
     csolver.resolve(engine)  # loads now: one clear error instead of one per worker
-    progress.parent.mkdir(parents=True, exist_ok=True)
-    done, easy_file = read_progress(progress), easy_progress(progress)
+    run.progress.parent.mkdir(parents=True, exist_ok=True)
+    done, easy_file = read_progress(run.progress), easy_progress(run.progress)
     todo = [line for key, (_, line) in sorted(leaves.items())
-            if key not in done or (retry and done[key].score is None)]
-    run_pool(solve_exact, todo, seconds, engine, workers, progress, done, f"solve {stones + 1}", bars)
+            if key not in done or (run.retry and done[key].score is None)]
+    run_pool(solve_exact, todo, run.seconds, engine, run.workers, run.progress, done, f"solve {stones + 1}", run.bars)
     checked = read_progress(easy_file)
     todo = [line for key, line in new if key not in checked]
-    run_pool(solve_position, todo, EASY_CAP_S[engine], engine, workers, easy_file, checked, "easy?", bars)
-    return write(book, tree, done, checked, out, easy_nodes, stones)
+    run_pool(solve_position, todo, EASY_CAP_S[engine], engine, run.workers, easy_file, checked, "easy?", run.bars)
+    return write(book, tree, done, checked, run.out, run.easy_nodes, stones)
 
 
 def easy_progress(progress: Path) -> Path:
