@@ -56,8 +56,9 @@ class Policy:
     first_move: float = 0.15  # the first move of a process, load included
     weak_share: float = 0.6  # the weak solve's share of the budget before the fallback gets its turn
     # below ``solve_from`` stones a solve rarely finishes in time (Begin-Hard: ~10^7 nodes), so the weak solve
-    # gets only ``opening_share`` (decided positions still solve), unless the last move came from the book
-    solve_from: ByEngine = ByEngine(python=10, c=10)
+    # gets only ``opening_share`` (decided positions still solve), unless the last move came from the book; the
+    # C engine's weak solves of 7-9 stones mostly end within ``weak_share`` (BENCHMARKS.md, mistake rates)
+    solve_from: ByEngine = ByEngine(python=10, c=7)
     opening_share: float = 0.25
     # stones on the board before a hard move may use overage (fewer: a solve rarely ends within the cap; the C
     # engine's solves of 6 stones and more do)
