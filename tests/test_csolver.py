@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 
 from agents.board import Board, BoardError
-from agents.solver.search import Solver, Timeout
+from agents.solver.search import ETC_EMPTIES, Solver, Timeout
 from connectx_forge.tools.solver import csolver
 from tests.strategies import standard_positions
 from tests.test_solver import read_set, sample
@@ -70,7 +70,8 @@ def test_time_limit_and_bad_boards(engine: csolver.CSolver) -> None:
 
 
 def test_the_deep_tables_constants_are_the_c_sources() -> None:
-    """``native.DEEP_ENTRIES``/``DEEP_MOVES`` (read by the bench and docs) say what solver.c compiles."""
+    """``native.DEEP_ENTRIES``/``DEEP_MOVES`` (read by the bench and docs) say what solver.c compiles, and the
+    Python search's enhanced transposition cutoff runs at the same nodes as the C one's."""
     import re
 
     from agents.solver import native
@@ -78,3 +79,4 @@ def test_the_deep_tables_constants_are_the_c_sources() -> None:
     source = (Path(native.__file__).parent / "native" / "solver.c").read_text()
     defines = dict(re.findall(r"^#define (DEEP_\w+) (\d+)", source, re.M))
     assert defines == {"DEEP_MOVES": str(native.DEEP_MOVES), "DEEP_ENTRIES": str(native.DEEP_ENTRIES)}
+    assert 42 - native.DEEP_MOVES == ETC_EMPTIES  # both searches cut on children's entries at the same nodes

@@ -10,7 +10,9 @@ The search (ideas from Pons' tutorial, our own code):
 * moves that lose at once are never searched: a forced block is the only move,
   two opponent threats lose, and a move under an opponent's threat cell is out;
 * move order: most threats created first, centre first on ties;
-* a transposition table of upper and lower bounds;
+* a transposition table of upper and lower bounds; at nodes far from the end
+  a child's upper bound there cuts before any child is searched (an enhanced
+  transposition cutoff);
 * ``solve`` narrows the score with null-window searches (a binary search
   biased towards 0), ``weak=True`` only tells win, draw or loss.
 
@@ -49,6 +51,11 @@ class Book(Protocol):
 def score_class(score: int) -> int:
     """Win (1), draw (0) or loss (-1): the class of an exact (or weak) score."""
     return (score > 0) - (score < 0)
+
+
+# The enhanced transposition cutoff runs at nodes with more empty cells than this (fewer than 22 stones on 6x7:
+# solver.c's DEEP_MOVES, the positions of its large table), where a subtree saved outweighs the children's lookups.
+ETC_EMPTIES = 20
 
 
 class Timeout(Exception):
@@ -234,6 +241,7 @@ class Solver:
         book = self.book
         book_moves = book.max_moves if book is not None else -1
         clock = time.perf_counter
+        etc_empties = ETC_EMPTIES
         hx2, hx3, h1x2, h1x3, h2x2, h2x3 = 2 * h, 3 * h, 2 * h1, 3 * h1, 2 * h2, 3 * h2
 
         # Hot-path inlines of agents.board's winning_cells (four in a row: the same formula, its shifts
@@ -304,6 +312,16 @@ class Solver:
                 known = book.score(cur, mask)
                 if known is not None:
                     return known
+            if size - moves > etc_empties:  # enhanced transposition cutoff: a child's upper bound is our lower one
+                rest, child_base = possible, (cur ^ mask) + mask
+                while rest:
+                    move = rest & -rest
+                    rest ^= move
+                    upper = entries.get(child_base + move)
+                    if upper is not None and upper < LOWER_MIN and -upper > alpha:
+                        alpha = -upper
+                        if alpha >= beta:
+                            return alpha
             # order the moves: threats created, then centre first (move_sorter, inlined)
             opp = cur ^ mask
             if not possible & (possible - 1):  # a single move: nothing to order

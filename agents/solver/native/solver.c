@@ -28,7 +28,9 @@
  * their probes stay in the cache, while the large table keeps the shallow
  * positions, whose subtrees are large, from being pushed out by them.  The
  * split only moves slot collisions (a few more nodes than one large table);
- * the measured gain is in BENCHMARKS.md (`cxforge bench solver`).
+ * the measured gain is in BENCHMARKS.md (`cxforge bench solver`).  Those
+ * shallow positions also look their children up before searching any (an
+ * enhanced transposition cutoff, as search.py does).
  *
  * Each engine (cx_new) has its own table, node count and book; the calls are
  * not reentrant (one search at a time in a process, as agents run).
@@ -191,6 +193,20 @@ static int negamax(uint64_t cur, uint64_t mask, int moves, int alpha, int beta) 
     if (moves <= E->book_moves) {
         int known = book_score(key);
         if (known != 127) return known;
+    }
+    /* Enhanced transposition cutoff, at the shallow nodes (whose subtrees are large): a child's upper bound
+     * in the table is a lower bound of this node, and may reach beta before any child is searched.  The
+     * children's slots were prefetched above, so this mostly waits for misses the search would meet anyway. */
+    if (moves < DEEP_MOVES) {
+        for (uint64_t rest = possible, opp_mask = (cur ^ mask) + mask; rest; rest &= rest - 1) {
+            uint64_t child = opp_mask + (rest & -rest);
+            slot_t *s = slot_of(child, moves + 1);
+            int upper = s->val - OFFSET; /* an upper bound when below LOWER / 2 */
+            if (s->val != EMPTY && s->key == (uint32_t)child && upper < LOWER / 2 && -upper > alpha) {
+                alpha = -upper;
+                if (alpha >= beta) return alpha;
+            }
+        }
     }
     uint64_t opp = cur ^ mask;
     uint64_t list[W];
