@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,13 @@ def pons_dir() -> Path:
     if not (PONS_DIR / "Test_L3_R1").is_file():
         pytest.skip(f"Pons benchmark sets not found at {PONS_DIR} (they live in ../shared, outside the repo)")
     return PONS_DIR
+
+
+@pytest.fixture
+def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty working folder, checked to be empty still at the end."""
+    folder = tmp_path / "cwd"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    yield folder
+    assert sorted(p.name for p in folder.iterdir()) == []

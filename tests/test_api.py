@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,6 @@ from connectx_forge.tools.play.match import run_match
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "docs" / "notebook.ipynb"
 CXFORGE = Path(sys.executable).with_name("cxforge")
-
-
-@pytest.fixture
-def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """An empty working folder, checked to be empty still at the end."""
-    folder = tmp_path / "cwd"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    yield folder
-    assert sorted(p.name for p in folder.iterdir()) == []
 
 
 @pytest.fixture(scope="module")

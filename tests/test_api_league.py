@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +30,6 @@ US = "Lefty"
 # (first, second, the teams' names): solver and leftmost play the same moves every time
 GAMES = [("leftmost", "solver", (US, "Oracle")), ("solver", "leftmost", ("Oracle", US)),
          ("leftmost", "leftmost", (US, "Twin"))]
-
-
-@pytest.fixture
-def empty_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """An empty working folder, checked to be empty still at the end."""
-    folder = tmp_path / "cwd"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    yield folder
-    assert sorted(p.name for p in folder.iterdir()) == []
 
 
 @pytest.fixture(scope="module")
