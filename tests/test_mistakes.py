@@ -114,7 +114,9 @@ def test_overage_gives_the_solver_its_game_time_on_a_hard_position() -> None:
     from agents.board import Board
     from agents.solver import agent as solver_agent
 
-    board = Board.from_pons("7114165755333")  # 13 stones; its weak solve takes over a million nodes
+    # 10 stones (past both engines' EXTRA_FROM); its weak solve takes tens of millions of nodes, about a second of
+    # the C engine: far past the 0.06 s (weak_share of 0.1 s) without overage and the 0.26 s with it
+    board = Board.from_pons("3113336135")
     cpu, hows, long_moves = {}, {}, {}
     for overage in (0.0, 1.0):  # 1 s of overage: the agent may take 1 - 0.5 - 0.3 = 0.2 s of it
         move = solver_mover(budget=0.1, overage=overage)
