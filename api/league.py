@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.functions import PathLike, Spec, _closed_on_error, _games_of, _spec, _store, _writer
+from connectx_forge.functions import PathLike, Spec, _closed_on_error, _games_of, _on_game, _spec, _store, _writer
 from connectx_forge.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.tools.errors import UserError
 
@@ -73,9 +73,9 @@ def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None
     else:
         t = stored_ladder(Path(store) if store is not None else None, days)
     writer = _writer(save)
-    on_game = None if writer is None else (lambda job, record: writer.add(record))
     with _store(store) as (path, kept), _closed_on_error(writer):
-        report = simulate(t, workers, path, dask, progress, on_game=on_game, resume=resume, on_change=on_change)
+        report = simulate(t, workers, path, dask, progress, on_game=_on_game(writer), resume=resume,
+                          on_change=on_change)
         with Store(path) as db:
             records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
     if writer is not None:
@@ -160,8 +160,7 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
             warnings.warn(line, stacklevel=3)
 
     root = _project_of(project)
-    if not time_limit > 0:
-        raise UserError(f"--time-limit must be positive, got {time_limit:g}")
+    labeller = Labeller(engine, time_limit)  # a bad time limit or engine: one line, before any game is read
     sources = [expand([os.fspath(g)]) if isinstance(g, (str, os.PathLike)) else [g] for g in games]
     problems: list[str] = []
     found = _games_of([s for group in sources for s in group], None if episodes is None else Path(episodes),
@@ -171,7 +170,7 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
     if not found:
         raise UserError("no games to review")
     names = [us] if isinstance(us, str) else list(us) if us else None
-    report, wrote_test = add_cases(root, found, names, Labeller(engine, time_limit), problem)
+    report, wrote_test = add_cases(root, found, names, labeller, problem)
     return RegressResult(str(root), data.read(root / data.DATA_FILE), report, added_text(root, report, wrote_test))
 
 

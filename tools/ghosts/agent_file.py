@@ -28,8 +28,9 @@ FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"
 # and never loses to a one-move threat, so a ghost off its record is neither a pushover nor a solver in disguise.
 DEFAULT_FALLBACK = "lookahead"
 
-TEMPLATE = '''\
-# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team {team_repr}.
+# A ghost file's first line starts so; the team's repr follows (``team_of`` reads it back).
+GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
+TEMPLATE = GHOST_MARK + '''{team_repr}.
 # Plays the moves the team was seen playing ({positions} positions from {games} game(s)); elsewhere {fallback!r}.
 # Self-contained: Kaggle takes the last callable in this file, `agent`, defined at the end.
 import json as _json
@@ -103,9 +104,6 @@ def render(book: TeamBook, fallback: str) -> str:
     data = json.dumps(book.to_data(), separators=(",", ":"), sort_keys=True)
     return TEMPLATE.format(team_repr=repr(book.team).replace("\n", " "), positions=book.positions,
                            games=book.games, fallback=fallback, book=data, source=fallback_source(fallback))
-
-
-GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
 
 
 def team_of(path: Path) -> str | None:
