@@ -175,4 +175,5 @@ def test_the_notebook_runs_and_is_stored_without_outputs(empty_cwd: Path) -> Non
         if last is not None:
             _display(eval(compile(ast.Expression(last.value), "<notebook cell>", "eval"), namespace))
     assert namespace["m"].games and namespace["t"].leader and namespace["s"].decision in ("H0", "H1", "none")
+    assert namespace["lad"].players == ("lookahead",) and namespace["lad"].games
     assert os.listdir(empty_cwd) == []

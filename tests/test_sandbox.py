@@ -300,3 +300,26 @@ def test_the_process_limit_refuses_more_children() -> None:
     assert out.returncode == 0, out.stderr
     started, refused = map(int, out.stdout.split())
     assert 1 <= started <= 3 and refused == 8 - started
+
+
+def test_a_threads_warden_is_closed_and_reaped_when_the_thread_ends() -> None:
+    """A thread's warden goes with the thread (and any left at exit are closed then): its channel is closed,
+    not left to the garbage collector's ResourceWarning, and its process is reaped, not left a zombie."""
+    import gc
+    import threading
+    import warnings
+
+    from connectx_forge.tools.sandbox import warden
+
+    pids: list[int] = []
+    thread = threading.Thread(target=lambda: pids.append(warden.get().pid))
+    thread.start()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        thread.join()
+        del thread
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], [str(w.message) for w in caught]
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pids[0], os.WNOHANG)  # reaped already
+    assert not Path(f"/proc/{pids[0]}").exists()

@@ -33,6 +33,7 @@ import signal
 import socket
 import tempfile
 import threading
+import weakref
 from typing import Any, NoReturn
 
 from connectx_forge.tools.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
@@ -81,6 +82,8 @@ class Warden:
         # each file's template folder and staged path, by the key ``seat`` gives it (None: loaded afresh)
         self.templates: dict[str, tuple[str, str] | None] = {}
         self._lock = threading.Lock()
+        # closed once: by close(), when the object goes (its thread ended), or at the interpreter's exit
+        self._finalizer = weakref.finalize(self, shut, ours, pid, parent, self.templates, self.root, self.groups)
 
     def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         data = json.dumps(message).encode()
@@ -131,18 +134,28 @@ class Warden:
             raise WardenGone(f"{exc} from the warden") from None
 
     def close(self) -> None:
-        self.sock.close()
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
-        for staged in self.templates.values():
-            if staged is not None:
-                shutil.rmtree(staged[0], ignore_errors=True)
-        if self.root:  # the jail's folder, when its shell was killed before it could remove it
-            shutil.rmtree(self.root, ignore_errors=True)
-        for group in self.groups:
-            cgroup.remove(group)
+        """End the warden (the channel's end tells it to), reap it, and remove its folders and cgroups."""
+        self._finalizer()
+
+
+def shut(sock: socket.socket, pid: int, owner: int, templates: dict[str, tuple[str, str] | None],
+         root: str | None, groups: tuple[cgroup.Group, ...]) -> None:
+    """A warden's close (``Warden.close``), also run when its thread's handle is dropped or at exit; in a
+    process forked from the referee it only drops that process's copy of the channel."""
+    sock.close()
+    if os.getpid() != owner:
+        return
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    for staged in templates.values():
+        if staged is not None:
+            shutil.rmtree(staged[0], ignore_errors=True)
+    if root:  # the jail's folder, when its shell was killed before it could remove it
+        shutil.rmtree(root, ignore_errors=True)
+    for group in groups:
+        cgroup.remove(group)
 
 
 def spawned(answer: dict[str, Any], taken: set[int]) -> dict[str, Any]:
