@@ -73,6 +73,33 @@ def test_fill_refuses_a_book_its_minimax_contradicts(tmp_path: Path) -> None:
         run(parse(*fill_args(tmp_path, "python")))
 
 
+def test_shards_split_the_solves_and_their_concatenation_writes_the_same_book(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    whole.mkdir(), split.mkdir()
+    assert run(parse(*fill_args(whole, "python", "--easy-nodes", "0"))) == 0
+    leaves = set(read_progress(whole / "fill.jsonl"))
+    parts = []
+    for k in (1, 2, 3):
+        args = fill_args(split, "python", "--easy-nodes", "0", "--shard", f"{k}/3", "--progress",
+                         str(split / f"shard{k}.jsonl"))
+        assert run(parse(*args)) == 0
+        assert "no book written" in capsys.readouterr().out
+        parts.append(set(read_progress(split / f"shard{k}.jsonl")))
+    assert not (split / "book.bin").exists() and not (split / "shard1.easy.jsonl").exists()
+    assert all(parts) and sum(map(len, parts)) == len(leaves) and set().union(*parts) == leaves  # disjoint, whole
+    (split / "fill.jsonl").write_text("".join((split / f"shard{k}.jsonl").read_text() for k in (1, 2, 3)))
+    assert run(parse(*fill_args(split, "python", "--easy-nodes", "0"))) == 0
+    assert (split / "fill.jsonl").read_text().count("\n") == len(leaves)  # nothing solved again
+    assert (split / "book.bin").read_bytes() == (whole / "book.bin").read_bytes()
+
+
+@pytest.mark.parametrize("shard", ["0/3", "4/3", "1", "a/b", "1/0"])
+def test_fill_refuses_a_bad_shard(shard: str) -> None:
+    with pytest.raises(UserError, match="--shard must be K/N"):
+        run(parse("fill", "--root", LATE, "--stones", str(len(LATE) + 1), "--shard", shard))
+
+
 def test_back_up_scores_a_win_in_one_by_rule_and_waits_for_missing_children() -> None:
     board = Board.from_pons("445566")  # the side to move wins at once in columns 2 and 6 (0-based)
     assert back_up(board, {}) is None  # the other columns' children are not known yet

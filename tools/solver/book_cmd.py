@@ -12,14 +12,15 @@ import argparse
 
 from connectx_forge.tools import options
 from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
-from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill
+from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
 EXAMPLE = """\
 cxforge book info
 cxforge book build --plies 8 --seconds 600
 cxforge book build --root 44 --plies 6 --side second -w 2 -o /tmp/book.bin --progress /tmp/progress.jsonl
-cxforge book fill --stones 5 -w 16"""
+cxforge book fill --stones 6 -w 16
+cxforge book fill --stones 6 -w 16 --shard 1/2 --progress runs/book/shard1.jsonl"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f = sub.add_parser("fill", help="add every position of up to N stones (off the agent's tree too) to the book",
                        description="solve every position of N+1 stones exactly, score those of up to N stones by "
                                    "minimax, and add the ones the book lacks and the agent cannot solve in time",
-                       epilog="example:\n  cxforge book fill --stones 5 -w 16")
+                       epilog="examples:\n  cxforge book fill --stones 6 -w 16\n"
+                              "  cxforge book fill --stones 6 -w 16 --shard 1/2 --progress runs/book/shard1.jsonl")
     f.add_argument("--stones", type=int, default=FILL_STONES,
                    help=f"fill every position of up to this many stones (default {FILL_STONES}: the shipped book's)")
     f.add_argument("--root", default="", metavar="MOVES",
@@ -65,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES})")
     f.add_argument("--retry", action="store_true", help="retry solves recorded as unsolved")
+    f.add_argument("--shard", default=None, metavar="K/N",
+                   help="solve only every N-th position from the K-th and write no book: one machine's share; "
+                        "a run without --shard over the shards' concatenated progress files writes it")
     f.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
     options.add_progress(f)
     i = sub.add_parser("info", help="entries, depth, size and load time of a book",
@@ -83,5 +88,5 @@ def run(args: argparse.Namespace) -> int:
     run = BookRun(args.root, args.seconds, options.workers_of(args), args.progress, args.out or DEFAULT_BOOK,
                   options.engine_of(args), args.easy_nodes, args.retry, args.dry_run, options.progress_of(args))
     if args.book_command == "fill":
-        return fill(args.stones, run)
+        return fill(args.stones, run, parse_shard(args.shard) if args.shard is not None else None)
     return build(args.plies, run, min_plies=args.min_plies, side=args.side)

@@ -16,6 +16,11 @@ below about ten stones no solve finishes within a move's time.  ``book fill
    lacks that the agent cannot solve in time (``book build``'s
    ``--easy-nodes`` rule, checked with the same solve from an empty table).
 
+``--shard K/N`` splits step 1 across machines: a run solves only every N-th
+leaf (in key order, from the K-th) and writes no book.  Concatenate the shards'
+progress files and run once more without ``--shard``: it finds every leaf
+solved and goes on to steps 2 and 3.
+
 Positions the book already holds must get the same score from the minimax:
 a mismatch is an error, not a warning.  Because old entries stay and easy
 positions stay out, the agent's games from the empty board meet the same book
@@ -50,7 +55,7 @@ from connectx_forge.tools.solver.book import (
 from connectx_forge.tools.train.labels import win_score
 
 DEFAULT_FILL_PROGRESS = "runs/book/fill.jsonl"
-FILL_STONES = 5  # the shipped book's fill (its six-stone solves take hours of CPU: docs/solver.md)
+FILL_STONES = 6  # the shipped book's fill (its seven-stone solves take hours of CPU: docs/solver.md)
 EASY_CAP_S = {"c": 0.2, "python": 2.0}  # well past --easy-nodes for each engine: a longer solve is not easy
 
 Level = dict[int, tuple[Board, str]]  # canonical key -> (board, Pons move string), one ply
@@ -121,15 +126,28 @@ def back_up(board: Board, known: dict[int, int]) -> tuple[int, int] | None:
 
 
 # -- the fill ----------------------------------------------------------------------------------
-def fill(stones: int, run: BookRun | None = None) -> int:
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` as ``(K, N)`` with 1 <= K <= N; a UserError naming the flag otherwise."""
+    k, sep, n = text.partition("/")
+    if sep and k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n):
+        return int(k), int(n)
+    raise UserError(f"--shard must be K/N with 1 <= K <= N (for example 1/2), got {text!r}")
+
+
+def fill(stones: int, run: BookRun | None = None, shard: tuple[int, int] | None = None) -> int:
     """Add every position of up to ``stones`` stones below ``run.root`` to the book at ``run.out``; 0.
 
     ``run.seconds`` (default 600) limits each exact solve of the last level; a
     position whose subtree has an unsolved leaf is left out (and counted).
     Results go to ``run.progress`` (default ``DEFAULT_FILL_PROGRESS``).
+    ``shard`` ``(K, N)``: solve only the leaves K, K + N, K + 2N, ... (from 1, in
+    key order) and stop there, without a book: the shards' progress files,
+    concatenated, let a run without ``shard`` write it.
     """
     if not 0 <= stones <= 40:
         raise UserError(f"--stones must be between 0 and 40, got {stones}")
+    if shard is not None and not 1 <= shard[0] <= shard[1]:
+        raise UserError(f"--shard must be K/N with 1 <= K <= N, got {shard[0]}/{shard[1]}")
     run = (run if run is not None else BookRun()).settled(600.0, DEFAULT_FILL_PROGRESS)
     start = Board.from_pons(run.root.strip())
     if start.moves > stones:
@@ -153,9 +171,16 @@ def fill(stones: int, run: BookRun | None = None) -> int:
     csolver.resolve(engine)  # loads now: one clear error instead of one per worker
     run.progress.parent.mkdir(parents=True, exist_ok=True)
     done, easy_file = read_progress(run.progress), easy_progress(run.progress)
-    todo = [line for key, (_, line) in sorted(leaves.items())
-            if key not in done or (run.retry and done[key].score is None)]
+    ordered = sorted(leaves.items())
+    if shard is not None:
+        ordered = ordered[shard[0] - 1::shard[1]]
+    todo = [line for key, (_, line) in ordered if key not in done or (run.retry and done[key].score is None)]
     run_pool(solve_exact, todo, run.seconds, engine, run.workers, run.progress, done, f"solve {stones + 1}", run.bars)
+    if shard is not None:
+        solved = sum(1 for key, _ in ordered if key in done and done[key].score is not None)
+        print(f"shard {shard[0]}/{shard[1]}: {solved} of its {len(ordered)} positions solved, in {run.progress}; "
+              f"no book written (concatenate the shards' progress files and run without --shard)", flush=True)
+        return 0
     checked = read_progress(easy_file)
     todo = [line for key, line in new if key not in checked]
     run_pool(solve_position, todo, EASY_CAP_S[engine], engine, run.workers, easy_file, checked, "easy?", run.bars)
