@@ -74,7 +74,8 @@ COMMANDS: dict[str, Command] = {
                       "score, interval, days to settle; --fit its parameters to episode lists"),
     "solve": Command("connectx_forge.tools.solver.solve_cmd",
                      "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
-                     "pure Python: positions with fewer than ~12 stones can take minutes to hours"),
+                     "with the C engine where it loads (the pure-Python one can take minutes to hours below ~12 "
+                     "stones)"),
     "book": Command("connectx_forge.tools.solver.book_cmd",
                     "build or fill (resumable, parallel), or inspect, the solver's opening book"),
     "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",

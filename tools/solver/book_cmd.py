@@ -51,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f = sub.add_parser("fill", help="add every position of up to N stones (off the agent's tree too) to the book",
                        description="solve every position of N+1 stones exactly, score those of up to N stones by "
                                    "minimax, and add the ones the book lacks and the agent cannot solve in time",
-                       epilog="examples:\n  cxforge book fill --stones 6 -w 16\n"
+                       epilog="example:\n  cxforge book fill --stones 6 -w 16\n"
                               "  cxforge book fill --stones 6 -w 16 --shard 1/2 --progress runs/book/shard1.jsonl")
     f.add_argument("--stones", type=int, default=FILL_STONES,
                    help=f"fill every position of up to this many stones (default {FILL_STONES}: the shipped book's)")

@@ -16,10 +16,10 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 
 HELP = ("solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
-        "pure Python: positions with fewer than ~12 stones can take minutes to hours")
+        "with the C engine where it loads (the pure-Python one can take minutes to hours below ~12 stones)")
 EXAMPLE = """\
 cxforge solve 4453
-cxforge solve 4453 --all --engine c
+cxforge solve 4453 --all --engine python
 cxforge solve 334455 --weak"""
 
 
@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="columns played from the empty board, digits 1-7 (e.g. 4453); '' for the empty board")
     parser.add_argument("--weak", action="store_true", help="only win (1), draw (0) or loss (-1)")
     parser.add_argument("--all", action="store_true", help="the score of each column for the side to move")
-    options.add_engine(parser, "python", "the solver (python uses the opening book; c is the same search, about "
-                       "25x faster)")
+    options.add_engine(parser, "auto", "the solver, with the opening book's scores (auto: c where it loads; python "
+                       "is the same search, about 25x slower)")
 
 
 def parse_moves(moves: str) -> Board:
