@@ -101,6 +101,33 @@ def _on_game(writer: Any) -> Callable[[Any, Any], None] | None:
 
 
 @contextmanager
+def _ghost_sources(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Iterator[None]:
+    """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from,
+    for this call and the workers it starts (the variables ``options.apply_ghosts`` sets, put back afterwards)."""
+    from argparse import Namespace
+
+    from connectx_forge.tools import options
+    from connectx_forge.tools.ghosts.agent_file import FALLBACK_ENV
+    from connectx_forge.tools.ghosts.book import ENV
+
+    if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
+        raise UserError("a ghost's fallback is an agent by name or path (a registered agent, a project folder or "
+                        "a .py file), not a function: write it into a .py file")
+    if isinstance(replays, (str, os.PathLike)):
+        replays = [replays]
+    saved = {name: os.environ.get(name) for name in (ENV, FALLBACK_ENV)}
+    options.apply_ghosts(Namespace(replays=replays, fallback=None if fallback is None else os.fspath(fallback)))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
 def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
     """The run's results store: the one given (kept), else one in a temporary folder, removed afterwards."""
     if store is not None:
@@ -113,13 +140,15 @@ def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
 def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | None = None,
           seats: str = "both", openings: int | None = None, size: Size = STANDARD, act_timeout: float = 2,
           overage: float = 60, isolate: bool = False, save: PathLike | None = None,
+          replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
           progress: bool = False) -> MatchResult:
     """``cxforge match A B``: ``games`` seeded games between ``a`` and ``b``, seats alternating (A first in the
     even ones) unless ``seats`` is ``"first"`` or ``"second"``.
 
     ``openings``: start from the 4-ply suite's first M openings, each once from each seat; ``workers``: processes
     (default: all cores; a function that cannot be pickled, a lambda, plays in this process); ``isolate``: every
-    player in an agent host; ``save``: write the games as JSON lines (``--save``).
+    player in an agent host; ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
+    where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
     from connectx_forge.tools.play.match import MatchInterrupted, run_match
     from connectx_forge.tools.play.match_cmd import _openings
@@ -132,22 +161,23 @@ def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | Non
         raise UserError(f"--overage must not be negative, got {overage:g}")
     if not act_timeout > 0:
         raise UserError(f"--act-timeout must be positive, got {act_timeout:g}")
-    pa, pb = distinct([_player(a), _player(b)])
-    if workers is None and not _picklable(pa, pb):
-        workers = 1
-    board: Size = (size[0], size[1], size[2])
-    suite = _openings(openings, board, progress)
-    writer = _writer(save)
-    try:
-        game = GameSettings(board, kaggle_number(act_timeout), kaggle_number(overage), isolate=isolate)
-        result = run_match(pa, pb, games, workers, seed, settings=game, progress=progress, seats=seats, openings=suite,
-                           on_game=writer.add if writer is not None else None)
-    except MatchInterrupted:
+    with _ghost_sources(replays, fallback):
+        pa, pb = distinct([_player(a), _player(b)])
+        if workers is None and not _picklable(pa, pb):
+            workers = 1
+        board: Size = (size[0], size[1], size[2])
+        suite = _openings(openings, board, progress)
+        writer = _writer(save)
+        try:
+            game = GameSettings(board, kaggle_number(act_timeout), kaggle_number(overage), isolate=isolate)
+            result = run_match(pa, pb, games, workers, seed, settings=game, progress=progress, seats=seats,
+                               openings=suite, on_game=writer.add if writer is not None else None)
+        except MatchInterrupted:
+            if writer is not None:
+                writer.close()
+            raise
         if writer is not None:
-            writer.close()
-        raise
-    if writer is not None:
-        writer.close(result.records)
+            writer.close(result.records)
     return MatchResult(result.a, result.b, [rec.to_json() for rec in result.records], result.to_json(),
                        format_match(result), None if save is None else os.fspath(save))
 
@@ -202,23 +232,27 @@ def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None
                band: tuple[int, int] = (-1, 1), seed: int = 0, workers: int | None = None,
                act_timeout: float = 2, overage: float = 60, memory: int | None = None, slowdown: float = 1.0,
                store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
-               dask: str | None = None, progress: bool = False) -> TournamentResult:
+               dask: str | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+               fallback: Spec | None = None, progress: bool = False) -> TournamentResult:
     """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
     on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
 
     ``store``: a results database to keep (running the same tournament again resumes it); default a temporary
     one.  ``save``: the games as JSON lines; ``out``: a folder for report.json, the CSVs and ratings.png (``-o``).
     ``memory`` (bytes) and ``slowdown``: the agent hosts' limits; ``dask``: ``"local"`` or a scheduler's address.
-    The result's ``players`` are the report's labels (a project's name, a file's name, a registered name).
+    ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
+    ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
     from connectx_forge.tools.arena.report import format_tournament, write_outputs
     from connectx_forge.tools.arena.tournament import Tournament, run_tournament
     from connectx_forge.tools.play.rules import kaggle_number
 
-    t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies, openings,
-                   seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
-    result, records, path, kept = _stored_run(
-        lambda path, on_game: run_tournament(t, workers, path, dask, progress, on_game=on_game), store, save)
+    with _ghost_sources(replays, fallback):
+        t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies,
+                       openings, seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory,
+                       slowdown)
+        result, records, path, kept = _stored_run(
+            lambda path, on_game: run_tournament(t, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
@@ -252,21 +286,24 @@ def sprt(new: Spec, base: Spec, *, elo0: float = 0.0, elo1: float = 10.0, alpha:
          seed: int = 0, workers: int | None = None, act_timeout: float = 2, overage: float = 60,
          memory: int | None = None, slowdown: float = 1.0, store: PathLike | None = None,
          save: PathLike | None = None, out: PathLike | None = None, dask: str | None = None,
+         replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
          progress: bool = False) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
     openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger), or
     ``max_games`` run out.  ``model``: ``"normalized"`` (fastchess's) or ``"logistic"`` Elo.  ``store``,
-    ``save``, ``out`` (report.json and llr.png), ``workers``, ``dask``: as ``tournament``'s.
+    ``save``, ``out`` (report.json and llr.png), ``workers``, ``dask``, ``replays``, ``fallback``: as
+    ``tournament``'s.
     """
     from connectx_forge.tools.arena.report import make_folder, write_json
     from connectx_forge.tools.arena.sprt_run import SprtSettings, format_sprt, run_sprt
     from connectx_forge.tools.play.rules import kaggle_number
 
-    s = SprtSettings(_spec(new, "sprt"), _spec(base, "sprt"), elo0, elo1, alpha, beta, model, plies,
-                     (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage), memory,
-                     slowdown)
-    result, records, path, kept = _stored_run(
-        lambda path, on_game: run_sprt(s, workers, path, dask, progress, on_game=on_game), store, save)
+    with _ghost_sources(replays, fallback):
+        s = SprtSettings(_spec(new, "sprt"), _spec(base, "sprt"), elo0, elo1, alpha, beta, model, plies,
+                         (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage),
+                         memory, slowdown)
+        result, records, path, kept = _stored_run(
+            lambda path, on_game: run_sprt(s, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         from connectx_forge.tools.arena import plots
 

@@ -18,7 +18,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.functions import PathLike, Spec, _closed_on_error, _games_of, _on_game, _spec, _store, _writer
+from connectx_forge.functions import (
+    PathLike,
+    Spec,
+    _closed_on_error,
+    _games_of,
+    _ghost_sources,
+    _on_game,
+    _spec,
+    _store,
+    _writer,
+)
 from connectx_forge.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.tools.errors import UserError
 
@@ -32,6 +42,7 @@ def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None
            act_timeout: float = 2, overage: float = 60, memory: int | None = None, slowdown: float = 1.0,
            store: PathLike | None = None, resume: bool = False, new_run: bool = False, mix_versions: bool = False,
            save: PathLike | None = None, out: PathLike | None = None, dask: str | None = None,
+           replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
            progress: bool = False) -> LadderResult:
     """``cxforge ladder PLAYER...``: Kaggle's rating process (TrueSkill, mu0 600) simulated for ``days`` days
     over your candidates (``players``, in the order submitted, ``stagger`` days apart) and the reference
@@ -42,7 +53,8 @@ def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None
     ``resume=True`` with no players continues the store's last ladder); default a temporary one.  ``new_run``
     and ``mix_versions``: as ``--new-run`` and ``--mix-versions`` when a player's sources changed since the
     store's games.  ``save``: the games played now as JSON lines; ``out``: a folder for report.json and
-    ladder.png (``-o``).  The flags of ``cxforge ladder --help`` say what the others mean.
+    ladder.png (``-o``).  ``replays`` and ``fallback``: where ``ghost:TEAM`` players (in ``pool`` too) come from,
+    as ``--replays`` and ``--fallback``.  The flags of ``cxforge ladder --help`` say what the others mean.
     """
     from connectx_forge.tools.arena.run import MIX, NEW_RUN
     from connectx_forge.tools.arena.store import Store
@@ -65,19 +77,20 @@ def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None
     on_change = NEW_RUN if new_run else MIX if mix_versions else None
     if isinstance(pool, (str, os.PathLike)):
         pool = (pool,)
-    if players:
-        rating = RatingSettings(sigma0=sigma0, beta=beta, tau=tau, draw_probability=draw_probability)
-        t = Ladder(tuple(_spec(p, "ladder") for p in players), tuple(_spec(p, "ladder") for p in pool),
-                   days or Ladder(()).days, per_day, new_per_day, window, active, stagger, rating, seed, replicates,
-                   settle, kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
-    else:
-        t = stored_ladder(Path(store) if store is not None else None, days)
-    writer = _writer(save)
-    with _store(store) as (path, kept), _closed_on_error(writer):
-        report = simulate(t, workers, path, dask, progress, on_game=_on_game(writer), resume=resume,
-                          on_change=on_change)
-        with Store(path) as db:
-            records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
+    with _ghost_sources(replays, fallback):
+        if players:
+            rating = RatingSettings(sigma0=sigma0, beta=beta, tau=tau, draw_probability=draw_probability)
+            t = Ladder(tuple(_spec(p, "ladder") for p in players), tuple(_spec(p, "ladder") for p in pool),
+                       days or Ladder(()).days, per_day, new_per_day, window, active, stagger, rating, seed, replicates,
+                       settle, kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
+        else:
+            t = stored_ladder(Path(store) if store is not None else None, days)
+        writer = _writer(save)
+        with _store(store) as (path, kept), _closed_on_error(writer):
+            report = simulate(t, workers, path, dask, progress, on_game=_on_game(writer), resume=resume,
+                              on_change=on_change)
+            with Store(path) as db:
+                records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
     if writer is not None:
         writer.close()
     if not kept:

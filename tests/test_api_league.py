@@ -143,6 +143,27 @@ def _true() -> Any:
 
 # -- ghosts ------------------------------------------------------------------------------------------------
 
+def test_replays_and_fallback_reach_ghost_players_for_the_call_only(
+        replays: Path, empty_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``replays=``/``fallback=`` are ``--replays``/``--fallback``: the ghost plays Oracle's recorded moves (the
+    solver's, winning against leftmost from either seat), and the variables are as before once the call ends."""
+    import os
+
+    monkeypatch.delenv("CXFORGE_REPLAYS", raising=False)
+    monkeypatch.setenv("CXFORGE_GHOST_FALLBACK", "random")
+    m = cf.match("ghost:Oracle", "leftmost", games=2, workers=1, replays=replays, fallback="lookahead")
+    assert (m.wins, m.losses) == (2, 0)
+    assert "CXFORGE_REPLAYS" not in os.environ and os.environ["CXFORGE_GHOST_FALLBACK"] == "random"
+    with pytest.raises(cf.UserError, match="no replays"):  # ./replays does not exist here: nothing was left set
+        cf.match("ghost:Oracle", "leftmost", games=2, workers=1)
+    with pytest.raises(cf.UserError, match="not a function"):
+        cf.tournament("leftmost", "random", replays=replays, fallback=lambda obs, config: 0)
+    lad = cf.ladder("leftmost", **{**CHEAP, "pool": ["random", "ghost:Oracle"]}, workers=1, replays=[replays])
+    first = lad.standings[0]  # the solver's recorded moves: above leftmost and random
+    assert first["player"] == "ghost:Oracle" and first["episodes"] > 0
+    assert "CXFORGE_REPLAYS" not in os.environ
+
+
 def test_ghosts_lists_the_teams_as_the_command_does(
         replays: Path, empty_cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = cf.ghosts(replays)
