@@ -3,8 +3,9 @@
 A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
 played move's class is minus the exact solver's weak score of the position it
-leads to (``--engine c``: the same scores from the C engine of the
-solver, ``connectx_forge.tools.solver.csolver``, fast enough for Begin-Hard).
+leads to (the command's ``--engine auto``: the C engine of the solver,
+``connectx_forge.tools.solver.csolver``, where it loads, fast enough for
+Begin-Hard; ``python``: the same scores, much slower).
 That is the verdict of labelling every move with ``perfect``, for one solve per
 position instead of seven.  Positions whose labelling passes
 ``--solve-budget`` seconds are skipped and counted.  Weak scores are kept in a

@@ -57,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "overage left (default 0: none)")
     parser.add_argument("--solve-budget", type=options.positive_float, default=20.0, metavar="S",
                         help="labelling seconds per move before skipping (default 20)")
-    options.add_engine(parser, "python", "the solver labelling the moves (c: the same scores, about 25x faster)")
+    options.add_engine(parser, "auto", "the solver labelling the moves (auto: c where it loads; python: the same "
+                       "scores, about 25x slower)")
     parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR",
                         help=f"folder of Pons' Test_L*_R* files, downloaded from {PONS_URL}")
     parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
