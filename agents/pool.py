@@ -9,8 +9,9 @@ mistakes can be exploited.  These agents make few, of known kinds:
 * ``solver-starved``: the ``solver`` with a tiny budget a move and no
   overage: perfect where the book or a quick solve knows the position,
   the network search's guess elsewhere;
-* ``solver-centre``: the ``solver`` before its practical tie-break
-  (``TieBreak.CENTRE``), kept to measure the rule against.
+* ``solver-centre``: the ``solver`` with the centre-first tie-break
+  (``TieBreak.CENTRE``, the shipped policy's), and ``solver-practical``: with
+  the practical one (``TieBreak.PRACTICAL``), the two rules measured side by side.
 
 Each keeps its own search state (two of them in one process share nothing).
 The random draws come from the process's ``random`` module, which the referee
@@ -38,7 +39,8 @@ from agents.solver.practical import TieBreak
 EPS_LOW = 0.05  # solver-eps05's chance of a random move
 EPS_HIGH = 0.20  # solver-eps20's
 STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
-CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
+CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the shipped rule
+PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
 
 _STATES: dict[str, _State] = {}
 
@@ -57,7 +59,7 @@ def _solver_move(name: str, policy: Policy, obs: Any, config: Any, start: float)
     board = Board.from_obs(obs, config)
     remaining = float(config_value(obs, "remainingOverageTime", 0.0) or 0.0)
     budget = policy.first_move if first else policy.move_budget
-    return int(choose(board, start, budget, extra_time(remaining, st)))
+    return int(choose(board, start, budget, extra_time(remaining, st, policy), st=st, policy=policy))
 
 
 def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:
@@ -93,5 +95,10 @@ def starved_agent(obs: Any, config: Any) -> int:
 
 
 def centre_agent(obs: Any, config: Any) -> int:
-    """The solver with today's tie-break before the practical one: centre first among equal moves."""
+    """The solver with the centre-first tie-break among equal moves (the shipped one)."""
     return _play("centre", CENTRE, 0.0, obs, config)
+
+
+def practical_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical tie-break among equal moves (practical.py)."""
+    return _play("practical", PRACTICAL, 0.0, obs, config)

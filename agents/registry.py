@@ -183,9 +183,16 @@ _SPECS: list[AgentSpec] = [
     # near-perfect opponents (agents/pool.py): what separates perfect agents is the second seat against them
     AgentSpec(
         name="solver-centre", module="agents.pool", function="centre_agent",
-        description=("The solver before its practical tie-break: among moves of equal value, search order (centre "
-                     "first); kept to measure the rule against."),
+        description=("The solver with its own search state and the shipped tie-break: among moves of equal value, "
+                     "search order (centre first); the baseline solver-practical is measured against."),
         source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.CENTRE)",
+        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
+    ),
+    AgentSpec(
+        name="solver-practical", module="agents.pool", function="practical_agent",
+        description=("The solver with the practical tie-break: among moves of equal value, the one leaving the "
+                     "most replies that throw the result (practical.py); it lost more to net-search going second."),
+        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.PRACTICAL)",
         floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
     ),
     AgentSpec(

@@ -92,8 +92,8 @@ def test_the_policy_selects_the_rule() -> None:
     from agents.solver.agent import _State, choose
 
     board = Board.from_pons(LOST)
-    new, old = _State(), _State(policy=Policy(tie_break=TieBreak.CENTRE))
-    assert POLICY.tie_break is TieBreak.PRACTICAL and Policy(tie_break="centre").tie_break is TieBreak.CENTRE  # type: ignore[arg-type]
+    new, old = _State(policy=Policy(tie_break=TieBreak.PRACTICAL)), _State()
+    assert POLICY.tie_break is TieBreak.CENTRE and Policy(tie_break="practical").tie_break is TieBreak.PRACTICAL  # type: ignore[arg-type]
     today = choose(board, time.perf_counter(), 30.0, st=old)
     assert old.last == "exact" and not old.tie_changed and today == _today(old.solver, board)[0]
     practical = choose(board, time.perf_counter(), 30.0, st=new)
@@ -150,5 +150,26 @@ def test_pool_games_replay_from_their_seed() -> None:
 def test_the_pool_is_registered() -> None:
     from agents.registry import POOL, REGISTRY
 
-    assert set(POOL) <= set(REGISTRY) and "solver-centre" in REGISTRY
+    assert set(POOL) <= set(REGISTRY) and {"solver-centre", "solver-practical"} <= set(REGISTRY)
     assert all(REGISTRY[name].submittable and REGISTRY[name].valid for name in POOL)
+
+
+def test_each_pool_agent_plays_its_own_policy_and_state(solver: Engine) -> None:
+    """``solver-centre`` plays the centre-first rule with its own search state: where the rules differ (LOST) it
+    plays the search's move, not the practical one, and it does not touch the shipped agent's state."""
+    from agents import pool
+    from agents.solver import agent
+
+    board = Board.from_pons(LOST)
+    today, score = _today(solver, board)
+    practical, _ = practical_move(solver, board, today, score, layout_of(board).order, INF)
+    obs = {"board": board.to_grid(), "mark": 1 + board.moves % 2, "remainingOverageTime": 60.0, "step": board.moves}
+    config = {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 30}
+    pool._STATES.clear()
+    shipped = agent.state()
+    seen = shipped.seen
+    assert pool.centre_agent(obs, config) == today
+    assert pool._STATES["centre"].last == "exact" and shipped.seen == seen  # its own state, not the agent's
+    assert pool._STATES["centre"].policy.tie_break is TieBreak.CENTRE
+    assert practical != today
+

@@ -24,11 +24,12 @@ A move, on the 6x7 board with four in a row:
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
    the agent's tree fits the budget);
-4b. after a book move or an exact solve, the tie-break (``tie_break``,
-   ``practical.py``): among the moves of the same exact score, the one that
-   leaves the opponent the most replies that lose its win (lost position) or
-   lose outright (drawn one), solved one ply deeper within the move's budget
-   (never in overage); if that does not finish, the move of step 2 or 3;
+4b. after a book move or an exact solve, with ``TieBreak.PRACTICAL`` (not the
+   shipped policy's: ``tie_break``, ``practical.py``), among the moves of the
+   same exact score the one that leaves the opponent the most replies that
+   lose its win (lost position) or lose outright (drawn one), solved one ply
+   deeper within the move's budget (never in overage); if that does not
+   finish, the move of step 2 or 3;
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost

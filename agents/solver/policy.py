@@ -71,9 +71,10 @@ class Policy:
     opening_move: int = 3  # the centre column on the empty 6x7 board: the only winning first move (Allis 1988)
     fallback: Fallback = Fallback.CHECKED  # what decides when no solve finished (BENCHMARKS.md compares them)
     rank_share: float = 0.5  # CHECKED: the network search's share of the time left; the solver checks in the rest
-    # among moves of equal value: PRACTICAL gives the opponent the most chances to go wrong (practical.py), within
-    # the move's budget; CENTRE is the search order alone (the agent before the rule, registered as solver-centre)
-    tie_break: TieBreak = TieBreak.PRACTICAL
+    # among moves of equal value: CENTRE is the search order (threats, then centre first; also solver-centre);
+    # PRACTICAL gives a uniformly erring opponent the most chances (practical.py, registered as solver-practical),
+    # which lost far more often to net-search going second (docs/solver.md, "The practical tie-break")
+    tie_break: TieBreak = TieBreak.CENTRE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", Fallback.named(self.fallback))
