@@ -59,7 +59,7 @@ def _solver_move(name: str, policy: Policy, obs: Any, config: Any, start: float)
     board = Board.from_obs(obs, config)
     remaining = float(config_value(obs, "remainingOverageTime", 0.0) or 0.0)
     budget = policy.first_move if first else policy.move_budget
-    return int(choose(board, start, budget, extra_time(remaining, st, policy), st=st, policy=policy))
+    return int(choose(board, start, budget, extra_time(remaining, st), st=st))  # st plays its own policy
 
 
 def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:

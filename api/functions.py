@@ -100,6 +100,14 @@ def _on_game(writer: Any) -> Callable[[Any, Any], None] | None:
     return None if writer is None else (lambda job, record: writer.add(record))
 
 
+def _fallback_spec(fallback: Spec | None) -> str | None:
+    """A ghost's fallback agent as the commands take it (a name or a path), or None; a function is refused."""
+    if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
+        raise UserError("a ghost's fallback is an agent by name or path (a registered agent, a project folder or "
+                        "a .py file), not a function: write it into a .py file")
+    return None if fallback is None else os.fspath(fallback)
+
+
 @contextmanager
 def _ghost_sources(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Iterator[None]:
     """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from,
@@ -110,13 +118,10 @@ def _ghost_sources(replays: Sequence[PathLike] | PathLike | None, fallback: Spec
     from connectx_forge.tools.ghosts.agent_file import FALLBACK_ENV
     from connectx_forge.tools.ghosts.book import ENV
 
-    if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
-        raise UserError("a ghost's fallback is an agent by name or path (a registered agent, a project folder or "
-                        "a .py file), not a function: write it into a .py file")
     if isinstance(replays, (str, os.PathLike)):
         replays = [replays]
     saved = {name: os.environ.get(name) for name in (ENV, FALLBACK_ENV)}
-    options.apply_ghosts(Namespace(replays=replays, fallback=None if fallback is None else os.fspath(fallback)))
+    options.apply_ghosts(Namespace(replays=replays, fallback=_fallback_spec(fallback)))
     try:
         yield
     finally:

@@ -22,6 +22,7 @@ from connectx_forge.functions import (
     PathLike,
     Spec,
     _closed_on_error,
+    _fallback_spec,
     _games_of,
     _ghost_sources,
     _on_game,
@@ -126,15 +127,12 @@ def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = 
     from connectx_forge.tools.ghosts.book import load_books
     from connectx_forge.tools.ghosts.ghosts_cmd import check_write, table_text, teams_of, write_ghost, written_line
 
-    if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
-        raise UserError("a ghost's fallback is an agent by name or path (a registered agent, a project folder or "
-                        "a .py file), not a function: write it into a .py file")
+    name = _fallback_spec(fallback)
     target = None if write is None else Path(write)
     check_write(team, target)
     books = load_books([os.fspath(r) for r in replays] or None)
     text, written = table_text(books), None
     if target is not None and team is not None:
-        name = None if fallback is None else os.fspath(fallback)
         text += "\n" + written_line(write_ghost(books, team, name, target), target, name)
         written = str(target)
     return GhostsResult({"files": books.files, "teams": teams_of(books)}, text, tuple(books.skipped), written)
