@@ -11,7 +11,8 @@ mistakes can be exploited.  These agents make few, of known kinds:
   the network search's guess elsewhere;
 * ``solver-centre``: the ``solver`` with the centre-first tie-break
   (``TieBreak.CENTRE``, the shipped policy's), and ``solver-practical``: with
-  the practical one (``TieBreak.PRACTICAL``), the two rules measured side by side.
+  the practical one (``TieBreak.PRACTICAL``), and ``solver-likely``: with the
+  likely-slip one (``TieBreak.LIKELY``), the rules measured side by side.
 
 Each keeps its own search state (two of them in one process share nothing).
 The random draws come from the process's ``random`` module, which the referee
@@ -41,6 +42,7 @@ EPS_HIGH = 0.20  # solver-eps20's
 STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
 CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the shipped rule
 PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
+LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's
 
 _STATES: dict[str, _State] = {}
 
@@ -102,3 +104,8 @@ def centre_agent(obs: Any, config: Any) -> int:
 def practical_agent(obs: Any, config: Any) -> int:
     """The solver with the practical tie-break among equal moves (practical.py)."""
     return _play("practical", PRACTICAL, 0.0, obs, config)
+
+
+def likely_agent(obs: Any, config: Any) -> int:
+    """The solver with the likely-slip tie-break among equal moves (practical.py)."""
+    return _play("likely", LIKELY, 0.0, obs, config)

@@ -196,6 +196,13 @@ _SPECS: list[AgentSpec] = [
         floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
     ),
     AgentSpec(
+        name="solver-likely", module="agents.pool", function="likely_agent",
+        description=("The solver with the likely-slip tie-break: among moves of equal value, the one after which "
+                     "an opponent half random, half the policy network's, most likely throws the result."),
+        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.LIKELY)",
+        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
+    ),
+    AgentSpec(
         name="solver-eps05", module="agents.pool", function="eps05_agent",
         description=("The solver, playing a random legal move (never when it can win at once) with probability 0.05, "
                      "drawn from its seat's seeded generator."),

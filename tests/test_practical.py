@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from agents.board import Board
+from agents.net.agent import policy_prior
 from agents.solver.engine import Engine, engine
 from agents.solver.policy import POLICY, Policy
 from agents.solver.position import layout_of
-from agents.solver.practical import TieBreak, practical_move
+from agents.solver.practical import PRIOR_WEIGHT, TieBreak, practical_move, slip_chance
 from agents.solver.search import Timeout
 
 INF = float("inf")
@@ -55,6 +56,34 @@ def test_the_rule_picks_the_move_with_the_most_chances(solver: Engine, moves: st
     counts = {c: _chances(solver, board, c, score) for c in _equal(solver, board, score)}
     assert chosen in counts and chances == counts[chosen] == max(counts.values())
     assert counts[chosen] > counts[today] and chosen != today  # the position was chosen to tell the rules apart
+
+
+def test_a_slip_is_weighed_half_by_the_prior_half_uniformly() -> None:
+    board = Board.from_pons("4444")
+    sure = [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]  # an opponent that always plays column 2
+    assert slip_chance(board, [2], lambda b: sure) == pytest.approx(PRIOR_WEIGHT + (1 - PRIOR_WEIGHT) / 7)
+    assert slip_chance(board, [0, 1], lambda b: sure) == pytest.approx((1 - PRIOR_WEIGHT) * 2 / 7)
+    assert slip_chance(board, [], lambda b: sure) == 0.0
+    assert slip_chance(board, [0, 1], lambda b: [0.0] * 7) == pytest.approx(2 / 7)  # no prior: uniform
+    full = Board.from_pons("444444")  # column 3 is full: its chance does not count
+    assert slip_chance(full, [0], lambda b: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]) == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("moves", [LOST, DRAWN, "44444"], ids=["lost", "drawn", "book"])
+def test_the_likely_rule_picks_the_likeliest_slip(solver: Engine, moves: str) -> None:
+    """Among the moves of the position's score, the one after which an opponent half uniform, half the policy
+    network's plays a reply that changes the result, the reply values re-derived from exact scores."""
+    board = Board.from_pons(moves)
+    today, score = _today(solver, board)
+    chosen, chance = practical_move(solver, board, today, score, layout_of(board).order, INF, policy_prior)
+    slips = {}
+    for c in _equal(solver, board, score):
+        child = board.play(c)
+        values = solver.analyze(child, deadline=INF)
+        replies = [r for r, v in enumerate(values) if v is not None and (v <= 0 if score < 0 else v < 0)]
+        slips[c] = slip_chance(child, replies, policy_prior)
+    assert chosen in slips and chance == pytest.approx(slips[chosen]) and slips[chosen] == max(slips.values())
+    assert slips[chosen] >= slips[today]
 
 
 def test_a_won_position_keeps_the_fastest_win(solver: Engine) -> None:
@@ -113,8 +142,8 @@ def _random_position(data: st.DataObject, stones: int) -> Board:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(data=st.data(), stones=st.integers(14, 30))
-def test_the_rule_never_changes_the_value(solver: Engine, data: st.DataObject, stones: int) -> None:
+@given(data=st.data(), stones=st.integers(14, 30), likely=st.booleans())
+def test_the_rule_never_changes_the_value(solver: Engine, data: st.DataObject, stones: int, likely: bool) -> None:
     """The chosen move's exact score is the position's, on random positions that solve quickly (CPU-bounded:
     a position whose analysis takes more than a second of CPU is skipped)."""
     board = _random_position(data, stones)
@@ -127,7 +156,8 @@ def test_the_rule_never_changes_the_value(solver: Engine, data: st.DataObject, s
     best = max(v for v in scores if v is not None)
     today, score = _today(solver, board)
     assert score == best
-    chosen, _ = practical_move(solver, board, today, score, layout_of(board).order, INF)
+    prior = policy_prior if likely else None  # TieBreak.LIKELY's model, or PRACTICAL's count
+    chosen, _ = practical_move(solver, board, today, score, layout_of(board).order, INF, prior)
     assert scores[chosen] == best
 
 
@@ -150,7 +180,7 @@ def test_pool_games_replay_from_their_seed() -> None:
 def test_the_pool_is_registered() -> None:
     from agents.registry import POOL, REGISTRY
 
-    assert set(POOL) <= set(REGISTRY) and {"solver-centre", "solver-practical"} <= set(REGISTRY)
+    assert set(POOL) <= set(REGISTRY) and {"solver-centre", "solver-practical", "solver-likely"} <= set(REGISTRY)
     assert all(REGISTRY[name].submittable and REGISTRY[name].valid for name in POOL)
 
 

@@ -59,6 +59,9 @@ COMMANDS: dict[str, Command] = {
                      "play games between two agents with Kaggle's rules and report win rates"),
     "logs": Command("connectx_forge.tools.play.logs_cmd",
                     "show what the agents printed, and their tracebacks, in games saved with --save"),
+    "compare": Command("connectx_forge.tools.play.compare_cmd",
+                       "is NEW better than BASE? their scores in the same saved games, paired game by game, with "
+                       "intervals"),
     "winrates": Command("connectx_forge.tools.play.winrates_cmd",
                         "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"),
     "openings": Command("connectx_forge.tools.arena.openings_cmd",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
 
@@ -21,6 +22,17 @@ def net_move(board: Board) -> int:
     """The legal column the policy ranks highest."""
     logits, _ = policy_value_net().policy_value(encode(board))
     return masked_argmax(logits[0], board.legal_moves())
+
+
+def policy_prior(board: Board) -> list[float]:
+    """The policy's chance of each column (softmax of its logits over the legal columns; 0 elsewhere): the
+    practical tie-break's model of a strong but fallible opponent (agents/solver/practical.py)."""
+    logits, _ = policy_value_net().policy_value(encode(board))
+    legal = board.legal_moves()
+    top = max(float(logits[0][c]) for c in legal)
+    weights = [math.exp(float(logits[0][c]) - top) if c in legal else 0.0 for c in range(board.columns)]
+    total = sum(weights)
+    return [w / total for w in weights]
 
 
 def agent(obs: Any, config: Any) -> int:

@@ -24,12 +24,14 @@ A move, on the 6x7 board with four in a row:
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
    the agent's tree fits the budget);
-4b. after a book move or an exact solve, with ``TieBreak.PRACTICAL`` (not the
-   shipped policy's: ``tie_break``, ``practical.py``), among the moves of the
-   same exact score the one that leaves the opponent the most replies that
-   lose its win (lost position) or lose outright (drawn one), solved one ply
-   deeper within the move's budget (never in overage); if that does not
-   finish, the move of step 2 or 3;
+4b. after a book move or an exact solve, with ``TieBreak.PRACTICAL`` or
+   ``TieBreak.LIKELY`` (``Policy.tie_break``, ``practical.py``), among the
+   moves of the same exact score the one that leaves the opponent the most
+   replies that lose its win (lost position) or lose outright (drawn one),
+   counted or (LIKELY) weighed by how likely an opponent plays them, half
+   uniformly, half by the policy network's prior; solved one ply deeper
+   within the move's budget (never in overage); if that does not finish, the
+   move of step 2 or 3;
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
@@ -58,7 +60,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.board import Board, config_value
-from agents.net.agent import policy_value_net
+from agents.net.agent import policy_prior, policy_value_net
 from agents.net.tree import NetSearch
 from agents.solver.book import Book
 from agents.solver.engine import Engine, Kind
@@ -231,16 +233,17 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
 
 def tie_break(st: _State, policy: Policy, board: Board, move: int, score: int, order: Sequence[int], start: float,
               budget: float | None) -> int:
-    """``move`` (of exact score ``score``), or with ``TieBreak.PRACTICAL`` another move of the same score that
-    gives the opponent more chances to go wrong (practical.py), found before the move's budget ends (never in
+    """``move`` (of exact score ``score``), or with ``TieBreak.PRACTICAL`` or ``LIKELY`` another move of the same
+    score that gives the opponent more chances to go wrong (practical.py), found before the move's budget ends (never in
     overage); ``st.tie_changed`` says whether the rule changed the move."""
     st.tie_changed = False
-    if policy.tie_break is not TieBreak.PRACTICAL or budget is None:
+    if policy.tie_break is TieBreak.CENTRE or budget is None:
         return move
     deadline = start + budget
     if time.perf_counter() >= deadline:
         return move
-    chosen, _ = practical_move(st.solver, board, move, score, order, deadline)
+    prior = policy_prior if policy.tie_break is TieBreak.LIKELY else None
+    chosen, _ = practical_move(st.solver, board, move, score, order, deadline, prior)
     st.tie_changed = chosen != move
     return chosen
 

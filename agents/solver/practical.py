@@ -17,16 +17,25 @@ at the opponent's replies to each:
 
 Ties between those counts keep ``today``'s move, then search order.  The
 reply values come from weak solves (win/draw/loss) on the engine, which reads
-the opening book where it holds a position.  Everything runs before
-``deadline``: a ``search.Timeout`` anywhere gives ``today`` back, so the rule
-never costs a move its time.  Standard library and the ``Engine`` protocol
-only: the module is embedded in submissions.
+the opening book where it holds a position.
+
+``TieBreak.LIKELY`` weighs the same replies by how likely an opponent is to
+play them instead of counting them (``slip_chance``): half uniformly (a
+random slip), half by a ``prior`` over its replies (the agent passes the
+policy network's: the move a strong but fallible player finds natural).  A
+trap whose refutation looks unnatural then outranks a move with many throwing
+replies that no player would choose.
+
+Everything runs before ``deadline``: a ``search.Timeout`` anywhere gives
+``today`` back, so the rule never costs a move its time.  Standard library and
+the ``Engine`` protocol only (the prior is a function the caller passes): the
+module is embedded in submissions.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 from agents.board import Board
@@ -39,6 +48,7 @@ class TieBreak(StrEnum):
 
     PRACTICAL = "practical"  # the most chances for the opponent to go wrong (this module), then CENTRE
     CENTRE = "centre"  # the engine's search order: threats created, then centre first (the agent before the rule)
+    LIKELY = "likely"  # the likeliest throw by an opponent half random, half the prior's (this module), then CENTRE
 
     @classmethod
     def named(cls, name: str) -> TieBreak:
@@ -74,20 +84,35 @@ def equal_moves(solver: Engine, board: Board, today: int, score: int, order: Seq
             and (c == today or child_value(solver, board.play(c), -score, deadline))]
 
 
-def thrown(solver: Engine, child: Board, score: int, deadline: float) -> int:
-    """How many of the opponent's replies in ``child`` change the result in our favour: for a lost parent
+Prior = Callable[[Board], Sequence[float]]  # an opponent's chance of each column in a position
+PRIOR_WEIGHT = 0.5  # LIKELY's share of the prior in the opponent model; the rest is a uniform slip
+
+
+def throws(solver: Engine, child: Board, score: int, deadline: float) -> list[int]:
+    """The opponent's replies in ``child`` that change the result in our favour: for a lost parent
     (``score`` < 0), replies that are not a win for the opponent; for a drawn one, replies that lose for it."""
     _check(deadline)
     values = solver.analyze(child, weak=True, deadline=deadline)
     if score < 0:
-        return sum(1 for v in values if v is not None and v <= 0)
-    return sum(1 for v in values if v is not None and v < 0)
+        return [c for c, v in enumerate(values) if v is not None and v <= 0]
+    return [c for c, v in enumerate(values) if v is not None and v < 0]
+
+
+def slip_chance(child: Board, replies: Sequence[int], prior: Prior) -> float:
+    """The chance that an opponent in ``child`` plays one of ``replies``: with weight ``PRIOR_WEIGHT`` as
+    ``prior`` says (renormalised over the legal columns), else uniformly among them."""
+    legal = child.legal_moves()
+    chances = prior(child)
+    total = sum(max(0.0, chances[c]) for c in legal)
+    guided = sum(max(0.0, chances[c]) for c in replies) / total if total > 0 else len(replies) / len(legal)
+    return PRIOR_WEIGHT * guided + (1 - PRIOR_WEIGHT) * len(replies) / len(legal)
 
 
 def practical_move(solver: Engine, board: Board, today: int, score: int, order: Sequence[int],
-                   deadline: float) -> tuple[int, int]:
+                   deadline: float, prior: Prior | None = None) -> tuple[int, float]:
     """``(move, chances)``: the move the rule picks among those of exact score ``score`` (``today``'s unless
-    another gives the opponent more chances to go wrong), and the replies after it that would do so.
+    another gives the opponent more chances to go wrong), and its chances: the replies after it that would do
+    so (``TieBreak.PRACTICAL``), or with a ``prior`` (``TieBreak.LIKELY``) the chance of one (``slip_chance``).
 
     ``today`` is the agent's choice (a move of score ``score``); a won position, a single move of that score,
     or a ``Timeout`` before ``deadline`` keep it (``chances`` -1 when not counted).
@@ -98,7 +123,11 @@ def practical_move(solver: Engine, board: Board, today: int, score: int, order: 
         candidates = equal_moves(solver, board, today, score, order, deadline)
         if len(candidates) < 2:
             return today, -1
-        counts = {c: thrown(solver, board.play(c), score, deadline) for c in candidates}
+        counts: dict[int, float] = {}
+        for c in candidates:
+            child = board.play(c)
+            replies = throws(solver, child, score, deadline)
+            counts[c] = len(replies) if prior is None else slip_chance(child, replies, prior)
     except Timeout:
         return today, -1
     rank = {c: i for i, c in enumerate(order)}

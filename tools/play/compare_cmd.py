@@ -1,0 +1,75 @@
+"""``cxforge compare --new FILE... --base FILE...``: is NEW better than BASE, game by game, in games saved by
+``cxforge match --save`` with the same opponents, seats, openings and seed (tools/play/paired.py)?
+
+Prints one row per opponent and one for all of them: each side's score, the
+mean difference with its 95% interval, and the games each side did better in;
+``--json`` prints the rows as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from connectx_forge.tools import options
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.paired import Paired, agent_of, compare
+from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.sandbox.escape import escape
+from connectx_forge.tools.table import render
+
+HELP = "is NEW better than BASE? their scores in the same saved games, paired game by game, with intervals"
+EXAMPLE = """\
+cxforge compare --new mybot.jsonl --base mybot-old.jsonl
+cxforge compare --new runs/new-*.jsonl --base runs/base-*.jsonl --json"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge compare``."""
+    parser.add_argument("--new", nargs="+", type=Path, required=True, metavar="FILE",
+                        help="NEW's games: files saved by cxforge match NEW OPPONENT --save FILE, one agent as "
+                             "player A (e.g. --seats second --openings 100 -n 100)")
+    parser.add_argument("--base", nargs="+", type=Path, required=True, metavar="FILE",
+                        help="BASE's games, played with the same opponents, --seats, --openings and --seed")
+    options.add_json(parser, "print the rows as JSON instead of the table")
+
+
+def _games(paths: list[Path]) -> list[GameRecord]:
+    """Every game of ``paths``; ``UserError`` naming a file that cannot be read or is no games file."""
+    games: list[GameRecord] = []
+    for path in paths:
+        try:
+            games += load_records(path)
+        except OSError as exc:
+            raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{path}: not a games file written with --save ({exc})") from None
+    return games
+
+
+def _percent(x: float, signed: bool = False) -> str:
+    return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}%"
+
+
+def table(rows: list[Paired], new: str, base: str) -> str:
+    """The rows as the text table ``cxforge compare`` prints."""
+    body = [[escape(r.opponent, keep_newlines=False), r.games, _percent(r.new_score), _percent(r.base_score),
+             f"{_percent(r.difference, True)} [{_percent(r.low, True)}, {_percent(r.high, True)}]",
+             f"{r.better} / {r.worse}"] for r in rows]
+    heads = ["opponent", "games", escape(new, keep_newlines=False), escape(base, keep_newlines=False),
+             "difference [95%]", "better / worse"]
+    return render(heads, body, align="lrrrrr")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the comparison; 0."""
+    new, base = _games(args.new), _games(args.base)
+    names = agent_of(new), agent_of(base)
+    rows = compare(new, base)
+    if args.json:
+        print(json.dumps({"new": names[0], "base": names[1], "rows": [r.to_json() for r in rows]}, indent=1))
+        return 0
+    print(table(rows, *names))
+    print("score: wins + half the draws; difference: NEW's score minus BASE's, game by game, mean and 95% interval")
+    return 0

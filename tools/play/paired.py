@@ -1,0 +1,100 @@
+"""Paired comparison: two agents' games against the same opponents, from the same openings and seeds.
+
+Two versions of an agent that play the same games (``cxforge match NEW OPP
+--save ...`` and ``cxforge match BASE OPP --save ...`` with the same flags)
+differ only where the versions' moves differ, so the difference of their
+scores game by game has far less noise than the two scores apart: a small
+gain that two separate win rates cannot show, a paired mean does.  A game
+pairs with the one whose opponent, seat, seed and opening moves are the same;
+scores are wins plus half the draws, for the compared agent (player A of
+each match).  The interval is the normal one on the mean of the differences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+
+Z95 = 1.959964
+Key = tuple[str, int, int, tuple[int, ...]]  # opponent, A's seat, seed, opening moves
+
+
+def score(rec: GameRecord) -> float:
+    """Player A's score in ``rec``: 1 a win, 0.5 a draw, 0 a loss (a broken rule counts as its result)."""
+    return {"win": 1.0, "draw": 0.5, "loss": 0.0}[rec.result(rec.a_seat)]
+
+
+def key(rec: GameRecord) -> Key:
+    """What a game pairs on: its opponent (player B), A's seat, its seed and its opening moves."""
+    return rec.players[2 - rec.a_seat], rec.a_seat, rec.seed, tuple(rec.moves[:rec.opening])
+
+
+def agent_of(records: Sequence[GameRecord]) -> str:
+    """The one player A of ``records``; ``UserError`` if they hold none or several."""
+    names = {rec.players[rec.a_seat - 1] for rec in records}
+    if len(names) != 1:
+        raise UserError(f"each side of a comparison must be one agent's games; found {len(names)} "
+                        f"({', '.join(sorted(names)) or 'no games'})")
+    return names.pop()
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One opponent's (or, with ``opponent`` "all", every opponent's) paired games."""
+
+    opponent: str
+    games: int
+    new_score: float  # mean score of NEW in the paired games
+    base_score: float
+    difference: float  # mean of NEW's score minus BASE's, game by game
+    low: float  # its 95% interval
+    high: float
+    better: int  # games NEW scored more in
+    worse: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarise(opponent: str, pairs: Sequence[tuple[float, float]]) -> Paired:
+    """The paired summary of ``(new, base)`` scores (at least one pair)."""
+    n = len(pairs)
+    diffs = [a - b for a, b in pairs]
+    mean = sum(diffs) / n
+    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
+    half = Z95 * spread / math.sqrt(n)
+    return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, mean, mean - half,
+                  mean + half, sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+
+
+def _by_key(records: Iterable[GameRecord], side: str) -> dict[Key, GameRecord]:
+    out: dict[Key, GameRecord] = {}
+    for rec in records:
+        k = key(rec)
+        if k in out:
+            raise UserError(f"{side} holds two games against {k[0]} with seed {k[2]} from the same opening: "
+                            "give each match's games once")
+        out[k] = rec
+    return out
+
+
+def compare(new: Sequence[GameRecord], base: Sequence[GameRecord]) -> list[Paired]:
+    """One ``Paired`` per opponent (in the order NEW's games first meet them), then "all" when there are several.
+
+    Games without a partner on the other side are left out; ``UserError`` when none pair at all.
+    """
+    a, b = _by_key(new, "NEW"), _by_key(base, "BASE")
+    common = [k for k in a if k in b]
+    if not common:
+        raise UserError("no game of NEW pairs with one of BASE: play both with the same opponents, --seats, "
+                        "--openings and --seed")
+    opponents = list(dict.fromkeys(k[0] for k in common))
+    rows = [summarise(o, [(score(a[k]), score(b[k])) for k in common if k[0] == o]) for o in opponents]
+    if len(rows) > 1:
+        rows.append(summarise("all", [(score(a[k]), score(b[k])) for k in common]))
+    return rows
