@@ -10,9 +10,10 @@ mistakes can be exploited.  These agents make few, of known kinds:
   overage: perfect where the book or a quick solve knows the position,
   the network search's guess elsewhere;
 * ``solver-centre``: the ``solver`` with the centre-first tie-break
-  (``TieBreak.CENTRE``, the shipped policy's), and ``solver-practical``: with
-  the practical one (``TieBreak.PRACTICAL``), and ``solver-likely``: with the
-  likely-slip one (``TieBreak.LIKELY``), the rules measured side by side.
+  (``TieBreak.CENTRE``, the agent before the practical rules),
+  ``solver-practical``: with the count of throwing replies
+  (``TieBreak.PRACTICAL``), and ``solver-likely``: with the likely slip
+  (``TieBreak.LIKELY``, the shipped policy's), the rules measured side by side.
 
 Each keeps its own search state (two of them in one process share nothing).
 The random draws come from the process's ``random`` module, which the referee
@@ -40,9 +41,9 @@ from agents.solver.practical import TieBreak
 EPS_LOW = 0.05  # solver-eps05's chance of a random move
 EPS_HIGH = 0.20  # solver-eps20's
 STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
-CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the shipped rule
+CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
 PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
-LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's
+LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's: the shipped rule
 
 _STATES: dict[str, _State] = {}
 
@@ -97,7 +98,7 @@ def starved_agent(obs: Any, config: Any) -> int:
 
 
 def centre_agent(obs: Any, config: Any) -> int:
-    """The solver with the centre-first tie-break among equal moves (the shipped one)."""
+    """The solver with the centre-first tie-break among equal moves (the agent before the practical rules)."""
     return _play("centre", CENTRE, 0.0, obs, config)
 
 
@@ -107,5 +108,5 @@ def practical_agent(obs: Any, config: Any) -> int:
 
 
 def likely_agent(obs: Any, config: Any) -> int:
-    """The solver with the likely-slip tie-break among equal moves (practical.py)."""
+    """The solver with the likely-slip tie-break among equal moves (practical.py; the shipped one)."""
     return _play("likely", LIKELY, 0.0, obs, config)

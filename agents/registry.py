@@ -167,8 +167,9 @@ _SPECS: list[AgentSpec] = [
     AgentSpec(
         name="solver", module="agents.solver.agent",
         description=("Exact solver (bitboard negamax, alpha-beta, transposition table, null-window search) with an "
-                     "opening book for both seats (25,084 entries); 1 s a move, overage for hard moves, "
-                     "iterative-deepening heuristic search when the solve cannot finish."),
+                     "opening book for both seats (34,580 entries); 1 s a move, overage for hard moves, "
+                     "iterative-deepening heuristic search when the solve cannot finish; among moves of equal "
+                     "value, the one the opponent most likely answers with a mistake."),
         source="Own implementation of the ideas in Pascal Pons, 'Solving Connect 4' (blog.gamesolver.org)",
         # 400/400 against each (BENCHMARKS.md); 0.85 is what cxforge check shows in 32 games without a loss
         floors={"random": 0.85, "negamax": 0.85}, strength=100, tactical=True, move_budget_s=10.0,
@@ -183,8 +184,8 @@ _SPECS: list[AgentSpec] = [
     # near-perfect opponents (agents/pool.py): what separates perfect agents is the second seat against them
     AgentSpec(
         name="solver-centre", module="agents.pool", function="centre_agent",
-        description=("The solver with its own search state and the shipped tie-break: among moves of equal value, "
-                     "search order (centre first); the baseline solver-practical is measured against."),
+        description=("The solver with its own search state and the centre-first tie-break: among moves of equal "
+                     "value, search order (centre first); the agent before the practical rules, their baseline."),
         source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.CENTRE)",
         floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
     ),
@@ -197,8 +198,9 @@ _SPECS: list[AgentSpec] = [
     ),
     AgentSpec(
         name="solver-likely", module="agents.pool", function="likely_agent",
-        description=("The solver with the likely-slip tie-break: among moves of equal value, the one after which "
-                     "an opponent half random, half the policy network's, most likely throws the result."),
+        description=("The solver with the likely-slip tie-break (the shipped agent's): among moves of equal value, "
+                     "the one after which an opponent half random, half the policy network's, most likely throws "
+                     "the result."),
         source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.LIKELY)",
         floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
     ),

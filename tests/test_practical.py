@@ -121,8 +121,8 @@ def test_the_policy_selects_the_rule() -> None:
     from agents.solver.agent import _State, choose
 
     board = Board.from_pons(LOST)
-    new, old = _State(policy=Policy(tie_break=TieBreak.PRACTICAL)), _State()
-    assert POLICY.tie_break is TieBreak.CENTRE and Policy(tie_break="practical").tie_break is TieBreak.PRACTICAL  # type: ignore[arg-type]
+    new, old = _State(policy=Policy(tie_break=TieBreak.PRACTICAL)), _State(policy=Policy(tie_break=TieBreak.CENTRE))
+    assert POLICY.tie_break is TieBreak.LIKELY and Policy(tie_break="practical").tie_break is TieBreak.PRACTICAL  # type: ignore[arg-type]
     today = choose(board, time.perf_counter(), 30.0, st=old)
     assert old.last == "exact" and not old.tie_changed and today == _today(old.solver, board)[0]
     practical = choose(board, time.perf_counter(), 30.0, st=new)

@@ -24,14 +24,15 @@ A move, on the 6x7 board with four in a row:
    the first overage seen (with fewer stones a solve rarely ends within the
    cap; from the empty board, the book's builder checked that every solve on
    the agent's tree fits the budget);
-4b. after a book move or an exact solve, with ``TieBreak.PRACTICAL`` or
-   ``TieBreak.LIKELY`` (``Policy.tie_break``, ``practical.py``), among the
-   moves of the same exact score the one that leaves the opponent the most
-   replies that lose its win (lost position) or lose outright (drawn one),
-   counted or (LIKELY) weighed by how likely an opponent plays them, half
-   uniformly, half by the policy network's prior; solved one ply deeper
-   within the move's budget (never in overage); if that does not finish, the
-   move of step 2 or 3;
+4b. after an exact solve (not after a book move: the book's line is kept),
+   with ``TieBreak.LIKELY`` (the shipped ``Policy.tie_break``) or
+   ``TieBreak.PRACTICAL`` (``practical.py``), among the moves of the same
+   exact score the one that leaves the opponent the most replies that lose
+   its win (lost position) or lose outright (drawn one), weighed by how
+   likely an opponent plays them (LIKELY: half uniformly, half by the policy
+   network's prior) or counted (PRACTICAL); solved one ply deeper within the
+   move's budget (never in overage); if that does not finish, the move of
+   step 3;
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
@@ -187,7 +188,7 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
     if found is not None and found[1] is not None:
         st.last = "book"
         st.book_stones = board.moves
-        return tie_break(st, policy, board, found[1], found[0], order, start, budget)
+        return found[1]  # the book's line, never left for a tie-break (docs/solver.md, "The practical tie-break")
     solver = st.solver
     if budget is None:
         st.last = "exact"

@@ -71,10 +71,11 @@ class Policy:
     opening_move: int = 3  # the centre column on the empty 6x7 board: the only winning first move (Allis 1988)
     fallback: Fallback = Fallback.CHECKED  # what decides when no solve finished (BENCHMARKS.md compares them)
     rank_share: float = 0.5  # CHECKED: the network search's share of the time left; the solver checks in the rest
-    # among moves of equal value: CENTRE is the search order (threats, then centre first; also solver-centre);
-    # PRACTICAL gives a uniformly erring opponent the most chances (practical.py, registered as solver-practical),
-    # which lost far more often to net-search going second (docs/solver.md, "The practical tie-break")
-    tie_break: TieBreak = TieBreak.CENTRE
+    # among moves of equal value (practical.py): LIKELY, the likeliest slip by an opponent half random, half the
+    # policy network's, which scored more going second against the pool than CENTRE, the search's order (also
+    # solver-centre); PRACTICAL counts throwing replies (solver-practical) and lost far more often to net-search
+    # (docs/solver.md, "The practical tie-break")
+    tie_break: TieBreak = TieBreak.LIKELY
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", Fallback.named(self.fallback))
