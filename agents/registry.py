@@ -55,6 +55,16 @@ class AgentSpec:
         return getattr(module, self.function)
 
 
+def _tie_break_variant(name: str, function: str, rule: str, what: str) -> AgentSpec:
+    """A pool agent (agents/pool.py): the solver with its own search state and ``Policy(tie_break=rule)``."""
+    return AgentSpec(
+        name=name, module="agents.pool", function=function,
+        description=f"The solver with its own search state and {what}.",
+        source=f"connectx-forge: the solver agent with Policy(tie_break=TieBreak.{rule})",
+        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
+    )
+
+
 _SPECS: list[AgentSpec] = [
     AgentSpec(
         name="random", module="agents.simple", function="random_agent",
@@ -182,28 +192,15 @@ _SPECS: list[AgentSpec] = [
         submittable=False, strength=99, tactical=True, sizes="standard", move_budget_s=600.0,
     ),
     # near-perfect opponents (agents/pool.py): what separates perfect agents is the second seat against them
-    AgentSpec(
-        name="solver-centre", module="agents.pool", function="centre_agent",
-        description=("The solver with its own search state and the centre-first tie-break: among moves of equal "
-                     "value, search order (centre first); the agent before the practical rules, their baseline."),
-        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.CENTRE)",
-        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
-    ),
-    AgentSpec(
-        name="solver-practical", module="agents.pool", function="practical_agent",
-        description=("The solver with the practical tie-break: among moves of equal value, the one leaving the "
-                     "most replies that throw the result (practical.py); it lost more to net-search going second."),
-        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.PRACTICAL)",
-        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
-    ),
-    AgentSpec(
-        name="solver-likely", module="agents.pool", function="likely_agent",
-        description=("The solver with the likely-slip tie-break (the shipped agent's): among moves of equal value, "
-                     "the one after which an opponent half random, half the policy network's, most likely throws "
-                     "the result."),
-        source="connectx-forge: the solver agent with Policy(tie_break=TieBreak.LIKELY)",
-        floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
-    ),
+    _tie_break_variant("solver-centre", "centre_agent", "CENTRE",
+                       "the centre-first tie-break: among moves of equal value, search order (centre first); the "
+                       "agent before the practical rules, their baseline"),
+    _tie_break_variant("solver-practical", "practical_agent", "PRACTICAL",
+                       "the practical tie-break: among moves of equal value, the one leaving the most replies that "
+                       "throw the result (practical.py); it lost more to net-search going second"),
+    _tie_break_variant("solver-likely", "likely_agent", "LIKELY",
+                       "the likely-slip tie-break (the shipped agent's): among moves of equal value, the one after "
+                       "which an opponent half random, half the policy network's, most likely throws the result"),
     AgentSpec(
         name="solver-eps05", module="agents.pool", function="eps05_agent",
         description=("The solver, playing a random legal move (never when it can win at once) with probability 0.05, "

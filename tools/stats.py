@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+Z95 = 1.959964  # the standard normal quantile of a two-sided 95% interval
 
 
-def wilson(successes: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     """The 95% Wilson score interval for a proportion ``successes / n``; ``(0, 1)`` when n is 0."""
     if n <= 0:
         return (0.0, 1.0)
@@ -23,6 +25,15 @@ def format_rate(successes: float, n: int) -> str:
         return "n/a"
     lo, hi = wilson(successes, n)
     return f"{100 * successes / n:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean of ``values`` (at least one) and its normal 95% interval (none for one)."""
+    n = len(values)
+    mean = sum(values) / n
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    half = z * spread / math.sqrt(n)
+    return mean, mean - half, mean + half
 
 
 # --- exact binomial tails and Clopper-Pearson bounds (the checker's floor test, tools/submit/sequential.py) ---

@@ -12,10 +12,9 @@ import json
 from pathlib import Path
 
 from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.paired import Paired, agent_of, compare
-from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.play.records import read_games
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render
 
@@ -37,15 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _games(paths: list[Path]) -> list[GameRecord]:
     """Every game of ``paths``; ``UserError`` naming a file that cannot be read or is no games file."""
-    games: list[GameRecord] = []
-    for path in paths:
-        try:
-            games += load_records(path)
-        except OSError as exc:
-            raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except (ValueError, KeyError, TypeError) as exc:
-            raise UserError(f"{path}: not a games file written with --save ({exc})") from None
-    return games
+    return [game for path in paths for game in read_games(path)]
 
 
 def _percent(x: float, signed: bool = False) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.play.records import read_games
 from connectx_forge.tools.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
@@ -68,12 +68,7 @@ def game_json(number: int, rec: GameRecord, marks: list[int]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the logs asked for; 0, or 1 when the file has no such game."""
-    try:
-        records = load_records(args.games)
-    except OSError as exc:
-        raise UserError(f"cannot read {args.games}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{args.games}: not a games file written with --save ({exc})") from None
+    records = read_games(args.games)
     if args.game is not None and args.game > len(records):
         raise UserError(f"{args.games} holds {len(records)} game(s), not {args.game}")
     numbered = list(enumerate(records, 1))

@@ -12,15 +12,14 @@ each match).  The interval is the normal one on the mean of the differences.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.stats import mean_interval
 
-Z95 = 1.959964
 Key = tuple[str, int, int, tuple[int, ...]]  # opponent, A's seat, seed, opening moves
 
 
@@ -65,11 +64,9 @@ def summarise(opponent: str, pairs: Sequence[tuple[float, float]]) -> Paired:
     """The paired summary of ``(new, base)`` scores (at least one pair)."""
     n = len(pairs)
     diffs = [a - b for a, b in pairs]
-    mean = sum(diffs) / n
-    spread = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
-    half = Z95 * spread / math.sqrt(n)
-    return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, mean, mean - half,
-                  mean + half, sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+    mean, low, high = mean_interval(diffs)
+    return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, mean, low, high,
+                  sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
 
 
 def _by_key(records: Iterable[GameRecord], side: str) -> dict[Key, GameRecord]:

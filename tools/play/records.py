@@ -79,3 +79,14 @@ def load_records(path: PathLike) -> list[GameRecord]:
     """The games of a file ``save_records`` wrote, in file order."""
     with open(path, encoding="utf-8") as fh:
         return [GameRecord.from_json(json.loads(line)) for line in fh if line.strip()]
+
+
+def read_games(path: PathLike) -> list[GameRecord]:
+    """``load_records`` for a file a user names: ``UserError`` (one line) when it cannot be read or is no games
+    file."""
+    try:
+        return load_records(path)
+    except OSError as exc:
+        raise UserError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{os.fspath(path)}: not a games file written with --save ({exc})") from None
