@@ -17,7 +17,13 @@ any agent code, except ``parse_memory`` (the ``--memory`` flag) and
   plus ``extra_processes``;
 * file size (``RLIMIT_FSIZE``, default 64 MiB; ``SIGXFSZ`` is ignored, so a
   write past it fails with ``EFBIG`` instead of killing the host);
-* captured output: ``LOG_CHARS`` characters (Kaggle keeps 10,000).
+* captured output: ``LOG_CHARS`` characters of its prints (Kaggle keeps 10,000);
+  fds 1 and 2 are a pipe the referee reads, keeping at most ``log_bytes``
+  (``seat.Output``): an agent that writes to them straight grows no file.
+
+Every rlimit is hard as well as soft (``harden``): an agent cannot raise one
+back (``RLIMIT_CPU``'s hard limit is a second above its soft one, so that
+``SIGXCPU`` comes first and ``SIGKILL`` ends one that ignores it).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ DEFAULT_PROCESSES = 256  # an agent's processes and threads (Kaggle's container 
 DEFAULT_TMP = 512 * MIB  # an agent's private /tmp, and its /dev/shm
 UID_FIRST, UID_COUNT = 1 << 30, 1 << 30  # where a host's own uid is drawn from (far above any user's or system's)
 LOG_CHARS = 10_000  # Kaggle's maxLogLength
+LOG_BYTES = MIB  # what the referee keeps of an agent's output per game (its first and last halves)
 PR_SET_PDEATHSIG = 1
 PR_SET_NAME = 15
 PR_CAPBSET_READ = 23
@@ -64,6 +71,7 @@ class Limits:
     tmp_size: int = DEFAULT_TMP  # its private ``/tmp`` (a tmpfs)
     shm_size: int = DEFAULT_TMP  # its private ``/dev/shm`` (a tmpfs)
     log_chars: int = LOG_CHARS
+    log_bytes: int = LOG_BYTES  # of its output (fds 1 and 2) the referee keeps per game; the rest is counted
     slowdown: float = 1.0  # the host gets 1/slowdown of a CPU (the warden's throttle, throttle.py)
 
     def to_json(self) -> dict[str, Any]:
@@ -175,14 +183,28 @@ def user_processes() -> int:
     return count
 
 
-def _set(which: int, value: int) -> None:
+def _set(which: int, value: int, above: int = 0) -> None:
+    """Set rlimit ``which`` to ``value``, soft and hard (hard ``above`` more), never above the hard one now."""
     _, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
+    soft = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    top = soft + above if hard == resource.RLIM_INFINITY else min(soft + above, hard)
     try:
-        resource.setrlimit(which, (value, hard))
+        resource.setrlimit(which, (soft, top))
     except (ValueError, OSError):
-        pass  # a cap that cannot be set (e.g. below what is in use) is left as it is
+        pass  # a cap that cannot be set (e.g. below what is in use) is left as it is, and hardened
+
+
+def harden() -> None:
+    """Every rlimit's hard limit down to its soft one: nothing this process (or its children) may raise."""
+    for name in dir(resource):
+        if name.startswith("RLIMIT_"):
+            which = getattr(resource, name)
+            soft, hard = resource.getrlimit(which)
+            if soft != hard:
+                try:
+                    resource.setrlimit(which, (soft, soft))
+                except (ValueError, OSError):
+                    pass
 
 
 def address_space() -> int:
@@ -206,9 +228,10 @@ def apply(limits: Limits, cpu_seconds: int, nproc: int) -> None:
     ``limits.memory`` bytes whatever the machine.
     """
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    harden()
     _set(resource.RLIMIT_AS, limits.memory + address_space())
     _set(resource.RLIMIT_FSIZE, limits.file_size)
-    _set(resource.RLIMIT_CPU, limits.cpu_seconds or cpu_seconds)
+    _set(resource.RLIMIT_CPU, limits.cpu_seconds or cpu_seconds, 1)
     _set(resource.RLIMIT_NPROC, nproc)
     _set(resource.RLIMIT_CORE, 0)
 

@@ -11,7 +11,11 @@ performance counters, modules, ``kexec``, reboots, swap, clocks, accounting,
 raw I/O ports, ``userfaultfd``, ``io_uring`` and typing into a terminal
 (``TIOCSTI``), and ``setsid``: an agent's processes stay in its host's session, so
 that where the kernel groups the scheduler's tasks by session (autogroup) its
-whole tree shares one seat's CPU, however many processes it starts.  ``clone3``
+whole tree shares one seat's CPU, however many processes it starts.  Sockets are
+opened by allowlist: of the families, only what an agent needs inside its own
+network namespace (``SOCKET_FAMILIES``: AF_UNIX, AF_INET, AF_INET6); every other
+(AF_NETLINK, AF_VSOCK, which no network namespace isolates, AF_PACKET, AF_ALG,
+...) answers ``EAFNOSUPPORT``, as on a kernel without it.  ``clone3``
 answers ``ENOSYS`` (its flags sit in memory a filter cannot read), so that the
 C library falls back to ``clone``.  Calls of another architecture (32-bit calls
 on x86-64) kill the process, libseccomp's default.
@@ -41,6 +45,7 @@ DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getf
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 CLONE_PARENT = 0x00008000  # a child of the caller's parent: a process a template would take for one of its own
 TIOCSTI = 0x5412
+SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6: the families a host may open (``socket``, ``socketpair``)
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
 
@@ -76,6 +81,7 @@ def program() -> bytes | None:
         for flag in (*NAMESPACE_FLAGS, CLONE_PARENT):
             f.add_rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         f.add_rule(refuse, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
+        _families(f, sc)
         try:
             f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         except (RuntimeError, OSError, ValueError):
@@ -88,6 +94,18 @@ def program() -> bytes | None:
     except (RuntimeError, OSError, ValueError, AttributeError):
         return None
     return data if data and len(data) % 8 == 0 else None
+
+
+def _families(f: Any, sc: Any) -> None:
+    """Refuse ``socket`` and ``socketpair`` of every family but ``SOCKET_FAMILIES``: each number below the
+    highest allowed that is not allowed, and all above it (a domain with high bits set included)."""
+    unsupported = sc.ERRNO(errno.EAFNOSUPPORT)
+    top = max(SOCKET_FAMILIES)
+    for call in ("socket", "socketpair"):
+        for family in range(top):
+            if family not in SOCKET_FAMILIES:
+                f.add_rule(unsupported, call, sc.Arg(0, sc.EQ, family))
+        f.add_rule(unsupported, call, sc.Arg(0, sc.GT, top))
 
 
 class _Program(ctypes.Structure):
