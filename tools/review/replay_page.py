@@ -16,19 +16,28 @@ the player, which is how kaggle-environments' player is told to show a step (its
 ``message`` listener); the list follows the player's slider to highlight the
 step on screen.
 
-What a replay says is anyone's (a Kaggle team name is its team's choice):
-kaggle-environments embeds the replay in the player with ``json.dumps``, which
-leaves a ``</script>`` in a name as it is, so ``script_safe`` writes every
-``<``, ``>`` and ``&`` of that data as a JSON escape; the names the player
-shows are the ``Game``'s, whose control characters are escaped (``games.py``);
-everything else on the page is ``html.escape``d.
+What a replay says is anyone's (a Kaggle team name is its team's choice, a
+project's name its ``cxforge.toml``'s): kaggle-environments embeds the replay in
+the player with ``json.dumps``, which leaves a ``</script>`` in a name as it is,
+so ``script_safe`` writes every ``<``, ``>`` and ``&`` of that data as a JSON
+escape; the player writes the winner's name into ``innerHTML``, so
+``text_names`` makes it escape the name first (the name shows as text); the
+names the player shows are the ``Game``'s, whose control characters are escaped
+(``games.py``); everything else on the page is ``html.escape``d.  And should
+markup get in all the same, it cannot run: each page's policy allows its own
+scripts by their SHA-256 hashes only (no inline script, no event handler
+attribute, no ``eval``), and a review page's policy holds its player's hashes
+too, since the player's ``srcdoc`` frame inherits it.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
 import html
 import json
+import re
 from typing import Any
 
 from connectx_forge.tools import kaggle_env
@@ -39,8 +48,11 @@ from connectx_forge.tools.review.games import Game
 FONT_URLS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;500;700&display=swap",
              "https://fonts.googleapis.com/css2?family=Material+Symbols+Outlined:opsz,wght,FILL,GRAD@24,400,0,0")
 EMPTY_CSS = "data:text/css,"
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline' data:; img-src data: blob:; "
-       "font-src data:; frame-src 'self' about:; child-src 'self' about: blob:; worker-src blob:")
+# the policy of every page; script-src: the hashes of the page's own scripts (``policy``)
+CSP = ("default-src 'none'; script-src %s; style-src 'unsafe-inline' data:; img-src data: blob:; font-src data:; "
+       "frame-src 'self' about:; child-src 'self' about: blob:; worker-src blob:; base-uri 'none'; form-action 'none'")
+SCRIPTS = re.compile(r"<script\b([^>]*)>(.*?)</script", re.S | re.I)
+DATA_TYPE = re.compile(r"""\btype\s*=\s*["']?application/json""", re.I)
 KAGGLE_STATUS = {"invalid": "INVALID", "timeout": "TIMEOUT"}
 # Material Symbols ligatures a player may use, and a glyph that reads the same without the font
 GLYPHS = {"play_arrow": "\u25b6", "pause": "\u23f8", "skip_next": "\u23ed", "skip_previous": "\u23ee",
@@ -49,8 +61,7 @@ GLYPHS = {"play_arrow": "\u25b6", "pause": "\u23f8", "skip_next": "\u23ed", "ski
           "navigate_next": "\u203a", "first_page": "\u23ee", "last_page": "\u23ed", "close": "\u2715",
           "settings": "\u2699", "speed": "\u23f1", "expand_more": "\u25be", "expand_less": "\u25b4"}
 ICON_SELECTOR = ".material-icons, .material-symbols-outlined, .material-symbols-rounded, .material-symbols-sharp"
-OFFLINE_HEAD = """<meta http-equiv="Content-Security-Policy" content="%(csp)s">
-<style>[data-cx-glyph]{font-size:0 !important}
+GLYPH_HEAD = """<style>[data-cx-glyph]{font-size:0 !important}
 [data-cx-glyph]::after{content:attr(data-cx-glyph);font-size:20px;font-family:sans-serif;line-height:1}</style>
 <script>(function(){var G=%(glyphs)s,S=%(selector)s;
 function fix(){document.querySelectorAll(S).forEach(function(e){var t=(e.textContent||"").trim();
@@ -59,21 +70,57 @@ e.setAttribute("data-cx-glyph",g);}});}
 new MutationObserver(fix).observe(document.documentElement,{childList:true,subtree:true,characterData:true});
 document.addEventListener("DOMContentLoaded",fix);})();</script>
 """
+# where the player writes the winner's name into innerHTML, and the same with the name escaped first
+WINNER_SINK = "<span>${w}</span>`"
+WINNER_TEXT = ("<span>${String(w).replace(/[&<>\"']/g,function(c){return\"&#\"+c.charCodeAt(0)+\";\"})}"
+               "</span>`")
+
+
+def script_hashes(page: str) -> list[str]:
+    """The CSP sources of every inline script of ``page`` (``'sha256-...'``), in order, once each; data blocks
+    (``type="application/json"``) are not scripts."""
+    found: list[str] = []
+    for attrs, body in SCRIPTS.findall(page):
+        if DATA_TYPE.search(attrs):
+            continue
+        source = "'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
+        if source not in found:
+            found.append(source)
+    return found
+
+
+def policy(*pages: str) -> str:
+    """The page policy allowing the inline scripts of ``pages`` (a page and the frames that inherit its
+    policy) by hash, and no other script."""
+    sources = [h for page in pages for h in script_hashes(page)]
+    return CSP % (" ".join(dict.fromkeys(sources)) or "'none'")
+
+
+def text_names(page: str) -> str:
+    """The player ``page`` with the winner's name written as text: the player puts ``Winner: NAME`` into
+    ``innerHTML``, where a name that is markup would be obeyed; here it is HTML-escaped first."""
+    if page.count(WINNER_SINK) != 1:
+        raise UserError("this kaggle-environments visualizer is not the one this page was written for "
+                        "(its winner line changed): install kaggle-environments 1.33.2")
+    return page.replace(WINNER_SINK, WINNER_TEXT)
 
 
 def offline(page: str) -> str:
-    """The visualizer page with its web fonts replaced by empty stylesheets and every other request forbidden."""
+    """The visualizer page with its web fonts replaced by empty stylesheets, every other request forbidden, and
+    only its own scripts (by hash) allowed to run."""
     for url in FONT_URLS:
         if url not in page:
             raise UserError("this kaggle-environments visualizer is not the one this page was written for "
                             "(its font addresses changed): install kaggle-environments 1.33.2")
         page = page.replace(url, EMPTY_CSS)
     page = page.replace('<link rel="icon" type="image/svg+xml" href="/vite.svg" />', "")
-    head = OFFLINE_HEAD % {"csp": CSP, "glyphs": json.dumps(GLYPHS), "selector": json.dumps(ICON_SELECTOR)}
+    glyphs = GLYPH_HEAD % {"glyphs": json.dumps(GLYPHS), "selector": json.dumps(ICON_SELECTOR)}
     at = page.find("<head>")
     if at < 0:
         raise UserError("the kaggle-environments visualizer has no <head>: install kaggle-environments 1.33.2")
-    return page[:at + 6] + "\n" + head + page[at + 6:]
+    page = page[:at + 6] + "\n" + glyphs + page[at + 6:]
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{policy(page)}">\n'
+    return page[:at + 6] + "\n" + meta + page[at + 6:]
 
 
 def replay_of(game: Game) -> dict[str, Any]:
@@ -132,7 +179,7 @@ def visualizer(replay: dict[str, Any]) -> str:
         page = env.render(mode="html", playing=False)
     except Exception as exc:  # the environment's own validation: a replay it cannot show
         raise UserError(f"kaggle-environments cannot render this replay: {type(exc).__name__}: {exc}") from None
-    return offline(script_safe(str(page)))
+    return offline(text_names(script_safe(str(page))))
 
 
 def _value(wdl: int | None, score: int | None) -> str:
@@ -217,9 +264,10 @@ def game_page(review: Review, player: str, title: str, back: str | None = None) 
     """One self-contained page: the visualizer ``player`` and the review's move list beside it."""
     lines = "".join(f"<p>{html.escape(line)}</p>" for line in header_lines(review))
     link = f'<p><a href="{html.escape(back)}">all games</a></p>' if back else ""
+    script = f"<script>{SCRIPT}</script>"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta http-equiv="Content-Security-Policy" content="{policy(script, player)}">
 <title>{html.escape(title)}</title><style>{STYLE}</style></head>
 <body><header><h1>{html.escape(title)}</h1>{lines}{link}</header>
 <main><iframe id="viz" title="ConnectX replay" srcdoc="{html.escape(player, quote=True)}"></iframe>
@@ -229,7 +277,7 @@ def game_page(review: Review, player: str, title: str, back: str | None = None) 
 </tbody></table>
 <p style="font-size:12px;color:#999">Values are the mover's: win, draw or loss with Pons' exact score where
 known. Columns count from 0, as in Kaggle's actions. Click a move to show the board after it.</p></div></main>
-<script>{SCRIPT}</script></body></html>
+{script}</body></html>
 """
 
 
@@ -243,7 +291,7 @@ def index_page(entries: list[tuple[str, Review]], summary_text: str) -> str:
                     f"<td>{html.escape(r.game.describe())}</td><td>{blunders}</td><td>{html.escape(losing)}</td></tr>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta http-equiv="Content-Security-Policy" content="{policy()}">
 <title>Reviewed games</title><style>{STYLE}</style></head>
 <body><header><h1>Reviewed games</h1><pre>{html.escape(summary_text)}</pre></header>
 <main><table><thead><tr><th>game</th><th>result</th><th>blunders</th><th>first losing move</th></tr></thead>
