@@ -254,17 +254,26 @@ def bounds(limits: Limits | None = None) -> str:
 def command(channel: int, root: str, groups: tuple[cgroup.Group, ...] = ()) -> list[str]:
     """The command that starts a jailed warden serving ``channel`` (an inherited fd), its game folders in
     ``root``, its hosts' cgroups in ``groups`` (shown writable in the jail; ``cgroup.py``).  The warden
-    empties ``root`` when it ends; a shell outside the jail then removes the folder itself (a mount point
-    inside) and the cgroups, even when the referee was killed."""
+    empties ``root`` when it ends; a shell outside the jail (``SHELL``) then removes the folder and the cgroups,
+    and ends the jail at once when the referee dies or a signal ends it."""
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
     cgroup_ns = all(cgroup.in_own(group) for group in groups)
     folders = tuple(group.folder for group in groups)
-    return ["/bin/sh", "-c", 'root=$1; cgs=$2; shift 2; "$@"; rmdir -- "$root" 2>/dev/null; IFS=:; '
-            # a cgroup is removable once the last of its processes has finished exiting
-            'for i in 1 2 3 4 5 6 7 8 9 10; do left=; for cg in $cgs; do [ -d "$cg" ] || continue; '
-            f'rmdir -- "$cg"/{cgroup.HOST}* "$cg" 2>/dev/null; [ -d "$cg" ] && left=1; done; '
-            '[ -z "$left" ] && break; sleep 0.1; done; exit 0', "cxforge-jail", root, ":".join(folders), bwrap,
-            *arguments(root, probe().caps, cgroup_ns, folders), *passed,
-            python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root, cgroup.to_arg(groups)]
+    setpriv = shutil.which("setpriv", path=PATH)
+    return [*([setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []), "/bin/sh", "-c", SHELL,
+            "cxforge-jail", root, ":".join(folders), bwrap, *arguments(root, probe().caps, cgroup_ns, folders),
+            *passed, python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root,
+            cgroup.to_arg(groups)]
+
+
+# the jail's shell: it runs bubblewrap (whose --die-with-parent ends the whole jail when bubblewrap dies) and, once it
+# is gone, removes the jail's folder and cgroups.  SIGTERM, SIGINT or SIGHUP (SIGTERM is its parent-death signal,
+# setpriv's --pdeathsig: the referee died, even by SIGKILL) kill bubblewrap at once, whatever the warden is doing
+SHELL = ('root=$1; cgs=$2; shift 2; trap \'kill -KILL $jail 2>/dev/null\' TERM INT HUP; "$@" & jail=$!; '
+         'wait $jail; wait $jail 2>/dev/null; rm -rf -- "$root" 2>/dev/null; IFS=:; '
+         # a cgroup is removable once the last of its processes has finished exiting
+         'for i in 1 2 3 4 5 6 7 8 9 10; do left=; for cg in $cgs; do [ -d "$cg" ] || continue; '
+         f'rmdir -- "$cg"/{cgroup.HOST}* "$cg" 2>/dev/null; [ -d "$cg" ] && left=1; done; '
+         '[ -z "$left" ] && break; sleep 0.1; done; exit 0')

@@ -1,9 +1,13 @@
-"""Each agent alone: its own process table, its own ``/tmp``, and a .tar.gz's files where Kaggle puts them.
+"""Each agent alone: its own process table, ``/tmp``, network and IPC, and a .tar.gz's files where Kaggle puts them.
 
 The jail (``jail.py``) is one per warden, so all the hosts of a warden share
 it.  Where the jailed warden holds ``CAP_SYS_ADMIN`` (root, or bubblewrap's
 ``--cap-add`` inside its user namespace), ``fork`` puts each host, and each
-template, in a new PID namespace and mount namespace of its own:
+template, in a new set of namespaces of its own (``OWN``: PID, mount, network,
+IPC, UTS), so that the seats share no loopback, abstract socket, System V or
+POSIX IPC, and a fresh host's IPC dies with its game (a template's hosts share
+its set: the warden empties its System V IPC before each game, ``clear_ipc``,
+and kills all but the template and the game's host there, ``kill_all_but``):
 
 * pid 1 is a small init (``cxforge-init``) that only reaps; the host is pid 2,
   so an agent's signals to itself work as anywhere (an init ignores them);
@@ -36,6 +40,9 @@ from connectx_forge.tools.sandbox import cgroup, limits, reap
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWNET = 0x04000000, 0x08000000, 0x40000000
+# a host's (or template's) own set: its processes, mounts, network, System V and POSIX message-queue IPC, host name
+OWN = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 0x4000, 1 << 18
 MNT_DETACH = 2
@@ -107,7 +114,7 @@ def _middle(pids_w: int, place: Place) -> None:
     """The process between: returns only in the namespace's child (pid 2); exits in itself."""
     try:
         libc = limits._libc()
-        if libc.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
+        if libc.unshare(OWN) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         ready_r, ready_w = os.pipe()
         init = os.fork()
@@ -351,6 +358,84 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
         if pid == init:
             return
         reap.keep(hosts, pid, status)
+
+
+def members(pid: int) -> list[int]:
+    """The processes (pids as this process sees them) in the PID namespace that process ``pid`` is in, zombies
+    left out ([] when it is gone): read from outside, so that nothing agent code there says is needed."""
+    try:
+        ns = os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return []
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry.name}/ns/pid") == ns:
+                    found.append(int(entry.name))
+            except OSError:  # gone, or a zombie (whose namespaces are released)
+                continue
+    return found
+
+
+SWEEPS = 50  # passes of ``kill_all_but`` at most: a tree that forks as fast as it is killed is still bounded
+
+
+def kill_all_but(pid: int, spared: set[int]) -> None:
+    """``SIGKILL`` every process in the PID namespace of process ``pid`` but ``spared``, until none is left (each
+    pass stops them first, so that none forks while the others are killed)."""
+    for _ in range(SWEEPS):
+        left = [p for p in members(pid) if p not in spared]
+        if not left:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for victim in left:
+                try:
+                    os.kill(victim, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
+IPC_RMID = 0
+SYSV = ("shm", "sem", "msg")  # /proc/sysvipc's files: the System V objects of the reader's IPC namespace
+
+
+def clear_ipc(pid: int) -> None:
+    """Remove every System V shared memory segment, semaphore set and message queue of the IPC namespace of
+    process ``pid``: this process enters that namespace, removes them and comes back (an error if it could not
+    come back: it must never stay there)."""
+    libc = limits._libc()
+    try:
+        theirs = os.open(f"/proc/{pid}/ns/ipc", os.O_RDONLY)
+    except OSError:
+        return
+    ours = os.open("/proc/thread-self/ns/ipc", os.O_RDONLY)
+    try:
+        if libc.setns(theirs, CLONE_NEWIPC) != 0:
+            return
+        try:
+            for kind in SYSV:
+                for ident in _sysv_ids(kind):
+                    if kind == "sem":
+                        libc.semctl(ident, 0, IPC_RMID)
+                    else:
+                        getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
+        finally:
+            if libc.setns(ours, CLONE_NEWIPC) != 0:
+                raise OSError(ctypes.get_errno(), "setns back to the warden's IPC namespace failed")
+    finally:
+        os.close(theirs)
+        os.close(ours)
+
+
+def _sysv_ids(kind: str) -> list[int]:
+    """The ids of this IPC namespace's System V objects of ``kind`` (``SYSV``)."""
+    try:
+        with open(f"/proc/sysvipc/{kind}") as fh:
+            rows = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    return [int(row.split()[1]) for row in rows if len(row.split()) > 1 and row.split()[1].isdigit()]
 
 
 def outer_pid(parent: int, inner: int) -> int | None:

@@ -24,14 +24,23 @@ from fresh loads: a worker's games of one file share its folder, randomness
 drawn during the load (a generator seeded from the system at import) is the
 same in every game, and the load's prints are copied into each game's log.
 
-Hosts are the template's children, so it ends them (``end``, ``reap.py``) and
+Hosts are the template's children, so it reaps them (``end``, ``reap.py``) and
 reads their statuses; they die with it, and it dies with the warden.  It forks
 each host ahead of its game (a spare, named ``cxforge-spare`` until it has its
-game), when the warden asks, and gives the warden the spare's end of a socket:
-the warden hands the spare its game's fds straight, so that neither the fork
-nor a message to the template is on a game's critical path.  A spare starts
-its game only once the hosts that ran when it was forked are gone (reaped), so
-a game's host never sees the last one, even as a zombie.
+game), when the warden asks (at the load's end, then when each game's host has
+ended), and gives the warden the spare's end of a socket: the warden hands the
+spare its game's fds straight, so that neither the fork nor a message to the
+template is on a game's critical path.
+
+The template is agent code from its load on, so the warden trusts nothing it
+does and waits on it only with deadlines (a send that would block, an answer
+that does not come: the template is dropped and the file loaded afresh).  What
+matters is done from outside, by the warden: before each game it stops the
+template (``SIGSTOP``; it runs again only when its host has ended), kills every
+other process of the template's namespace but the game's spare (whatever the
+load forked, whatever an earlier game left), and removes the System V IPC of its
+namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
+host itself when its game ends.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ import gc
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -52,6 +62,7 @@ from connectx_forge.tools.sandbox import cgroup, host, limits, namespace, protoc
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
 ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an end's grace) before it is dropped
+SEND_SECONDS = 1.0  # the longest a request to a template may wait to be sent (it reads them at once)
 
 
 class Template:
@@ -76,6 +87,7 @@ class Template:
         self._take_spare()  # answers come in order: a spare asked for first
         if self.gone:
             return None
+        self._wake()
         try:
             self.sock.settimeout(ANSWER_SECONDS + float(message.get("grace", 0)))
             socket.send_fds(self.sock, [json.dumps(message).encode()], fds or [])
@@ -91,13 +103,23 @@ class Template:
         return None
 
     def ask_spare(self) -> None:
-        """Ask for the next game's host (forked while this game plays); its answer is read when it is needed."""
+        """Ask for the next game's host (forked when the last one's game ended, or at the load's end); its answer
+        is read when it is needed."""
         if self.asked or self.gone:
             return
+        self._wake()
         try:
+            self.sock.settimeout(SEND_SECONDS)
             self.sock.send(json.dumps({"op": "spare"}).encode())
             self.asked = True
-        except OSError:
+        except OSError:  # socket.timeout included: a template that reads nothing is dropped
+            self.gone = True
+
+    def _wake(self) -> None:
+        """Let the template run (it is stopped while its host plays, and its host may have stopped it)."""
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except ProcessLookupError:
             self.gone = True
 
     def _take_spare(self) -> None:
@@ -105,6 +127,7 @@ class Template:
         if not self.asked:
             return
         self.asked = False
+        self._wake()
         try:
             self.sock.settimeout(ANSWER_SECONDS)
             data, fds, _, _ = socket.recv_fds(self.sock, protocol.MAX_MESSAGE, 1)
@@ -128,11 +151,20 @@ class Template:
             return
         if self.load is None:  # its first spare: the load is over
             self.load = time.perf_counter() - self.started
-        self.spare = (pid, inner, socket.socket(fileno=fds[0]))
+        sock = socket.socket(fileno=fds[0])
+        if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_SEQPACKET:  # not the socketpair ours makes
+            sock.close()
+            self.gone = True
+            return
+        sock.setblocking(False)  # a send to the spare never waits: a full socket is the template's failure
+        self.spare = (pid, inner, sock)
 
     def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
         """A host for one game (``seed``) on the channel and log ``fds``: the spare forked ahead, handed them
-        straight (another is asked for at once); its pid as the warden sees it, None on failure."""
+        straight; its pid as the warden sees it, None on failure.  Before, the template is stopped (it runs
+        again when its host ends: ``end``), and every other process of its namespace is killed and its System V
+        IPC removed (``namespace.py``): nothing of an earlier game, nor anything the template started, lives into
+        this one, whatever the template's own code (the agent's, since its load) did."""
         for _ in range(2):  # a spare that died before its game is replaced once
             if self.spare is None:
                 self.ask_spare()
@@ -141,31 +173,50 @@ class Template:
                 return None
             pid, inner, sock = self.spare
             self.spare = None
+            self.inner[pid] = inner
+            self._isolate(pid)
             try:
                 socket.send_fds(sock, [json.dumps(game).encode()], fds)
-            except OSError:
-                self.inner[pid] = inner
+            except (BrokenPipeError, ConnectionResetError):  # the spare died before its game
                 self.end(pid, 0)
                 continue
+            except OSError:  # a full socket, or any other: not what our template hands over
+                self.gone = True
+                return None
             finally:
                 sock.close()
-            self.inner[pid] = inner
-            self.ask_spare()
             return pid
         return None
+
+    def _isolate(self, spare: int) -> None:
+        """Stop the template and, in its namespace (where it has one), kill all but it, its init and ``spare``,
+        and remove its System V IPC."""
+        try:
+            os.kill(self.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            self.gone = True
+        if self.init:
+            namespace.kill_all_but(self.pid, {self.init, self.pid, spare})
+            namespace.clear_ipc(self.pid)
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not
         asked for: the template ends the host while the warden goes on)."""
         inner = self.inner.pop(pid, pid)
         if grace <= 0:
+            _kill(pid)  # from here: the template need not do it
+            self._wake()
             try:
+                self.sock.settimeout(SEND_SECONDS)
                 self.sock.send(json.dumps({"op": "end", "pid": inner, "quiet": True}).encode())
             except OSError:
                 self.gone = True
+            self.ask_spare()  # the next game's host, forked now
             return None
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
+        _kill(pid)
+        self.ask_spare()
         try:
             return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
         except protocol.ProtocolError:  # not what our template says: its load wrote it
@@ -184,6 +235,15 @@ class Template:
         except ChildProcessError:
             pass
         namespace.end_init(self.init, hosts)
+
+
+def _kill(pid: int) -> None:
+    """``SIGKILL`` a templated host and its group from the warden (whatever its template does)."""
+    reap.killpg(pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,

@@ -20,6 +20,9 @@ orphaned descendant that escaped its group (``setsid`` and double fork), then
 exits.  Hosts get ``SIGKILL`` as their own parent-death signal.  What is not
 covered: a descendant that escapes both its group and the subreaper (none can
 on Linux without privileges), and processes started through other services.
+A jailed warden's shell gets that signal instead and kills the whole jail at
+once (``jail.SHELL``), whatever the warden is doing; the referee waits for the
+warden with deadlines only (``ANSWER_SECONDS``, ``CLOSE_SECONDS``).
 
 This module is the referee's side; what runs in the warden is ``warden_process.py``.
 """
@@ -33,6 +36,7 @@ import signal
 import socket
 import tempfile
 import threading
+import time
 import weakref
 from typing import Any, NoReturn
 
@@ -43,6 +47,12 @@ _local = threading.local()
 PRELOAD = ("base64", "binascii", "bisect", "collections", "copy", "dataclasses", "enum", "functools", "hashlib",
            "heapq", "inspect", "io", "itertools", "json", "math", "operator", "pickle", "re", "statistics",
            "struct", "time", "types", "typing", "zlib", "lzma", "gzip", "numpy.random")
+
+
+# the longest the referee waits for the warden beyond a template's load or an end's grace: the warden's own waits
+# on agent code (template.ANSWER_SECONDS, twice: a spare replaced once) and its cleanup of a namespace
+ANSWER_SECONDS = 30.0
+CLOSE_SECONDS = 3.0  # the longest ``close`` waits for a warden to end by itself, then for its jail's cleanup
 
 
 class WardenGone(RuntimeError):
@@ -85,10 +95,13 @@ class Warden:
         # closed once: by close(), when the object goes (its thread ended), or at the interpreter's exit
         self._finalizer = weakref.finalize(self, shut, ours, pid, parent, self.templates, self.root, self.groups)
 
-    def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    def _ask(self, message: dict[str, Any], seconds: float, fds: list[int] | None = None) -> dict[str, Any]:
+        """Send one request and read its answer within ``seconds`` (``WardenGone`` past them: the warden, beside
+        the agents in the jail, is never waited on without a deadline)."""
         data = json.dumps(message).encode()
         with self._lock:
             try:
+                self.sock.settimeout(seconds)
                 if fds:
                     socket.send_fds(self.sock, [data], fds)
                 else:
@@ -107,7 +120,8 @@ class Warden:
         """Start a host: ``pid`` (also its process group), and for a templated file ``load`` (the seconds the
         template's load took, as the warden measured it) or ``fresh`` (it cannot have one: load it afresh in
         every game); ``WardenGone`` for an answer that is not one the warden gives."""
-        answer = self._ask({"op": "spawn", "setup": setup}, [channel, log])
+        budget = float(setup.get("template", {}).get("budget", 0.0))  # a template's load is waited for
+        answer = self._ask({"op": "spawn", "setup": setup}, budget + ANSWER_SECONDS, [channel, log])
         try:
             return spawned(answer, {self.pid, os.getpid()})
         except protocol.ProtocolError as exc:
@@ -121,11 +135,12 @@ class Warden:
         if grace <= 0:
             with self._lock:
                 try:
+                    self.sock.settimeout(ANSWER_SECONDS)
                     self.sock.send(json.dumps({"op": "end", "pid": pid, "quiet": True}).encode())
                 except OSError as exc:
                     raise WardenGone(str(exc)) from None
             return None, False
-        answer = self._ask({"op": "end", "pid": pid, "grace": grace})
+        answer = self._ask({"op": "end", "pid": pid, "grace": grace}, grace + ANSWER_SECONDS)
         status = answer.get("status")
         try:
             return (None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status"),
@@ -145,10 +160,7 @@ def shut(sock: socket.socket, pid: int, owner: int, templates: dict[str, tuple[s
     sock.close()
     if os.getpid() != owner:
         return
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    _reap(pid)
     for staged in templates.values():
         if staged is not None:
             shutil.rmtree(staged[0], ignore_errors=True)
@@ -156,6 +168,27 @@ def shut(sock: socket.socket, pid: int, owner: int, templates: dict[str, tuple[s
         shutil.rmtree(root, ignore_errors=True)
     for group in groups:
         cgroup.remove(group)
+
+
+def _reap(pid: int) -> None:
+    """Reap the warden (a jailed one: its jail's shell) within ``CLOSE_SECONDS``; past them, ``SIGTERM`` (a jail's
+    shell then kills the jail and removes its folders), and past them again ``SIGKILL``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL, None):
+        deadline = time.monotonic() + CLOSE_SECONDS
+        while True:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] or sig is None and time.monotonic() >= deadline:
+                    return
+            except ChildProcessError:
+                return
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)
+        if sig is not None:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
 
 
 def spawned(answer: dict[str, Any], taken: set[int]) -> dict[str, Any]:
