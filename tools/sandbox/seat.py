@@ -21,7 +21,8 @@ line is read by ``protocol.decode``: a malformed one is the agent's ``protocol``
 ``seed`` is the seat's own (``seat_random.seat_seed``): the host seeds its
 ``random`` and ``numpy.random`` with it and keeps them, as on Kaggle, where each agent has a container of its
 own; no random state crosses the channel.  Detail lines, bad actions and logs are scrubbed of credentials and
-control characters (``scrub.py``).  ``close`` kills the host's group and removes its folders.
+control characters (``scrub.py``).  The host's output comes through a pipe, of which the referee keeps a bound
+(``output.py``).  ``close`` kills the host's group and removes its folders.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agents.board import Size
 from connectx_forge.tools.play.players import Player
 from connectx_forge.tools.sandbox import protocol, warden
 from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
+from connectx_forge.tools.sandbox.output import Output
 from connectx_forge.tools.sandbox.scrub import one_line, scrub
 from connectx_forge.tools.submit.archive import unpack
 
@@ -112,7 +114,7 @@ class HostedAgent:
         self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
         self.templated = template and player.fresh and templates_on()
         self.twin = twin
-        self.log: IO[bytes] = tempfile.TemporaryFile(prefix="cxforge-log-")
+        self.output = Output(self.limits.log_bytes)  # its fds 1 and 2 (output.py)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.buf = b""
         self.next_id = 0
@@ -129,6 +131,7 @@ class HostedAgent:
             self._spawn(theirs.fileno())
         finally:
             theirs.close()
+            self.output.hand_over()
 
     def _spawn(self, fd: int) -> None:
         """Start the host; a warden that fails (dies, or answers what it never says) is replaced once, and a
@@ -167,7 +170,7 @@ class HostedAgent:
             else:
                 os.mkdir(setup["cwd"])
         self.game = setup["cwd"]
-        answer = w.spawn(fd, self.log.fileno(), setup)
+        answer = w.spawn(fd, self.output.write_fd, setup)
         self.pid = int(answer["pid"])
         self.spawned = time.perf_counter()
         self.pending = float(answer.get("load", 0.0))  # checked by the referee's warden handle (warden.spawned)
@@ -225,11 +228,10 @@ class HostedAgent:
         except OSError:
             return self._crashed(start)
         deadline = start + budget
-        poller = select.poll()
-        poller.register(self.sock, select.POLLIN)
+        poller = self._poller()
         while b"\n" not in self.buf:
             left = deadline - time.perf_counter()
-            if left <= 0 or not poller.poll(max(1, math.ceil(left * 1000))):
+            if left <= 0 or not self._wait(poller, left):
                 if time.perf_counter() < deadline:
                     continue
                 return self._timed_out(start)
@@ -255,11 +257,14 @@ class HostedAgent:
         not the agent's.  False when the channel closed or stayed silent; ``ProtocolError`` for any other line
         (the spare runs code the agent's load may have changed)."""
         deadline = time.perf_counter() + (READY_SECONDS if timeout is None else timeout)
+        poller = self._poller()
         while b"\n" not in self.buf:
             if len(self.buf) >= len(protocol.READY):
                 raise protocol.ProtocolError("a first line that is not the ready line (too long)")
             left = deadline - time.perf_counter()
-            if left <= 0 or not select.select([self.sock], [], [], left)[0]:
+            if left <= 0 or not self._wait(poller, left):
+                if time.perf_counter() < deadline:
+                    continue
                 return False
             try:
                 data = self.sock.recv(1 << 16)
@@ -272,6 +277,26 @@ class HostedAgent:
         if protocol.decode(line, len(protocol.READY), "a first line") != {"ready": True}:
             raise protocol.ProtocolError("a first line that is not the ready line")
         return True
+
+    def _poller(self) -> select.poll:
+        """A poll of the channel and, while the host may still write it, its output pipe."""
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        if self.output.open:
+            poller.register(self.output.read_fd, select.POLLIN)
+        return poller
+
+    def _wait(self, poller: select.poll, seconds: float) -> bool:
+        """Wait at most ``seconds`` for the channel, reading the host's output meanwhile (a host that writes
+        a full pipe waits for it): whether the channel is readable (False: the time ran out, or output came)."""
+        ready = False
+        for fd, _ in poller.poll(max(1, math.ceil(seconds * 1000))):
+            if fd == self.output.read_fd:
+                if not self.output.drain():
+                    poller.unregister(fd)  # every writer gone: its end of file would wake each poll
+            else:
+                ready = True
+        return ready
 
     def _read(self, rid: int, line: bytes, duration: float) -> Reply:
         message = protocol.decode(line)
@@ -310,16 +335,15 @@ class HostedAgent:
         return Reply(kind, duration, detail=how + (f"; last words: {said}" if said else ""))
 
     def log_text(self, limit: int = 2 * LOG_CHARS + 2000) -> str:
-        """The agent's log (its prints, cut at the host's cap, then any traceback), credentials scrubbed,
-        with the temporary game folder shown as the folder the file came from."""
-        try:
-            self.log.seek(0, os.SEEK_END)
-            size = self.log.tell()
-            self.log.seek(max(0, size - limit))
-            text = self.log.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
-        return scrub(self.shown(text)) or ""
+        """The agent's log (its prints, cut at the host's cap, then any traceback; its last ``limit``
+        characters, and the line that says how much of its output was dropped), credentials scrubbed, with
+        the temporary game folder shown as the folder the file came from."""
+        self._drain()
+        text = self.output.kept().decode("utf-8", "replace")[-limit:]
+        note = self.output.note()
+        if note and text and not text.endswith("\n"):
+            note = "\n" + note
+        return scrub(self.shown(text + note)) or ""
 
     def shown(self, text: str) -> str:
         """``text`` with the temporary game folder shown as the folder the file came from."""
@@ -328,12 +352,12 @@ class HostedAgent:
         return text
 
     def _log_tail(self) -> str:
-        try:
-            self.log.seek(0, os.SEEK_END)
-            self.log.seek(max(0, self.log.tell() - 4000))
-            return self.log.read().decode("utf-8", "replace")
-        except (OSError, ValueError):
-            return ""
+        self._drain()
+        return self.output.kept()[-4000:].decode("utf-8", "replace")
+
+    def _drain(self) -> None:
+        if self.output.read_fd >= 0:
+            self.output.drain()
 
     # -- the end ----------------------------------------------------------------------------------
     def _kill(self, grace: float = 0.0) -> None:
@@ -349,7 +373,8 @@ class HostedAgent:
         """Kill the host's group (if it still runs) and remove its folders."""
         self._kill()
         self.sock.close()
-        self.log.close()
+        self._drain()
+        self.output.close()
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
 
