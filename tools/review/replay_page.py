@@ -182,7 +182,8 @@ def visualizer(replay: dict[str, Any]) -> str:
     return offline(text_names(script_safe(str(page))))
 
 
-def _value(wdl: int | None, score: int | None) -> str:
+def value_text(wdl: int | None, score: int | None) -> str:
+    """A move's value for the mover as text: ``win``, ``draw`` or ``loss`` (``?`` unknown) and Pons' score."""
     name = wdl_name(wdl) or "?"
     return name if score is None else f"{name} {score:+d}"
 
@@ -239,7 +240,8 @@ def move_rows(review: Review) -> str:
         rows.append(
             f'<tr class="{" ".join(classes)}" data-step="{m.ply}" data-ply="{m.ply}">'
             f'<td><button class="step">{m.ply}</button></td><td title="{html.escape(names[m.mark - 1])}">{m.mark}</td>'
-            f"<td>{m.column}</td><td>{_value(m.before, m.score_before)}</td><td>{_value(m.after, m.score_after)}</td>"
+            f"<td>{m.column}</td><td>{value_text(m.before, m.score_before)}</td>"
+            f"<td>{value_text(m.after, m.score_after)}</td>"
             f'<td>{best}</td><td class="tag">{html.escape(tag)}</td></tr>')
     return "\n".join(rows)
 
