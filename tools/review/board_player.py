@@ -25,7 +25,8 @@ CELL = 36  # pixels a cell, border included
 
 STYLE = """body{margin:0;padding:8px;font:13px system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;
 background:#fff;color:#222}
-#names span{font-weight:600}.disc{display:inline-block;width:11px;height:11px;border-radius:50%;
+#names span{font-weight:600;display:inline-block;max-width:150px;overflow:hidden;text-overflow:ellipsis;
+white-space:nowrap;vertical-align:bottom}.disc{display:inline-block;width:11px;height:11px;border-radius:50%;
 margin:0 4px 0 0;vertical-align:-1px}
 #board{display:grid;gap:4px;padding:6px;background:#2456a6;border-radius:6px;width:max-content;margin:6px 0}
 #board div{width:30px;height:30px;border-radius:50%;background:#fff}
@@ -40,7 +41,7 @@ var g=JSON.parse(document.getElementById("game").textContent),R=g.rows,C=g.colum
 var $=function(id){return document.getElementById(id);},board=$("board"),range=$("step"),cells=[],timer=null;
 board.style.gridTemplateColumns="repeat("+C+",30px)";
 for(var i=0;i<R*C;i++){cells.push(board.appendChild(document.createElement("div")));}
-$("p1").textContent=g.names[0];$("p2").textContent=g.names[1];range.max=n;
+[1,2].forEach(function(p){$("p"+p).textContent=$("p"+p).title=g.names[p-1];});range.max=n;
 function show(s){s=Math.max(0,Math.min(n,s));range.value=s;var h=[],grid=[],last=-1,k,c,r;
   for(k=0;k<s;k++){c=g.moves[k];h[c]=(h[c]||0)+1;r=R-h[c];grid[r*C+c]=k%2+1;last=r*C+c;}
   cells.forEach(function(d,i){d.className=(grid[i]?"p"+grid[i]:"")+(i===last?" last":"");});
@@ -53,7 +54,7 @@ $("next").addEventListener("click",function(){step(1);});
 $("last").addEventListener("click",function(){stop();show(n);});
 range.addEventListener("input",function(){stop();show(+range.value);});
 $("play").addEventListener("click",function(){if(timer){stop();return;}if(+range.value>=n)show(0);
-  $("play").textContent="\\u23f8";timer=setInterval(function(){if(+range.value>=n){stop();}
+  $("play").textContent="||";timer=setInterval(function(){if(+range.value>=n){stop();}
   else{show(+range.value+1);}},600);});
 show(n);})();"""
 
@@ -65,9 +66,9 @@ style-src %(style_hash)s; base-uri 'none'; form-action 'none'">
 <div id="names"><i class="disc p1"></i><span id="p1"></span> (first) vs \
 <i class="disc p2"></i><span id="p2"></span></div>
 <div id="board"></div>
-<div id="controls"><button id="first" title="start">\u23ee</button><button id="prev" title="back">\u2039</button>\
+<div id="controls"><button id="first" title="start">\u00ab</button><button id="prev" title="back">\u2039</button>\
 <button id="play" title="play">\u25b6</button><button id="next" title="next">\u203a</button>\
-<button id="last" title="end">\u23ed</button><input id="step" type="range" min="0" value="0">\
+<button id="last" title="end">\u00bb</button><input id="step" type="range" min="0" value="0">\
 <span id="counter"></span></div>
 <p id="note"></p>
 <script type="application/json" id="game">%(data)s</script>
@@ -82,13 +83,13 @@ def digest(text: str) -> str:
 
 
 def move_notes(game: Game, review: Review | None = None) -> list[str]:
-    """A line per ply, 0 (the empty board) to the last: who played which column (from 0, as Kaggle's actions),
-    and the review's verdict on it where there is one; the last line says how the game ended."""
-    notes = [f"the empty board; {game.names[0]} moves first"]
+    """A line per ply, 0 (the empty board) to the last: which side played which column (from 0, as Kaggle's
+    actions; the names are above the board), and the review's verdict on it where there is one; the last line
+    says how the game ended."""
+    notes = ["the empty board"]
     verdicts = {m.ply: m for m in review.moves} if review is not None else {}
     for ply, column in enumerate(game.moves, 1):
-        mark = 2 - ply % 2
-        line = f"ply {ply}: {game.names[mark - 1]} played column {column}"
+        line = f"ply {ply}: {'first' if ply % 2 else 'second'} played column {column}"
         m = verdicts.get(ply)
         if m is not None:
             tags = ["opening"] if m.opening else ([m.tag] if m.tag else [])
