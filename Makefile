@@ -70,7 +70,7 @@ test-slow: $(TEST_STAMP)
 
 upload: $(RUNTIME_STAMP)
 	@test -n "$(MSG)" || { echo "make upload: give a message, e.g. make upload MSG='solver v2'" >&2; exit 2; }
-	$(BIN)/cxforge upload $(OUT) -m "$(MSG)"
+	$(BIN)/cxforge upload $(OUT) -m "$(MSG)" $(if $(GAMES),--games $(GAMES)) $(if $(MAX_GAMES),--max-games $(MAX_GAMES))
 
 bench: $(TEST_STAMP)
 	$(BIN)/cxforge bench

@@ -198,7 +198,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     fly, into the user cache); default as the command's: the project in the working folder, else
     ``submissions/submission.py``.  The floors are the manifest's (a project's ``cxforge.toml``); against an
     opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
-    default when None).
+    default when None).  The result's ``verdict`` is the command's: PASS, FAIL or UNDECIDED.
     """
     from connectx_forge.tools.play.settings import GameSettings
     from connectx_forge.tools.submit import check as checker
@@ -213,7 +213,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     report = checker.check_file(file.path, games, workers, opponents=chosen, settings=game, seed=seed,
                                 progress=progress, validation=validation, max_games=max_games, on_game=played.append)
     played.sort(key=lambda g: g["index"])
-    return CheckResult(spec, str(file.path), played, report.to_dict(), format_report(report))
+    return CheckResult(report.agent or file.label, str(file.path), played, report.to_dict(), format_report(report))
 
 
 def _check_spec(agent: Any) -> str:

@@ -172,7 +172,9 @@ class MatchResult(Result):
 
 @dataclass(frozen=True, repr=False)
 class CheckResult(Result):
-    """``cxforge check``: the verdict (``passed``, ``problems``), the floors, the games by opponent and seat.
+    """``cxforge check``: the verdict (``verdict``: PASS, FAIL or UNDECIDED; ``passed``, ``problems``,
+    ``undecided``), the floors, the games by opponent and seat.  ``agent`` is the name (a project's name, a
+    file's name), ``path`` the file checked.
 
     ``games`` are each game's result as the checker's referee (kaggle-environments) judged it: ``index``
     (-1: the validation episode), ``opponent``, ``seat`` (0: the file moved first), ``outcome`` (the file's),
@@ -192,7 +194,18 @@ class CheckResult(Result):
 
     @property
     def verdict(self) -> str:
-        return "PASS" if self.passed else "FAIL"
+        """PASS, FAIL or UNDECIDED, as ``cxforge check`` prints it and its JSON says."""
+        return str(self.report["verdict"])
+
+    @property
+    def exit_code(self) -> int:
+        """``cxforge check``'s exit status for this verdict: 0 PASS, 1 FAIL, 3 UNDECIDED."""
+        return int(self.report["exit_code"])
+
+    @property
+    def undecided(self) -> list[str]:
+        """The floors neither met nor missed within ``max_games`` (why the verdict is UNDECIDED)."""
+        return list(self.report["undecided"])
 
     @property
     def problems(self) -> list[str]:
@@ -223,10 +236,9 @@ class CheckResult(Result):
         return f"<CheckResult {self.agent}: {self.verdict}, {len(self.games)} games>"
 
     def _summary_html(self) -> str:
-        colour = "#1a7f37" if self.passed else "#cf222e"
-        out = (f'<p><b style="color:{colour}">{self.verdict}</b> {html.escape(self.agent)} '
-               f"({html.escape(self.path)})</p>")
-        out += lines_html([f"FAIL: {p}" for p in self.problems])
+        colour = {"PASS": "#1a7f37", "UNDECIDED": "#9a6700"}.get(self.verdict, "#cf222e")
+        out = f'<p><b style="color:{colour}">{self.verdict}</b> {html.escape(self.agent)}</p>'
+        out += lines_html([f"FAIL: {p}" for p in self.problems] + [f"UNDECIDED: {u}" for u in self.undecided])
         out += html_table(self.seats(), caption="games by opponent and seat (the agent's side)")
         if self.floors:
             out += html_table(self.floors, ["opponent", "floor", "games", "wins", "rate", "upper", "verdict"],

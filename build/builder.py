@@ -25,7 +25,14 @@ from connectx_forge.build.imports import (
     positional_arity,
     top_level_names,
 )
-from connectx_forge.build.manifest import dumps, make_manifest, manifest_path, sources_sha256, tool_version
+from connectx_forge.build.manifest import (
+    dumps,
+    make_manifest,
+    manifest_path,
+    read_manifest,
+    sources_sha256,
+    tool_version,
+)
 from connectx_forge.build.reads import check_reads
 
 if TYPE_CHECKING:
@@ -232,13 +239,13 @@ def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tu
 
 
 def repack(path: Path, fmt: str) -> Built:
-    """A built submission (``.py`` or ``.tar.gz``) in format ``fmt``, its manifest carried over when it matches.
+    """A built submission (``.py`` or ``.tar.gz``) in format ``fmt``, its manifest carried over
+    (``read_manifest``: a stale one is refused, never dropped with its floors).
 
     Only ``main.py`` of a ``.tar.gz`` is kept: files beside it are not the bundler's and are refused.
     """
     import hashlib
     import io
-    import json
     import tarfile
 
     content = path.read_bytes()
@@ -256,15 +263,8 @@ def repack(path: Path, fmt: str) -> Built:
     else:
         source = content.decode("utf-8")
     out = source.encode("utf-8") if fmt == "py" else pack_tar_gz(source)
-    old: dict[str, Any] = {}
-    beside = manifest_path(path)
-    if beside.is_file():
-        try:
-            old = json.loads(beside.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            old = {}
-    if not isinstance(old, dict) or old.get("sha256") != hashlib.sha256(content).hexdigest():
-        old = {"agent": path.name.split(".")[0], "floors": {}, "valid": True, "submittable": True}
+    old = read_manifest(path) or {"agent": path.name.split(".")[0], "floors": {}, "valid": True,
+                                  "submittable": True}
     manifest = {**old, "format": fmt, "size": len(out), "sha256": hashlib.sha256(out).hexdigest(),
                 "main_py_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest()}
     return Built(source, out, manifest)
@@ -273,7 +273,7 @@ def repack(path: Path, fmt: str) -> Built:
 def write(built: Built, output: Path) -> Path:
     """Write the submission to ``output`` and its manifest beside it; returns the manifest's path."""
     manifest = manifest_path(output)
-    if manifest == output:
+    if output.suffix == ".json":
         raise BuildError(f"{output}: the output must not be a .json file (the manifest goes there)")
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,7 @@
 """The manifest written beside a submission: what was built, from what, and its hashes.
 
+Each built file has its own manifest (``manifest_path``), which names its
+sha256: ``cxforge check`` refuses a manifest that does not describe its file.
 It is deterministic (sorted keys, no timestamps, no absolute paths), so two
 builds of the same sources give the same manifest as well as the same file.
 """
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.embed import DataFile
+from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import SourceModule
 
 DISTRIBUTION = "connectx-forge"
@@ -38,10 +41,10 @@ def sources_sha256(modules: tuple[SourceModule, ...], data: tuple[DataFile, ...]
 
 
 def manifest_path(output: Path) -> Path:
-    """The manifest beside ``output``: same stem, ``.json`` (submission.tar.gz -> submission.json)."""
-    name = output.name
-    stem = name[: -len(".tar.gz")] if name.endswith(".tar.gz") else output.stem
-    return output.with_name(stem + ".json")
+    """The manifest beside ``output``, named after the whole file name (submission.py -> submission.py.json,
+    submission.tar.gz -> submission.tar.gz.json): each built file has its own, so building one format never
+    replaces the manifest of another."""
+    return output.with_name(output.name + ".json")
 
 
 def make_manifest(*, name: str, module: str, function: str, spec: Any, floors: dict[str, float],
@@ -68,3 +71,27 @@ def make_manifest(*, name: str, module: str, function: str, spec: Any, floors: d
 
 def dumps(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """The manifest of the built file ``path`` (``manifest_path``), None when there is none.
+
+    ``BuildError``, one line, for a manifest that is not a JSON object with a ``floors`` object, or whose
+    sha256 is not the file's: a manifest is never silently dropped, so its floors are never skipped.
+    """
+    manifest = manifest_path(path)
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"{manifest}: not a readable JSON manifest ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
+        raise BuildError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
+    data["floors"] = data.get("floors") or {}
+    digest = sha256(path.read_bytes())
+    if data.get("sha256") != digest:
+        raise BuildError(f"{manifest} does not describe {path.name} (its sha256 is {str(data.get('sha256'))[:12]}"
+                         f"..., the file's {digest[:12]}...): rebuild it with cxforge build (or make "
+                         "submission), or delete the stale manifest")
+    return data

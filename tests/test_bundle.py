@@ -170,7 +170,7 @@ def test_two_builds_are_byte_identical(tmp_path: Path, fmt: str) -> None:
         built = build(resolve_target("weighted", ROOT), ROOT, fmt=fmt)
         out = tmp_path / str(i) / f"submission{suffix}"
         manifest = write(built, out)
-        assert manifest == tmp_path / str(i) / "submission.json"
+        assert manifest == tmp_path / str(i) / f"submission{suffix}.json"
         outs.append((out.read_bytes(), manifest.read_bytes()))
     assert outs[0] == outs[1]
     content, manifest_bytes = outs[0]
@@ -429,7 +429,7 @@ def test_cli_writes_the_file_and_manifest_and_prints_the_hash(tmp_path: Path) ->
     proc = subprocess.run([str(CXFORGE), "build", "weighted", "-o", str(out)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
-    manifest = json.loads((tmp_path / "sub" / "submission.json").read_text())
+    manifest = json.loads((tmp_path / "sub" / "submission.tar.gz.json").read_text())
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     assert manifest["format"] == "tar.gz" and manifest["sha256"] == digest
     assert proc.stdout.strip().splitlines()[-1] == f"{out}  {out.stat().st_size:,} bytes  sha256 {digest}"

@@ -116,7 +116,7 @@ def test_a_syntax_error_is_a_load_failure_and_a_missing_file_one_clear_line(tmp_
     assert "ERROR (load: InvalidArgument: Invalid raw Python: SyntaxError" in out and "Traceback" not in err
     assert all(line.startswith("  | ") for line in out.splitlines() if "Traceback" in line)  # only the agent's log
     assert f'  |   File "{broken}", line 1' in out and "cxforge-game-" not in out  # its own file, not the game folder
-    assert main(["check", str(tmp_path / "absent.py")]) == 1
+    assert main(["check", str(tmp_path / "absent.py")]) == 2  # an error, not a verdict
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err
 
@@ -184,23 +184,23 @@ def test_the_project_is_invisible_to_the_loaded_file(tmp_path: Path) -> None:
 
 def test_floors_from_the_manifest_are_enforced(tmp_path: Path) -> None:
     path = write(tmp_path, "submission.py", LEFTMOST)
-    manifest = tmp_path / "submission.json"
+    manifest = tmp_path / "submission.py.json"
     manifest.write_text(json.dumps({"agent": "leftmost", "floors": {"negamax": 0.9, "random": 0.05},
                                     "valid": True, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
     report = check_file(path, 2, workers=2)
     assert report.agent == "leftmost" and report.manifest == str(manifest)
     assert (report.invalid, report.errors, report.timeouts) == (0, 0, 0)
     verdicts = {f.opponent: f.verdict for f in report.floors}
-    assert verdicts["negamax"] == "fail"  # negamax stops a column stacker: it cannot win 2 of 2
-    assert verdicts["random"] != "fail"
+    assert verdicts["negamax"] == "FAIL"  # negamax stops a column stacker: it cannot win 2 of 2
+    assert verdicts["random"] != "FAIL"
     assert not report.passed and report.problems == [p for p in report.problems if "negamax" in p]
 
 
 def test_a_broken_manifest_is_one_clear_error(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "submission.py", LEFTMOST)
-    (tmp_path / "submission.json").write_text("{not json")
-    assert main(["check", str(path), "--games", "1"]) == 1
-    assert "submission.json: not a readable JSON manifest" in capsys.readouterr().err
+    (tmp_path / "submission.py.json").write_text("{not json")
+    assert main(["check", str(path), "--games", "1"]) == 2
+    assert "submission.py.json: not a readable JSON manifest" in capsys.readouterr().err
 
 
 def _games(opponent: str, wins: int, n: int) -> list[dict]:
@@ -209,23 +209,23 @@ def _games(opponent: str, wins: int, n: int) -> list[dict]:
 
 
 @pytest.mark.parametrize("wins, verdict, exit_code", [
-    (10, "pass", 0),  # P(10 of 10 | 70%) = 2.8%: the lower bound is above the floor
-    (5, "undecided", 3),  # 50%: neither bound clears 70% in 10 games
-    (3, "fail", 1),  # P(3 or fewer of 10 | 70%) = 1.1%: the upper bound is below it
+    (10, "PASS", 0),  # P(10 of 10 | 70%) = 2.8%: the lower bound is above the floor
+    (5, "UNDECIDED", 3),  # 50%: neither bound clears 70% in 10 games
+    (3, "FAIL", 1),  # P(3 or fewer of 10 | 70%) = 1.1%: the upper bound is below it
 ])
 def test_the_floor_rule_is_the_exact_bounds_at_95_percent(wins: int, verdict: str, exit_code: int) -> None:
     from connectx_forge.tools.stats import clopper_pearson
 
     floor = 0.7
     lower, upper = clopper_pearson(wins, 10, 0.05)  # one look: all of the 5% spent there
-    assert (lower >= floor, upper < floor) == (verdict == "pass", verdict == "fail")  # the rule, stated in --help
+    assert (lower >= floor, upper < floor) == (verdict == "PASS", verdict == "FAIL")  # the rule, stated in --help
     report = summarize("x.py", 10, 2.0, 60.0, ("random",), _games("random", wins, 10),
                        Path("x.json"), {"floors": {"random": floor}})
     assert [f.verdict for f in report.floors] == [verdict]
-    assert (report.verdict, report.exit_code, report.passed) == (verdict, exit_code, verdict == "pass")
+    assert (report.verdict, report.exit_code, report.passed) == (verdict, exit_code, verdict == "PASS")
     assert report.to_dict()["exit_code"] == exit_code
     last = format_report(report).splitlines()[-1]
-    assert last.startswith({"pass": "PASS", "fail": "FAIL: ", "undecided": "UNDECIDED: "}[verdict])
+    assert last.startswith({"PASS": "PASS", "FAIL": "FAIL: ", "UNDECIDED": "UNDECIDED: "}[verdict])
 
 
 def test_help_states_the_floor_rule_and_the_exit_codes(capsys) -> None:
@@ -233,11 +233,11 @@ def test_help_states_the_floor_rule_and_the_exit_codes(capsys) -> None:
         main(["check", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "sequential test" in text and "Clopper-Pearson" in text and "--max-games" in text
-    assert "0 PASS" in text and "1 FAIL" in text and "3 UNDECIDED" in text
+    assert "0 PASS" in text and "1 FAIL" in text and "2 an error" in text and "3 UNDECIDED" in text
 
 
 def _manifest(path: Path, floors: dict[str, float]) -> None:
-    path.with_suffix(".json").write_text(json.dumps({"agent": path.stem, "floors": floors, "valid": True,
+    path.with_name(path.name + ".json").write_text(json.dumps({"agent": path.stem, "floors": floors, "valid": True,
                                                      "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
 
 
@@ -277,9 +277,9 @@ def test_a_random_mover_never_passes_a_20_percent_floor_against_negamax(tmp_path
     code = main(["check", str(path), "-w", "2", "--opponents", "kaggle:negamax", "--seed", "0", "--json"])
     out, err = capsys.readouterr()
     report = json.loads(out)
-    assert (code, report["verdict"]) == (1, "fail")
+    assert (code, report["verdict"]) == (1, "FAIL")
     floor = report["floors"][0]
-    assert floor["verdict"] == "fail" and floor["games"] in (32, 64) and floor["upper"] < 0.2
+    assert floor["verdict"] == "FAIL" and floor["games"] in (32, 64) and floor["upper"] < 0.2
     assert "floor vs negamax 20%: won" in err and "playing on to 16 games" in err and "FAIL" in err
 
 
@@ -309,7 +309,7 @@ def test_no_floors_checks_validity_alone_with_the_games_asked(tmp_path: Path, ca
     assert main(["check", str(path), "-n", "1", "--no-floors", "--opponents", "negamax", "--no-validation",
                  "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["floors"] == [] and report["verdict"] == "pass" and report["seats"][0]["games"] == 1
+    assert report["floors"] == [] and report["verdict"] == "PASS" and report["seats"][0]["games"] == 1
     assert any("--no-floors" in n for n in report["notes"])
 
 
@@ -320,7 +320,7 @@ def test_no_floors_checks_validity_alone_with_the_games_asked(tmp_path: Path, ca
 ])
 def test_bad_flags_are_one_line(tmp_path: Path, capsys, argv: list[str], message: str) -> None:
     path = write(tmp_path, "left.py", LEFTMOST)
-    assert main(["check", str(path), *argv]) == 1
+    assert main(["check", str(path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
 
@@ -343,7 +343,7 @@ def test_save_writes_every_game_as_a_games_file_and_never_replaces_one(tmp_path:
     assert all(r.moves and len(r.times) == len(r.moves) for r in records)
     assert records[1].moves[0] == 0 and records[1].a_seat == 1  # leftmost, first, opens in column 0
     capsys.readouterr()
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the file exists and --save never replaces a file" in err
     assert len(load_records(games)) == 3
@@ -409,7 +409,7 @@ def test_a_tar_gz_runs_main_py_with_its_own_files_beside_it(tmp_path: Path) -> N
     path = _tar(tmp_path, "submission.tar.gz", {
         "main.py": "from cxf_tar_helper import pick\ndef agent(obs, config):\n    return pick(obs, config)\n",
         "cxf_tar_helper.py": LEFTMOST.replace("def agent", "def pick")})
-    (tmp_path / "submission.json").write_text(json.dumps({"agent": "tarred", "floors": {},
+    (tmp_path / "submission.tar.gz.json").write_text(json.dumps({"agent": "tarred", "floors": {},
                                                           "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
     report = quick(path)
     assert report.passed, report.problems
@@ -418,7 +418,7 @@ def test_a_tar_gz_runs_main_py_with_its_own_files_beside_it(tmp_path: Path) -> N
 
 def test_a_tar_gz_without_main_py_is_one_clear_line(tmp_path: Path, capsys) -> None:
     path = _tar(tmp_path, "sub.tar.gz", {"agent.py": LEFTMOST})
-    assert main(["check", str(path)]) == 1
+    assert main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no main.py" in err
 
@@ -429,6 +429,6 @@ def test_a_built_submission_is_checked_with_its_manifest(tmp_path: Path, capsys)
     capsys.readouterr()
     assert main(["check", str(out), "--games", "2", "--opponents", "kaggle:random", "--json"]) in (0, 1)
     report = json.loads(capsys.readouterr().out)
-    assert report["agent"] == "random" and report["manifest"] == str(tmp_path / "submission.json")
+    assert report["agent"] == "random" and report["manifest"] == str(tmp_path / "submission.py.json")
     assert (report["invalid"], report["errors"], report["timeouts"]) == (0, 0, 0)
     assert [f["opponent"] for f in report["floors"]] == ["random"]

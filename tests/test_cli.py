@@ -200,20 +200,20 @@ def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.C
     assert "on each of 2 Begin-Medium positions: depth reached mean" in out and "searched a second" in out
 
 
-@pytest.mark.parametrize("argv, status, why", [
-    (["solve", "4458"], 1, "bad move string '4458'"),
-    (["book", "info", "/no/such/book.bin"], 1, "cannot read /no/such/book.bin"),
+@pytest.mark.parametrize("argv, status, why", [  # every error: exit status 2 (tools/errors.py)
+    (["solve", "4458"], 2, "bad move string '4458'"),
+    (["book", "info", "/no/such/book.bin"], 2, "cannot read /no/such/book.bin"),
     (["bench", "nope"], 2, "invalid choice: 'nope'"),
-    (["bench", "solver", "/no/such/file"], 1, "cannot read /no/such/file"),
-    (["bench", "book", "--progress", "/no/such/progress.jsonl"], 1, "no progress file"),
-    (["bench", "search", "--pons", "/no/such/folder"], 1, "no Pons set at /no/such/folder"),
+    (["bench", "solver", "/no/such/file"], 2, "cannot read /no/such/file"),
+    (["bench", "book", "--progress", "/no/such/progress.jsonl"], 2, "no progress file"),
+    (["bench", "search", "--pons", "/no/such/folder"], 2, "no Pons set at /no/such/folder"),
     (["bench", "search", "--budget", "0"], 2, "--budget"),
     (["winrates", "-n", "zero"], 2, "expected a whole number, got 'zero'"),
-    (["winrates", "--agents", "nobody"], 1, "unknown player 'nobody'"),
+    (["winrates", "--agents", "nobody"], 2, "unknown player 'nobody'"),
     (["mistakes", "--sample", "0"], 2, "--sample: must be at least 1"),
-    (["mistakes", "--sets", "pons", "--pons", "/no/such/folder"], 1, "no Pons test set Test_L3_R1 in /no/such/folder"),
+    (["mistakes", "--sets", "pons", "--pons", "/no/such/folder"], 2, "no Pons test set Test_L3_R1 in /no/such/folder"),
     (["train", "--epochs", "zero"], 2, "--epochs"),
-    (["labels", "pack", "/no/such/src", "/tmp/x"], 1, "no labels-*.jsonl shards"),
+    (["labels", "pack", "/no/such/src", "/tmp/x"], 2, "no labels-*.jsonl shards"),
     (["agents", "--seed", "1"], 2, "unrecognized arguments: --seed 1"),
     (["nope"], 2, "no such command; cxforge --help lists them"),
     (["chek"], 2, "no such command (did you mean 'check'?)"),
@@ -230,7 +230,7 @@ def test_bad_input_is_one_line(argv: list[str], status: int, why: str, capsys: p
 
 def test_run_errors_interrupts_and_missing_packages(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.errors import UserError
+    from connectx_forge.tools.errors import UserError, Verdict
 
     def fake(raised: BaseException) -> types.ModuleType:
         module = types.ModuleType("cxforge_test_fake_cmd")
@@ -244,7 +244,9 @@ def test_run_errors_interrupts_and_missing_packages(monkeypatch: pytest.MonkeyPa
         return module
 
     monkeypatch.setitem(COMMANDS, "fake", Command("cxforge_test_fake_cmd", "a fake command"))
-    for raised, status, line in [(UserError("bad input"), 1, "cxforge fake: error: bad input"),
+    for raised, status, line in [(UserError("bad input"), 2, "cxforge fake: error: bad input"),
+                                 (Verdict("refused: FAIL", 1), 1, "cxforge fake: error: refused: FAIL"),
+                                 (Verdict("refused: UNDECIDED", 3), 3, "cxforge fake: error: refused: UNDECIDED"),
                                  (KeyboardInterrupt(), 130, "cxforge fake: interrupted"),
                                  (ModuleNotFoundError("No module named 'gymnasium'", name="gymnasium"), 2,
                                   "cxforge fake: error: it needs gymnasium, part of the training layer: install it "

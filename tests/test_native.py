@@ -120,7 +120,7 @@ def test_rebuilding_gives_the_same_bytes(tmp_path: Path, monkeypatch: pytest.Mon
 def test_bad_native_input_is_one_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], c: str,
                                              settings: str | None, main_py: str, message: str) -> None:
     root = project(tmp_path / "p", c, main_py, **({} if settings is None else {"settings": settings}))
-    assert main(["build", str(root), "-o", str(tmp_path / "s.py")]) == 1
+    assert main(["build", str(root), "-o", str(tmp_path / "s.py")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 
@@ -171,5 +171,5 @@ def test_a_library_written_beside_its_source_builds_without_the_toolchain_while_
         build(resolve_target(str(root)))
     capsys.readouterr()
     assert main(["new", str(tmp_path / "plain")]) == 0
-    assert main(["build", str(tmp_path / "plain"), "--write-native", "-o", str(tmp_path / "b.py")]) == 1
+    assert main(["build", str(tmp_path / "plain"), "--write-native", "-o", str(tmp_path / "b.py")]) == 2
     assert "declare no [native] library" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from connectx_forge.build.builder import build, resolve_target
 from connectx_forge.build.cache import needs_build, playable
 from connectx_forge.runtime import import_root
 from connectx_forge.tools.cli import main
+from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import distinct, resolve
 from connectx_forge.tools.submit.check import check_file, read_manifest
@@ -69,7 +70,7 @@ def test_new_scaffolds_a_project_that_builds_with_its_floors(new_project: Path) 
 
 
 def test_new_refuses_a_folder_with_files(new_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["new", str(new_project)]) == 1
+    assert main(["new", str(new_project)]) == 2
     assert "already exists and is not an empty folder" in capsys.readouterr().err
 
 
@@ -146,7 +147,7 @@ def test_two_builds_of_a_project_are_byte_identical(tmp_path: Path) -> None:
     outs = []
     for i in range(2):
         assert main(["build", str(root), "-o", str(tmp_path / str(i) / "s.tar.gz")]) == 0
-        outs.append(((tmp_path / str(i) / "s.tar.gz").read_bytes(), (tmp_path / str(i) / "s.json").read_bytes()))
+        outs.append(((tmp_path / str(i) / "s.tar.gz").read_bytes(), (tmp_path / str(i) / "s.tar.gz.json").read_bytes()))
     assert outs[0] == outs[1]
 
 
@@ -180,7 +181,7 @@ def test_bad_projects_are_refused_with_one_line(tmp_path: Path, capsys: pytest.C
     root = write(tmp_path / "p", files)
     code = main(["build", str(root), "-o", str(tmp_path / "out" / "s.py")])
     err = capsys.readouterr().err
-    assert code in (1, 2) and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cxforge build: error: "), err
     assert __import__("re").search(message, lines[0]), lines[0]
@@ -244,24 +245,21 @@ def test_winrates_and_check_take_a_project(new_project: Path, capsys: pytest.Cap
 
 # -- the manifest is checked ---------------------------------------------------------------
 
-def test_a_swapped_file_is_not_judged_by_a_stale_manifest(new_project: Path, tmp_path: Path) -> None:
+def test_a_swapped_file_is_refused_by_its_stale_manifest(new_project: Path, tmp_path: Path) -> None:
     out = tmp_path / "s.py"
     assert main(["build", str(new_project), "-o", str(out)]) == 0
     manifest, data, note = read_manifest(out)
     assert manifest is not None and data["floors"] == {"random": 0.85, "negamax": 0.5} and note is None
     out.write_text("def agent(obs, config):\n    return 0\n")  # another file in its place
-    manifest, data, note = read_manifest(out)
-    assert (manifest, data) == (None, {}) and note is not None and "does not match this file" in note
-    report = check_file(out, games=1, workers=1, opponents=["random"], validation=False)
-    assert report.floors == [] and report.agent is None and any("does not match" in n for n in report.notes)
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    assert digest[:12] in report.notes[0]
+    with pytest.raises(UserError, match=f"s.py.json does not describe s.py .*the file's {digest[:12]}"):
+        check_file(out, games=1, workers=1, opponents=["random", "negamax"], validation=False)
 
 
 def test_a_manifest_with_null_floors_is_read(tmp_path: Path) -> None:
     out = tmp_path / "s.py"
     out.write_text("def agent(obs, config):\n    return 0\n")
-    (tmp_path / "s.json").write_text(json.dumps({"floors": None,
+    (tmp_path / "s.py.json").write_text(json.dumps({"floors": None,
                                                  "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}))
     assert read_manifest(out)[1]["floors"] == {}
 

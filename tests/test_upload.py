@@ -87,12 +87,12 @@ def test_a_checked_file_is_submitted_with_its_exact_bytes_and_message(
     assert "PASS" in out and "Successfully submitted to ConnectX" in out
 
 
-def test_a_server_error_exits_1_with_the_servers_message_and_no_key(
+def test_a_server_error_exits_2_with_the_servers_message_and_no_key(
         fake: FakeKaggle, isolated_kaggle: Path, capsys) -> None:
     file_credentials(isolated_kaggle)
     fake.create_error = (400, f"Submission rejected: daily limit reached (key {FAKE_KEY})")
     code, out, err = cxforge_upload(submission(isolated_kaggle), "over the limit", capsys)
-    assert code == 1
+    assert code == 2
     assert "Submission rejected: daily limit reached (key ***)" in err
     assert err.strip().splitlines()[-1].startswith("cxforge upload: error: upload failed: Submission rejected")
     assert fake.methods() == ["StartSubmissionUpload", "PUT", "CreateSubmission"]
@@ -106,7 +106,7 @@ def test_an_unreachable_server_is_a_clear_error(isolated_kaggle: Path, monkeypat
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
     code, out, err = cxforge_upload(submission(isolated_kaggle), "nowhere", capsys)
-    assert code == 1
+    assert code == 2
     assert "could not reach Kaggle's API" in err.strip().splitlines()[-1]
 
 
@@ -115,7 +115,7 @@ def test_a_file_that_fails_the_check_is_refused_before_any_request(
     env_credentials(monkeypatch)
     path = submission(isolated_kaggle, "def agent(obs, config):\n    return -1\n")
     code, out, err = cxforge_upload(path, "broken", capsys)
-    assert code == 1
+    assert code == 1  # the check's FAIL
     assert "refusing to upload" in err and "INVALID" in err
     assert "FAIL" in out
     assert fake.requests == []
@@ -124,7 +124,7 @@ def test_a_file_that_fails_the_check_is_refused_before_any_request(
 def test_missing_credentials_are_one_line_before_the_check(fake: FakeKaggle, isolated_kaggle: Path,
                                                             capsys) -> None:
     code, out, err = cxforge_upload(submission(isolated_kaggle), "no creds", capsys)
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     assert err.count("\n") == 1 and "no Kaggle credentials found" in err and "KAGGLE_CONFIG_DIR" in err
     assert fake.requests == []
 
@@ -132,7 +132,7 @@ def test_missing_credentials_are_one_line_before_the_check(fake: FakeKaggle, iso
 def test_a_missing_file_is_one_line(isolated_kaggle: Path, capsys) -> None:
     code = main(["upload", str(isolated_kaggle / "absent.py"), "-m", "x"])
     err = capsys.readouterr().err
-    assert code == 1 and err.count("\n") == 1 and "no such file" in err
+    assert code == 2 and err.count("\n") == 1 and "no such file" in err
 
 
 def test_secrets_cover_env_files_and_the_basic_auth_header(isolated_kaggle: Path, monkeypatch) -> None:
@@ -179,10 +179,22 @@ def test_dry_run_checks_and_finds_the_credentials_but_sends_nothing(
     assert fake.requests == []
 
 
+def test_dry_run_checks_without_credentials_and_says_so_at_the_end(fake: FakeKaggle, isolated_kaggle: Path,
+                                                                    capsys) -> None:
+    """The issue's case: --dry-run used to stop at the missing credentials, before the check it promises."""
+    code = main(["upload", str(submission(isolated_kaggle)), "-m", "x", "--games", "2", "--dry-run",
+                 "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    lines = out.strip().splitlines()
+    assert "PASS" in lines and "validation episode (the file against itself): passed" in out  # the check ran
+    assert lines[-1].startswith("dry run: nothing was sent; the check passed, but no Kaggle credentials were "
+                                "found") and "KAGGLE_CONFIG_DIR" in lines[-1]
+    assert fake.requests == []
+
+
 def test_dry_run_refuses_what_the_upload_refuses(fake: FakeKaggle, isolated_kaggle: Path,
                                                 monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    assert main(["upload", str(submission(isolated_kaggle)), "-m", "x", "--dry-run"]) == 1  # no credentials
-    assert "no Kaggle credentials found" in capsys.readouterr().err
     env_credentials(monkeypatch)
     broken = submission(isolated_kaggle, "def agent(obs, config):\n    return -1\n")
     assert main(["upload", str(broken), "-m", "x", "--games", "2", "--dry-run", "--no-progress"]) == 1

@@ -9,8 +9,9 @@ is one error line naming it, never a missing entry.  A command module (a
 ``add_arguments(parser)`` and ``run(args) -> int``.  The flags several commands
 share come from ``connectx_forge.tools.options``.
 
-Bad input is one line on stderr: ``cxforge CMD: error: ...``, exit status 1 for
-a failed run, 2 for a bad command line or a missing package.
+Bad input is one line on stderr: ``cxforge CMD: error: ...``, exit status 2, as
+for a bad command line or a missing package; every command exits by the one
+table of ``tools/errors.py`` (``EXIT_STATUSES``), shown under ``cxforge --help``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
 from connectx_forge.tools.options import HelpFormatter
 from connectx_forge.tools.sandbox.escape import escape
 
@@ -192,7 +193,8 @@ class _CommandList(HelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: lists the commands from the registry alone (it imports none of them)."""
     parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents.",
-                     epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.",
+                     epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.\n\n"
+                            + exit_statuses(),
                      formatter_class=_CommandList)
     parser.add_argument("-V", "--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -200,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in COMMANDS.items():
         sub.add_parser(name, help=command.help, add_help=False)
     return parser
+
+
+def exit_statuses() -> str:
+    """The exit-status table every command follows (``tools/errors.py``), as ``--help`` shows it."""
+    return "exit status (every command):\n" + "\n".join(f"  {code:<4} {what}" for code, what in EXIT_STATUSES)
 
 
 def command_parser(name: str, module: ModuleType) -> argparse.ArgumentParser:
@@ -246,14 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         options.prepare(args)
         return int(module.run(args) or 0)
     except _clean_errors() as exc:
-        return _fail(name, str(exc), getattr(exc, "status", 1))
+        return _fail(name, str(exc), getattr(exc, "status", EXIT_ERROR))
     except ModuleNotFoundError as exc:  # an optional package the run needs (torch, stable-baselines3...)
         if (exc.name or "").split(".")[0] in ("agents", "connectx_forge", "tests"):
             raise
         return _fail(name, missing_package(exc.name), 2)
     except KeyboardInterrupt:
         print(f"{PROG} {name}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader went away (``cxforge ... | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

@@ -10,7 +10,10 @@ from connectx_forge.tools.arena.report import make_folder, write_json
 from connectx_forge.tools.arena.run import RunInterrupted
 from connectx_forge.tools.arena.sprt import MODELS
 from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, SprtSettings, format_sprt, run_sprt
-from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
+
+EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py
+MIN_GAMES = 2  # one pair of games: the least an SPRT counts
 
 HELP = "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"
 EXAMPLE = """\
@@ -27,6 +30,17 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
+def _games(text: str) -> int:
+    """An argparse type: games to play at most, at least ``MIN_GAMES`` (the same line for ``-n 0`` and ``-n 1``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < MIN_GAMES:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_GAMES} (one pair of games), got {value}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge sprt``."""
     parser.add_argument("new", metavar="NEW", nargs="?", help="the candidate: any player spec (see cxforge match)")
@@ -40,13 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=MODELS, default="normalized",
                         help="what elo0 and elo1 measure: normalized Elo (default, as fastchess and fishtest) or "
                              "logistic Elo")
-    options.add_games(parser, DEFAULT_MAX_GAMES, "games to play at most: the test stops undecided after N")
-    parser.add_argument("--max-games", dest="games", type=options.positive_int, help=argparse.SUPPRESS)  # old name
+    parser.add_argument("-n", "--games", type=_games, default=DEFAULT_MAX_GAMES, metavar="N",
+                        help=f"games to play at most: the test stops undecided after N (default {DEFAULT_MAX_GAMES})")
+    parser.add_argument("--max-games", dest="games", type=_games, help=argparse.SUPPRESS)  # old name
     flags.add_run_flags(parser, "write report.json and llr.png into the folder PATH")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run (or finish) the test; print the report, write the files asked for; 0 whatever it decides."""
+    """Run (or finish) the test; print the report, write the files asked for; exit status 0 for H1, 1 for H0, 3
+    for no decision within the games allowed (``EXIT_STATUS``)."""
     flags.standard_board(args)
     old = flags.resumed_settings(args, "sprt")
     if old is not None:
@@ -73,4 +89,4 @@ def run(args: argparse.Namespace) -> int:
         skipped = plots.draw(plots.llr_png, result.report, args.out / "llr.png")
         notes = [skipped] if skipped else []
     flags.finish(args, result.report, result.records(), format_sprt(result.report), notes, writer)
-    return 0
+    return EXIT_STATUS[result.report["result"]]

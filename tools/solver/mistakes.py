@@ -343,7 +343,8 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
     """Each agent's mistakes on the positions ``run`` draws from each named set.
 
     Sets are measured in Pons' order, then the held-out sets' (judged from
-    their stored scores); ``report`` sees each result as it is known.  Bad
+    their stored scores); ``report`` sees each result as it is known.  Each
+    agent is named by its label (a project by its name, never ``.``).  Bad
     input (an unknown agent or set, no Pons folder for a Pons set, a held-out
     set not built, an agent that cannot load, no C compiler for ``engine`` c)
     is a ``UserError`` before any solving.
@@ -354,9 +355,10 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
     run = run if run is not None else MistakeRun()
     sample, hard_sample, seed, engine = run.sample, run.hard_sample, run.seed, run.engine
 
-    for a in agents:
-        if not a.startswith("solver@"):
-            reference(a, allow=SUBMISSIONS)  # the one message for a name that is no agent
+    names = {a: a if a.startswith("solver@") else reference(a, allow=SUBMISSIONS).label for a in agents}
+    if len(set(names.values())) < len(names):  # (reference: the one message for a name that is no agent)
+        twice = next(n for n in names.values() if list(names.values()).count(n) > 1)
+        raise UserError(f"--agents names {twice} twice: give each agent once")
     all_sets = [*SET_NAMES.values(), *HELDOUT_SETS]
     bad_sets = [s for s in sets if s not in all_sets and s not in GROUPS]
     if bad_sets:
@@ -368,7 +370,7 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
         from connectx_forge.tools.solver import csolver
 
         csolver.resolve(engine)  # loads now: one clear line if it cannot be
-    movers = {a: mover(a, run.budget, run.overage) for a in agents}  # an agent that cannot load: one clear line
+    movers = {names[a]: mover(a, run.budget, run.overage) for a in agents}  # one that cannot load: one line
     results: list[Mistakes] = []
     for name, positions, known in loaded:
         n = hard_sample if hard_sample is not None and name in HARD_SETS else sample

@@ -10,20 +10,20 @@ plays in agent hosts (``tools/sandbox``), loaded afresh for each game by
 kaggle_environments' loader, under the ``Limits`` given, so Kaggle's own rules
 decide INVALID, ERROR and TIMEOUT and nothing the file does reaches the
 checker.  The games run on the game tools' worker pool (forked processes);
-``verdict.py`` decides, with the floors of the build manifest beside the file
-(``read_manifest``), used only when the manifest's sha256 is the file's.
+``verdict.py`` decides, with the floors of the file's own build manifest
+(``read_manifest``): one whose sha256 is not the file's is an error, and every
+floor must be played (``floors_of``), so that PASS means every floor was met.
 ``check_agent`` takes any player ``cxforge check`` accepts (a project folder, a
 source ``.py``, a registered agent: built on the fly first).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,19 @@ KAGGLE_OVERAGE = float(OVERAGE)
 VALIDATION_SEED_INDEX = (1 << 32) - 1  # the validation episode is seeded apart from every game
 Job = dict[str, Any]
 Look = Callable[[FloorResult, str], None]  # told each floor's state after each look
+
+
+@dataclass(frozen=True)
+class Gate:
+    """How much ``cxforge check`` plays, the flags ``upload`` takes too with the same meaning: ``games`` per
+    opponent first, at most ``max_games`` while a floor is undecided (None: the default), the ``opponents``
+    (the check's names), the base ``seed`` and the ``workers``."""
+
+    games: int = DEFAULT_GAMES
+    max_games: int | None = None
+    opponents: tuple[str, ...] = OPPONENTS
+    seed: int | None = 0
+    workers: int | None = None
 
 
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
@@ -77,12 +90,10 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)
     chosen = tuple(builtin_opponent(o) for o in opponents)
-    manifest_path, manifest, stale = read_manifest(source)
-    if not floors and manifest_path is not None:
-        manifest_path, manifest, stale = None, {}, ("--no-floors: validity only, the manifest's win-rate floors "
-                                                    "were not checked")
+    manifest_path, manifest, note = read_manifest(source, floors)
     plan = sequential.Plan(games, cap)
-    wanted = {o: float(f) for o, f in (manifest.get("floors") or {}).items() if o in chosen}
+    wanted = floors_of(manifest, manifest_path, chosen)
+    manifest = {**manifest, "floors": wanted}  # by the check's names of the opponents
     jobs_for(chosen, games, act_timeout, overage, seed)  # refuses an unknown opponent before anything is played
     kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
@@ -116,8 +127,8 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
                     break
     report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
                        validation=first, plan=plan)
-    if stale:
-        report.notes = [stale] + [n for n in report.notes if not n.startswith("no manifest beside")]
+    if note:
+        report.notes = [note] + [n for n in report.notes if not n.startswith("no manifest beside")]
     if tuple(size) != STANDARD:
         report.notes.append(f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
                             "plays 6x7, 4 in a row")
@@ -136,7 +147,7 @@ def _next_targets(floors: dict[str, float], results: list[dict[str, Any]], plan:
         if nxt is not None and not failed:
             target[result.opponent] = nxt
         if on_look is not None:
-            action = (result.verdict.upper() if nxt is None else "stopped: another floor failed" if failed
+            action = (result.verdict if nxt is None else "stopped: another floor failed" if failed
                       else f"playing on to {nxt} games")
             on_look(result, action)
     return target
@@ -178,29 +189,36 @@ def stage(source: Path, folder: Path) -> Path:
     return main
 
 
-def read_manifest(path: Path) -> tuple[Path | None, dict[str, Any], str | None]:
-    """The build manifest beside ``path`` if it describes this file: ``(manifest, data, None)``.
+def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, dict[str, Any], str | None]:
+    """The build manifest of ``path`` (``manifest.read_manifest``): ``(manifest, data, None)``, or
+    ``(None, {}, None)`` when there is none.
 
-    ``(None, {}, None)`` when there is none; ``(None, {}, note)`` when its sha256 is
-    not the file's (another build replaced the file, or the manifest is old):
-    its name and floors are then not used, and ``note`` says so.
+    A manifest that is unreadable or does not describe this file is a ``BuildError`` (a ``UserError``), never
+    dropped with its floors.  ``floors=False`` (``--no-floors``) reads none: ``(None, {}, note)``, ``note``
+    saying that the floors of a manifest there were not checked.
     """
-    manifest = manifests.manifest_path(path)
-    if not manifest.is_file():
-        return None, {}, None
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{manifest}: not a readable JSON manifest ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
-        raise UserError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
-    data["floors"] = data.get("floors") or {}
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if data.get("sha256") != digest:
-        return None, {}, (f"the manifest {manifest} does not match this file (its sha256 is "
-                          f"{str(data.get('sha256'))[:12]}..., the file's {digest[:12]}...): its agent name and "
-                          "floors are not used; rebuild with cxforge build to check the floors")
-    return manifest, data, None
+    beside = manifests.manifest_path(path)
+    if not floors:
+        return None, {}, ("--no-floors: validity only, the manifest's win-rate floors were not checked"
+                          if beside.is_file() else None)
+    data = manifests.read_manifest(path)
+    return (None, {}, None) if data is None else (beside, data, None)
+
+
+def floors_of(manifest: dict[str, Any], where: Path | None, opponents: tuple[str, ...]) -> dict[str, float]:
+    """The manifest's win-rate floors by opponent (``random``, ``negamax``).  A floor against an opponent that
+    ``opponents`` leaves out is a ``UserError``: the check could not decide it, and a check that passes has
+    decided every floor as met."""
+    wanted: dict[str, float] = {}
+    for spec, floor in (manifest.get("floors") or {}).items():
+        opponent = builtin_opponent(str(spec))
+        if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
+            raise UserError(f"{where}: the floor vs {spec} must be a win rate from 0 to 1, not {floor!r}")
+        if opponent not in opponents:
+            raise UserError(f"{where} sets a win-rate floor vs {opponent} ({floor:.0%}), but --opponents leaves "
+                            f"kaggle:{opponent} out: play it too, or check validity alone with --no-floors")
+        wanted[opponent] = float(floor)
+    return wanted
 
 
 def _validate(source: Path, games: int, act_timeout: float, overage: float, cap: int) -> None:

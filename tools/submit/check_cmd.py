@@ -30,17 +30,43 @@ DESCRIPTION = HELP + "\n\n" + (
     "project or your credentials, refereed by kaggle_environments' own interpreter.  As on Kaggle\n"
     "it first plays itself once (the validation episode; a failure there fails the check at\n"
     "once), then Kaggle's built-in random and negamax in both seats, -n games each.\n\n"
-    "Win-rate floors come from the manifest beside the file (submission.json beside\n"
+    "Win-rate floors come from the file's own manifest (submission.py.json beside\n"
     "submission.py; a project's from its cxforge.toml).  Each is decided by a sequential test:\n"
     "while a floor is neither met nor missed, the games against that opponent double (8, 16,\n"
     "32, ...) up to --max-games; a floor is met when the exact (Clopper-Pearson) lower bound of\n"
     "the win rate is at or above it, missed when the upper bound is below it, both at 95%\n"
-    "confidence over all the looks (each look spends 5%/K; K looks).  Without a manifest, with\n"
-    "one whose sha256 is not the file's, or with --no-floors, only validity is checked.\n\n"
+    "confidence over all the looks (each look spends 5%/K; K looks).  A floor against an\n"
+    "opponent that --opponents leaves out is an error: PASS means every floor was met.  Without\n"
+    "a manifest, or with --no-floors, only validity is checked; a manifest whose sha256 is not\n"
+    "the file's is an error (rebuild).\n\n"
     "Exit status: 0 PASS (no rule broken, every floor met); 1 FAIL (an invalid move, an error,\n"
-    "a crash or a timeout, a failed validation episode, or a floor missed; also bad input);\n"
-    "3 UNDECIDED (no rule broken, no floor missed, but a floor neither met nor missed within\n"
-    "--max-games).")
+    "a crash or a timeout, a failed validation episode, or a floor missed); 2 an error (a bad\n"
+    "flag, an unknown player, a missing file, a stale manifest); 3 UNDECIDED (no rule broken,\n"
+    "no floor missed, but a floor neither met nor missed within --max-games).")
+
+
+def add_gate_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of the check that ``cxforge upload`` takes too, with the same meaning (``gate_of``)."""
+    options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats: the first batch "
+                      "of the floor test, and every game against an opponent without a floor")
+    parser.add_argument("--max-games", type=options.positive_int, default=None, metavar="N",
+                        help="at most N games per opponent while its floor is undecided (default "
+                             f"{check.DEFAULT_MAX_GAMES}, or -n when that is more)")
+    options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
+                      "to play, written as in a floor (kaggle:random or random); every opponent with a floor must "
+                      "be among them", metavar="PLAYER")
+    options.add_workers(parser, what=check.CHECK_WORKERS)
+    options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
+    options.add_progress(parser)
+
+
+def gate_of(args: argparse.Namespace) -> check.Gate:
+    """The check's flags (``add_gate_flags``) as a ``check.Gate``; ``UserError`` for a bad combination."""
+    if args.max_games is not None and args.max_games < args.games:
+        raise UserError(f"--max-games {args.max_games} is less than --games {args.games}: the cap must be at "
+                        "least the first batch")
+    return check.Gate(args.games, args.max_games, tuple(check.builtin_opponent(o) for o in args.opponents),
+                      args.seed, args.workers)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,18 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a built .py or .tar.gz (main.py at its top), a project folder or source .py (built "
                         "on the fly), or a registered agent (default: the project in the working folder, else "
                         "submissions/submission.py)")
-    options.add_games(parser, check.DEFAULT_GAMES, "games per opponent, split evenly across seats: the first batch "
-                      "of the floor test, and every game against an opponent without a floor")
-    parser.add_argument("--max-games", type=options.positive_int, default=None, metavar="N",
-                        help="at most N games per opponent while its floor is undecided (default "
-                             f"{check.DEFAULT_MAX_GAMES}, or -n when that is more)")
+    add_gate_flags(parser)
     parser.add_argument("--no-floors", dest="floors", action="store_false",
                         help="validity only: play -n games per opponent and judge no win-rate floor")
-    options.add_workers(parser, what=check.CHECK_WORKERS)
-    options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_json(parser, "print one JSON object instead of the table")
-    options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
-                      "to play, written as in a floor (kaggle:random or random)", metavar="PLAYER")
     options.add_save(parser, what="every game (the validation episode first)")
     parser.add_argument("--act-timeout", type=options.positive_float, default=check.KAGGLE_ACT_TIMEOUT, metavar="S",
                         help="seconds per move before overage is used (Kaggle: 2; change only to test)")
@@ -72,7 +90,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_size(parser)
     options.add_memory(parser)
     options.add_slowdown(parser)
-    options.add_progress(parser)
 
 
 class GameSaver:
@@ -108,27 +125,18 @@ def default_agent(spec: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Check the file and print the report; the exit status of its verdict (0 PASS, 1 FAIL, 3 UNDECIDED)."""
-    opponents = [check.builtin_opponent(o) for o in args.opponents]
-    if args.max_games is not None and args.max_games < args.games:
-        raise UserError(f"--max-games {args.max_games} is less than --games {args.games}: the cap must be at "
-                        "least the first batch")
+    gate = gate_of(args)
     file = check.submission_of(default_agent(args.path))
     if file.built_here:
         print(f"built {file.label!r} on the fly: {file.path}", file=sys.stderr)
     size = options.size_of(args)
     talk = options.progress_of(args)
-
-    def look(floor: FloorResult, action: str) -> None:
-        if talk:
-            print(f"floor vs {floor.opponent} {floor.floor:.0%}: won {floor.wins}/{floor.games}, bounds "
-                  f"[{floor.lower:.1%}, {floor.upper:.1%}]: {action}", file=sys.stderr, flush=True)
-
     saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
     try:
-        report = check.check_file(file.path, args.games, args.workers, opponents=opponents,
+        report = check.check_file(file.path, gate.games, gate.workers, opponents=gate.opponents,
                                   settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
-                                  seed=args.seed, progress=talk, validation=args.validation,
-                                  max_games=args.max_games, floors=args.floors, on_look=look,
+                                  seed=gate.seed, progress=talk, validation=args.validation,
+                                  max_games=gate.max_games, floors=args.floors, on_look=floor_talk(talk),
                                   on_game=saver)
     finally:
         if saver is not None:
@@ -137,3 +145,16 @@ def run(args: argparse.Namespace) -> int:
     if args.slowdown > 1 and not args.json:
         print(options.slowdown_line(args.slowdown, report.slowed))
     return report.exit_code
+
+
+def floor_talk(talk: bool) -> check.Look | None:
+    """What the check says on stderr after each look at its floors (with progress on): each floor's bounds and
+    what comes next."""
+    if not talk:
+        return None
+
+    def look(floor: FloorResult, action: str) -> None:
+        print(f"floor vs {floor.opponent} {floor.floor:.0%}: won {floor.wins}/{floor.games}, bounds "
+              f"[{floor.lower:.1%}, {floor.upper:.1%}]: {action}", file=sys.stderr, flush=True)
+
+    return look

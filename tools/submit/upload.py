@@ -1,8 +1,9 @@
 """Check a submission file, then submit it with the real ``kaggle`` CLI (``cxforge upload``'s logic).
 
 The file must pass ``cxforge check`` first (no invalid move, error or timeout, and
-every floor shown met; FAIL and UNDECIDED are both refused) before anything is
-sent.  There is deliberately no way to skip the check.  The upload itself is
+every floor shown met; FAIL and UNDECIDED are both refused, with their exit
+statuses 1 and 3) before anything is sent; the check's flags (``check.Gate``)
+mean what they mean there.  There is deliberately no way to skip the check.  The upload itself is
 ``kaggle competitions submit connectx -f PATH -m MSG``, run with the user's own
 environment; its output is relayed with every credential scrubbed out.  The
 command line is ``upload_cmd.py``.
@@ -17,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connectx_forge.tools.credentials import credential_source, scrub, secrets
-from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.errors import UserError, Verdict
 from connectx_forge.tools.kaggle_cli import COMPETITION, CREDENTIALS_HELP, kaggle_executable, run_kaggle
-from connectx_forge.tools.submit.check import DEFAULT_GAMES, check_file
+from connectx_forge.tools.submit.check import Gate, check_file
 from connectx_forge.tools.submit.check_report import format_report
 
 SUBMIT_TIMEOUT_S = 600
@@ -49,32 +50,33 @@ def submit_command(path: Path, message: str, kaggle: str) -> list[str]:
     return [kaggle, "competitions", "submit", COMPETITION, "-f", str(path), "-m", message]
 
 
-def upload(path: Path, message: str, games: int = DEFAULT_GAMES, workers: int | None = None, *,
-           progress: bool = False, show: Callable[[str], None] = print, dry_run: bool = False) -> str:
-    """Check ``path``, ``show`` the check's report, and submit it if it passed; the CLI's answer.
+def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool = False,
+           show: Callable[[str], None] = print, dry_run: bool = False) -> str:
+    """Check ``path`` as ``cxforge check`` does with the flags of ``gate`` (default: the check's), ``show`` the
+    check's report, and submit it if it passed; the CLI's answer.
 
-    ``UserError`` (before anything is sent) for a missing file, an empty message,
-    no kaggle CLI, no credentials or a failed check, and when the upload fails.
-    ``dry_run``: everything but the network (the same refusals, the credentials found but never read out);
-    the answer is the command line that would have run.
+    ``UserError`` (before anything is sent) for a missing file, an empty message, no kaggle CLI or no
+    credentials (found before the check, so that no check is played for nothing), and when the upload fails;
+    ``Verdict`` (exit status 1 FAIL, 3 UNDECIDED) for a check that did not pass.  ``dry_run``: everything but
+    the network, without credentials too: the file is checked, and the answer says where the credentials
+    were found (never read out) and the command line that would have run, or that none were found.
     """
     if not path.is_file():
         raise UserError(f"{path}: no such file (build one first: make submission)")
     if not message.strip():
         raise UserError("give the submission a message with -m")
-    kaggle = kaggle_executable()
-    source = credential_source()
-    if source is None:
+    kaggle = None if dry_run else kaggle_executable()
+    if not dry_run and credential_source() is None:
         raise UserError(CREDENTIALS_HELP)
-    report = check_file(path, games, workers, progress=progress)
+    gate = gate or Gate()
+    report = check_file(path, gate.games, gate.workers, opponents=gate.opponents, seed=gate.seed,
+                        max_games=gate.max_games, progress=progress)
     show(format_report(report))
     if not report.passed:
-        raise UserError(f"refusing to upload {path}: the check's verdict is {report.verdict.upper()} "
-                        f"({'; '.join(report.problems or report.undecided)})")
-    if dry_run:
-        command = scrub(shlex.join(submit_command(path, message, kaggle)), secrets())
-        return (f"dry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
-                f"  {command}")
+        raise Verdict(f"refusing to upload {path}: the check's verdict is {report.verdict} "
+                      f"({'; '.join(report.problems or report.undecided)})", report.exit_code)
+    if kaggle is None:
+        return dry_run_answer(path, message)
     show(f"uploading {path} to Kaggle's {COMPETITION} competition...")
     result = submit(path, message, kaggle)
     if not result.ok:
@@ -83,3 +85,19 @@ def upload(path: Path, message: str, games: int = DEFAULT_GAMES, workers: int | 
             print("\n".join(relayed), file=sys.stderr)
         raise UserError(f"upload failed: {result.reason}")
     return result.output or "submitted"
+
+
+def dry_run_answer(path: Path, message: str) -> str:
+    """What ``upload --dry-run`` says once the check passed: where the credentials are (never their value)
+    and the command line that would run, or what is missing for the real upload."""
+    source = credential_source()
+    try:
+        kaggle = kaggle_executable()
+    except UserError as exc:
+        return f"dry run: nothing was sent; the check passed, but the real upload would stop here: {exc}"
+    if source is None:
+        return ("dry run: nothing was sent; the check passed, but no Kaggle credentials were found, so the real "
+                f"upload would stop here: {CREDENTIALS_HELP}")
+    command = scrub(shlex.join(submit_command(path, message, kaggle)), secrets())
+    return (f"dry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
+            f"  {command}")

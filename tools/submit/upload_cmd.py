@@ -7,37 +7,40 @@ from functools import partial
 from pathlib import Path
 
 from connectx_forge.tools import options
-from connectx_forge.tools.submit.check import CHECK_WORKERS, DEFAULT_GAMES, submission_of
+from connectx_forge.tools.submit.check import submission_of
+from connectx_forge.tools.submit.check_cmd import add_gate_flags, gate_of
 from connectx_forge.tools.submit.upload import upload
 
 HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
 EXAMPLE = """\
 cxforge upload submissions/submission.py -m "lookahead, depth 4"
 cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted
-cxforge upload submissions/submission.py -m "v3" --dry-run   # everything but the network"""
+cxforge upload submissions/submission.py -m "v3" --dry-run   # everything but the network, credentials or not
+cxforge upload submissions/submission.py -m "v4" --max-games 1024  # a floor close to the agent's rate"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge upload``."""
-    parser.description = (HELP + ". The file is checked first (see `cxforge check --help`) and refused "
-                          "if it fails; there is no way to skip the check.")
+    parser.description = (HELP + ". The file is checked first, with the check's flags (-n, --max-games, "
+                          "--opponents, --seed, -w: see `cxforge check --help`), and refused unless it passes: exit "
+                          "status 1 for FAIL, 3 for UNDECIDED, 2 for an error; there is no way to skip the check.")
     parser.add_argument("path", metavar="AGENT", help="the submission file (e.g. submissions/submission.py), or a "
                         "project folder, source .py or registered agent, built first")
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
-    options.add_games(parser, DEFAULT_GAMES, "checker games per opponent")
-    options.add_workers(parser, what=CHECK_WORKERS)
-    options.add_progress(parser)
+    add_gate_flags(parser)
     parser.add_argument("--dry-run", action="store_true",
-                        help="do everything but the upload: build, check, find the credentials (never printed), "
-                             "then print the kaggle command line that would run and exit 0")
+                        help="do everything but the upload, without credentials too: build, check, then say where "
+                             "the credentials are (never printed) and the kaggle command line that would run, or "
+                             "that none were found; exit status as the check's")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the file, upload it if it passed, print what Kaggle said; 0."""
+    """Check the file, upload it if it passed, print what Kaggle said; 0 (a refusal is a ``UserError``)."""
+    gate = gate_of(args)
     file = submission_of(args.path)
     if file.built_here:
         print(f"built {file.label!r}: {file.path}", flush=True)
-    output = upload(Path(file.path), args.message, args.games, args.workers, progress=options.progress_of(args),
+    output = upload(Path(file.path), args.message, gate, progress=options.progress_of(args),
                     show=partial(print, flush=True), dry_run=args.dry_run)
     print(output)
     return 0

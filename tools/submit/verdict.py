@@ -1,7 +1,8 @@
 """The checker's verdict: count a submission's games and decide whether it passes.
 
 Three verdicts, each with its exit status (``EXIT_CODES``): PASS (0) when the
-file broke no rule and every win-rate floor of its manifest is shown to be met;
+file broke no rule and every win-rate floor of its manifest is shown to be met
+(a floor not played, or neither met nor missed, is UNDECIDED, never PASS);
 FAIL (1) when it makes any invalid move, raises, times out, fails its
 validation episode, or is shown to be below a floor; UNDECIDED (3) when it broke
 no rule and no floor failed, but some floor could be shown neither met nor
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools import options
+from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import wilson
@@ -32,7 +34,8 @@ SEAT_NAMES = ("first", "second")
 LOG_TAIL_LINES = 15  # of a failing agent's log, in the report
 STATUS_FAILURES = {status: outcome for outcome, status in KAGGLE_STATUS.items()  # Kaggle status -> Tally
                    if outcome not in HOST_BREAKS}
-EXIT_CODES = {"pass": 0, "fail": 1, "undecided": 3}  # cxforge check's exit status for each verdict
+PASS, FAIL, UNDECIDED = "PASS", "FAIL", "UNDECIDED"  # the one vocabulary: the CLI, the JSON, the notebook
+EXIT_CODES = {PASS: EXIT_OK, FAIL: EXIT_FAIL, UNDECIDED: EXIT_UNDECIDED}  # tools/errors.py's table
 
 
 @dataclass
@@ -53,8 +56,8 @@ class FloorResult:
     """One win-rate floor from the manifest, judged over both seats by the sequential test (``sequential.py``).
 
     ``lower`` and ``upper`` are the one-sided Clopper-Pearson bounds of the win rate at ``level`` (the
-    error each look of the test may spend): ``pass`` when ``lower`` is at or above the floor, ``fail`` when
-    ``upper`` is below it, ``undecided`` when neither holds at the last look.
+    error each look of the test may spend): PASS when ``lower`` is at or above the floor, FAIL when
+    ``upper`` is below it, UNDECIDED when neither holds at the last look, or no game was played against it.
     """
 
     opponent: str
@@ -63,7 +66,7 @@ class FloorResult:
     wins: int
     rate: float
     upper: float
-    verdict: str  # "pass", "fail", "undecided", "not played"
+    verdict: str  # PASS, FAIL, UNDECIDED
     lower: float = 0.0
     level: float = 0.05
 
@@ -109,12 +112,12 @@ class CheckReport:
 
     @property
     def verdict(self) -> str:
-        """``"fail"`` on any problem, else ``"undecided"`` while a floor is, else ``"pass"``."""
-        return "fail" if self.problems else "undecided" if self.undecided else "pass"
+        """FAIL on any problem, else UNDECIDED while a floor is, else PASS."""
+        return FAIL if self.problems else UNDECIDED if self.undecided else PASS
 
     @property
     def passed(self) -> bool:
-        return self.verdict == "pass"
+        return self.verdict == PASS
 
     @property
     def exit_code(self) -> int:
@@ -235,8 +238,7 @@ def judge_floor(opponent: str, floor: float, results: list[dict[str, Any]],
     wins = sum(r["outcome"] == "win" for r in games)
     test = plan or sequential.Plan(max(n, 1), max(n, 1))
     decision = test.decide(floor, wins, n)
-    verdict = "not played" if not n else sequential.UNDECIDED if decision.verdict == sequential.MORE \
-        else decision.verdict
+    verdict = {sequential.PASS: PASS, sequential.FAIL: FAIL}.get(decision.verdict, UNDECIDED) if n else UNDECIDED
     return (FloorResult(opponent, float(floor), n, wins, wins / n if n else 0.0, decision.upper, verdict,
                         decision.lower, test.level), decision)
 
@@ -246,12 +248,15 @@ def _judge_floors(report: CheckReport, floors: dict[str, float], results: list[d
     for opponent, floor in sorted(floors.items()):
         result, _ = judge_floor(opponent, floor, results, plan)
         bounds = f"{result.wins}/{result.games} = {result.rate:.0%}, bounds [{result.lower:.1%}, {result.upper:.1%}]"
-        if result.verdict == "not played":
-            report.notes.append(f"floor vs {opponent} not checked: no games against it were played")
-        elif result.verdict == sequential.FAIL:
+        if result.verdict == FAIL:
             report.problems.append(f"win rate vs {opponent} is below its floor {floor:.0%} at 95% confidence "
                                    f"({bounds})")
-        elif result.verdict == sequential.UNDECIDED and not report.problems:
+        elif report.problems or result.verdict == PASS:
+            pass  # a rule broken fails the check whatever its floors; a floor met is what PASS needs
+        elif not result.games:
+            report.undecided.append(f"floor vs {opponent} {floor:.0%} not decided: no games against it were "
+                                    "played")
+        else:
             report.undecided.append(f"floor vs {opponent} {floor:.0%} neither met nor missed in {result.games} "
                                     f"games ({bounds}): raise --max-games to play more, or lower the floor")
         report.floors.append(result)
