@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import trueskill
 
@@ -15,10 +16,11 @@ from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.episodes_in import episodes_of
 from connectx_forge.tools.ladder.fit import fit
+from connectx_forge.tools.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.tools.ladder.rating import Model, RatingSettings, Skill
 from connectx_forge.tools.ladder.replicates import spread
 from connectx_forge.tools.ladder.report import ladder_report
-from connectx_forge.tools.ladder.simulate import Ladder, play_ladder
+from connectx_forge.tools.ladder.simulate import Ladder, candidates_first, play_ladder, validate
 from connectx_forge.tools.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.tools.review.episodes import episode_row
 
@@ -181,6 +183,60 @@ def test_fit_input_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
     assert "give no PLAYER" in capsys.readouterr().err
 
 
+# -- the interval: coverage of known strengths -------------------------------------------------
+
+STRENGTHS = (380.0, 540.0, 660.0, 820.0)  # hidden strengths, mean mu0: the process's own scale
+
+
+def known_ladder(seed: int, days: int) -> tuple[Process, list[list[tuple[int, int]]], list[list[float]]]:
+    """The ladder process over players of ``STRENGTHS``, each episode drawn from TrueSkill's own generative
+    model (each side performs N(strength, beta^2); a gap within the draw margin is a draw): a main run whose
+    truth is known, at no cost of real games."""
+    n = len(STRENGTHS)
+    plan = Plan(tuple(f"p{i}" for i in range(n)), tuple(f"team {i}" for i in range(n)), (0,) * n)
+    model = Model(RatingSettings())
+    proc, rng = Process(plan, model), np.random.default_rng([seed, 7])
+    days_played, scores = [], []
+    for day in range(days):
+        pairs = proc.day_pairings(day, matchmaking_rng(seed, day))
+        gaps = [rng.normal(STRENGTHS[i], model.settings.beta) - rng.normal(STRENGTHS[j], model.settings.beta)
+                for i, j in pairs]
+        day_scores = [1.0 if g > model.margin else 0.0 if g < -model.margin else 0.5 for g in gaps]
+        proc.rate_day(pairs, day_scores)
+        days_played.append(pairs)
+        scores.append(day_scores)
+    return proc, days_played, scores
+
+
+def coverage(mains: int, days: int, replicates: int) -> tuple[float, float, float]:
+    """Over ``mains`` main runs of ``known_ladder``: how often the 95% interval holds the truth (the score the
+    process gives each player after ``days``: its median over 100 independent runs), how often it holds the
+    main run's own score, and how often that score is under the predicted median."""
+    truth = np.median([[s.mu for s in known_ladder(10_000 + k, days)[0].skills] for k in range(100)], axis=0)
+    held = inside = below = 0
+    for seed in range(mains):
+        proc, days_played, scores = known_ladder(seed, days)
+        band = spread(proc, days_played, scores, seed, replicates)
+        for i, skill in enumerate(proc.skills):
+            held += band.lo[-1][i] <= truth[i] <= band.hi[-1][i]
+            inside += band.lo[-1][i] <= skill.mu <= band.hi[-1][i]
+            below += skill.mu < band.median[-1][i]
+    n = mains * len(STRENGTHS)
+    return held / n, inside / n, below / n
+
+
+def test_the_interval_covers_the_truth_and_the_main_run() -> None:
+    held, inside, below = coverage(mains=12, days=6, replicates=60)
+    assert 0.9 <= held <= 1 and 0.9 <= inside <= 1
+    assert 0.25 <= below <= 0.75  # the main run is one draw of the process the replicates rerun
+
+
+@pytest.mark.slow
+def test_the_interval_covers_the_truth_95_percent_of_the_time() -> None:
+    held, inside, below = coverage(mains=40, days=20, replicates=100)
+    assert 0.93 <= held <= 1 and 0.93 <= inside <= 1 and 0.35 <= below <= 0.65
+
+
 # -- the command ---------------------------------------------------------------------------
 
 def test_the_command_s_output_matches_its_snapshot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -203,6 +259,34 @@ def test_the_command_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture
     assert "repeated: random" in capsys.readouterr().err
     assert main(["ladder", "no-such-agent", "--days", "1"]) == 1
     assert "no-such-agent" in capsys.readouterr().err
+
+
+def test_a_candidate_the_default_pool_holds_is_taken_once_as_a_candidate() -> None:
+    t = candidates_first(Ladder(players=("lookahead", "random", "alphabeta")))
+    assert t.players == ("lookahead", "random", "alphabeta") and t.pool == ("net-search", "solver")
+    validate(t)
+    own = Ladder(players=("random",), pool=("random", "leftmost"))
+    assert candidates_first(own) == own  # a pool of one's own choosing is taken as given, and refused
+    with pytest.raises(UserError, match="repeated: random"):
+        validate(own)
+
+
+def test_the_header_counts_what_it_says_and_a_pipe_gets_a_line_a_day(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["ladder", "lookahead", "--pool", "random", "leftmost", "--days", "3", "--per-day", "4",
+            "--replicates", "20", "-w", "1", "--store", str(tmp_path / "s.sqlite")]
+    assert main([*args, "--json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["validation_episodes"] == 3 and report["episodes"] + 3 == report["played_now"]
+    assert [line.split(" rated")[0] for line in err.splitlines()] == [f"cxforge ladder: day {d}/3" for d in (1, 2, 3)]
+    assert main([*args, "--days", "4", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    header = out.splitlines()[0]
+    rated = int(header.split(" rated episodes")[0].rsplit(" ", 1)[1])
+    assert err == "" and rated > report["episodes"]
+    assert f"{rated} rated episodes + 3 validation episodes = {rated + 3} games ({rated - report['episodes']} " \
+           f"played now, {report['episodes'] + 3} from the store; this process)" in header
 
 
 def test_a_project_of_ones_own_climbs_the_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str],

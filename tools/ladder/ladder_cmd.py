@@ -39,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "folders, .py or .tar.gz files (none with --resume and --store: the store's last "
                              "ladder; none with --fit)")
     parser.add_argument("--pool", nargs="*", default=list(DEFAULT_POOL), metavar="PLAYER",
-                        help=f"the reference pool, each a team of its own (default: {' '.join(DEFAULT_POOL)})")
+                        help=f"the reference pool, each a team of its own (default: {' '.join(DEFAULT_POOL)}, less "
+                             "any agent given as a candidate)")
     parser.add_argument("--days", type=options.positive_int, default=None, metavar="D",
                         help=f"days to simulate (default {d.days}; with --resume alone: the stored ladder's); more "
                              "days on the same store play on")
@@ -158,8 +159,8 @@ def simulate(t: Ladder, workers: int | None, store: Path | None, dask: str | Non
     played = play_ladder(t, workers, store, dask, progress, on_game=on_game, require_store=resume,
                          on_change=on_change)
     band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
-    return ladder_report(t, played, band, {"store": str(played.store), "played_now": played.played_now,
-                                           "executor": played.executor})
+    return ladder_report(played.ladder, played, band, {"store": str(played.store), "played_now": played.played_now,
+                                                       "executor": played.executor})
 
 
 def write_outputs(report: dict[str, Any], out: Path) -> list[str]:

@@ -10,7 +10,13 @@ ratings when the two never met at all).  A deterministic pair thus keeps its
 one result, a random agent's spread is kept, and no game is played again.
 
 * predicted score: the replicates' median mu on the last day, with the 2.5% and
-  97.5% quantiles as its 95% interval;
+  97.5% quantiles as its 95% interval.  It estimates the score the process
+  gives the player (its median over independent ladders of the same agents);
+  tests/test_ladder.py checks on ladders of known strengths that the interval
+  holds that truth, and the main run's own score, about 95% of the time.  The
+  main run is one such ladder: every rating shares the level the first days
+  left (TrueSkill keeps no fixed sum), so all of one run's players tend to sit
+  on the same side of their medians: one draw, not a bias;
 * settles: the first day from which the replicates' median mu stays within
   ``settle`` points of its last-day value for every later day (a submission
   that only meets that on the last day has not settled within the days run).

@@ -43,7 +43,8 @@ def ladder_report(t: Ladder, played: Played, spread: Spread, info: dict[str, Any
     order = sorted(range(len(subs)), key=lambda i: float("inf") if i in proc.errored else -spread.median[-1][i])
     subs = [subs[i] for i in order]
     return {"kind": "ladder", "run": played.run, "days": t.days, "settings": t.to_json(),
-            "episodes": sum(len(d) for d in played.days), "submissions": subs, "run_note": played.note, **info}
+            "episodes": sum(len(d) for d in played.days), "validation_episodes": played.validations,
+            "submissions": subs, "run_note": played.note, **info}
 
 
 def _mu(mu: float, sigma: float) -> str:
@@ -63,8 +64,11 @@ def format_ladder(report: dict[str, Any]) -> str:
                      _mu(sub["mu"], sub["sigma"]) if rated else "-",
                      f"{sub['predicted']:.0f} [{sub['predicted_lo']:.0f}, {sub['predicted_hi']:.0f}]" if rated
                      else "-", settles])
+    games = report["episodes"] + report["validation_episodes"]
     lines = [f"ladder {report['run']}: {len(subs)} submissions, {report['days']} days, {report['episodes']} "
-             f"episodes ({report['played_now']} played now, {report['executor']})",
+             f"rated episodes + {report['validation_episodes']} validation episodes = {games} games "
+             f"({report['played_now']} played now, {games - report['played_now']} from the store; "
+             f"{report['executor']})",
              table.render([table.PLAYER, "role", "status", "episodes", "mu +/- sigma",
                            "predicted score [95%]", "settles"], rows, "rule", align="lllrrrl")]
     days = len(subs[0]["by_day"]) if subs else 0

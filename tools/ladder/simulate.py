@@ -14,6 +14,7 @@ days.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
@@ -103,6 +104,14 @@ class Ladder:
                     self.window, self.active)
 
 
+def candidates_first(t: Ladder) -> Ladder:
+    """The ladder with the default pool less the agents that are also candidates: a shipped agent given as a
+    candidate is taken once, as a candidate (a pool of one's own choosing is kept as given: ``validate``)."""
+    if t.pool != canonical_specs(DEFAULT_POOL):
+        return t
+    return replace(t, pool=tuple(p for p in t.pool if p not in t.players))
+
+
 def validate(t: Ladder) -> None:
     """``UserError`` for settings that cannot make a ladder; resolves every player (a bad spec is one line)."""
     if not t.players:
@@ -126,12 +135,15 @@ def validate(t: Ladder) -> None:
 
 @dataclass
 class Played:
-    """The main run's games: the process (ratings by day), each day's pairings and first-seat scores, the
-    validation failures, and the run's bookkeeping."""
+    """The main run's games: the ladder as played (``candidates_first``), the process (ratings by day), each
+    day's pairings and first-seat scores, the validation episodes played (one per submission), and the run's
+    bookkeeping (``played_now``: games of either kind played by this call, the rest came from the store)."""
 
+    ladder: Ladder
     process: Process
     days: list[list[tuple[int, int]]]
     scores: list[list[float]]
+    validations: int
     run: str
     store: Path
     played_now: int
@@ -151,7 +163,7 @@ def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None 
                 on_game: Callable[[GameJob, GameRecord], None] | None = None, require_store: bool = False,
                 on_change: str | None = None) -> Played:
     """Play (or finish, or extend) the ladder's days; the process after the last day and the games' results."""
-    t = replace(t, players=canonical_specs(t.players), pool=canonical_specs(t.pool))
+    t = candidates_first(replace(t, players=canonical_specs(t.players), pool=canonical_specs(t.pool)))
     validate(t)
     specs = t.specs()
     labels = labels_of(specs)
@@ -195,6 +207,7 @@ def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None 
         errored: set[int] = set()
         days: list[list[tuple[int, int]]] = []
         scores: list[list[float]] = []
+        validations = 0
         for day in range(t.days):
             new = [i for i, d in enumerate(plan.submitted) if d == day]
             if new:  # the validation episodes: each new submission against itself
@@ -202,6 +215,7 @@ def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None 
                                              game) for k, i in enumerate(new)])
                 errored |= {i for i, r in zip(new, checks, strict=True) if r.culprit is not None}
                 process.errored = frozenset(errored)
+                validations += len(new)
             pairs = process.day_pairings(day, matchmaking_rng(t.seed, day))
             records = batch([_episode_job(t, specs[i], specs[j], f"day {day} episode {k}",
                                           day * 100000 + 1000 + k, labels, game) for k, (i, j) in enumerate(pairs)])
@@ -209,5 +223,14 @@ def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None 
             process.rate_day(pairs, day_scores)
             days.append(pairs)
             scores.append(day_scores)
-    return Played(process, days, scores, run, path, played, kind, labels, chosen.note)
+            if progress and not bars.wanted(progress):
+                day_line(day, t.days, len(pairs), played)
+    return Played(t, process, days, scores, validations, run, path, played, kind, labels, chosen.note)
+
+
+def day_line(day: int, days: int, episodes: int, played: int) -> None:
+    """One line on stderr as a day is rated, where no bar is drawn (stderr is not a terminal: a pipe, a log):
+    a long ladder is not silent for minutes."""
+    print(f"cxforge ladder: day {day + 1}/{days} rated ({episodes} episodes; {played} games played now)",
+          file=sys.stderr, flush=True)
 
