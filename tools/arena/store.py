@@ -129,10 +129,18 @@ class Store:
         rows = self.db.execute(
             f"SELECT pairing, opening, colour, seed, slot, a, b, a_score, {column} FROM games WHERE run = ? "
             "ORDER BY slot, pairing, colour, opening, seed", (run,))
-        return [StoredGame(Key(p, o, c, s), slot, a, b, score,
-                           None if rec is None else GameRecord.from_json(json.loads(rec)))
+        return [StoredGame(Key(p, o, c, s), slot, a, b, score, None if rec is None else _named(rec, run, p))
                 for p, o, c, s, slot, a, b, score, rec in rows]
 
     def count(self, run: str) -> int:
+        """How many games ``run`` holds."""
         return int(self.db.execute("SELECT COUNT(*) FROM games WHERE run = ?", (run,)).fetchone()[0])
 
+
+def _named(text: str, run: str, pairing: str) -> GameRecord:
+    """A stored record, named by its run and pairing where it was stored without them (before games carried
+    their stable key)."""
+    record = GameRecord.from_json(json.loads(text))
+    record.run = record.run or run
+    record.pairing = record.pairing or pairing
+    return record

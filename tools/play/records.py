@@ -1,7 +1,10 @@
 """Games on disk: one ``GameRecord`` per JSON line (what ``--save FILE`` writes in every command that plays).
 
 A line is ``GameRecord.to_json()``; ``load_records`` reads a file back into
-records that replay, tally and report like fresh ones.
+records that replay, tally and report like fresh ones.  A game's stable key
+(``game_key``: its run, pairing, opening, A's seat and seed) is the same however
+often it is played, stored or read back, so a file is written with each game
+once (``GameWriter``): a resumed run appends exactly the games the file lacks.
 """
 
 from __future__ import annotations
@@ -14,6 +17,22 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 
 PathLike = str | os.PathLike[str]
+GameKey = tuple[str | None, str, str, int, int]  # run, pairing "A vs B", opening (Pons digits), A's seat, seed
+
+
+def game_key(rec: GameRecord) -> GameKey:
+    """The game's stable key: its run and pairing (as its run named them; a game saved without them: the
+    players' names by A's seat), its opening in Pons' digits, A's seat and its seed."""
+    a, b = rec.players[rec.a_seat - 1], rec.players[2 - rec.a_seat]
+    pairing = rec.pairing if rec.pairing is not None else f"{a} vs {b}"
+    opening = "".join(str(c + 1) for c in rec.moves[:rec.opening])
+    return rec.run, pairing, opening, rec.a_seat, rec.seed
+
+
+def tag(rec: GameRecord, run: str, pairing: str) -> GameRecord:
+    """``rec`` named by the run and the pairing it was played in (its stable key's); returned for chaining."""
+    rec.run, rec.pairing = run, pairing
+    return rec
 
 
 def save_records(records: Iterable[GameRecord], path: PathLike) -> None:
@@ -32,10 +51,14 @@ class GameWriter:
     ``close(records)`` rewrites the games this writer added with ``records`` in order (a finished run's games
     sorted by index); an interrupted run leaves the lines in finishing order.  A file that exists is never
     replaced: ``UserError`` unless ``append``, which adds the games after its lines and leaves those alone.
+    Each game is written once: a game whose stable key (``game_key``) the file already holds (a resumed run's
+    games saved before the interrupt) or this writer already wrote is left out.
     """
 
     def __init__(self, path: PathLike, append: bool = False) -> None:
         self.path = os.fspath(path)
+        self.had: set[GameKey] = _keys_in(self.path) if append else set()
+        self.wrote: set[GameKey] = set()
         try:
             self.fh = open(self.path, "a" if append else "x", encoding="utf-8")
             self.start = self.fh.tell()
@@ -50,23 +73,52 @@ class GameWriter:
         self.count = 0
 
     def add(self, rec: GameRecord) -> None:
+        """Write ``rec`` now (flushed), unless the file already holds its game."""
+        key = game_key(rec)
+        if key in self.had or key in self.wrote:
+            return
+        self.wrote.add(key)
         self.fh.write(json.dumps(rec.to_json()) + "\n")
         self.fh.flush()
         self.count += 1
 
     def close(self, records: Iterable[GameRecord] | None = None) -> None:
-        """Close the file; with ``records``, its lines from this writer are replaced by theirs, in order."""
+        """Close the file; with ``records``, its lines from this writer are replaced by theirs, in order, each
+        game once and none the file held before this writer."""
         self.fh.close()
         if records is None:
             return
+        self.wrote, self.count = set(), 0
         try:
             with open(self.path, "r+", encoding="utf-8") as fh:
                 fh.seek(self.start)
                 fh.truncate()
                 for rec in records:
-                    fh.write(json.dumps(rec.to_json()) + "\n")
+                    key = game_key(rec)
+                    if key not in self.had and key not in self.wrote:
+                        self.wrote.add(key)
+                        self.count += 1
+                        fh.write(json.dumps(rec.to_json()) + "\n")
         except OSError as exc:
             raise UserError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+
+
+def _keys_in(path: str) -> set[GameKey]:
+    """The stable keys of the games in the file at ``path`` (none when it does not exist; a line that is no
+    game is skipped: it is kept, and matches no game)."""
+    keys: set[GameKey] = set()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    keys.add(game_key(GameRecord.from_json(json.loads(line))))
+                except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+                    continue
+    except FileNotFoundError:
+        return keys
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+    return keys
 
 
 def _ends_with_newline(path: str) -> bool:
