@@ -214,6 +214,7 @@ def json_and_out(args: argparse.Namespace) -> tuple[bool, Path | None]:
     old = args.json if isinstance(args.json, Path) else None
     if old is not None and args.out is not None:
         raise UserError("give the output file with -o/--out only (--json PATH is its old spelling)")
+    check_out(old, bool(getattr(args, "force", False)))
     return args.json is True, args.out if old is None else old
 
 
@@ -238,20 +239,38 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
+FORCE_HELP = "with -o: replace PATH if it exists (without --force an existing file is refused, as --save refuses)"
+
+
 OUTPUTS = "_outputs"  # the namespace attribute listing a parser's output flags: (dest, "file" or "folder")
 
 
 def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
             old: tuple[str, ...] = (), kind: str = "file", shown: str | None = None) -> None:
-    """``-o/--out PATH``, a ``kind`` of output ("file" or "folder", as ``what`` says); ``old`` spellings are
-    accepted, unlisted.  Its folder is made, and checked writable, before the command starts (``prepare``).
-    ``shown``: the default as help shows it (instead of an absolute path that differs from machine to machine)."""
+    """``-o/--out PATH``, a ``kind`` of output, as ``what`` says: "file" (one file, never replaced silently: an
+    existing PATH is refused unless ``--force``, which a "file" output comes with), "folder" (``DIR``, files
+    written into it) or "update" (a file the command adds to, or rebuilds from its own progress file, such as a
+    book).  ``old`` spellings are accepted, unlisted.  Its folder is made, and checked writable, and an existing
+    file refused, before the command starts (``prepare``).  ``shown``: the default as help shows it (instead of
+    an absolute path that differs from machine to machine)."""
     suffix = f" (default {shown or default})" if default is not None else ""
+    refused = "; an existing PATH is refused unless --force" if kind == "file" else ""
     parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
-                        metavar="DIR" if kind == "folder" else "PATH", help=what + suffix)
+                        metavar="DIR" if kind == "folder" else "PATH", help=what + suffix + refused)
     for flag in old:
         parser.add_argument(flag, dest="out", type=Path, help=argparse.SUPPRESS)
+    if kind == "file":
+        parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     register_output(parser, "out", kind)
+
+
+def check_out(path: Path | str | None, force: bool) -> None:
+    """``UserError`` (one line) when ``-o path`` names a file that exists and ``--force`` was not given: ``-o``
+    never replaces a file silently, as ``--save`` never does."""
+    if path is None or force or not Path(path).is_file():
+        return
+    raise UserError(f"-o {path}: the file exists and -o never replaces a file silently; add --force to replace "
+                    "it, or give another name")
 
 
 SAVE_HELP = ("write {what} as a JSON line to FILE as it finishes (what review, replay and logs read); "
@@ -301,7 +320,7 @@ def writer_of(args: argparse.Namespace) -> Any:
 
 def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> None:
     """Declare ``dest`` an output of the command (``prepare`` makes its folder before any work)."""
-    assert kind in ("file", "folder")
+    assert kind in ("file", "folder", "update")
     parser.set_defaults(**{OUTPUTS: [*(parser.get_default(OUTPUTS) or []), (dest, kind)]})
 
 
@@ -336,6 +355,8 @@ def prepare(args: argparse.Namespace) -> None:
     for dest, kind in getattr(args, OUTPUTS, None) or ():
         if dest == "save":
             check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))
+        if kind == "file" and dest == "out":
+            check_out(getattr(args, "out", None), bool(getattr(args, "force", False)))
         path = getattr(args, dest, None)
         if path is not None:
             prepare_output(Path(path), kind)
@@ -343,7 +364,7 @@ def prepare(args: argparse.Namespace) -> None:
 
 def prepare_output(path: Path, kind: str = "file") -> None:
     """Make the folder ``path`` goes in (``kind`` "folder": ``path`` itself) and check it can be written."""
-    if kind == "file" and path.is_dir():
+    if kind != "folder" and path.is_dir():
         raise UserError(f"{path}: is a folder; give a file name")
     if kind == "folder" and path.exists() and not path.is_dir():
         raise UserError(f"{path}: is a file; give a folder")

@@ -141,8 +141,22 @@ def interrupted(args: argparse.Namespace, stop: RunInterrupted, writer: GameWrit
     """Ctrl-C: keep what was saved, say how to resume; exit status 130."""
     if writer is not None:
         writer.close()
-    print(resume_hint(args.command, stop.store), file=sys.stderr)
+    print(resume_hint(args.command, stop.store, output_flags(args)), file=sys.stderr)
     return 130
+
+
+def output_flags(args: argparse.Namespace) -> list[str]:
+    """The output flags the command was given, as its resume line repeats them: ``-o``, ``--save FILE`` with
+    ``--append`` (its file holds the games played so far; the resumed run adds exactly those it lacks) and
+    ``--json``."""
+    out: list[str] = []
+    if getattr(args, "out", None) is not None:
+        out += ["-o", str(args.out)]
+    if getattr(args, "save", None) is not None:
+        out += ["--save", str(args.save), "--append"]
+    if getattr(args, "json", False) is True:
+        out.append("--json")
+    return out
 
 
 def finish(args: argparse.Namespace, report: dict[str, Any], records: list[Any], text: str,

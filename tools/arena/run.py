@@ -21,6 +21,7 @@ from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.tools.arena.store import Key, Store, StoredGame
 from connectx_forge.tools.errors import UsageError, UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.records import tag
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
@@ -221,10 +222,11 @@ def interruptible(store: Path) -> Iterator[None]:
         raise RunInterrupted(store) from None
 
 
-def resume_hint(kind: str, store: Path) -> str:
-    """The one line that says how to resume an interrupted run of ``kind``."""
-    return (f"cxforge {kind}: interrupted: every finished game is in {store}; resume with: "
-            f"cxforge {kind} --resume --store {shlex.quote(str(store))}")
+def resume_hint(kind: str, store: Path, outputs: Sequence[str] = ()) -> str:
+    """The one line that says how to resume an interrupted run of ``kind``, repeating the command's output
+    flags (``outputs``: ``flags.output_flags``)."""
+    again = shlex.join(["--resume", "--store", str(store), *outputs])
+    return f"cxforge {kind}: interrupted: every finished game is in {store}; resume with: cxforge {kind} {again}"
 
 
 def default_store(run: str) -> Path:
@@ -257,12 +259,14 @@ def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, 
              may_start: Callable[[GameJob], bool] = lambda job: True,
              labels: dict[str, str] | None = None) -> int:
     """Play ``todo``, committing each game to the store as it ends (its players by their ``labels``, by spec
-    where none is given); returns how many the store did not have."""
+    where none is given; the record named by ``run`` and its pairing, its stable key's); returns how many the
+    store did not have."""
     played = 0
     names = labels or {}
 
     def done(job: GameJob, record: GameRecord) -> bool:
         nonlocal played
+        tag(record, run, job.pairing)
         if store.add(run, key_of(job), job.slot, names.get(job.a, job.a), names.get(job.b, job.b), record):
             played += 1
         if on_game is not None:

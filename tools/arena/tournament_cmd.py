@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "solver, up to minutes each)")
     options.add_games(parser, None, "games to play at most: the schedule's first N, opening by opening (default: "
                                     "all); run again with a larger N to play on")
-    flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder PATH")
+    flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder DIR")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -57,6 +57,10 @@ class GameRecord:
     ``opening`` is how many leading ``moves`` were an opening played before the
     agents' first call (``play_game(opening=...)``): they have no entry in
     ``times``, so ``times[i]`` is the call that played ``moves[opening + i]``.
+    ``run`` and ``pairing`` name the run (a tournament's, an SPRT's, a match's) and
+    the pairing the game was played in: with its opening, A's seat and its seed
+    they are the game's stable key (``records.game_key``), by which a games file
+    holds each game once.
     """
 
     players: tuple[str, str]
@@ -75,6 +79,8 @@ class GameRecord:
     opening: int = 0  # leading entries of ``moves`` that came from the opening, not from the agents
     logs: dict[str, str] | None = None  # mark ("1", "2") -> the agent's stdout and stderr, and its traceback
     slowed: str | None = None  # how --slowdown held the game's hosts (throttle.method; "; " between two ways)
+    run: str | None = None  # the run the game belongs to (a store's run name; a match's settings) ...
+    pairing: str | None = None  # ... and its pairing "A vs B": with the rest, its stable key (records.game_key)
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
@@ -111,6 +117,9 @@ class GameRecord:
             del out["logs"]
         if out["slowed"] is None:  # and of games not slowed down
             del out["slowed"]
+        for name in ("run", "pairing"):  # and of games played outside a run
+            if out[name] is None:
+                del out[name]
         return out
 
     @classmethod

@@ -13,15 +13,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, version_lines
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, run_match
-from connectx_forge.tools.play.match_store import MatchSettings, run_stored_match
+from connectx_forge.tools.play.match_store import MatchSettings, match_run, run_stored_match
 from connectx_forge.tools.play.players import Player, distinct, resolve
-from connectx_forge.tools.play.records import GameWriter
+from connectx_forge.tools.play.records import GameWriter, tag
 from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size, kaggle_number
 
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_match(a, b, s.games, args.workers, s.seed, settings=s.game_settings(),
                            progress=options.progress_of(args), seats=s.seats, openings=openings,
-                           on_game=writer.add if writer is not None else None)
+                           on_game=_saver(s, writer))
     except MatchInterrupted as stop:
         if writer is not None:
             writer.close()
@@ -123,6 +125,15 @@ def run(args: argparse.Namespace) -> int:
         return 130
     _report(args, s, result, writer)
     return 0
+
+
+def _saver(s: MatchSettings, writer: GameWriter | None) -> Callable[[GameRecord], None] | None:
+    """``--save``'s ``on_game``: each game, named by the match's run and pairing (its stable key), written as
+    it ends."""
+    if writer is None:
+        return None
+    run, pairing = match_run(s)
+    return lambda rec: writer.add(tag(rec, run, pairing))
 
 
 def _stored(args: argparse.Namespace, s: MatchSettings, a: Player, b: Player,

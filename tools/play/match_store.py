@@ -36,11 +36,13 @@ from connectx_forge.tools.arena.run import (
     run_name,
     settings_only,
     store_path,
+    versioned_name,
 )
 from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import MatchResult, match_jobs, run_match
 from connectx_forge.tools.play.players import Player
+from connectx_forge.tools.play.records import tag
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.tools.play.settings import GameSettings
 
@@ -94,6 +96,15 @@ def keys_of(s: MatchSettings, pairing: str, openings: tuple[tuple[int, ...], ...
             for job in match_jobs(s.a, s.b, s.games, s.seed, GameSettings(s.size), s.seats, openings)}
 
 
+def match_run(s: MatchSettings) -> tuple[str, str]:
+    """The run and pairing that name the games of match ``s`` played without a store (their stable key's): the
+    run a new store would give it (its settings and the players' sources), "A vs B" by the players' labels."""
+    specs = canonical_specs([s.a, s.b])
+    labels = labels_of(specs)
+    base = run_name(KIND, replace(s, a=specs[0], b=specs[1]).run_key())
+    return versioned_name(base, file_versions(specs)), f"{labels[specs[0]]} vs {labels[specs[1]]}"
+
+
 def run_stored_match(s: MatchSettings, store: Path | str, workers: int | None = None, progress: bool = True,
                      openings: tuple[tuple[int, ...], ...] = (), players: tuple[Player, Player] | None = None,
                      resume: bool = False, on_change: str | None = None,
@@ -122,6 +133,7 @@ def run_stored_match(s: MatchSettings, store: Path | str, workers: int | None = 
                   if g.key in index and g.record is not None]
 
         def commit(record: GameRecord) -> None:
+            tag(record, run, pairing)
             db.add(run, keys[record.index], record.index, labels[s.a], labels[s.b], record)
             if on_game is not None:
                 on_game(record)

@@ -7,7 +7,8 @@ scores game by game has far less noise than the two scores apart: a small
 gain that two separate win rates cannot show, a paired mean does.  A game
 pairs with the one whose opponent, seat, seed and opening moves are the same;
 scores are wins plus half the draws, for the compared agent (player A of
-each match).  The interval is the normal one on the mean of the differences.
+each match).  A game saved twice (its stable key, ``records.game_key``, its moves and its
+end the same) counts once.  The interval is the normal one on the mean of the differences.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.records import game_key
 from connectx_forge.tools.stats import mean_interval
 
 Key = tuple[str, int, int, tuple[int, ...]]  # opponent, A's seat, seed, opening moves
@@ -69,10 +71,19 @@ def summarise(opponent: str, pairs: Sequence[tuple[float, float]]) -> Paired:
                   sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
 
 
+def _played(rec: GameRecord) -> tuple[object, ...]:
+    """What makes two records one game: its stable key, its moves and how it ended."""
+    return game_key(rec), rec.moves, rec.outcome, rec.winner, rec.culprit
+
+
 def _by_key(records: Iterable[GameRecord], side: str) -> dict[Key, GameRecord]:
+    """``side``'s games by what they pair on; one game saved twice (the same stable key, ``records.game_key``,
+    and the same play) counts once, two different games that would pair alike are refused."""
     out: dict[Key, GameRecord] = {}
     for rec in records:
         k = key(rec)
+        if k in out and _played(out[k]) == _played(rec):
+            continue
         if k in out:
             raise UserError(f"{side} holds two games against {k[0]} with seed {k[2]} from the same opening: "
                             "give each match's games once")

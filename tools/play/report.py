@@ -3,7 +3,8 @@
 A header line, which players ran isolated in agent hosts, then a table (``tools/table``, its ``rule`` style):
 one row per seat of A and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
 interval, B's rule breaks; "crashes/other" counts crash, memory, protocol and
-load), one line per kind of rule break with the first game's detail, then each
+load), one line per kind of rule break with the first game's detail (games are
+numbered from 1, as ``cxforge logs --game N`` and ``review --game N`` take them), then each
 side's move times.  A detail is what an agent said, printed with its control
 characters escaped (``sandbox/escape.py``; a hosted agent's already are, an
 in-process agent's are not).
@@ -68,7 +69,8 @@ def _breaks(result: MatchResult) -> list[str]:
     lines = []
     for (side, kind), (count, rec) in sorted(seen.items()):
         why = rec.detail or rec.error or (f"returned {rec.bad_action}" if rec.bad_action else "")
-        lines.append(f"{side} {kind}: {count} game(s)" + (f"; game {rec.index}: {escape(why, False)}" if why else ""))
+        first = f"; game {rec.index + 1}: {escape(why, False)}" if why else ""  # numbered from 1, as logs --game
+        lines.append(f"{side} {kind}: {count} game(s){first}")
     return lines
 
 

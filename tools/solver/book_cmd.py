@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_workers(b)
     b.add_argument("--progress", default=DEFAULT_PROGRESS, metavar="FILE",
                    help=f"append-only progress file (default {DEFAULT_PROGRESS})")
-    options.add_out(b, "book file (default agents/data/opening_book.bin)")
+    options.add_out(b, "book file, rebuilt from the progress file (default agents/data/opening_book.bin)",
+                    kind="update")
     options.add_engine(b, "auto", "the solver to build with")
     b.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES}; "
@@ -62,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     f.add_argument("--progress", default=DEFAULT_FILL_PROGRESS, metavar="FILE",
                    help=f"append-only progress file of the solves (default {DEFAULT_FILL_PROGRESS}); the easy "
                         "checks go beside it (fill.easy.jsonl)")
-    options.add_out(f, "book file to add to (default agents/data/opening_book.bin; made if missing)")
+    options.add_out(f, "book file to add to (default agents/data/opening_book.bin; made if missing)",
+                    kind="update")
     options.add_engine(f, "auto", "the solver to fill with")
     f.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES})")
