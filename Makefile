@@ -54,7 +54,7 @@ SYSTEM_SETUP = missing=""; \
 	if [ "$$(id -u)" = 0 ]; then sh tests/grant_test_user.sh "$$(readlink -f $(BIN)/python)" $(BIN)/python . || true; fi
 
 submission: $(RUNTIME_STAMP)
-	$(BIN)/cxforge build $(AGENT) -o $(OUT)
+	$(BIN)/cxforge build $(AGENT) -o $(OUT) --force
 	$(BIN)/cxforge check $(OUT) $(if $(GAMES),--games $(GAMES)) $(if $(MAX_GAMES),--max-games $(MAX_GAMES))
 
 test: $(TEST_STAMP)

@@ -186,7 +186,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
     if failing is not None:
         report.log_tail = failing["log"].rstrip("\n").splitlines()[-LOG_TAIL_LINES:]
         report.log_game = ("the validation episode" if failing.get("index", 0) < 0 else
-                           f"game {failing['index']} (vs {failing['opponent']}, {SEAT_NAMES[failing['seat']]})")
+                           f"game {failing['index'] + 1} (vs {failing['opponent']}, {SEAT_NAMES[failing['seat']]})")
     _judge_validation(report)
     _judge_rule_breaks(report, errors_seen)
     if manifest_path is None:
