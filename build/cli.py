@@ -3,6 +3,8 @@
 The command-line face of the bundler (build/builder.py): which agent (a
 project folder, a ``.py`` file, a registered name), where the file goes
 (``-o/--out``; ``--output`` is its old, unlisted spelling) and in which format.
+``-o`` never replaces a file silently: an existing file is refused, as ``--save``
+refuses one, unless ``--force`` (``make submission`` rebuilds its file so).
 """
 
 from __future__ import annotations

@@ -166,7 +166,8 @@ def test_o_reads_dir_where_it_is_a_folder_and_says_force_where_it_is_a_file(
         return " ".join(capsys.readouterr().out.split())
 
     for command in ("tournament", "sprt", "ladder"):
-        assert "-o DIR, --out DIR" in usage(command), command
+        text = usage(command)
+        assert "-o DIR, --out DIR" in text and "PATH" not in text.split("-o DIR, --out DIR", 1)[1][:120], command
     for command in ("build", "replay", "winrates", "mistakes", "openings"):
         text = usage(command)
         assert "-o PATH, --out PATH" in text and "--force" in text, command

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--games", type=_games, default=DEFAULT_MAX_GAMES, metavar="N",
                         help=f"games to play at most: the test stops undecided after N (default {DEFAULT_MAX_GAMES})")
     parser.add_argument("--max-games", dest="games", type=_games, help=argparse.SUPPRESS)  # old name
-    flags.add_run_flags(parser, "write report.json and llr.png into the folder PATH")
+    flags.add_run_flags(parser, "write report.json and llr.png into the folder DIR")
 
 
 def run(args: argparse.Namespace) -> int:

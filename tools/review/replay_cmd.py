@@ -1,4 +1,7 @@
-"""``cxforge replay GAME -o game.html``: one game as an offline HTML replay, with its review beside it."""
+"""``cxforge replay GAME -o game.html``: one game as an offline HTML replay, with its review beside it.
+
+``-o`` (default ``replay.html``) never replaces a file silently: an existing page is refused unless ``--force``;
+``--game N`` counts from 1, as in every command."""
 
 from __future__ import annotations
 
