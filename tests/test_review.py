@@ -20,6 +20,7 @@ from connectx_forge.tools.review.games import read_file, read_replay
 from connectx_forge.tools.review.labels import Labeller, sign
 from connectx_forge.tools.review.replay_page import FONT_URLS, replay_of
 from connectx_forge.tools.review.summary import summarise
+from connectx_forge.tools.solver.solve_cmd import parse_moves
 from tests.review_games import BLUNDER_PLY, blunder_replay, exact_truth
 
 WDL = {1: "win", 0: "draw", -1: "loss"}
@@ -269,4 +270,6 @@ def test_only_us_is_ours_and_columns_are_counted_from_0(tmp_path: Path, capsys) 
     positions = [line for line in out.splitlines() if "after columns" in line]
     assert positions and all("Pons" not in line and "1-7" not in line for line in out.splitlines())
     assert positions == [f"  {path}: going second, ply 4, after columns 3,3,2: played column 2, best 1,4 "
-                         "(columns from 0, as Kaggle's actions)"]
+                         "(columns from 0, as Kaggle's actions; cxforge solve 443)"]
+    solved = parse_moves(positions[0].rsplit("cxforge solve ", 1)[1].rstrip(")"))
+    assert solved.key() == Board().play(3).play(3).play(2).key()  # the position before the losing move

@@ -36,6 +36,11 @@ def pons_moves(moves: Sequence[int]) -> str:
     return "".join(str(c + 1) for c in moves)
 
 
+def solve_moves(size: Sequence[int], moves: Sequence[int]) -> str | None:
+    """The position as ``cxforge solve`` takes it (``pons_moves``), on the 6x7 board it solves; else None."""
+    return pons_moves(moves) if tuple(size) == (6, 7, 4) else None
+
+
 @dataclass
 class Summary:
     """Our games, by seat and result, and where the lost ones were lost."""
@@ -86,7 +91,7 @@ def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
                 continue
             summary.first_losing_plies[losing.ply] += 1
             summary.positions.append({"source": g.source, "episode_id": g.episode_id, "seat": SEATS[mark],
-                                      "ply": losing.ply, "moves": pons_moves(g.moves[:losing.ply - 1]),
+                                      "ply": losing.ply, "moves": solve_moves(g.size, g.moves[:losing.ply - 1]),
                                       "columns": list(g.moves[:losing.ply - 1]),
                                       "column": losing.column, "best": losing.best})
     return summary
@@ -115,8 +120,9 @@ def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str
     for p in s.positions[:show]:
         best = ",".join(str(c) for c in p["best"]) or "?"
         after = ",".join(str(c) for c in p["columns"]) or "(none)"
+        solve = f"; cxforge solve {p['moves'] or repr('')}" if p["moves"] is not None else ""
         lines.append(f"  {p['source']}: going {p['seat']}, ply {p['ply']}, after columns {after}: played column "
-                     f"{p['column']}, best {best} (columns from 0, as Kaggle's actions)")
+                     f"{p['column']}, best {best} (columns from 0, as Kaggle's actions{solve})")
     if len(s.positions) > show:
         lines.append(f"  ... and {len(s.positions) - show} more positions (--json lists them all)")
     return "\n".join(lines)
