@@ -9,6 +9,7 @@ and a command named in prose without its required arguments passes.
 from __future__ import annotations
 
 import io
+import json
 import re
 import shlex
 from contextlib import redirect_stderr
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.tools import cli
+from connectx_forge.tools.paths import EXAMPLE_REPLAYS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -129,3 +131,26 @@ def test_no_code_or_doc_names_an_issue_by_its_number() -> None:
             for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
             for _ in TRACKER.finditer(line)]
     assert not hits, "say what the thing is, not its tracker number:\n" + "\n".join(hits)
+
+
+def test_the_example_replays_try_review_ghosts_and_regress_add(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/review.md's three commands on the shipped replays, as it shows them (from the checkout's root)."""
+    replays = sorted(str(p.relative_to(ROOT)) for p in EXAMPLE_REPLAYS.glob("episode-*-replay.json"))
+    assert len(replays) == 3 and all((ROOT / r).stat().st_size < 16_000 for r in replays)
+    for r in replays:  # real kaggle-environments replays: its own keys, and Kaggle's team names
+        replay = json.loads((ROOT / r).read_text(encoding="utf-8"))
+        assert {"configuration", "steps", "rewards", "statuses", "info"} <= set(replay)
+        assert set(replay["info"]["TeamNames"]) == {"Forge", "Rival"}
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["review", *replays, "--us", "Forge", "--summary", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("our agent (Forge): 3 games, 2 lost") and "cxforge solve " in out
+    assert cli.main(["ghosts", "datasets/replays"]) == 0
+    teams = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:4]]
+    assert sorted(teams) == ["Forge", "Rival"]
+    project = tmp_path / "mybot"
+    assert cli.main(["new", str(project)]) == 0
+    assert cli.main(["regress", "add", *replays, "--project", str(project), "--us", "Forge"]) == 0
+    cases = json.loads((project / "tests" / "regressions.json").read_text(encoding="utf-8"))
+    assert len(cases) >= 1 and "1 case(s) added from 2 lost game(s) of 3" in capsys.readouterr().out

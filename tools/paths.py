@@ -18,6 +18,7 @@ AGENTS_ROOT = agents_root()  # the folder the shipped agents import from
 AGENTS_DATA = AGENTS_ROOT / "agents" / "data"  # the shipped agents' data files (weights, opening book)
 PONS_DIR = PROJECT_ROOT.parent / "shared" / "data" / "pons"  # Pascal Pons' benchmark sets, when present
 HELDOUT_DIR = PROJECT_ROOT / "datasets" / "heldout"  # our own labelled test sets (cxforge heldout build)
+EXAMPLE_REPLAYS = PROJECT_ROOT / "datasets" / "replays"  # three real kaggle-environments replays (docs/review.md)
 RUNS = Path("runs")  # training runs, arena stores and build progress files, in the working folder
 
 
