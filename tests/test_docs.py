@@ -154,3 +154,21 @@ def test_the_example_replays_try_review_ghosts_and_regress_add(
     assert cli.main(["regress", "add", *replays, "--project", str(project), "--us", "Forge"]) == 0
     cases = json.loads((project / "tests" / "regressions.json").read_text(encoding="utf-8"))
     assert len(cases) >= 1 and "1 case(s) added from 2 lost game(s) of 3" in capsys.readouterr().out
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("doc", [d.name for d in DOCS])
+def test_each_relative_link_points_at_a_file_of_the_repository(doc: str) -> None:
+    """A reader of the repository (or of its page on a forge) follows a relative link to a file that is there;
+    a link out of the repository (``../shared``) leads nowhere for anyone else."""
+    path = next(d for d in DOCS if d.name == doc)
+    bad = []
+    for target in LINK.findall(path.read_text()):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        file = (path.parent / target.split("#")[0]).resolve()
+        if not file.is_relative_to(ROOT) or not file.exists():
+            bad.append(target)
+    assert not bad, f"{doc} links to files outside the repository or missing: {bad}"
