@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import SourceModule
 
 READER = "read_data"
@@ -70,7 +71,8 @@ def data_names(module: SourceModule) -> dict[str, int]:
 def load_data(modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
     """The data files the modules read (each relative to its root), sorted by name.
 
-    A missing file is a ``BuildError``.
+    A missing file, or one the build must not read (``files.py``: a link leading out of the project, a FIFO,
+    a device), is a ``BuildError``.
     """
     files: dict[str, DataFile] = {}
     for module in modules:
@@ -79,7 +81,8 @@ def load_data(modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
                 continue
             path = module.root.joinpath(*PurePosixPath(name).parts)
             try:
-                files[name] = DataFile(name, path.read_bytes())
+                content = read_inside(module.root, path, f"{module.path}:{line}: data file {name}")
+                files[name] = DataFile(name, content)
             except OSError as exc:
                 raise BuildError(f"{module.path}:{line}: data file {name} cannot be read from {module.root} "
                                  f"({exc.strerror}); paths are relative to the project root") from None

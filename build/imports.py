@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.files import read_text_inside
 
 PROJECT_PACKAGE = "agents"  # the shipped agents' package, a library for every project
 TOOLKIT = "connectx_forge"
@@ -100,11 +102,19 @@ def relative_path(root: Path, path: Path) -> str:
         return path.resolve().as_posix()
 
 
+def named(root: Path, path: Path) -> str | None:
+    """``path`` relative to ``root`` as it is written, links not followed (the name a link has), or None."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        return None
+
+
 def parse_module(root: Path, name: str, path: Path, is_package: bool, rel: str | None = None) -> SourceModule:
     """Read and parse one source file; a syntax error becomes a ``BuildError`` at file:line."""
     rel = rel or relative_path(root, path)
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_text_inside(root, path, named(root, path) or rel)
     except UnicodeDecodeError as exc:
         raise BuildError(f"{rel}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

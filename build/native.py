@@ -8,16 +8,18 @@ name must be a string literal, as ``read_data``'s), compiles each library once
 with the ``ziglang`` package (a hermetic clang and libc from PyPI, pinned in
 the ``native`` extra) for ``x86_64-linux-gnu.2.17`` (Kaggle's machines are
 x86_64 Linux; an old glibc baseline loads on any newer one; no
-``-march=native``), and embeds the shared object as the data file
-``native/NAME.so`` (compressed, base64, sha256-checked).  The same sources and
-toolchain give the same bytes; the result is cached in the user cache by their
-sha256.
+``-march=native``), in the jail with only the library's files in sight
+(``cc.py``), and embeds the shared object as the data file
+``native/NAME.so`` (compressed, base64, sha256-checked).  The same files and
+toolchain give the same bytes; the result is cached in the user cache by the
+sha256 of every project file the compiler read (the sources, then the files
+they include: the cache records which, by the sources' own key).
 
 A library may also be committed prebuilt beside its first source
-(``NAME.so`` with ``NAME.so.key``, the cache key it was built under, written by
-``write_prebuilt``; ``make native`` refreshes the shipped agents' own): a build
-uses it while the key matches the sources, so that building needs no
-toolchain; tests/test_native.py rebuilds it and finds the same bytes.  The
+(``NAME.so`` with ``NAME.so.key``, the key it was built under, then the files
+its sources include, one a line, written by ``write_prebuilt``; ``make native``
+refreshes the shipped agents' own): a build uses it while the key matches those
+files, so that building needs no toolchain; tests/test_native.py rebuilds it and finds the same bytes.  The
 shipped agents declare their libraries here (``SHIPPED``), as a project does in
 its settings.
 """
@@ -27,13 +29,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import SourceModule
 
 LOADER = "load_native"
@@ -43,7 +45,6 @@ TARGET = "x86_64-linux-gnu.2.17"
 FLAGS = ("-O2", "-shared", "-fPIC", "-s", "-fno-sanitize=all", "-fno-stack-protector", "-Wall",
          "-Wno-unused-function")  # -s: stripped, so no path of the build machine is left in it
 INSTALL = f"pip install '{TOOLCHAIN}=={TOOLCHAIN_VERSION}' (the native extra: pip install -e '.[native]')"
-ERROR_LINES = 20  # of the compiler's output, in the error
 SHIPPED = {"solver": ["agents/solver/native/solver.c"]}  # the shipped agents' libraries (root: agents_root())
 
 
@@ -80,12 +81,13 @@ def toolchain() -> list[str]:
     return [sys.executable, "-m", TOOLCHAIN, "cc"]
 
 
-def cache_key(sources: list[tuple[str, bytes]]) -> str:
-    """The sha256 of the sources (names and bytes), the flags, the target and the toolchain's version."""
+def cache_key(files: list[tuple[str, bytes]]) -> str:
+    """The sha256 of the project files the compiler reads (names and bytes: the sources, then the files they
+    include), the flags, the target and the toolchain's version."""
     h = hashlib.sha256()
     for part in (TOOLCHAIN, TOOLCHAIN_VERSION, TARGET, *FLAGS):
         h.update(part.encode() + b"\0")
-    for name, content in sources:
+    for name, content in files:
         h.update(name.encode() + b"\0" + hashlib.sha256(content).digest())
     return h.hexdigest()
 
@@ -111,61 +113,129 @@ def prebuilt_path(root: Path, name: str, sources: list[str]) -> Path:
 
 
 def read_sources(root: Path, name: str, sources: list[str], where: str) -> list[tuple[str, bytes]]:
+    """The project files ``sources`` of library ``name``, read as ``files.read_inside`` reads a project file."""
     read: list[tuple[str, bytes]] = []
     for rel in sources:
         try:
-            read.append((rel, (root / rel).read_bytes()))
+            read.append((rel, read_inside(root, root / rel, f"{where}: native library {name!r}: {rel}")))
         except OSError as exc:
             raise BuildError(f"{where}: native library {name!r}: cannot read {rel} ({exc.strerror})") from None
     return read
 
 
+@dataclass(frozen=True)
+class Library:
+    """A compiled library: its shared object and the project files it was compiled from (the sources, then the
+    files they include), whose ``cache_key`` is its key."""
+
+    content: bytes
+    files: tuple[tuple[str, bytes], ...]
+    extra: tuple[str, ...] = ()  # of ``files``, those beyond the sources
+
+    @property
+    def key(self) -> str:
+        return cache_key(list(self.files))
+
+
+
+def reads_record(cache: Path, name: str, sources: list[tuple[str, bytes]]) -> Path:
+    """The cache's record of the files that ``sources`` (by their own key) included when last compiled: as a
+    prebuilt key file, the library's key, then those files, one a line."""
+    return cache / f"{name}-{cache_key(sources)[:24]}.reads"
+
+
+def lines_of(content: bytes | None) -> list[str] | None:
+    """The lines of a record or a prebuilt key file (the key, then the included files, one a line), or None."""
+    try:
+        return None if content is None else content.decode("utf-8").splitlines() or None
+    except UnicodeDecodeError:
+        return None
+
+
+def cached(path: Path) -> bytes | None:
+    """A file of the user cache, or None where it is not there."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def committed(root: Path, path: Path, where: str) -> bytes | None:
+    """A file committed in the project beside a library's sources, read as ``files.read_inside`` reads a
+    project file; None where there is none."""
+    if not os.path.lexists(path):
+        return None
+    try:
+        return read_inside(root, path, f"{where}: {path.relative_to(root).as_posix()}")
+    except OSError:
+        return None
+
+
+def with_included(root: Path, name: str, sources: list[tuple[str, bytes]], extra: list[str],
+                  where: str) -> Library | None:
+    """The files of library ``name``: ``sources`` and the project files ``extra`` read again; None where one of
+    those is gone or is no relative project path (then the library compiles afresh)."""
+    files = list(sources)
+    for rel in extra:
+        if PurePosixPath(rel).is_absolute() or ".." in PurePosixPath(rel).parts:
+            return None
+        try:
+            files.append((rel, read_inside(root, root / rel, f"{where}: native library {name!r}: {rel}")))
+        except OSError:
+            return None
+    return Library(b"", tuple(files), tuple(extra))
+
+
 def compile_library(root: Path, name: str, sources: list[str], where: str, prebuilt: bool = True) -> bytes:
-    """The shared object of library ``name`` (its C ``sources``, relative to the project ``root``): from the
-    user cache, else the committed prebuilt file while its key matches (``prebuilt``), else compiled with the
-    pinned toolchain; ``BuildError`` with the compiler's lines."""
-    read = read_sources(root, name, sources, where)
+    """The shared object of library ``name`` (its C ``sources``, relative to the project ``root``)."""
+    return library(root, name, sources, where, prebuilt).content
+
+
+def library(root: Path, name: str, sources: list[str], where: str, prebuilt: bool = True) -> Library:
+    """Library ``name`` (its C ``sources``, relative to the project ``root``): from the user cache, else the
+    committed prebuilt file while its key matches (``prebuilt``), else compiled with the pinned toolchain in
+    the jail (``cc.py``); ``BuildError`` with the compiler's lines.  The key covers the files the sources
+    include: the cache records which (``reads_record``), and so does a prebuilt key file (its other lines)."""
+    from connectx_forge.build.cache import atomic_write
     from connectx_forge.tools.paths import user_cache
 
-    key = cache_key(read)
+    read = read_sources(root, name, sources, where)
     cache = user_cache() / "native"
-    out = cache / f"{name}-{key[:24]}.so"
-    if out.is_file():
-        return out.read_bytes()
-    committed = prebuilt_path(root, name, sources)
-    key_file = committed.with_name(committed.name + ".key")
-    if prebuilt and committed.is_file() and key_file.is_file() and key_file.read_text().strip() == key:
-        return committed.read_bytes()
-    command = toolchain()
-    cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="cxforge-cc-") as folder:
-        work = Path(folder)
-        for rel, content in read:  # compiled from a copy, so that no path of this machine enters the object
-            (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            (work / rel).write_bytes(content)
-        env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(cache / "zig"), "ZIG_LOCAL_CACHE_DIR": str(work / ".zig")}
-        target = work / "out.so"
-        proc = subprocess.run([*command, "-target", TARGET, *FLAGS, "-o", str(target), *(rel for rel, _ in read)],
-                              cwd=work, env=env, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0 or not target.is_file():
-            lines = (proc.stderr or proc.stdout).strip().splitlines()[:ERROR_LINES]
-            raise BuildError(f"{where}: native library {name!r} does not compile:\n" + "\n".join(lines))
-        content = target.read_bytes()
-    from connectx_forge.build.cache import atomic_write
+    record = reads_record(cache, name, read)
+    library_file = prebuilt_path(root, name, sources)
+    key_file = library_file.with_name(library_file.name + ".key")
+    key_lines = lines_of(committed(root, key_file, where)) if prebuilt else None
+    for lines in (lines_of(cached(record)), key_lines):
+        known = None if lines is None else with_included(root, name, read, lines[1:], where)
+        if known is None:
+            continue
+        out = cache / f"{name}-{known.key[:24]}.so"
+        if out.is_file():
+            return Library(out.read_bytes(), known.files, known.extra)
+        content = committed(root, library_file, where) if key_lines and key_lines[0].strip() == known.key else None
+        if content is not None:
+            return Library(content, known.files, known.extra)
+    toolchain()
+    from connectx_forge.build import cc
 
-    atomic_write(out, content)
-    return content
+    files, content = cc.compile_c(root, sources, ("-target", TARGET, *FLAGS), cache / "zig",
+                                  f"{where}: native library {name!r}")
+    built = Library(content, tuple(files.items()), tuple(list(files)[len(sources):]))
+    atomic_write(cache / f"{name}-{built.key[:24]}.so", content)
+    atomic_write(record, ("\n".join([built.key, *built.extra]) + "\n").encode())
+    return built
 
 
 def write_prebuilt(root: Path, name: str, sources: list[str]) -> Path:
     """Compile library ``name`` with the pinned toolchain and commit-ready write it beside its first source
-    (``NAME.so`` and ``NAME.so.key``); returns the library's path."""
+    (``NAME.so``, and ``NAME.so.key``: its key, then the project files its sources include, one a line);
+    returns the library's path."""
     from connectx_forge.build.cache import atomic_write
 
-    content = compile_library(root, name, sources, "write_prebuilt", prebuilt=False)
+    built = library(root, name, sources, "write_prebuilt", prebuilt=False)
     path = prebuilt_path(root, name, sources)
-    atomic_write(path, content)
-    atomic_write(path.with_name(path.name + ".key"), (cache_key(read_sources(root, name, sources, "")) + "\n").encode())
+    atomic_write(path, built.content)
+    atomic_write(path.with_name(path.name + ".key"), ("\n".join([built.key, *built.extra]) + "\n").encode())
     return path
 
 
