@@ -12,8 +12,10 @@ import io
 import json
 import re
 import shlex
+from collections.abc import Callable
 from contextlib import redirect_stderr
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,3 +174,38 @@ def test_each_relative_link_points_at_a_file_of_the_repository(doc: str) -> None
         if not file.is_relative_to(ROOT) or not file.exists():
             bad.append(target)
     assert not bad, f"{doc} links to files outside the repository or missing: {bad}"
+
+
+def _table(doc: str, header: str) -> list[str]:
+    """The first cells of the Markdown table under ``header`` (its header row) in ``docs/DOC``, backticks off."""
+    lines = (ROOT / "docs" / doc).read_text().splitlines()
+    start = lines.index(header) + 2
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line.split("|")[1].strip().strip("`"))
+    return rows
+
+
+def _shown(name: str, function: Callable[..., Any]) -> str:
+    """A function's signature as the docs write it: ``name(a, b=2.0, c="x")``, no annotations."""
+    import inspect
+
+    params = inspect.signature(function).parameters.values()
+    shown = [p.name if p.default is inspect.Parameter.empty else f"{p.name}={json.dumps(p.default)}"
+             .replace("null", "None") for p in params]
+    return f"{name}({', '.join(shown)})"
+
+
+def test_your_agent_lists_what_cxforge_new_writes_and_what_testing_offers() -> None:
+    from connectx_forge import testing
+    from connectx_forge.tools import scaffold
+
+    assert sorted(_table("your-agent.md", "| file | what it is |")) == sorted(scaffold.files("mybot", "mybot"))
+    helpers = _table("your-agent.md", "| helper | what it does |")
+    assert sorted(h.split("(")[0] for h in helpers) == sorted(testing.__all__)
+    for shown in helpers:
+        name = shown.split("(")[0]
+        if "(" in shown:
+            assert shown == _shown(name, getattr(testing, name)), f"docs/your-agent.md shows {shown}"
