@@ -103,6 +103,6 @@ def test_a_bad_scheduler_address_is_one_line(capsys: pytest.CaptureFixture[str],
     from connectx_forge.tools.cli import main
 
     assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "no-port-here",
-                 "--store", str(tmp_path / "x.sqlite")]) == 1
+                 "--store", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot reach the Dask scheduler at no-port-here" in err[0]

@@ -358,7 +358,7 @@ def test_dask_without_distributed_is_one_line(monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if it were not installed
     assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "local",
-                 "--store", str(tmp_path / "d.sqlite")]) == 1
+                 "--store", str(tmp_path / "d.sqlite")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pip install -e '.[dask]'" in err[0]
 

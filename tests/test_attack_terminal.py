@@ -126,7 +126,7 @@ def test_logs_of_a_games_file_someone_gave_us_are_escaped(tmp_path: Path, capsys
     out = capsys.readouterr()
     assert_shown_not_obeyed(out.out + out.err)
     assert out.out.count("\n") == 5  # heading, two log lines for alice, bob's line: no line added or overwritten
-    assert main(["logs", str(path), "--agent", "nobody"]) == 1  # the error lists the players' names
+    assert main(["logs", str(path), "--agent", "nobody"]) == 2  # the error lists the players' names
     out = capsys.readouterr()
     assert_shown_not_obeyed(out.out + out.err)
 

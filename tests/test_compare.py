@@ -66,6 +66,6 @@ def test_compare_a_project_with_a_registered_agent_from_saved_matches(tmp_path: 
     assert main(["compare", "--new", "new.jsonl", "--base", "base.jsonl"]) == 0
     out = capsys.readouterr().out
     assert "difference [95%]" in out and "lookahead" in out and "mybot" in out
-    assert main(["compare", "--new", "new.jsonl", "other.jsonl", "--base", "base.jsonl"]) == 1
+    assert main(["compare", "--new", "new.jsonl", "other.jsonl", "--base", "base.jsonl"]) == 2
     err = capsys.readouterr().err
     assert "one agent's games" in err and len(err.strip().splitlines()) == 1

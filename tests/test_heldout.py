@@ -198,7 +198,7 @@ def test_the_command_builds_and_describes_sets(tmp_path: Path, capsys: pytest.Ca
     (["heldout", "build", "--training", "/no/such/folder"], "--training: no such folder"),
 ])
 def test_bad_build_input_is_one_line(argv: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and why in err[0]
 
@@ -206,7 +206,7 @@ def test_bad_build_input_is_one_line(argv: list[str], why: str, capsys: pytest.C
 def test_no_compiled_solver_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(csolver, "library", lambda: None)  # as where the library cannot be loaded
-    assert main(["heldout", "build", "-o", str(tmp_path), "--no-progress"]) == 1
+    assert main(["heldout", "build", "-o", str(tmp_path), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "compiled solver, and it cannot be loaded" in err[0] and "--engine" not in err[0]
     assert not list(tmp_path.glob("*.jsonl"))
@@ -241,7 +241,7 @@ def test_mistakes_judges_heldout_moves_from_their_stored_scores(tmp_path: Path, 
 
 
 def test_a_missing_heldout_set_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["mistakes", "--agents", "leftmost", "--sets", "Centre-Early", "--heldout", str(tmp_path)]) == 1
+    assert main(["mistakes", "--agents", "leftmost", "--sets", "Centre-Early", "--heldout", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cxforge mistakes: error: held-out set Centre-Early not found")
     assert err[0].endswith("build it with cxforge heldout build --sets Centre-Early")
@@ -321,7 +321,7 @@ def test_mistakes_measures_the_shipped_heldout_sets_by_default(tmp_path: Path,
 @pytest.mark.parametrize("sets", ["pons", "End-Easy", "heldout,Begin-Hard"])
 def test_missing_pons_sets_are_one_line_saying_where_to_get_them(sets: str, tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["mistakes", "--agents", "leftmost", "--sets", sets, "--pons", str(tmp_path / "no-pons")]) == 1
+    assert main(["mistakes", "--agents", "leftmost", "--sets", sets, "--pons", str(tmp_path / "no-pons")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
     assert "blog.gamesolver.org/solving-connect-four/02-test-protocol/" in err[0] and "Test_L*_R*" in err[0]

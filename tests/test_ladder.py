@@ -173,13 +173,13 @@ def test_cxforge_episodes_rows_are_read_as_kaggle_s_list() -> None:
 def test_fit_input_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"submissions": 3}', encoding="utf-8")
-    assert main(["ladder", "--fit", str(bad)]) == 1
+    assert main(["ladder", "--fit", str(bad)]) == 2
     assert "not an episode list" in capsys.readouterr().err
     empty = tmp_path / "empty.json"
     empty.write_text('{"episodes": []}', encoding="utf-8")
-    assert main(["ladder", "--fit", str(empty)]) == 1
+    assert main(["ladder", "--fit", str(empty)]) == 2
     assert "no rated episode" in capsys.readouterr().err
-    assert main(["ladder", "lookahead", "--fit", str(empty)]) == 1
+    assert main(["ladder", "lookahead", "--fit", str(empty)]) == 2
     assert "give no PLAYER" in capsys.readouterr().err
 
 
@@ -253,11 +253,11 @@ def test_the_command_s_output_matches_its_snapshot(tmp_path: Path, capsys: pytes
 
 
 def test_the_command_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ladder"]) == 1
+    assert main(["ladder"]) == 2
     assert "give at least one PLAYER" in capsys.readouterr().err
-    assert main(["ladder", "random", "--pool", "random"]) == 1
+    assert main(["ladder", "random", "--pool", "random"]) == 2
     assert "repeated: random" in capsys.readouterr().err
-    assert main(["ladder", "no-such-agent", "--days", "1"]) == 1
+    assert main(["ladder", "no-such-agent", "--days", "1"]) == 2
     assert "no-such-agent" in capsys.readouterr().err
 
 
@@ -313,7 +313,7 @@ def test_resume_alone_continues_the_store_s_ladder(tmp_path: Path, capsys: pytes
     assert main(["ladder", "--resume", "--store", store, "--days", "4", *common]) == 0
     longer = json.loads(capsys.readouterr().out)
     assert longer["days"] == 4 and longer["played_now"] > 0
-    assert main(["ladder", "--resume", "--store", str(tmp_path / "none.sqlite")]) == 1
+    assert main(["ladder", "--resume", "--store", str(tmp_path / "none.sqlite")]) == 2
     assert "nothing to resume" in capsys.readouterr().err
 
 

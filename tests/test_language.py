@@ -168,7 +168,7 @@ def test_save_refuses_an_existing_file_before_any_game(command: list[str], tmp_p
     argv = [*command, "--no-progress", "--save", str(games)]
     if command[0] in ("tournament", "sprt"):
         argv += ["--store", str(tmp_path / "s.sqlite")]
-    assert main(argv) == 1
+    assert main(argv) == 2
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"--save {games}: the file exists" in err and "--append" in err and "another name" in err
@@ -182,7 +182,7 @@ def test_append_adds_after_the_files_games_and_keeps_them(tmp_path, capsys: pyte
     assert main([*base, "-n", "3"]) == 0
     first = _lines(games)
     assert len(first) == 3
-    assert main([*base, "-n", "2", "--seed", "4"]) == 1  # the 20-game file is not replaced by 2 games
+    assert main([*base, "-n", "2", "--seed", "4"]) == 2  # the 20-game file is not replaced by 2 games
     assert _lines(games) == first
     assert main([*base, "-n", "2", "--seed", "4", "--append"]) == 0
     after = _lines(games)
@@ -195,9 +195,9 @@ def test_append_adds_after_the_files_games_and_keeps_them(tmp_path, capsys: pyte
 
 
 def test_append_without_save_and_a_folder_are_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["match", "leftmost", "random", "-n", "1", "--append"]) == 1
+    assert main(["match", "leftmost", "random", "-n", "1", "--append"]) == 2
     assert "--append adds games to the file of --save FILE" in capsys.readouterr().err
-    assert main(["match", "leftmost", "random", "-n", "1", "--save", str(tmp_path)]) == 1
+    assert main(["match", "leftmost", "random", "-n", "1", "--save", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a folder" in err
 
@@ -236,13 +236,15 @@ def test_tournament_n_plays_the_schedules_first_games(tmp_path, capsys: pytest.C
 
 def test_sprt_n_is_its_game_limit(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["sprt", "leftmost", "random", "--elo1", "50", "-w", "1", "--no-progress", "--json"]
-    assert main([*argv, "-n", "4", "--store", str(tmp_path / "a.sqlite")]) == 0
+    assert main([*argv, "-n", "4", "--store", str(tmp_path / "a.sqlite")]) == 3  # no decision: exit status 3
     new = json.loads(capsys.readouterr().out)
-    assert main([*argv, "--max-games", "4", "--store", str(tmp_path / "b.sqlite")]) == 0
+    assert main([*argv, "--max-games", "4", "--store", str(tmp_path / "b.sqlite")]) == 3
     old = json.loads(capsys.readouterr().out)
-    assert new["games"] == old["games"] <= 4 and new["settings"]["max_games"] == 4
-    assert main(["sprt", "leftmost", "random", "-n", "1", "--store", str(tmp_path / "c.sqlite")]) == 1
-    assert "-n/--games must be at least 2 (one pair), got 1" in capsys.readouterr().err
+    assert new["games"] == old["games"] <= 4 and new["settings"]["max_games"] == 4 and new["result"] == "none"
+    with pytest.raises(SystemExit) as stop:
+        main(["sprt", "leftmost", "random", "-n", "1", "--store", str(tmp_path / "c.sqlite")])
+    assert stop.value.code == 2
+    assert "-n/--games: must be at least 2 (one pair of games), got 1" in capsys.readouterr().err
 
 
 def test_review_w_reviews_in_workers_in_order(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:

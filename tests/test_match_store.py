@@ -107,7 +107,7 @@ def test_ctrl_c_with_a_store_says_how_to_resume(tmp_path: Path, capsys: pytest.C
 def test_a_bad_combination_is_one_line(argv: list[str], message: str, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(["match", *argv, "-n", "2", "-w", "1", "--no-progress"]) == 1
+    assert main(["match", *argv, "-n", "2", "-w", "1", "--no-progress"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and message in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []

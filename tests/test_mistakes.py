@@ -61,7 +61,7 @@ def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, cap
 
     resolve.cache_clear()  # an earlier test may have resolved net with its weights
     try:
-        assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 1
+        assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1"]) == 2
     finally:
         resolve.cache_clear()
     err = capsys.readouterr().err.strip().splitlines()
@@ -71,7 +71,7 @@ def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, cap
 
 def test_a_cache_path_that_is_a_folder_is_one_error_line(pons_dir, tmp_path, capsys) -> None:
     assert main(["mistakes", "--agents", "net", "--pons", str(pons_dir), "--sample", "1",
-                 "--cache", str(tmp_path)]) == 1
+                 "--cache", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith(f"--cache must be a file, {tmp_path} is a folder")
 
 

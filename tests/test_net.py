@@ -245,14 +245,14 @@ def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
 def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from connectx_forge.tools.cli import main
 
-    assert _train(tmp_path, tmp_path / "nothing", "x", "--epochs", "1") == 1
+    assert _train(tmp_path, tmp_path / "nothing", "x", "--epochs", "1") == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("cxforge train: error:") and "\n" not in err
     with pytest.raises(SystemExit) as exc:
         main(["train", "--epochs", "zero"])
     assert exc.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
-    assert _train(tmp_path, tmp_path / "nothing", "y", "--resume") == 1
+    assert _train(tmp_path, tmp_path / "nothing", "y", "--resume") == 2
     assert "no checkpoint" in capsys.readouterr().err
 
 
@@ -384,7 +384,7 @@ def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path
     assert has(held, found[2].moves) and len(held["x"]) < len(every["x"])
     assert _train(tmp_path, folder, "h", "--epochs", "1", "--holdout", str(pons)) == 0
     assert "held out" in capsys.readouterr().out
-    assert _train(tmp_path, folder, "m", "--epochs", "1", "--holdout", str(tmp_path / "missing")) == 1
+    assert _train(tmp_path, folder, "m", "--epochs", "1", "--holdout", str(tmp_path / "missing")) == 2
     assert "--holdout: no such file" in capsys.readouterr().err
 
 
@@ -401,7 +401,7 @@ def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: p
     assert main(["bench", "net", "--checkpoint", str(tmp_path / "b" / "checkpoint.pt"), "--pons", str(pons)]) == 0
     out = capsys.readouterr().out
     assert "float16:" in out and "/3 (" in out and "int8:" in out and "net move" in out
-    assert main(["bench", "net", "--checkpoint", str(tmp_path / "none.pt"), "--pons", str(pons)]) == 1
+    assert main(["bench", "net", "--checkpoint", str(tmp_path / "none.pt"), "--pons", str(pons)]) == 2
     assert capsys.readouterr().err.strip() == f"cxforge bench: error: no checkpoint at {tmp_path / 'none.pt'} " \
                                               "(train one with cxforge train)"
 

@@ -48,10 +48,10 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: P
     matches: list[object] = []
     monkeypatch.setattr(match_cmd, "run_match", lambda *args, **kwargs: matches.append(args))
     assert main(["match", "kaggle:negamax", "random", "-n", "100", "--save", str(tmp_path / "afile" / "g.jsonl")]) \
-        == 1
+        == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot create the folder" in err and matches == []  # no game was begun
-    assert main(["tournament", "random", "leftmost", "-o", str(tmp_path / "afile")]) == 1
+    assert main(["tournament", "random", "leftmost", "-o", str(tmp_path / "afile")]) == 2
     assert "is a file; give a folder" in capsys.readouterr().err
 
 

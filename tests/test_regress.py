@@ -104,11 +104,11 @@ def test_regress_list_snapshot_and_json(project: Path, capsys) -> None:
 
 def test_bad_input_is_one_line(project: Path, tmp_path: Path, capsys) -> None:
     replays = str(project.parent / "replays")
-    assert main(["regress", "add", replays, "--project", str(project), "--us", "Nobody"]) == 1
+    assert main(["regress", "add", replays, "--project", str(project), "--us", "Nobody"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cxforge regress: error: ")
     assert "no game has our name 'Nobody'" in err[0] and US in err[0]
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    assert main(["regress", "list", "--project", str(outside)]) == 1
+    assert main(["regress", "list", "--project", str(outside)]) == 2
     assert "not inside an agent project" in capsys.readouterr().err

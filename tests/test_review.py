@@ -148,7 +148,7 @@ def test_saved_games_with_an_opening_and_old_lines_without_one(replay_file: Path
 def test_bad_files_are_one_clear_line(tmp_path: Path, capsys, content: str, message: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content)
-    assert main(["review", str(path), "--no-progress"]) == 1
+    assert main(["review", str(path), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and str(path) in err
 
@@ -162,7 +162,7 @@ def test_a_replay_whose_boards_break_the_rules_names_the_step() -> None:
 
 
 def test_an_unknown_game_argument_is_one_line(capsys) -> None:
-    assert main(["review", "no-such-file.json"]) == 1
+    assert main(["review", "no-such-file.json"]) == 2
     assert "no such file, and not an episode id" in capsys.readouterr().err
 
 

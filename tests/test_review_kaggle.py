@@ -182,7 +182,7 @@ def test_http_errors_are_one_clear_line(fake: FakeKaggle, tmp_path: Path, capsys
         argv += ["--episodes", str(tmp_path / "eps")]
     fake.errors[method] = (status, f"{method} said no ({status}) to key {KEY}")
     code, _, err = cxforge(argv + ["--no-progress"] if argv[0] != "submissions" else argv, capsys)
-    assert code == 1
+    assert code == 2
     line = one_error_line(err, argv[0])
     if status == 401:
         assert "Kaggle refused the credentials" in line
@@ -194,14 +194,14 @@ def test_http_errors_are_one_clear_line(fake: FakeKaggle, tmp_path: Path, capsys
 
 def test_wrong_credentials_and_unknown_ids(fake: FakeKaggle, monkeypatch, tmp_path: Path, capsys) -> None:
     code, _, err = cxforge(["episodes", "424242"], capsys)
-    assert code == 1 and "Submission 424242 not found" in one_error_line(err, "episodes")
+    assert code == 2 and "Submission 424242 not found" in one_error_line(err, "episodes")
     code, _, err = cxforge(["review", "999", "--episodes", str(tmp_path)], capsys)
-    assert code == 1 and "Episode 999 not found" in one_error_line(err, "review")
+    assert code == 2 and "Episode 999 not found" in one_error_line(err, "review")
     code, _, err = cxforge(["episodes", "seven"], capsys)
-    assert code == 1 and "SUBMISSION_ID is a number" in one_error_line(err, "episodes")
+    assert code == 2 and "SUBMISSION_ID is a number" in one_error_line(err, "episodes")
     monkeypatch.setenv("KAGGLE_KEY", "not-the-key-at-all")
     code, _, err = cxforge(["submissions"], capsys)
-    assert code == 1 and "Kaggle refused the credentials" in one_error_line(err, "submissions")
+    assert code == 2 and "Kaggle refused the credentials" in one_error_line(err, "submissions")
     assert "not-the-key-at-all" not in err
 
 
@@ -210,7 +210,7 @@ def test_no_credentials_is_one_line_before_any_request(fake: FakeKaggle, monkeyp
     monkeypatch.delenv("KAGGLE_KEY")
     for argv in (["submissions"], ["episodes", str(OURS)], ["review", "7002"]):
         code, _, err = cxforge(argv, capsys)
-        assert code == 1 and "no Kaggle credentials found" in one_error_line(err, argv[0])
+        assert code == 2 and "no Kaggle credentials found" in one_error_line(err, argv[0])
     assert fake.requests == []
 
 
@@ -222,7 +222,7 @@ def test_an_unreachable_server_is_one_line(fake: FakeKaggle, monkeypatch, tmp_pa
     monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
     for argv in (["submissions"], ["episodes", str(OURS)], ["review", "7002", "--episodes", str(tmp_path)]):
         code, _, err = cxforge(argv, capsys)
-        assert code == 1 and "could not reach Kaggle's API" in one_error_line(err, argv[0])
+        assert code == 2 and "could not reach Kaggle's API" in one_error_line(err, argv[0])
 
 
 @pytest.mark.parametrize("content_type", ["application/octet-stream", "application/json"])
@@ -230,7 +230,7 @@ def test_a_corrupt_replay_is_one_line(fake: FakeKaggle, tmp_path: Path, capsys, 
     fake.replays[7002] = json.dumps(blunder_replay()).encode()[:5000]  # cut short
     fake.file_type = content_type
     code, _, err = cxforge(["review", "7002", "--episodes", str(tmp_path)], capsys)
-    assert code == 1
+    assert code == 2
     line = one_error_line(err, "review")
     if content_type == "application/json":  # the kaggle CLI parses it, and fails
         assert "downloading the replay of episode 7002 failed" in line
