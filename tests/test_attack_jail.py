@@ -254,11 +254,11 @@ FILL = """
 
 @alone
 def test_tmp_and_dev_shm_are_capped(tmp_path: Path) -> None:
-    """Each a tmpfs of the agent's own, no larger than its limits say (and the defaults no looser than
-    256 processes and 512 MiB each)."""
-    assert Limits().tmp_size <= 512 * MIB and Limits().shm_size <= 512 * MIB and Limits().extra_processes <= 256
-    found = _bounded(tmp_path, FILL, Limits(tmp_size=32 * MIB, shm_size=16 * MIB))
-    assert found["written"]["/tmp/fill"] <= 32 and found["written"]["/dev/shm/fill"] <= 16, found
+    """Each the agent's own, no larger than its budget says (and the defaults no looser than 256 processes and
+    512 MiB in all)."""
+    assert Limits().tmp_size <= 512 * MIB and Limits().extra_processes <= 256
+    found = _bounded(tmp_path, FILL, Limits(tmp_size=32 * MIB))
+    assert found["written"]["/tmp/fill"] <= 32 and found["written"]["/dev/shm/fill"] <= 32, found
 
 
 FORK = """

@@ -97,7 +97,6 @@ def test_an_agents_output_never_grows_a_file(tmp_path: Path, template: bool) -> 
 
 
 SPREAD = """
-    import ctypes, mmap
     found["written"] = {}
     for folder in (os.getcwd(), os.environ["HOME"], "/tmp", "/dev/shm"):
         total = 0
@@ -121,7 +120,7 @@ SPREAD = """
 def test_everything_an_agent_writes_shares_one_budget(tmp_path: Path, template: bool) -> None:
     """72 MiB in each of its game folder, HOME, ``/tmp`` and ``/dev/shm`` (POSIX shared memory): each place a
     budget of its own would hold 288 MiB; one budget of ``tmp_size`` holds them all together."""
-    found = _bounded(tmp_path, SPREAD, Limits(tmp_size=64 * MIB, shm_size=64 * MIB), template)
+    found = _bounded(tmp_path, SPREAD, Limits(tmp_size=64 * MIB), template)
     assert sum(found["written"].values()) <= 64, found
     assert not list(tmp_path.rglob("fill*")), "an agent's writes reached the disk"
 

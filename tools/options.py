@@ -144,14 +144,15 @@ def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str
     """What a report says of ``--slowdown``: the factor and the method that ran, as the games recorded it
     (``methods``: each way hosts were held -> its games, ``slowed_games``); where no game recorded one (a run
     stored before they did), the way this machine would hold them."""
-    from connectx_forge.tools.sandbox import cgroup, throttle
+    from connectx_forge.tools.sandbox import cgroup, jail, throttle
 
     if methods and len(methods) == 1:
         how = next(iter(methods))
     elif methods:
         how = "; ".join(f"{n} game{'s' * (n != 1)}: {m}" for m, n in methods.items())
     else:
-        how = throttle.method(cgroup.holding(cgroup.available(), "cpu"))
+        hold = "namespace" if jail.probe().alone else "group"
+        how = throttle.method(cgroup.holding(cgroup.available(), "cpu"), hold)
     return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({how}); "
             "Kaggle's clock in wall time")
 

@@ -6,7 +6,8 @@ which never returns.  Before any agent code runs, ``run``
 * makes the child its own session and process group (``setsid``), set to be
   killed (``SIGKILL``) when the warden dies;
 * moves the private channel to fd ``protocol.CHANNEL_FD``, points fds 1 and 2 at
-  the game's log file and 0 at ``/dev/null``, and closes every other fd;
+  the game's output pipe (the referee reads it: ``output.py``) and 0 at
+  ``/dev/null``, and closes every other fd;
 * enters the empty game folder, drops every credential from the environment,
   sets ``HOME`` to an empty folder, applies the rlimits (``limits.py``);
 * for a submission file, removes the project from the import system, so a file
@@ -109,7 +110,7 @@ def detach(parent: int, name: str = NAME, uid: int | None = None) -> None:
         os.setsid()
     limits_mod.set_name(name)
     limits_mod.drop_capabilities(uid)
-    syscalls.load(syscalls.program())
+    syscalls.load(syscalls.program(syscalls.sysv_capped()))
     if parent:
         limits_mod.die_with_parent(signal.SIGKILL, parent)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):

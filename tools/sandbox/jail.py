@@ -35,7 +35,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 
-from connectx_forge.tools.sandbox import cgroup
+from connectx_forge.tools.sandbox import cgroup, throttle
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.sandbox.namespace import KAGGLE_AGENT
 
@@ -239,8 +239,11 @@ def bounds(limits: Limits | None = None) -> str:
     memory = (f"{limits.memory // mib} MiB of memory for its whole tree, its /tmp and /dev/shm files included "
               "(cgroup memory)" if "memory" in tree
               else f"{limits.memory // mib} MiB of memory per process (no cgroup here: not per tree)")
-    tmp = (f"/tmp and /dev/shm of {limits.tmp_size // mib} and {limits.shm_size // mib} MiB of its own"
-           if found.alone else "/tmp and /dev/shm shared with the other agents of the run, not capped")
+    # as root a host's init owns its IPC namespace's settings (namespace.cap_sysv); a plain user's jail maps no root
+    sysv = ("as much again of SysV shared memory" if os.geteuid() == 0
+            else "no SysV shared memory (a plain user's jail cannot cap it: refused)")
+    tmp = (f"{limits.tmp_size // mib} MiB in all for what it writes (its /tmp, /dev/shm, game folder and HOME), "
+           f"{sysv}" if found.alone else "/tmp and /dev/shm shared with the other agents of the run, not capped")
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled") as fh:
             autogroup = fh.read().strip() == "1"
@@ -248,7 +251,10 @@ def bounds(limits: Limits | None = None) -> str:
         autogroup = False
     cpu = ("its processes share its seat's CPU (one session: the kernel's autogroup)" if found.seccomp and autogroup
            else "its processes are not held to its seat's CPU (no autogroup or no filter)")
-    return (f"bounds per agent: {procs}, {memory}, files of {limits.file_size // mib} MiB, {tmp}; {cpu}")
+    slowed = throttle.method(cgroup.holding(groups, "cpu"), "namespace" if found.alone else "group")
+    return (f"bounds per agent: {procs}, {memory}, files of {limits.file_size // mib} MiB, {tmp}, its output "
+            f"through a pipe (its last {limits.log_bytes / mib:g} MiB kept); {cpu}; "
+            f"--slowdown holds it by {slowed}")
 
 
 def command(channel: int, root: str, groups: tuple[cgroup.Group, ...] = ()) -> list[str]:

@@ -14,9 +14,13 @@ and kills all but the template and the game's host there, ``kill_all_but``):
 * ``/proc`` is mounted afresh: the agent lists its init, itself (a template's
   hosts: their template and its spare) and its own children, never the warden,
   the other seat or the jail;
-* ``/tmp`` is a private tmpfs, with the folders the jail showed under ``/tmp``
+* ``/tmp`` is private, with the folders the jail showed under ``/tmp``
   shown again (the toolkit or its virtualenv, and the host's own game folders:
   not the other seat's);
+* one budget holds everything it writes: its ``/tmp``, its ``/dev/shm`` (POSIX
+  shared memory) and what it writes in its own folders (its game folder and
+  HOME) are all in one tmpfs of ``tmp_size`` (``mount_own``), and SysV shared
+  memory gets at most as much again (``cap_sysv``);
 * ``agent`` (a .tar.gz's unpacked folder) is bound at ``/kaggle_simulations/agent``.
 
 The process that makes the namespaces forks the init, then the host, and exits,
@@ -70,8 +74,7 @@ class Place:
     alone: bool = False
     shown: tuple[str, ...] = ()
     agent: str | None = None
-    tmp_size: int = 0  # bytes of its private /tmp, and of its /dev/shm (0: the kernel's default)
-    shm_size: int = 0
+    tmp_size: int = 0  # bytes of all it writes: /tmp, /dev/shm, its own folders (0: the kernel's default)
     cgroups: tuple[int, ...] = ()  # its cgroups' ``cgroup.procs``, open (``cgroup.entries``): joined first
     own: tuple[str, ...] = ()  # of ``shown``, its own folders: what it writes there stays in memory
 
@@ -159,7 +162,7 @@ def _init(ready_w: int, place: Place) -> NoReturn:
         os.closerange(low, high)
     try:
         limits.set_name(NAME)
-        mount_own(list(place.shown), place.agent, place.tmp_size, place.shm_size, place.own)
+        mount_own(list(place.shown), place.agent, place.tmp_size, place.own)
         os.write(ready_w, b"ok")
     except BaseException as exc:
         _tell(ready_w, f"its mounts failed ({exc})")
@@ -217,15 +220,16 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
 
 
-def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: int = 0,
-              own: tuple[str, ...] = ()) -> None:
+def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple[str, ...] = ()) -> None:
     """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only,
     nothing of ``/sys`` (the warden's cgroups are bound there), ``agent`` at ``KAGGLE_AGENT``, a private
-    ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``, each a tmpfs of at most ``tmp_size`` and
-    ``shm_size`` bytes (0: the kernel's default, half the memory).  What it writes in its ``own`` folders
-    and in ``agent`` goes to memory too, at most ``tmp_size`` bytes in all (``overlay``)."""
+    ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``.  Everything it writes there, and in its
+    ``own`` folders and in ``agent`` (``overlay``), goes to one tmpfs of at most ``tmp_size`` bytes (0: the
+    kernel's default, half the memory): one budget in all; SysV shared memory is capped beside it
+    (``cap_sysv``)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    cap_sysv(tmp_size)
     for name in PROC_READ_ONLY:
         path = f"/proc/{name}"
         if os.path.exists(path):
@@ -235,56 +239,77 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, shm_size: 
     if agent is not None:
         _mount(agent, KAGGLE_AGENT, None, MS_BIND | MS_REC)
     held = [(path, os.open(path, os.O_PATH)) for path in shown]
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(tmp_size))
+    budget = _budget(tmp_size)
+    try:
+        for path, fd in held:
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "a").close()
+            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+            os.close(fd)
+        overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT],
+                f"/proc/self/fd/{budget}")
+    finally:
+        os.close(budget)
+
+
+def _budget(size: int) -> int:
+    """Mount the one tmpfs of ``size`` bytes that all an agent writes goes to, and show its folders ``tmp`` at
+    ``/tmp`` and ``shm`` at ``/dev/shm``: an fd (``O_PATH``) on its root, where ``overlay`` puts its layers,
+    which nothing else reaches (``/tmp`` covers it)."""
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(size).replace("1777", "0700"))
+    for name in ("tmp", "shm"):
+        os.mkdir(f"/tmp/{name}")
+        os.chmod(f"/tmp/{name}", 0o1777)
+    root = os.open("/tmp", os.O_PATH | os.O_DIRECTORY)
     if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(shm_size))
-    for path, fd in held:
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
-            os.makedirs(path, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            open(path, "a").close()
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        os.close(fd)
-    overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT], tmp_size)
+        _mount("/tmp/shm", "/dev/shm", None, MS_BIND)
+    _mount("/tmp/tmp", "/tmp", None, MS_BIND)
+    return root
 
 
-STAGE = "/tmp/.cxforge-writes"  # where ``overlay`` makes its tmpfs, unmounted again before any agent runs
+def cap_sysv(size: int) -> bool:
+    """SysV shared memory of this IPC namespace: at most ``size`` bytes in all (0: left as it is), which no
+    tmpfs counts (the kernel keeps a segment beyond its process's life), and 16 message queues.  False where
+    the kernel refused (a plain user's jail maps no root to own the namespace's settings): its hosts' filter
+    then refuses SysV shared memory and queues (``syscalls.sysv_capped``)."""
+    if size <= 0:
+        return True
+    page = os.sysconf("SC_PAGE_SIZE")
+    caps = {"shmmax": size, "shmall": max(1, size // page), "shmmni": limits.SYSV_SEGMENTS,  # bytes, pages, segments
+            "msgmni": 16}  # message queues (of 16 KiB each: msgmnb)
+    try:
+        for name, value in caps.items():
+            with open(f"/proc/sys/kernel/{name}", "w") as fh:
+                fh.write(str(value))
+    except OSError:
+        return False
+    return True
 
 
-def overlay(folders: list[str], size: int) -> bool:
-    """Show each of ``folders`` as it is, with what is written there kept in one tmpfs of at most ``size``
-    bytes (an overlay whose upper layer is that tmpfs): so an agent's writes to its own folders are bounded in
-    all and counted as its memory (``cgroup.py``), and vanish with its namespace.  The tmpfs is mounted, used
-    and unmounted again (the overlays hold it): the agent never sees it.  False where the kernel refused (the
-    folders stay as they were: writes go to disk, each file under ``RLIMIT_FSIZE``)."""
+def overlay(folders: list[str], layers: str) -> bool:
+    """Show each of ``folders`` as it is, with what is written there kept in the folder ``layers`` (in the
+    budget's tmpfs: ``_budget``): an overlay whose upper layer is there, so that an agent's writes to its own
+    folders count against its one budget and its memory (``cgroup.py``), and vanish with its namespace.
+    The agent never sees the layers.  False where the kernel refused (the folders stay as they were: writes
+    go to disk, each file under ``RLIMIT_FSIZE``)."""
     if not folders or any(ch in f for f in folders for ch in ",:\\"):  # characters overlay's options can't hold
         return not folders
     try:
-        os.mkdir(STAGE, 0o700)
+        for n, folder in enumerate(folders):
+            upper, work = f"{layers}/upper{n}", f"{layers}/work{n}"
+            os.mkdir(upper)
+            os.mkdir(work)
+            info = os.stat(folder)
+            os.chown(upper, info.st_uid, info.st_gid)
+            os.chmod(upper, info.st_mode & 0o7777)
+            _mount("overlay", folder, "overlay", MS_NOSUID | MS_NODEV,
+                   f"lowerdir={folder},upperdir={upper},workdir={work}")
+        return True
     except OSError:
         return False
-    try:
-        _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(size).replace("1777", "0700"))
-        try:
-            for n, folder in enumerate(folders):
-                upper, work = f"{STAGE}/upper{n}", f"{STAGE}/work{n}"
-                os.mkdir(upper)
-                os.mkdir(work)
-                info = os.stat(folder)
-                os.chown(upper, info.st_uid, info.st_gid)
-                os.chmod(upper, info.st_mode & 0o7777)
-                _mount("overlay", folder, "overlay", MS_NOSUID | MS_NODEV,
-                       f"lowerdir={folder},upperdir={upper},workdir={work}")
-            return True
-        except OSError:
-            return False
-        finally:
-            limits._libc().umount2(STAGE.encode(), MNT_DETACH)
-    except OSError:
-        return False
-    finally:
-        os.rmdir(STAGE)
 
 
 def _tmpfs_options(size: int) -> str:

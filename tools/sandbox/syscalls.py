@@ -15,7 +15,12 @@ whole tree shares one seat's CPU, however many processes it starts.  Sockets are
 opened by allowlist: of the families, only what an agent needs inside its own
 network namespace (``SOCKET_FAMILIES``: AF_UNIX, AF_INET, AF_INET6); every other
 (AF_NETLINK, AF_VSOCK, which no network namespace isolates, AF_PACKET, AF_ALG,
-...) answers ``EAFNOSUPPORT``, as on a kernel without it.  ``clone3``
+...) answers ``EAFNOSUPPORT``, as on a kernel without it.  SysV shared memory
+and message queues (memory no tmpfs counts, kept beyond a process's life) are
+allowed where the host's IPC namespace is capped by its budget
+(``namespace.cap_sysv``, which a plain user's jail cannot set: ``sysv_capped``);
+elsewhere ``shmget`` and ``msgget`` answer ``ENOSYS``, as on a kernel without
+SysV IPC.  ``clone3``
 answers ``ENOSYS`` (its flags sit in memory a filter cannot read), so that the
 C library falls back to ``clone``.  Calls of another architecture (32-bit calls
 on x86-64) kill the process, libseccomp's default.
@@ -63,10 +68,25 @@ def _bindings() -> Any:
         return None
 
 
-@cache
-def program() -> bytes | None:
+def sysv_capped() -> bool:
+    """Whether this IPC namespace's SysV shared memory and queues are capped by a host's budget
+    (``namespace.cap_sysv`` set its mark), read before any agent code runs."""
+    try:
+        with open("/proc/sys/kernel/shmmni") as fh:
+            return int(fh.read()) <= limits.SYSV_SEGMENTS
+    except (OSError, ValueError):
+        return False
+
+
+def program(sysv: bool = True) -> bytes | None:
     """The filter, compiled by libseccomp to a BPF program (``struct sock_filter`` records), or None where
-    libseccomp is missing or refused."""
+    libseccomp is missing or refused; ``sysv`` False: SysV shared memory and queues refused too.  Compiled once
+    per variant (the warden compiles both before any host: ``warden.preload``)."""
+    return _compiled(bool(sysv))
+
+
+@cache
+def _compiled(sysv: bool) -> bytes | None:
     sc = _bindings()
     if sc is None:
         return None
@@ -82,6 +102,9 @@ def program() -> bytes | None:
             f.add_rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         f.add_rule(refuse, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
         _families(f, sc)
+        if not sysv:
+            for name in ("shmget", "msgget"):
+                f.add_rule(sc.ERRNO(errno.ENOSYS), name)
         try:
             f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         except (RuntimeError, OSError, ValueError):

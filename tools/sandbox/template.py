@@ -267,7 +267,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
         ours.close()
         _run(theirs, dict(setup, alone=place.alone), 0 if place.alone else me)
     theirs.close()
-    warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree)
+    warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree, init)
     ours.settimeout(budget)
     try:
         data = ours.recv(protocol.MAX_MESSAGE)

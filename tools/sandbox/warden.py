@@ -247,7 +247,7 @@ def preload() -> None:
     import kaggle_environments.utils  # noqa: F401
 
     limits.prctl(0, 0)  # finds libc now, once: finding it runs programs
-    syscalls.program()  # compiled once: every host loads it
+    syscalls.program(), syscalls.program(False)  # compiled once: every host loads one (syscalls.sysv_capped)
 
 
 def main(argv: list[str]) -> NoReturn:

@@ -214,7 +214,10 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     state.running.add(pid)
     if tree is not None:
         state.trees[pid], state.ooms[pid] = tree, cgroup.oom_kills(tree)
-    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree)
+    parent = state.forked_by.get(pid)  # its template, stopped during its game, shares its PID namespace
+    init = parent.init if parent is not None else state.inits.get(pid, 0)
+    slowed = state.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree, init,
+                                parent.pid if parent is not None else 0)
     if slowed is not None:
         answer["slowed"] = slowed
     if "home" in setup:
@@ -226,11 +229,11 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
 def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any],
            tree: cgroup.Tree | None = None) -> namespace.Place:
     """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
-    ``agent`` folder at Kaggle's place, its ``/tmp`` and ``/dev/shm`` of the ``tmp_size`` and ``shm_size`` of
+    ``agent`` folder at Kaggle's place, all it writes in one budget, the ``tmp_size`` of
     its limits ``sizes``) where this warden can make them, else beside it; in the cgroups ``tree`` (whose
     ``cgroup.procs`` it opens: the caller closes them after the fork)."""
     return namespace.Place(state.alone, (*state.shown, *folders), agent, int(sizes.get("tmp_size", 0)),
-                           int(sizes.get("shm_size", 0)), cgroup.entries(tree) if tree else (), tuple(folders))
+                           cgroup.entries(tree) if tree else (), tuple(folders))
 
 
 def _give(folders: list[str], uid: int) -> None:
