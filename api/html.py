@@ -1,15 +1,23 @@
-"""The HTML the notebook results show: tables, lines, the LLR curve, and a game's offline replay.
+"""The HTML the notebook results show: tables, lines, the LLR curve, and a game's replay.
 
 Plain HTML and inline SVG, escaped with ``html.escape``; no plotting or templating library
-(``connectx_forge.results`` uses them).
+(``connectx_forge.results`` uses them).  Nothing here prints or calls IPython's ``display``: Jupyter shows a
+result once, by its ``_repr_html_``, where it is the value of a cell.  A game shows as a small board player of
+our own in a sandboxed frame (a few kilobytes a game); kaggle-environments' 0.6 MB player is the page that
+``Replay.save`` writes.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.review.annotate import Review
+    from connectx_forge.tools.review.games import Game
 
 Row = dict[str, Any]
 MAX_ROWS = 20  # games shown in a notebook's table; .games and .to_pandas() hold them all
@@ -49,22 +57,30 @@ def lines_html(lines: Sequence[str], tag: str = "p") -> str:
 
 @dataclass(frozen=True)
 class Replay:
-    """One game as a self-contained HTML page (kaggle-environments' player, offline); Jupyter shows it in a frame.
-
-    ``save(path)`` writes the page (what ``cxforge replay -o`` writes, for a reviewed game).
+    """One game.  Jupyter shows a small board player of our own (``tools/review/board_player.py``: a few
+    kilobytes, in a frame sandboxed without ``allow-same-origin``, so nothing in it can reach the notebook);
+    ``html`` is the full page, kaggle-environments' own player (offline), made when first asked for, and
+    ``save(path)`` writes it (what ``cxforge replay -o`` writes, for a reviewed game).
     """
 
     title: str
-    html: str = field(repr=False)
-    width: int = 640
-    height: int = 620
+    board: str = field(repr=False)  # the small player's page, what Jupyter shows
+    page: Callable[[], str] = field(repr=False, compare=False)  # makes the full page
+    width: int = 400
+    height: int = 366
+
+    @cached_property
+    def html(self) -> str:
+        """The full page: kaggle-environments' player, offline (beside the move list, for a review)."""
+        return self.page()
 
     def _repr_html_(self) -> str:
-        return (f'<iframe title="{html.escape(self.title)}" style="width:{self.width}px;height:{self.height}px;'
-                f'border:0" srcdoc="{html.escape(self.html, quote=True)}"></iframe>')
+        return (f'<iframe sandbox="allow-scripts" title="{html.escape(self.title)}" '
+                f'style="width:{self.width}px;height:{self.height}px;border:0" '
+                f'srcdoc="{html.escape(self.board, quote=True)}"></iframe>')
 
     def save(self, path: Any) -> str:
-        """Write the page to ``path``; the path written."""
+        """Write the full page to ``path``; the path written."""
         import os
 
         from connectx_forge.tools.errors import UserError
@@ -77,12 +93,30 @@ class Replay:
         return os.fspath(path)
 
 
-def record_replay(record: Row, title: str) -> Replay:
-    """A saved game's replay page: the player alone (no solver: a review adds the move list, ``ReviewResult``)."""
-    from connectx_forge.tools.review.games import read_record
-    from connectx_forge.tools.review.replay_page import replay_of, visualizer
+def game_replay(game: Game, title: str, review: Review | None = None) -> Replay:
+    """A ``Game``'s replay: the small player (with the review's verdicts, given one), and the full page:
+    kaggle-environments' player alone, or ``cxforge replay``'s page beside the review's move list."""
+    from connectx_forge.tools.review.board_player import board_page, frame_size
+    from connectx_forge.tools.review.replay_page import game_page, replay_of, visualizer
 
-    return Replay(title, visualizer(replay_of(read_record(record, title))), 620, 600)
+    def page() -> str:
+        player = visualizer(replay_of(game))
+        return player if review is None else game_page(review, player, title)
+
+    return Replay(title, board_page(game, review), page, *frame_size(game.size))
+
+
+def record_replay(record: Row, title: str) -> Replay:
+    """A saved game's replay (no solver: a review adds the verdicts, ``review_replay``)."""
+    from connectx_forge.tools.review.games import read_record
+
+    return game_replay(read_record(record, title), title)
+
+
+def review_replay(review: Review) -> Replay:
+    """A reviewed game's replay: the small player with each move's verdict; its full page is ``cxforge replay``'s."""
+    names = review.game.names
+    return game_replay(review.game, f"{names[0]} vs {names[1]}", review)
 
 
 def llr_svg(history: Sequence[float], lower: float, upper: float, width: int = 360, height: int = 140) -> str:

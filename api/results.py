@@ -8,9 +8,10 @@ Every result has
 * ``.report``: what the command prints with ``--json``; ``.text``: what it prints without;
 * ``.tables()``: its tables as lists of rows (dicts), by name; ``.to_pandas(table)``: one of them as a
   ``pandas.DataFrame`` (pandas is imported only then, and is not a dependency);
-* ``_repr_html_``: the tables as HTML, which Jupyter shows; a result of one game shows its replay too
-  (kaggle-environments' own player, offline: ``tools/review/replay_page.py``), and ``.replay(i)`` gives any
-  game's.
+* ``_repr_html_``: the tables as HTML, which Jupyter shows (once: making a result prints and displays
+  nothing); a result of one game shows its replay too (a small board player in a sandboxed frame:
+  ``tools/review/board_player.py``), and ``.replay(i)`` gives any game's (``.replay(i).save(path)`` writes
+  kaggle-environments' own player, offline: ``tools/review/replay_page.py``).
 
 Nothing here plays a game or writes a file unless asked (``.replay(i).save(path)``, ``ReviewResult.save_html``).
 """
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from connectx_forge.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay
+from connectx_forge.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 
 if TYPE_CHECKING:
     from connectx_forge.tools.review.annotate import Review
@@ -405,11 +406,7 @@ class ReviewResult(Result):
 
     def replay(self, i: int = 0) -> Replay:
         """Game ``i`` as ``cxforge replay`` writes it: the player beside the move list, offline."""
-        from connectx_forge.tools.review.replay_page import game_page, replay_of, visualizer
-
-        r = self.reviews[i]
-        title = f"{r.game.names[0]} vs {r.game.names[1]}"
-        return Replay(title, game_page(r, visualizer(replay_of(r.game)), title), 1120, 660)
+        return review_replay(self.reviews[i])
 
     def save_html(self, folder: Any) -> str:
         """A page per game and ``index.html`` in ``folder`` (``cxforge review --html``); the index's path."""

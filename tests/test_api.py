@@ -72,7 +72,8 @@ def test_a_function_plays_a_match_and_one_game_shows_its_replay(empty_cwd: Path)
     one = cf.match(lambda obs, config: first_legal(obs, config), "random", games=1, seed=1)  # cannot pickle: 1 worker
     assert one.a == "<lambda>" and one.games[0]["moves"][0] == 0
     page = one._repr_html_()
-    assert "<table" in page and "<iframe" in page and "srcdoc=" in page and "kaggle" in page
+    assert "<table" in page and '<iframe sandbox="allow-scripts"' in page and "srcdoc=" in page
+    assert "kaggle" in one.replay(0).html and "kaggle" not in page  # the full player is what .save() writes
 
 
 def test_save_writes_the_games_where_asked(tmp_path: Path, empty_cwd: Path) -> None:

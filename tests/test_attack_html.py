@@ -13,7 +13,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import io
 import json
+import re
+import sys
+import types
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any
 
 import pytest
 
+import connectx_forge as cf
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.review.annotate import review_game
 from connectx_forge.tools.review.games import read_replay
@@ -194,3 +199,130 @@ def test_cxforge_replay_shows_hostile_names_as_text_and_runs_none_of_them(
         assert f"player 1 (moves first): {LOSER}; player 2: {WINNER}" in header
         assert not [v for v in violations if "inline script" in v or "load the script" in v], violations
     assert refused == []
+
+
+# -- in a notebook -------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hostile_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project whose ``cxforge.toml`` names it with markup."""
+    folder = tmp_path_factory.mktemp("project") / "proj"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["new", str(folder)]) == 0
+    toml = folder / "cxforge.toml"
+    toml.write_text(re.sub(r'(?m)^name = .*$', lambda _: f"name = {json.dumps(WINNER)}", toml.read_text()))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def notebook_results(hostile_replay: Path, hostile_project: Path) -> list[Any]:
+    """A one-game match of the hostile project, and the review of the hostile replay."""
+    match = cf.match(hostile_project, "leftmost", games=1, workers=1)
+    assert match.a == WINNER
+    return [match, cf.review(hostile_replay, time_limit=5)]
+
+
+def test_a_notebook_result_frames_its_game_sandboxed_and_runs_only_its_own_script(notebook_results: list[Any]) -> None:
+    for result in notebook_results:
+        outer = parsed(result._repr_html_())
+        [frame] = outer.frames
+        assert frame["sandbox"] == "allow-scripts"  # scripts, in an origin of its own: not the notebook's
+        assert outer.scripts == [] and outer.handlers == []
+        assert_strict(frame["srcdoc"] or "")
+        assert WINNER not in result._repr_html_()
+
+
+def test_hostile_names_in_a_notebook_show_as_text_and_run_nothing(
+        executable: str, notebook_results: list[Any], tmp_path: Path) -> None:
+    host = tmp_path / "notebook.html"  # as Jupyter puts an output: in the notebook's own page and origin
+    host.write_text("<!DOCTYPE html><html><head><title>notebook</title></head><body>"
+                    + "".join(r._repr_html_() for r in notebook_results) + "</body></html>")
+    match, review = notebook_results
+    with browser_page(executable) as (page, refused):
+        page.goto(host.as_uri())
+        assert page.locator("iframe").count() == 2
+        frames = [f for f in page.frames if f != page.main_frame]
+        for f in frames:
+            f.wait_for_function("() => document.getElementById('counter').textContent.includes(' / ')")
+        assert page.evaluate("() => [...document.querySelectorAll('iframe')].map(f => f.contentDocument)") \
+            == [None, None]  # the notebook cannot reach into the frames, nor they out
+        played, reviewed = frames
+        assert played.locator("#p1").inner_text() == WINNER and reviewed.locator("#p2").inner_text() == WINNER
+        assert reviewed.locator("#p1").inner_text() == LOSER
+        # the game plays: from the start, move by move, to the review's verdict on the blunder
+        moves = len(review.reviews[0].game.moves)
+        assert reviewed.locator("#counter").inner_text() == f"{moves} / {moves}"
+        assert f"{WINNER} won with a line" in reviewed.locator("#note").inner_text()
+        reviewed.click("#first")
+        assert reviewed.locator("#board .p1, #board .p2").count() == 0
+        for _ in range(BLUNDER_PLY):
+            reviewed.click("#next")
+        assert reviewed.locator("#counter").inner_text() == f"{BLUNDER_PLY} / {moves}"
+        assert reviewed.locator("#board .p1, #board .p2").count() == BLUNDER_PLY
+        note = reviewed.locator("#note").inner_text()
+        assert note.startswith(f"ply {BLUNDER_PLY}: first played column") and "first losing move" in note
+        reviewed.click("#play")  # it plays on by itself
+        reviewed.wait_for_function(f"() => parseInt(document.getElementById('counter').textContent) >= "
+                                   f"{BLUNDER_PLY + 2}", timeout=20_000)
+        reviewed.click("#last")
+        assert reviewed.locator("#counter").inner_text() == f"{moves} / {moves}"
+        assert reviewed.locator("#board .p1, #board .p2").count() == moves
+        assert reviewed.locator("#play").inner_text() == "\u25b6"  # stopped
+        for f in [page.main_frame, *frames]:
+            assert f.evaluate("() => document.querySelectorAll('img, svg').length") == 0
+            assert f.evaluate("() => window.cxPwned === undefined")
+        assert page.title() == "notebook"
+    assert refused == []
+
+
+# -- displayed once, and small ----------------------------------------------------------------------------
+@pytest.fixture
+def displays(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """IPython's ``display``, recorded: what a result would show in Jupyter besides its cell's value."""
+    shown: list[Any] = []
+    ipython = types.ModuleType("IPython")
+    display = types.ModuleType("IPython.display")
+    display.display = lambda *a, **k: shown.append(a)  # type: ignore[attr-defined]
+    display.HTML = lambda *a, **k: a  # type: ignore[attr-defined]
+    ipython.display = display  # type: ignore[attr-defined]
+    ipython.get_ipython = lambda: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", display)
+    return shown
+
+
+CALLS = {
+    "match": lambda: cf.match("random", "leftmost", games=1, workers=1),
+    "check": lambda: cf.check("leftmost", games=2, max_games=2, workers=1),
+    "tournament": lambda: cf.tournament("leftmost", "random", openings=1, workers=1),
+    "review": lambda: cf.review([cf.match("random", "leftmost", games=1, workers=1).games[0]], time_limit=0.2),
+    "ladder": lambda: cf.ladder("leftmost", pool=["random"], days=1, per_day=2, new_per_day=2, replicates=2,
+                                workers=1),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_making_a_result_prints_and_displays_nothing(call: str, displays: list[Any], capfd: pytest.CaptureFixture[str],
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CALLS[call]()
+    out, err = capfd.readouterr()
+    assert (out, displays) == ("", [])
+    assert "Loading environment" not in err
+    assert result._repr_html_().startswith('<div class="cxforge-result">')
+
+
+RESULT_BYTES = 16_000  # a result's HTML, one game's player included (with kaggle-environments': 0.73 MB)
+REPLAY_BYTES = 12_000  # one game's player in a notebook, a full board's 42 plies with their verdicts included
+
+
+def test_results_and_their_replays_stay_small(notebook_results: list[Any], empty_cwd: Path) -> None:
+    match, review = notebook_results
+    assert len(review.reviews[0].game.moves) == 42  # the longest game there is, each move with its verdict
+    assert len(review.replay(0)._repr_html_()) < REPLAY_BYTES
+    assert len(review._repr_html_()) < RESULT_BYTES and len(match._repr_html_()) < RESULT_BYTES
+    ten = cf.match("random", "leftmost", games=10, workers=1)
+    assert len(ten._repr_html_()) < RESULT_BYTES
+    replays = [ten.replay(i)._repr_html_() for i in range(10)]  # a notebook of ten games
+    assert sum(map(len, replays)) < 10 * REPLAY_BYTES
+    assert "kaggle" not in review._repr_html_().lower()  # the 0.6 MB player is not in it
+    assert len(ten.replay(3).html) > 100_000  # it is the page .save() writes
