@@ -47,7 +47,8 @@ def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None
            progress: bool = False) -> LadderResult:
     """``cxforge ladder PLAYER...``: Kaggle's rating process (TrueSkill, mu0 600) simulated for ``days`` days
     over your candidates (``players``, in the order submitted, ``stagger`` days apart) and the reference
-    ``pool``, each a team of its own: each submission's predicted score, its interval and the day it settles.
+    ``pool``, each a team of its own (the default pool less any agent given as a candidate): each submission's
+    predicted score, its interval and the day it settles.
 
     ``days``: default the command's (10), or with ``resume=True`` and no players the stored ladder's.
     ``store``: a results database to keep (the same call again plays only what it lacks; more ``days`` play on;
