@@ -218,6 +218,19 @@ def test_c_cannot_pull_a_file_from_outside_the_project(tmp_path: Path, home: Pat
     refused(root, tmp_path / "s.py", capsys, "native library 'fast'", named.format(key=key))
 
 
+def test_in_the_jail_a_read_no_text_search_finds_fails(tmp_path: Path, home: Path, jail: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    if jail != "jailed":
+        pytest.skip("unjailed, any inline assembly is refused (the test below)")
+    key = home / ".kaggle" / "kaggle.json"
+    root = native_project(tmp_path / "p", f'__asm__(".section .rodata\\n.inc" "bin \\"{key}\\"\\n.previous");\n')
+    out = tmp_path / "s.py"
+    assert main(["build", str(root), "-o", str(out)]) != 0
+    said = capsys.readouterr()
+    assert not out.exists() and SECRET not in said.out + said.err
+    assert f"Could not find incbin file '{key}'" in said.err  # the jail shows no such file
+
+
 def test_a_c_header_linked_out_of_the_project_is_refused(tmp_path: Path, home: Path, jail: str,
                                                         capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,8 +244,8 @@ def test_a_c_header_linked_out_of_the_project_is_refused(tmp_path: Path, home: P
     refused(root, tmp_path / "s.py", capsys, "native/fast.c", "a link leading out of the project")
 
 
-def test_unjailed_inline_assembly_is_refused_and_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_bwrap_inline_assembly_is_refused_and_the_build_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(cc.shutil, "which", lambda name, *args, **kwargs: None)  # no bwrap here
