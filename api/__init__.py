@@ -58,16 +58,35 @@ __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "Che
            "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult"]
 
 
+def _user_errors(function: Any) -> Any:
+    """``function`` raising ``UserError`` for every bad input: the one-line errors of the game core (a bad board
+    size, an unknown agent name), which the command line prints as its own, become ``UserError`` too."""
+    import functools
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from agents.board import BoardError
+        from agents.registry import UnknownAgent
+        from connectx_forge.tools.errors import UserError
+
+        try:
+            return function(*args, **kwargs)
+        except (BoardError, UnknownAgent) as exc:
+            raise UserError(str(exc)) from None
+
+    return call
+
+
 def __getattr__(name: str) -> Any:
-    """The API's names, imported on first use."""
+    """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
     import importlib
 
-    if name in _FUNCTIONS:
-        return getattr(importlib.import_module("connectx_forge.functions"), name)
+    if name in _FUNCTIONS or name in _LEAGUE:
+        module = "connectx_forge.functions" if name in _FUNCTIONS else "connectx_forge.league"
+        function = globals()[name] = _user_errors(getattr(importlib.import_module(module), name))
+        return function
     if name in _RESULTS:
         return getattr(importlib.import_module("connectx_forge.results"), name)
-    if name in _LEAGUE:
-        return getattr(importlib.import_module("connectx_forge.league"), name)
     if name in _LEAGUE_RESULTS:
         return getattr(importlib.import_module("connectx_forge.league_results"), name)
     if name == "UserError":

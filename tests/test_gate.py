@@ -239,6 +239,17 @@ def test_a_projects_build_error_is_a_cf_user_error(project: Path) -> None:
         cf.check(project, games=1)
 
 
+@pytest.mark.parametrize("call", [
+    lambda: cf.match("leftmost", "random", games=1, size=(0, 7, 4)),  # the game core's BoardError
+    lambda: cf.check("leftmost", games=1, size=(0, 7, 4)),  # kaggle_environments' schema error
+    lambda: cf.check("leftmost", games=1, size=(4, 4, 9)),
+])
+def test_every_bad_input_to_cf_is_a_cf_user_error(call, empty_cwd: Path) -> None:
+    with pytest.raises(cf.UserError) as raised:
+        call()
+    assert type(raised.value) is cf.UserError and "\n" not in str(raised.value)
+
+
 def test_the_notebook_says_undecided_as_the_cli_does(project: Path, monkeypatch) -> None:
     """The issue's case (games=2, max_games=2): UNDECIDED, exit status 3, named by the project's name."""
     monkeypatch.chdir(project)

@@ -89,6 +89,7 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     source = Path(path)
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)
+    _validate_size(size)
     chosen = tuple(builtin_opponent(o) for o in opponents)
     manifest_path, manifest, note = read_manifest(source, floors)
     plan = sequential.Plan(games, cap)
@@ -234,6 +235,16 @@ def _validate(source: Path, games: int, act_timeout: float, overage: float, cap:
         raise UserError("--act-timeout must be positive and --overage not negative")
     if not os.access(source, os.R_OK):
         raise UserError(f"{source}: cannot read it")
+
+
+def _validate_size(size: Size) -> None:
+    """A board kaggle_environments can play, refused as one line before anything starts (not its schema's
+    traceback)."""
+    rows, columns, inarow = size
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in size):
+        raise UserError(f"the board's rows, columns and inarow must be whole numbers of at least 1, got {size!r}")
+    if inarow > max(rows, columns):
+        raise UserError(f"inarow {inarow} on a {rows}x{columns} board: no line of {inarow} fits, so no one can win")
 
 
 CHECK_WORKERS = "games played at once, each refereed in its own worker process (default: all cores)"
