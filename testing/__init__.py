@@ -130,7 +130,7 @@ def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None
     from connectx_forge.tools.submit.check_report import format_report
 
     report = check(project, games, workers, max_games)
-    assert report.passed, f"cxforge check: {report.verdict.upper()}\n" + format_report(report)
+    assert report.passed, f"cxforge check: {report.verdict}\n" + format_report(report)
 
 
 def entry_agent(project: str | Path = ".") -> Agent:
