@@ -10,12 +10,14 @@ to an agent.  Values are never printed or logged.
 from __future__ import annotations
 
 import base64
-import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from connectx_forge.tools import boundedread
+from connectx_forge.tools.errors import UserError
 
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 MIN_SECRET = 4  # shorter values (e.g. "1") would mask ordinary text
@@ -88,8 +90,8 @@ def secrets(env: Mapping[str, str] | None = None) -> list[str]:
     for f in (_config_dir(env, home) / "kaggle.json", home / ".kaggle" / "kaggle.json",
               home / ".config" / "kaggle" / "kaggle.json", home / ".kaggle" / "credentials.json"):
         try:
-            data = json.loads(f.read_text())
-        except (OSError, ValueError):
+            data = boundedread.read_json(f, boundedread.MAX_SETTINGS) if f.is_file() else None
+        except UserError:  # unreadable, or no credentials file (too large, too deep): nothing to scrub from it
             continue
         found.extend(_strings(data))
         if isinstance(data, dict) and not user:

@@ -144,15 +144,13 @@ def run_python_api(body: str, args: Sequence[str] = (), timeout: float = DEFAULT
 
 
 def require_json(result: CliResult, what: str) -> object:
-    """The JSON the CLI printed (from its first line that opens a JSON value); ``UserError`` when none."""
-    import json
+    """The JSON the CLI printed (from its first line that opens a JSON value), parsed within ``boundedread``'s
+    bounds (it is what Kaggle's server sent); ``UserError`` when none."""
+    from connectx_forge.tools import boundedread
 
     lines = result.stdout.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith(("[", "{"))]  # after any warning lines
     if not starts:
         said = result.output.splitlines()
         raise UserError(f"the kaggle CLI printed no {what}: {said[-1] if said else 'nothing'}")
-    try:
-        return json.loads("\n".join(lines[starts[0]:]))
-    except ValueError:
-        raise UserError(f"the kaggle CLI printed {what} that is not JSON") from None
+    return boundedread.parse_json("\n".join(lines[starts[0]:]), f"the kaggle CLI's {what}")

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.records import record_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -107,7 +109,7 @@ class Store:
     def runs(self, kind: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
         """``(run, kind, config)`` of every run, the most recently registered last (only ``kind``'s, if given)."""
         rows = self.db.execute("SELECT run, kind, config FROM runs ORDER BY created, run").fetchall()
-        return [(r, k, json.loads(c)) for r, k, c in rows if kind is None or k == kind]
+        return [(r, k, _settings(c, f"{self.path}: run {r!r}")) for r, k, c in rows if kind is None or k == kind]
 
     # -- games ---------------------------------------------------------------------
     def add(self, run: str, key: Key, slot: int, a: str, b: str, record: GameRecord) -> bool:
@@ -129,7 +131,8 @@ class Store:
         rows = self.db.execute(
             f"SELECT pairing, opening, colour, seed, slot, a, b, a_score, {column} FROM games WHERE run = ? "
             "ORDER BY slot, pairing, colour, opening, seed", (run,))
-        return [StoredGame(Key(p, o, c, s), slot, a, b, score, None if rec is None else _named(rec, run, p))
+        where = f"{self.path}: run {run!r}"
+        return [StoredGame(Key(p, o, c, s), slot, a, b, score, None if rec is None else _named(rec, run, p, where))
                 for p, o, c, s, slot, a, b, score, rec in rows]
 
     def count(self, run: str) -> int:
@@ -137,10 +140,27 @@ class Store:
         return int(self.db.execute("SELECT COUNT(*) FROM games WHERE run = ?", (run,)).fetchone()[0])
 
 
-def _named(text: str, run: str, pairing: str) -> GameRecord:
+def _named(text: Any, run: str, pairing: str, where: str) -> GameRecord:
     """A stored record, named by its run and pairing where it was stored without them (before games carried
-    their stable key)."""
-    record = GameRecord.from_json(json.loads(text))
+    their stable key); read within bounds (``_stored``), ``UserError`` naming ``where`` otherwise."""
+    game = f"{where}, a game of {pairing!r}"
+    record = record_of(_stored(text, game), game)
     record.run = record.run or run
     record.pairing = record.pairing or pairing
     return record
+
+
+def _stored(text: Any, where: str) -> Any:
+    """A stored JSON value read back within ``boundedread``'s bounds (a store file may be anyone's): text of at
+    most ``MAX_LINE`` characters, nesting and numbers bounded; ``UserError`` naming ``where`` otherwise."""
+    if not isinstance(text, str) or len(text) > boundedread.MAX_LINE:
+        raise UserError(f"{where}: not JSON text of at most {boundedread.MAX_LINE:,} characters")
+    return boundedread.parse_json(text, where)
+
+
+def _settings(text: Any, where: str) -> dict[str, Any]:
+    """A run's stored settings (``_stored``): a JSON object."""
+    config = _stored(text, f"{where}, its settings")
+    if not isinstance(config, dict):
+        raise UserError(f"{where}, its settings: not a JSON object")
+    return config

@@ -16,12 +16,12 @@ Episodes are rated in the order of their ids (Kaggle's ids grow with time).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 
 
@@ -102,12 +102,7 @@ def read_episodes(paths: Iterable[Path]) -> tuple[list[Episode], set[int]]:
     seen: dict[int, Episode] = {}
     complete: set[int] = set()
     for path in paths:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        data = boundedread.read_json(path)
         for e in episodes_of(data, str(path)):
             seen.setdefault(e.id, e)
         complete |= complete_of(data)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from typing import Any
 
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.sandbox.protocol import one_line
 
 PathLike = str | os.PathLike[str]
 GameKey = tuple[str | None, str, str, int, int]  # run, pairing "A vs B", opening (Pons digits), A's seat, seed
@@ -105,19 +108,15 @@ class GameWriter:
 
 def _keys_in(path: str) -> set[GameKey]:
     """The stable keys of the games in the file at ``path`` (none when it does not exist; a line that is no
-    game is skipped: it is kept, and matches no game)."""
+    game is skipped: it is kept, and matches no game), read within ``boundedread``'s bounds."""
+    if not os.path.lexists(path):
+        return set()
     keys: set[GameKey] = set()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    keys.add(game_key(GameRecord.from_json(json.loads(line))))
-                except (ValueError, TypeError, KeyError, IndexError, AttributeError):
-                    continue
-    except FileNotFoundError:
-        return keys
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {exc}") from None
+    for number, line in boundedread.read_lines(path):
+        try:
+            keys.add(game_key(record_of(boundedread.parse_json(line, path), f"{path}: line {number}")))
+        except (UserError, IndexError, AttributeError, TypeError):
+            continue
     return keys
 
 
@@ -134,11 +133,23 @@ def load_records(path: PathLike) -> list[GameRecord]:
 
 
 def read_games(path: PathLike) -> list[GameRecord]:
-    """``load_records`` for a file a user names: ``UserError`` (one line) when it cannot be read or is no games
-    file."""
+    """``load_records`` for a file a user names, read within ``boundedread``'s bounds (its size, lines, nesting
+    and numbers, and each game's board); ``UserError`` (one line, naming the file and the line) for a file that
+    cannot be read, breaks a bound, or holds a line that is no game."""
+    name = os.fspath(path)
+    return [record_of(boundedread.parse_json(text, f"{name}: line {number}"), f"{name}: line {number}")
+            for number, text in boundedread.read_lines(path, name=name)]
+
+
+def record_of(data: Any, where: str) -> GameRecord:
+    """The ``GameRecord`` of one parsed line, its board within ``boundedread.board_size``'s bounds and its moves
+    no more than the board holds."""
     try:
-        return load_records(path)
-    except OSError as exc:
-        raise UserError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{os.fspath(path)}: not a games file written with --save ({exc})") from None
+        rec = GameRecord.from_json(data)
+        rows, columns, _ = boundedread.board_size(*rec.size, name=where)
+        moves = len(rec.moves)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"{where}: not a game written with --save ({one_line(exc)})") from None
+    if moves > rows * columns:
+        raise UserError(f"{where}: {moves} moves, more than a {rows}x{columns} board holds")
+    return rec

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 
 DATA_FILE = Path("tests") / "regressions.json"
@@ -42,10 +43,8 @@ def read(path: Path) -> list[dict[str, Any]]:
     """The cases of ``path`` (none when it does not exist); ``UserError`` for a file that is not a list."""
     if not path.is_file():
         return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "[]")
-    except (OSError, ValueError) as exc:
-        raise UserError(f"{path}: not a regressions file ({exc})") from None
+    text = boundedread.read_text(path, boundedread.MAX_DOCUMENT)
+    data = boundedread.parse_json(text or "[]", str(path))
     if not isinstance(data, list) or not all(isinstance(c, dict) and isinstance(c.get("moves"), str)
                                              for c in data):
         raise UserError(f"{path}: not a regressions file (a JSON list of cases, each with \"moves\")")

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD, Board, BoardError, Size
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.sandbox.escape import escape
 
@@ -106,22 +107,22 @@ def load_games(spec: str, episodes: Path | None = None, problems: list[str] | No
 
 def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
     """The games in a replay JSON, a game or a list of them, or a JSON-lines games file (see the module)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    text = boundedread.read_text(path, boundedread.MAX_DOCUMENT)
     if not text.strip():
         raise UserError(f"{path}: the file is empty")
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = boundedread.parse_json(text, str(path))
+    except UserError:
         data = None
     if isinstance(data, dict):
         return [_one(data, str(path), _episode_of(path))]
     if isinstance(data, list):
         return [_one(item, f"{path}[{i}]", None) for i, item in enumerate(data, 1)]
     lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > boundedread.MAX_GAMES:
+        raise UserError(f"{path}: more than {boundedread.MAX_GAMES:,} lines, the most cxforge reads from one file")
     if len(lines) == 1 or text.lstrip().startswith(("[", "{\n", "{\r")):  # one document that does not parse
+        boundedread.check_depth(text, str(path))
         try:
             json.loads(text)
         except ValueError as exc:
@@ -132,9 +133,9 @@ def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except ValueError as exc:
-            bad.append(f"{path}: line {i} skipped: not JSON ({exc})")
+            record = boundedread.parse_json(line, f"{path}: line {i} skipped")
+        except UserError as exc:
+            bad.append(str(exc))
             continue
         try:
             games.append(_one(record, f"{path}:{i}", None))
@@ -163,13 +164,12 @@ def _episode_of(path: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _size(config: Any) -> Size:
+def _size(config: Any, source: str) -> Size:
+    """The board size of a replay's configuration (the standard one where it says none), within
+    ``boundedread.board_size``'s bounds."""
     config = config if isinstance(config, dict) else {}
-    try:
-        return (int(config.get("rows", STANDARD[0])), int(config.get("columns", STANDARD[1])),
-                int(config.get("inarow", STANDARD[2])))
-    except (TypeError, ValueError):
-        raise UserError(f"bad configuration {config!r}") from None
+    return boundedread.board_size(config.get("rows", STANDARD[0]), config.get("columns", STANDARD[1]),
+                                  config.get("inarow", STANDARD[2]), source)
 
 
 def _names(info: Any) -> tuple[str, str]:
@@ -187,10 +187,13 @@ def _names(info: Any) -> tuple[str, str]:
 
 def read_replay(replay: dict[str, Any], source: str, episode_id: int | None = None) -> Game:
     """The ``Game`` of a Kaggle replay (``env.toJSON()``); ``UserError`` when its steps break the rules."""
-    size = _size(replay.get("configuration"))
+    size = _size(replay.get("configuration"), source)
     steps = replay.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, list) and len(s) == 2 for s in steps):
         raise UserError(f"{source}: not a two-player ConnectX replay (\"steps\" is not a list of agent pairs)")
+    if len(steps) > size[0] * size[1] + 1:
+        raise UserError(f"{source}: {len(steps)} steps, more than a {size[0]}x{size[1]} game has (one a move, "
+                        f"and the start: {size[0] * size[1] + 1})")
     try:
         board = Board(*size)
     except BoardError as exc:
@@ -265,11 +268,12 @@ def _judge_end(game: Game, board: Board, last: list[Any]) -> None:
 def read_record(record: dict[str, Any], source: str) -> Game:
     """The ``Game`` of one ``GameRecord`` JSON line (``opening`` 0 when the line has none)."""
     try:
-        size = tuple(int(v) for v in record.get("size") or STANDARD)
+        rows, columns, inarow = record.get("size") or STANDARD
+        size = boundedread.board_size(rows, columns, inarow, source)
         moves = [int(c) for c in record["moves"]]
         players = record.get("players") or ["first", "second"]
         opening = int(record.get("opening") or 0)
-        if len(size) != 3 or len(players) != 2 or not 0 <= opening <= len(moves):
+        if len(moves) > size[0] * size[1] or len(players) != 2 or not 0 <= opening <= len(moves):
             raise ValueError
         board = Board.from_moves(moves, *size)
     except BoardError as exc:

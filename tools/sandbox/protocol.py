@@ -71,7 +71,7 @@ def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[st
     if too_deep(text, MAX_DEPTH):
         raise ProtocolError(f"{what} nested deeper than {MAX_DEPTH} levels")
     try:
-        message = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        message = loads(text)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError(f"{what} that is not JSON within bounds ({one_line(exc)})") from None
     if not isinstance(message, dict):
@@ -79,14 +79,16 @@ def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[st
     return message
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string (its brackets are text)
+# a JSON string, its closing quote optional: an unterminated one runs to the end in one match (a required quote
+# would make the regex retry from every escaped quote inside it, quadratic in the text's length)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def too_deep(text: str, limit: int) -> bool:
     """Whether arrays and objects nest deeper than ``limit`` in ``text``, found by counting brackets outside
-    strings (a loop, so nothing recurses); an unterminated string's brackets count too (json refuses it anyway,
-    having gone no deeper than the brackets before it)."""
+    strings (a loop, so nothing recurses; linear in the text's length); an unterminated string's brackets do
+    not count (json refuses it, having gone no deeper than the brackets before it)."""
     if text.count("[") + text.count("{") <= limit:
         return False
     depth = 0
@@ -95,6 +97,12 @@ def too_deep(text: str, limit: int) -> bool:
         if depth > limit:
             return True
     return False
+
+
+def loads(text: str) -> Any:
+    """``text`` parsed by json with integers of at most ``MAX_DIGITS`` digits, finite floats and no NaN or
+    Infinity (``ValueError`` otherwise); call it on text ``too_deep`` passed, as json recurses per level."""
+    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
 
 
 def one_line(exc: BaseException) -> str:

@@ -1,0 +1,206 @@
+"""Files a user names, read within bounds before anything parses them.
+
+Every file cxforge is given may come from anyone: a replay, a games file saved
+with ``--save``, an episode list, a regressions file, a build manifest,
+``cxforge.toml``, ``kaggle.json``.  Read here, such a file is refused with one
+line (a ``UserError``) naming the file and the bound it broke when it is:
+
+* not a regular file (a FIFO would hang the read, ``/dev/zero`` never ends);
+* larger than its bound, checked by ``fstat`` and again by reading at most one
+  byte more than the bound (a file that grows as it is read);
+* not UTF-8;
+* JSON nested deeper than ``MAX_DEPTH`` levels, or TOML deeper than
+  ``MAX_TOML_DEPTH`` (brackets, and the parts of a dotted key): found by a
+  linear scan of the text before ``json`` or ``tomllib`` parse it, as both
+  recurse once per level (a 200,000-deep list is a ``RecursionError``, a
+  100,000-part dotted key makes ``tomllib`` eat gigabytes);
+* JSON with an integer of more than 20 digits, NaN, Infinity or a float that
+  overflows (``sandbox.protocol.loads``, which reads an agent host's messages);
+* a games file of more than ``MAX_GAMES`` lines, or a line longer than
+  ``MAX_LINE`` bytes.
+
+What the parsed value holds is checked by its reader; ``board_size`` bounds a
+board (``kaggle_environments``' connectx.json sets rows, columns and inarow at
+1 or more with no maximum; cxforge reads boards of at most ``MAX_SIDE`` a side,
+and an ``inarow`` that fits them), before anything is sized by it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import tomllib
+from typing import Any
+
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.sandbox.protocol import loads, one_line, too_deep
+
+PathLike = str | os.PathLike[str]
+
+MIB = 1 << 20
+MAX_DOCUMENT = 64 * MIB  # one JSON document: a replay, a list of games, an episode list
+MAX_GAMES_FILE = 256 * MIB  # a JSON-lines games file read line by line (--save of match, tournament, sprt)
+MAX_SETTINGS = 1 * MIB  # cxforge.toml, pyproject.toml, a build manifest, kaggle.json, tests/regressions.json
+MAX_LINE = 1 * MIB  # one line of a games file (a game with its agents' logs is tens of KB)
+MAX_GAMES = 1_000_000  # lines of a games file
+MAX_DEPTH = 64  # JSON nesting (a Kaggle replay nests 7 deep)
+MAX_TOML_DEPTH = 32  # TOML nesting: brackets, and separately the parts of one line's dotted keys
+MAX_SIDE = 20  # rows and columns of a board (the leaderboard plays 6x7)
+
+# What the TOML scan skips (strings, comments, floats) or counts (brackets, dots of dotted keys, line ends).
+# Every string's closing quote is optional, so an unterminated one ends the scan in one match.
+_TOML = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*(?:"{3,5}|\Z)|\'\'\'[\s\S]*?(?:\'{3,5}|\Z)'
+                   r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|\'[^\'\n]*\'?|#[^\n]*'
+                   r"|[+-]?\d[\d_]*\.\d[\d_]*(?:[eE][+-]?\d[\d_]*)?|[\[\]{}.\n]")
+
+
+def read_bytes(path: PathLike, max_bytes: int, name: str | None = None) -> bytes:
+    """The bytes of regular file ``path`` (``name`` in errors, default the path), at most ``max_bytes``."""
+    name = name or os.fspath(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    with open(fd, "rb") as fh:
+        mode, size = (info := os.fstat(fd)).st_mode, info.st_size
+        if not stat.S_ISREG(mode):
+            raise UserError(f"{name}: not a regular file; give a file")
+        if size > max_bytes:
+            raise _too_large(name, max_bytes)
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise _too_large(name, max_bytes)
+    return data
+
+
+def check_size(path: PathLike, max_bytes: int, name: str | None = None) -> None:
+    """``UserError`` when the file at ``path`` is larger than ``max_bytes`` by ``stat`` (for a reader that reads
+    it elsewhere; ``read_bytes`` checks this and more)."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return  # the read that follows says why it cannot
+    if size > max_bytes:
+        raise _too_large(name or os.fspath(path), max_bytes)
+
+
+def _too_large(name: str, max_bytes: int) -> UserError:
+    return UserError(f"{name}: larger than {_size(max_bytes)}, the most cxforge reads from such a file")
+
+
+def _size(n: int) -> str:
+    return f"{n // MIB} MiB" if n >= MIB and n % MIB == 0 else f"{n:,} bytes"
+
+
+def decode(data: bytes, name: str) -> str:
+    """``data`` as UTF-8 text; ``UserError`` naming ``name`` when it is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{name}: not UTF-8 text (a bad byte at offset {exc.start})") from None
+
+
+def read_text(path: PathLike, max_bytes: int, name: str | None = None) -> str:
+    """``read_bytes`` as UTF-8 text."""
+    name = name or os.fspath(path)
+    return decode(read_bytes(path, max_bytes, name), name)
+
+
+def check_depth(text: str, name: str, max_depth: int = MAX_DEPTH) -> None:
+    """``UserError`` when JSON ``text`` nests arrays and objects deeper than ``max_depth`` (a scan, no parse)."""
+    if too_deep(text, max_depth):
+        raise UserError(f"{name}: JSON nested deeper than {max_depth} levels, the most cxforge reads")
+
+
+def parse_json(text: str, name: str, max_depth: int = MAX_DEPTH) -> Any:
+    """JSON ``text`` parsed within the bounds (see the module); ``UserError`` naming ``name`` otherwise."""
+    check_depth(text, name, max_depth)
+    try:
+        return loads(text)
+    except ValueError as exc:
+        raise UserError(f"{name}: not JSON within bounds ({one_line(exc)})") from None
+
+
+def read_json(path: PathLike, max_bytes: int = MAX_DOCUMENT, name: str | None = None) -> Any:
+    """The JSON document in file ``path``, read and parsed within the bounds (see the module)."""
+    name = name or os.fspath(path)
+    return parse_json(read_text(path, max_bytes, name), name)
+
+
+def read_lines(path: PathLike, max_bytes: int = MAX_GAMES_FILE, name: str | None = None) -> list[tuple[int, str]]:
+    """The non-blank lines of JSON-lines file ``path`` with their numbers (from 1), read one at a time: each at
+    most ``MAX_LINE`` bytes, at most ``MAX_GAMES`` of them, ``max_bytes`` in all; not parsed (``parse_json``)."""
+    name = name or os.fspath(path)
+    data = read_bytes(path, max_bytes, name)
+    lines: list[tuple[int, str]] = []
+    start = number = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        if end - start > MAX_LINE:
+            raise UserError(f"{name}: line {number} is longer than {_size(MAX_LINE)}, the most cxforge reads")
+        line = data[start:end]
+        start = end + 1
+        if line.strip():
+            if len(lines) == MAX_GAMES:
+                raise UserError(f"{name}: more than {MAX_GAMES:,} lines, the most cxforge reads from one file")
+            lines.append((number, decode(line, f"{name}: line {number}")))
+    return lines
+
+
+def read_toml(path: PathLike, max_bytes: int = MAX_SETTINGS, name: str | None = None) -> dict[str, Any]:
+    """The TOML document in file ``path``, read and parsed within the bounds (see the module); ``UserError``,
+    naming the file, when it breaks one or is not valid TOML."""
+    name = name or os.fspath(path)
+    return parse_toml(read_text(path, max_bytes, name), name)
+
+
+def parse_toml(text: str, name: str, max_depth: int = MAX_TOML_DEPTH) -> dict[str, Any]:
+    """TOML ``text`` parsed after ``toml_too_deep`` passed it; ``UserError`` naming ``name`` otherwise."""
+    if toml_too_deep(text, max_depth):
+        raise UserError(f"{name}: TOML nested deeper than {max_depth} levels (arrays and tables, or the parts "
+                        "of a dotted key), the most cxforge reads")
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise UserError(f"{name}: not valid TOML ({one_line(exc)}); fix the file's syntax") from None
+
+
+def toml_too_deep(text: str, limit: int) -> bool:
+    """Whether TOML ``text`` nests brackets deeper than ``limit``, or one line's keys have more than ``limit``
+    dots: a linear scan that skips strings, comments and floats (so a value's dots do not count)."""
+    depth = dots = 0
+    for token in _TOML.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+        elif token in ("]", "}"):
+            depth -= 1
+        elif token == ".":
+            dots += 1
+        elif token == "\n":
+            dots = 0
+        if depth > limit or dots > limit:
+            return True
+    return False
+
+
+def board_size(rows: Any, columns: Any, inarow: Any, name: str) -> tuple[int, int, int]:
+    """``(rows, columns, inarow)`` when they are ints (not bools) with rows and columns in ``1..MAX_SIDE`` and
+    inarow in ``1..max(rows, columns)``; else ``UserError`` naming ``name`` and the bound."""
+    values = (rows, columns, inarow)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise UserError(f"{name}: the board size is not three integers ({one_line(ValueError(values))})")
+    if not (1 <= rows <= MAX_SIDE and 1 <= columns <= MAX_SIDE and 1 <= inarow <= max(rows, columns)):
+        raise UserError(f"{name}: a {_short(rows)}x{_short(columns)} board with inarow {_short(inarow)} is beyond "
+                        f"what cxforge reads (rows and columns 1 to {MAX_SIDE}, inarow 1 to the longer side)")
+    return rows, columns, inarow
+
+
+def _short(n: int) -> str:
+    text = str(n)
+    return text if len(text) <= 12 else f"{text[:6]}...({len(text)} digits)"
