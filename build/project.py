@@ -21,12 +21,13 @@ raises ``BuildError`` with one line naming the file and the fix.
 from __future__ import annotations
 
 import ast
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.tools import boundedread
+from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.options import did_you_mean
 
 SETTINGS_FILE = "cxforge.toml"
@@ -107,9 +108,10 @@ def name_of(root: Path) -> str:
 def read_settings(path: Path) -> dict[str, Any]:
     """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise BuildError(f"{path}: not valid TOML ({exc}); fix the file's syntax") from None
+        boundedread.check_size(path, boundedread.MAX_SETTINGS)
+        data = boundedread.parse_toml(path.read_text(encoding="utf-8"), str(path))
+    except UserError as exc:  # a bound broken, or not TOML
+        raise BuildError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BuildError(f"{path}: cannot read it ({exc})") from None
     if path.name == PYPROJECT:
