@@ -218,10 +218,9 @@ def test_c_cannot_pull_a_file_from_outside_the_project(tmp_path: Path, home: Pat
     refused(root, tmp_path / "s.py", capsys, "native library 'fast'", named.format(key=key))
 
 
+@pytest.mark.parametrize("jail", ["jailed"], indirect=True)  # unjailed, any inline assembly is refused (below)
 def test_in_the_jail_a_read_no_text_search_finds_fails(tmp_path: Path, home: Path, jail: str,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    if jail != "jailed":
-        pytest.skip("unjailed, any inline assembly is refused (the test below)")
     key = home / ".kaggle" / "kaggle.json"
     root = native_project(tmp_path / "p", f'__asm__(".section .rodata\\n.inc" "bin \\"{key}\\"\\n.previous");\n')
     out = tmp_path / "s.py"
