@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.files import read_text_inside
 from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.options import did_you_mean
@@ -109,7 +110,7 @@ def read_settings(path: Path) -> dict[str, Any]:
     """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
     try:
         boundedread.check_size(path, boundedread.MAX_SETTINGS)
-        data = boundedread.parse_toml(path.read_text(encoding="utf-8"), str(path))
+        data = boundedread.parse_toml(read_text_inside(path.parent, path, str(path)), str(path))
     except UserError as exc:  # a bound broken, or not TOML
         raise BuildError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
