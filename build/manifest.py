@@ -17,6 +17,8 @@ from typing import Any
 from connectx_forge.build.embed import DataFile
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import SourceModule
+from connectx_forge.tools import boundedread
+from connectx_forge.tools.errors import UserError
 
 DISTRIBUTION = "connectx-forge"
 
@@ -83,9 +85,9 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
     if not manifest.is_file():
         return None
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BuildError(f"{manifest}: not a readable JSON manifest ({exc})") from None
+        data = boundedread.read_json(manifest, boundedread.MAX_SETTINGS, f"{manifest}: not a readable JSON manifest")
+    except UserError as exc:  # too large, too deep, not JSON
+        raise BuildError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
         raise BuildError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
     data["floors"] = data.get("floors") or {}

@@ -108,6 +108,14 @@ def test_a_deep_cxforge_toml_is_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert time.process_time() - start < 10  # the dotted key ran tomllib for minutes and gigabytes
 
 
+def test_a_deep_build_manifest_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    built = tmp_path / "submission.py"
+    built.write_text(AGENT)
+    (tmp_path / "submission.py.json").write_text(DEEP_JSON)
+    one_line_error(main(["check", str(built)]), capsys.readouterr().err, "submission.py.json",
+                   "not a readable JSON manifest", "nested deeper than 64 levels")
+
+
 def test_a_cxforge_toml_over_the_size_bound_is_one_line(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     root = project(tmp_path / "proj", "")
