@@ -33,6 +33,7 @@ import stat
 import tomllib
 from typing import Any
 
+from agents.board import Size
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.sandbox.protocol import loads, one_line, too_deep
 
@@ -189,7 +190,7 @@ def toml_too_deep(text: str, limit: int) -> bool:
     return False
 
 
-def board_size(rows: Any, columns: Any, inarow: Any, name: str) -> tuple[int, int, int]:
+def board_size(rows: Any, columns: Any, inarow: Any, name: str) -> Size:
     """``(rows, columns, inarow)`` when they are ints (not bools) with rows and columns in ``1..MAX_SIDE`` and
     inarow in ``1..max(rows, columns)``; else ``UserError`` naming ``name`` and the bound."""
     values = (rows, columns, inarow)
