@@ -80,7 +80,19 @@ def test_each_built_file_keeps_its_own_manifest(project: Path, tmp_path: Path, c
         data = manifests.read_manifest(built)
         assert data is not None and data["floors"] == FLOORS and data["agent"] == "mybot"
     code, out, err = run(["check", str(py), "--opponents", "random"], capsys)  # stops before any game
-    assert code == 2 and "submission.py.json sets a win-rate floor vs negamax" in one_error_line(err, "check")
+    line = one_error_line(err, "check")
+    assert code == 2 and "mybot has a win-rate floor vs negamax (50%, in " in line and "submission.py.json)" in line
+
+
+def test_a_projects_floor_left_out_by_opponents_is_an_error_not_a_pass(project: Path, capsys) -> None:
+    """The issue's case: ``check --opponents random`` of a project with a negamax floor said PASS, exit 0."""
+    for command in (["check"], ["upload", "-m", "x", "--dry-run"]):
+        code, out, err = run([command[0], str(project), *command[1:], "--opponents", "random", "-n", "1"], capsys)
+        line = err.splitlines()[-1]  # after the line that says the project was built on the fly
+        assert code == 2 and "PASS" not in out and "Traceback" not in err
+        assert line.startswith(f"cxforge {command[0]}: error: mybot has a win-rate floor vs negamax (50%, in ")
+        assert line.endswith("but --opponents leaves kaggle:negamax out: play it too, or check validity alone with "
+                             "--no-floors")
 
 
 def test_a_manifest_that_does_not_describe_its_file_is_an_error(project: Path, tmp_path: Path, capsys) -> None:
@@ -105,23 +117,25 @@ def test_a_repack_carries_the_floors_into_the_new_files_manifest(project: Path, 
     assert data is not None and data["floors"] == FLOORS and data["format"] == "tar.gz"
 
 
-@pytest.mark.parametrize("floors, message", [
-    ({"negamax": 0.5}, "sets a win-rate floor vs negamax (50%), but --opponents leaves kaggle:negamax out"),
-    ({"kaggle:negamax": 0.5}, "--opponents leaves kaggle:negamax out"),
-    ({"random": 1.5}, "the floor vs random must be a win rate from 0 to 1, not 1.5"),
-    ({"random": "high"}, "the floor vs random must be a win rate from 0 to 1, not 'high'"),
-    ({"minimax": 0.5}, "unknown opponent 'minimax'"),
+@pytest.mark.parametrize("floors, parts", [
+    ({"negamax": 0.5}, ("the file has a win-rate floor vs negamax (50%, in ", "bot.py.json), but --opponents leaves "
+                        "kaggle:negamax out")),
+    ({"kaggle:negamax": 0.5}, ("--opponents leaves kaggle:negamax out",)),
+    ({"random": 1.5}, ("the floor vs random must be a win rate from 0 to 1, not 1.5",)),
+    ({"random": "high"}, ("the floor vs random must be a win rate from 0 to 1, not 'high'",)),
+    ({"minimax": 0.5}, ("unknown opponent 'minimax'",)),
 ])
 def test_a_floor_the_check_cannot_decide_is_refused_before_any_game(tmp_path: Path, floors: dict,
-                                                                    message: str) -> None:
+                                                                    parts: tuple[str, ...]) -> None:
     """A hostile or careless manifest: its floors are decided as written, or the check stops."""
     path = tmp_path / "bot.py"
     path.write_text(LEFTMOST)
     manifests.manifest_path(path).write_text(json.dumps({"floors": floors,
                                                          "sha256": manifests.sha256(path.read_bytes())}))
     seen: list[dict] = []
-    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(UserError) as raised:
         check_file(path, 1, workers=1, opponents=("random",), on_game=seen.append)
+    assert all(part in str(raised.value) for part in parts), str(raised.value)
     assert seen == []
 
 

@@ -216,8 +216,9 @@ def floors_of(manifest: dict[str, Any], where: Path | None, opponents: tuple[str
         if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not 0 <= floor <= 1:
             raise UserError(f"{where}: the floor vs {spec} must be a win rate from 0 to 1, not {floor!r}")
         if opponent not in opponents:
-            raise UserError(f"{where} sets a win-rate floor vs {opponent} ({floor:.0%}), but --opponents leaves "
-                            f"kaggle:{opponent} out: play it too, or check validity alone with --no-floors")
+            raise UserError(f"{manifest.get('agent') or 'the file'} has a win-rate floor vs {opponent} ({floor:.0%}, "
+                            f"in {where}), but --opponents leaves kaggle:{opponent} out: play it too, or check "
+                            "validity alone with --no-floors")
         wanted[opponent] = float(floor)
     return wanted
 
