@@ -22,7 +22,8 @@ EXAMPLE = """\
 cxforge check                                   # in a project folder: that project; else submissions/submission.py
 cxforge check submissions/submission.py
 cxforge check ~/bots/mybot                      # a project folder, built on the fly
-cxforge check submissions/submission.py -n 40 --max-games 512 --opponents kaggle:negamax --json
+cxforge check submissions/submission.py -n 40 --max-games 512 --json
+cxforge check submissions/submission.py --opponents kaggle:negamax --no-floors   # validity against negamax alone
 cxforge check submissions/submission.py --save check-games.jsonl   # then: cxforge logs check-games.jsonl"""
 DESCRIPTION = HELP + "\n\n" + (
     "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
@@ -53,8 +54,8 @@ def add_gate_flags(parser: argparse.ArgumentParser) -> None:
                         help="at most N games per opponent while its floor is undecided (default "
                              f"{check.DEFAULT_MAX_GAMES}, or -n when that is more)")
     options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
-                      "to play, written as in a floor (kaggle:random or random); every opponent with a floor must "
-                      "be among them", metavar="PLAYER")
+                      "to play (each with a floor among them), written as in a floor (kaggle:random or random)",
+                      metavar="PLAYER")
     options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_progress(parser)
