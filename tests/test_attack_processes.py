@@ -32,6 +32,7 @@ from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox import jail, warden
 from tests.harness import ROOT, planted_world, wait_gone
+from tests.test_jail import probe
 
 JAILED, HOW = jail.status()
 alone = pytest.mark.skipif(not (JAILED and jail.probe().alone), reason=f"agents are {HOW}")
@@ -371,3 +372,19 @@ def test_a_games_system_v_ipc_does_not_outlive_it(tmp_path: Path, template: bool
     result = run_match(offer, "kaggle:random", games=3, workers=1, seed=0, seats="first", progress=False)
     said = _lines(result, "FOUND")
     assert len(said) == 3 and set(said) == {"FOUND offer nothing"}, said
+
+
+@pytest.mark.parametrize("template", [True, False])
+def test_an_agent_reaches_its_own_server_on_its_own_loopback(tmp_path: Path, template: bool) -> None:
+    """Its own network namespace is a container's: its loopback is up, for its own processes alone."""
+    found = probe(tmp_path, """
+        try:
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            socket.create_connection(server.getsockname(), timeout=2).close()
+            found["own"] = "reached"
+        except OSError as exc:
+            found["own"] = str(exc)
+    """, template)
+    assert found == {"own": "reached"}

@@ -48,9 +48,10 @@ PROBE = ("import json, numpy, connectx_forge.tools.sandbox.warden\n"
          "'seccomp': syscalls.works()}))")
 # the warden's: to make namespaces (SYS_ADMIN), give each host a uid of its own and its folders (SETUID, SETGID,
 # CHOWN, SETPCAP), end what a host leaves (KILL, SYS_PTRACE to read its children), remove its folders
-# (DAC_OVERRIDE, FOWNER); every host and template gives them all up (limits.py)
+# (DAC_OVERRIDE, FOWNER), bring up each host's own loopback (NET_ADMIN, in the jail's network namespace and
+# those below it); every host and template gives them all up (limits.py)
 WARDEN_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_CHOWN", "CAP_SETPCAP", "CAP_KILL", "CAP_SYS_PTRACE",
-               "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+               "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_NET_ADMIN")
 CAPS = ("--cap-drop", "ALL", *(arg for cap in WARDEN_CAPS for arg in ("--cap-add", cap)))
 ALONE = ("jailed (bubblewrap: no network, each agent alone with its own processes, /tmp and /dev/shm, no file "
          "but the image's and its game folder's")

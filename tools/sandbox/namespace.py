@@ -34,9 +34,12 @@ a pipe only the warden holds reads EOF), and takes the namespace with it.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import select
 import signal
+import socket
+import struct
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -94,23 +97,31 @@ def fork(place: Place) -> tuple[int, int]:
     namespace), whose mounts ``place`` says (``mount_own``).
     Raises ``OSError`` when the namespaces cannot be made (nothing is left running)."""
     _lifeline()
-    pids_r, pids_w = os.pipe()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     middle = os.fork()
     if middle == 0:  # makes the namespaces, forks the init and the child, says their pids, exits
         cgroup.join(place.cgroups)  # and so are the init, the child and all it starts
-        os.close(pids_r)
-        _middle(pids_w, place)
+        ours.close()
+        _middle(theirs.detach(), place)
         return 0, 0  # only the child gets here
-    os.close(pids_w)
-    with os.fdopen(pids_r, "rb") as fh:
-        said = fh.read()
+    theirs.close()
+    with ours:
+        said, fds, _, _ = socket.recv_fds(ours, 256, 1)
     os.waitpid(middle, 0)
-    if not said:
-        raise OSError("the namespaces could not be made")
     words = said.split()
-    if words[0] == b"no":
-        raise OSError(said[3:].decode(errors="replace"))
+    if len(words) != 2 or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise OSError(said[3:].decode(errors="replace") if words[:1] == [b"no"] else "the namespaces could not be "
+                      "made")
+    _IPC[int(words[0])] = fds[0]
     return int(words[1]), int(words[0])
+
+
+# each namespace's IPC namespace, by its init's pid: an fd the process that made it holds (``clear_ipc``), said by the
+# process between, which alone may open it (opening another process's needs ptrace access, which a jail as a plain
+# user does not give)
+_IPC: dict[int, int] = {}
 
 
 def _middle(pids_w: int, place: Place) -> None:
@@ -119,11 +130,13 @@ def _middle(pids_w: int, place: Place) -> None:
         libc = limits._libc()
         if libc.unshare(OWN) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        ipc = os.open("/proc/self/ns/ipc", os.O_RDONLY)  # now: the init's /proc will not show this process
         ready_r, ready_w = os.pipe()
         init = os.fork()
         if init == 0:
             os.close(ready_r)
             os.close(pids_w)
+            os.close(ipc)
             _init(ready_w, place)
         os.close(ready_w)
         ready = os.read(ready_r, 256)
@@ -135,8 +148,10 @@ def _middle(pids_w: int, place: Place) -> None:
         if child == 0:
             os.close(ready_r)
             os.close(pids_w)
+            os.close(ipc)
             return
-        os.write(pids_w, f"{init} {child}".encode())
+        with socket.socket(fileno=pids_w) as said:
+            socket.send_fds(said, [f"{init} {child}".encode()], [ipc])
     except BaseException as exc:
         _tell(pids_w, f"no {exc}")
     os._exit(0)
@@ -163,6 +178,7 @@ def _init(ready_w: int, place: Place) -> NoReturn:
     try:
         limits.set_name(NAME)
         mount_own(list(place.shown), place.agent, place.tmp_size, place.own)
+        loopback_up()
         os.write(ready_w, b"ok")
     except BaseException as exc:
         _tell(ready_w, f"its mounts failed ({exc})")
@@ -177,6 +193,20 @@ def _init(ready_w: int, place: Place) -> NoReturn:
                 os._exit(0)
         except InterruptedError:
             pass
+
+
+SIOCSIFFLAGS, IFF_UP, IFF_RUNNING = 0x8914, 0x1, 0x40
+
+
+def loopback_up() -> bool:
+    """Bring up this network namespace's loopback (a new one's is down), so that an agent's own processes reach
+    each other on 127.0.0.1 as in a container of its own; False where it may not (``CAP_NET_ADMIN``)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", IFF_UP | IFF_RUNNING))
+        return True
+    except OSError:
+        return False
 
 
 def _reap_all(*_: object) -> None:
@@ -343,6 +373,7 @@ def works() -> bool:
         os._exit(0 if os.getpid() == 2 and sorted(p for p in os.listdir("/proc") if p.isdigit()) == ["1", "2"]
                  else 1)
     _, status = os.waitpid(pid, 0)
+    os.close(_IPC.pop(init))
     os.kill(init, signal.SIGKILL)
     os.waitpid(init, 0)
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -371,6 +402,9 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
     so this reaps any child meanwhile, as ``reap.keep`` says for ``hosts``."""
     if not init:
         return
+    ipc = _IPC.pop(init, None)
+    if ipc is not None:
+        os.close(ipc)
     try:
         os.kill(init, signal.SIGKILL)
     except ProcessLookupError:
@@ -385,32 +419,40 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
         reap.keep(hosts, pid, status)
 
 
-def members(pid: int) -> list[int]:
-    """The processes (pids as this process sees them) in the PID namespace that process ``pid`` is in, zombies
-    left out ([] when it is gone): read from outside, so that nothing agent code there says is needed."""
-    try:
-        ns = os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return []
-    found = []
+def members(roots: set[int]) -> list[int]:
+    """The live processes (zombies left out) that are ``roots`` or descend from them, from ``/proc``'s process
+    table: with a namespace's init and the process forked into it, all of that namespace (an orphan there is its
+    init's), read from outside, so that nothing agent code there says is needed."""
+    kids: dict[int, list[int]] = {}
+    live = set()
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
             try:
-                if os.readlink(f"/proc/{entry.name}/ns/pid") == ns:
-                    found.append(int(entry.name))
-            except OSError:  # gone, or a zombie (whose namespaces are released)
+                with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
                 continue
+            kids.setdefault(int(fields[1]), []).append(int(entry.name))
+            if fields[0] not in (b"Z", b"X"):
+                live.add(int(entry.name))
+    found, todo, seen = [], list(roots), set()
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            found += [pid] if pid in live else []
+            todo += kids.get(pid, [])
     return found
 
 
 SWEEPS = 50  # passes of ``kill_all_but`` at most: a tree that forks as fast as it is killed is still bounded
 
 
-def kill_all_but(pid: int, spared: set[int]) -> None:
-    """``SIGKILL`` every process in the PID namespace of process ``pid`` but ``spared``, until none is left (each
-    pass stops them first, so that none forks while the others are killed)."""
+def kill_all_but(roots: set[int], spared: set[int]) -> None:
+    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left (each pass stops them
+    first, so that none forks while the others are killed)."""
     for _ in range(SWEEPS):
-        left = [p for p in members(pid) if p not in spared]
+        left = [p for p in members(roots) if p not in spared]
         if not left:
             return
         for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -425,32 +467,34 @@ IPC_RMID = 0
 SYSV = ("shm", "sem", "msg")  # /proc/sysvipc's files: the System V objects of the reader's IPC namespace
 
 
-def clear_ipc(pid: int) -> None:
-    """Remove every System V shared memory segment, semaphore set and message queue of the IPC namespace of
-    process ``pid``: this process enters that namespace, removes them and comes back (an error if it could not
-    come back: it must never stay there)."""
+def own_ipc() -> bool:
+    """An IPC namespace of this process's own (the warden's, in the jail): one its user namespace owns, so that it
+    may come back to it from a host's (``clear_ipc``)."""
+    if limits._libc().unshare(CLONE_NEWIPC) != 0:
+        return False
+    _IPC[0] = os.open("/proc/thread-self/ns/ipc", os.O_RDONLY)
+    return True
+
+
+def clear_ipc(init: int) -> bool:
+    """Remove every System V shared memory segment, semaphore set and message queue of the IPC namespace of the
+    namespace whose init is ``init`` (made by ``fork`` here): this process enters it, removes them and comes back
+    (an error if it could not come back: it must never stay there).  False where it could not enter."""
     libc = limits._libc()
+    theirs, ours = _IPC.get(init), _IPC.get(0)  # 0: this process's own (``own_ipc``)
+    if not init or theirs is None or ours is None or libc.setns(theirs, CLONE_NEWIPC) != 0:
+        return False
     try:
-        theirs = os.open(f"/proc/{pid}/ns/ipc", os.O_RDONLY)
-    except OSError:
-        return
-    ours = os.open("/proc/thread-self/ns/ipc", os.O_RDONLY)
-    try:
-        if libc.setns(theirs, CLONE_NEWIPC) != 0:
-            return
-        try:
-            for kind in SYSV:
-                for ident in _sysv_ids(kind):
-                    if kind == "sem":
-                        libc.semctl(ident, 0, IPC_RMID)
-                    else:
-                        getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
-        finally:
-            if libc.setns(ours, CLONE_NEWIPC) != 0:
-                raise OSError(ctypes.get_errno(), "setns back to the warden's IPC namespace failed")
+        for kind in SYSV:
+            for ident in _sysv_ids(kind):
+                if kind == "sem":
+                    libc.semctl(ident, 0, IPC_RMID)
+                else:
+                    getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
     finally:
-        os.close(theirs)
-        os.close(ours)
+        if libc.setns(ours, CLONE_NEWIPC) != 0:
+            raise OSError(ctypes.get_errno(), "setns back to the warden's IPC namespace failed")
+    return True
 
 
 def _sysv_ids(kind: str) -> list[int]:

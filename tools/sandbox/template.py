@@ -196,8 +196,8 @@ class Template:
         except ProcessLookupError:
             self.gone = True
         if self.init:
-            namespace.kill_all_but(self.pid, {self.init, self.pid, spare})
-            namespace.clear_ipc(self.pid)
+            namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
+            namespace.clear_ipc(self.init)
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not

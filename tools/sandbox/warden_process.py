@@ -302,6 +302,8 @@ def serve(sock: socket.socket, parent: int, root: str | None = None,
         keep = sock.fileno()
         os.closerange(3, keep)
         os.closerange(keep + 1, 1 << 16)
+        if state.alone:
+            namespace.own_ipc()  # so that it may come back from a template's (namespace.clear_ipc)
         for message, fds in protocol.requests(sock):
             if message["op"] == "spawn":
                 answer: dict[str, Any] = _spawn(state, message["setup"], fds)
