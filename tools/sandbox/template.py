@@ -225,7 +225,7 @@ class Template:
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
         """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
-        reap.killpg(self.pid)
+        _kill(self.pid)
         self.sock.close()
         if self.spare is not None:
             self.spare[2].close()
@@ -238,7 +238,7 @@ class Template:
 
 
 def _kill(pid: int) -> None:
-    """``SIGKILL`` a templated host and its group from the warden (whatever its template does)."""
+    """``SIGKILL`` a process and its group from the warden (a templated host: whatever its template does)."""
     reap.killpg(pid)
     try:
         os.kill(pid, signal.SIGKILL)
