@@ -298,12 +298,13 @@ def test_module_means_the_shipped_agents_module_with_or_without_its_package(tmp_
 def test_sprt_and_mistakes_take_a_project(new_project: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sprt", str(new_project), "random", "--max-games", "4", "-w", "1", "--no-progress",
-                 "--store", str(tmp_path / "s.sqlite")]) == 0
+                 "--store", str(tmp_path / "s.sqlite")]) == 3  # no decision within 4 games
     assert "mybot: " in capsys.readouterr().out
     assert main(["mistakes", "--agents", str(new_project), "--sets", "Random-Middle", "--sample", "2",
                  "--no-cache"]) == 0
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Random-Middle")]
-    assert len(row) == 1 and str(new_project) in row[0] and "/2 " in row[0]  # judged 2 positions
+    assert len(row) == 1 and "/2 " in row[0]  # judged 2 positions
+    assert " mybot " in row[0] and str(new_project) not in row[0]  # the project by its name, not its path
 
 
 def test_a_changed_project_starts_a_new_tournament_run(new_project: Path, tmp_path: Path,
