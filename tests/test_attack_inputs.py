@@ -38,6 +38,9 @@ from connectx_forge.tools.play.records import GameWriter, read_games
 from connectx_forge.tools.regress import data as regressions
 from connectx_forge.tools.review.games import read_file
 from connectx_forge.tools.sandbox.protocol import too_deep
+from connectx_forge.tools.solver.book import read_progress
+from connectx_forge.tools.solver.heldout import read_records
+from connectx_forge.tools.solver.mistakes import WeakCache
 
 DEEP_JSON = "[" * 200_000 + "]" * 200_000
 DEEP_TOML = {
@@ -215,6 +218,16 @@ def test_a_deep_kaggle_json_leaves_the_scrubbing_alone(tmp_path: Path) -> None:
     (tmp_path / ".kaggle" / "kaggle.json").write_text(DEEP_JSON)
     (tmp_path / "kaggle.json").write_text('{"username": "me", "key": "s3cr3t-key"}')
     assert "s3cr3t-key" in secrets({"HOME": str(tmp_path), "KAGGLE_CONFIG_DIR": str(tmp_path)})
+
+
+def test_the_solvers_own_files_skip_a_deep_line(tmp_path: Path) -> None:
+    """The book's progress file, a held-out scores file and the mistakes' cache skip a line they cannot read (a
+    torn write): a deep one too, never a RecursionError."""
+    file = tmp_path / "progress.jsonl"
+    file.write_text(DEEP_JSON + "\n")
+    assert read_progress(file) == {}
+    assert read_records(file) == (None, [])
+    assert WeakCache(file).scores == {}
 
 
 def test_the_nesting_scan_is_linear_in_escaped_quotes() -> None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from agents.board import Board
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
+from connectx_forge.tools import boundedread
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
@@ -142,9 +143,9 @@ def read_progress(path: Path) -> dict[int, Result]:
         raise UserError(f"cannot read the progress file {path}: {exc.strerror}") from None
     for line in text.splitlines():
         try:
-            r = Result(**json.loads(line))
-        except (ValueError, TypeError):
-            continue  # an interrupted write
+            r = Result(**boundedread.parse_json(line, str(path)))
+        except (UserError, TypeError):
+            continue  # an interrupted write (or a line beyond bounds)
         done[r.key] = r
     return done
 

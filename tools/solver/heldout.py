@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Board
-from connectx_forge.tools import paths
+from connectx_forge.tools import boundedread, paths
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.train.labels import Label
@@ -245,9 +245,9 @@ def _header(name: str, seed: int) -> dict[str, Any]:
 def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     for line in lines:
         try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # a torn line from an interrupted run
+            rec = boundedread.parse_json(line, "a scores file's line")
+        except UserError:
+            continue  # a torn line from an interrupted run (or a line beyond bounds)
         if isinstance(rec, dict):
             yield rec
 

@@ -49,6 +49,7 @@ from typing import Any
 from agents.board import Board
 from agents.solver.engine import Engine
 from agents.solver.search import score_class as sign
+from connectx_forge.tools import boundedread
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
@@ -162,9 +163,9 @@ class WeakCache:
             with open(path, encoding="utf-8") as fh:
                 for line in fh:
                     try:
-                        rec = json.loads(line)
+                        rec = boundedread.parse_json(line, str(path))
                         self.scores[int(rec["k"])] = int(rec["w"])
-                    except (ValueError, KeyError, TypeError):
+                    except (UserError, ValueError, KeyError, TypeError):
                         continue
 
     def get(self, key: int) -> int | None:
