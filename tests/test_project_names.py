@@ -127,13 +127,13 @@ def test_mix_versions_continues_the_old_run_and_says_so(project: Path, capsys: p
 
 def test_sprt_refuses_a_changed_agent_on_resume(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["sprt", "mybot", "random", "-n", "2", "-w", "1", "--no-progress", "--store", "s.sqlite"]
-    assert main(args) == 0
+    assert main(args) == 3  # one pair decides nothing: exit status 3
     assert capsys.readouterr().out.startswith("SPRT mybot vs random")
     edit(project)
     assert main([*args, "--resume"]) == 2
     err = capsys.readouterr().err
     assert "mybot changed" in err and "--new-run" in err
-    assert main([*args, "--resume", "--new-run", "--json"]) == 0
+    assert main([*args, "--resume", "--new-run", "--json"]) == 3
     report = json.loads(capsys.readouterr().out)
-    assert (report["new"], report["base"], report["games"]) == ("mybot", "random", 2)
+    assert (report["new"], report["base"], report["games"], report["result"]) == ("mybot", "random", 2, "none")
     assert report["settings"]["new"] == str(project.resolve())
