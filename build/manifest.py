@@ -90,6 +90,8 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
         raise BuildError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
         raise BuildError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
+    if not isinstance(data.get("agent", ""), str):
+        raise BuildError(f"{manifest}: the agent's name must be a string, not {data['agent']!r}")
     data["floors"] = data.get("floors") or {}
     digest = sha256(path.read_bytes())
     if data.get("sha256") != digest:

@@ -139,6 +139,21 @@ def test_a_floor_the_check_cannot_decide_is_refused_before_any_game(tmp_path: Pa
     assert seen == []
 
 
+def test_a_manifests_agent_name_cannot_act_on_the_terminal(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "bot.py"
+    path.write_text(LEFTMOST)
+    manifest = manifests.manifest_path(path)
+    digest = manifests.sha256(path.read_bytes())
+    manifest.write_text(json.dumps({"agent": "\x1b[2J\x1b]0;owned\x07red", "floors": {}, "sha256": digest}))
+    code, out, err = run(["check", str(path), "-n", "1", "-w", "1", "--opponents", "random", "--no-validation",
+                          "--no-progress"], capsys)
+    assert code == 0 and "\x1b" not in out + err and "\x07" not in out + err
+    assert "(agent \\x1b[2J\\x1b]0;owned\\x07red)" in out.splitlines()[0]
+    manifest.write_text(json.dumps({"agent": ["not", "a", "name"], "floors": {}, "sha256": digest}))
+    code, out, err = run(["check", str(path), "-n", "1"], capsys)
+    assert code == 2 and "the agent's name must be a string" in one_error_line(err, "check")
+
+
 def test_a_floor_not_played_is_undecided_never_pass() -> None:
     results = [{"opponent": "random", "seat": i % 2, "status": "DONE", "outcome": "win", "durations": [0.01]}
                for i in range(40)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from connectx_forge.tools import table
 from connectx_forge.tools.sandbox import jail
+from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.stats import format_rate
 from connectx_forge.tools.submit.verdict import CheckReport
 
@@ -14,11 +15,11 @@ def seconds(s: float) -> str:
 
 
 def _header(report: CheckReport) -> list[str]:
-    who = f" (agent {report.agent})" if report.agent else ""
+    who = f" (agent {escape(report.agent, keep_newlines=False)})" if report.agent else ""  # a manifest's: anyone's
     games = f"{report.games_per_opponent} game(s) per opponent"
     if report.floors and report.max_games > report.games_per_opponent:
         games += f", up to {report.max_games} while a floor is undecided"
-    return [f"check {report.path}{who}: {games}, loaded as Kaggle "
+    return [f"check {escape(report.path, keep_newlines=False)}{who}: {games}, loaded as Kaggle "
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
             f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
             "kaggle_environments refereed",
