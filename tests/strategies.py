@@ -13,10 +13,11 @@ Size = tuple[int, int, int]
 
 
 @st.composite
-def sizes(draw: st.DrawFn, min_side: int = 4, max_side: int = 10) -> Size:
-    """A board size from 4x4x3 up to 10x10x5."""
-    rows = draw(st.integers(min_side, max_side))
-    columns = draw(st.integers(min_side, max_side))
+def sizes(draw: st.DrawFn, min_side: int = 4, max_side: int = 10, max_cells: int | None = None) -> Size:
+    """A board size from 4x4x3 up to 10x10x5; at most ``max_cells`` cells where given (drawn so, not
+    filtered: a filter on the size would reject a third of the draws)."""
+    rows = draw(st.integers(min_side, max_side if max_cells is None else min(max_side, max_cells // min_side)))
+    columns = draw(st.integers(min_side, max_side if max_cells is None else min(max_side, max_cells // rows)))
     inarow = draw(st.integers(3, min(5, rows, columns)))
     return rows, columns, inarow
 
@@ -74,33 +75,54 @@ def threats(board: Board) -> list[int]:
             if has_alignment(opp | ((board.mask + geo.bottom_masks[c]) & geo.column_masks[c]), geo)]
 
 
+def _open_mark(column: int, height: int, flip: int) -> int:
+    """The mark of the cell of the full columns' pattern: pairs of columns alike, alternating up each column and
+    every two columns (``column // 2 + height``), so that no three cells in a line share a mark."""
+    return 1 + ((column // 2 + height + flip) % 2)
+
+
+def _balanced(rows: int, columns: int) -> list[tuple[int, int, int]]:
+    """Every (open column, flip, its height) whose stones players 1 and 2 can have played in turn: as many
+    of each, or one more of 1, who moves first."""
+    out = []
+    for open_col in range(columns):
+        for flip in (0, 1):
+            full = sum(1 if _open_mark(c, h, flip) == 1 else -1
+                       for c in range(columns) if c != open_col for h in range(rows))
+            for height in range(rows):
+                part = sum(1 if _open_mark(open_col, h, flip) == 1 else -1 for h in range(height))
+                if full + part in (0, 1):
+                    out.append((open_col, flip, height))
+    return out
+
+
 @st.composite
 def one_open_column_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
     """A position where every column but one is full and nobody has won.
 
-    The full columns follow a pattern with no three in a line (mark by
-    ``column // 2 + height`` parity); the moves are ordered greedily so that the
-    players alternate, and the draw is rejected when they cannot.
+    The stones follow a pattern with no three in a line (``_open_mark``); the open column, the pattern's flip
+    and the open column's height are drawn among those whose counts of each mark the players can have
+    reached in turn (``_balanced``, never empty), and the stones are played from the column with the most
+    left among those whose next stone is the mover's, which always finishes (checked on every size from
+    4x4 to 10x10).  So no draw is rejected.
     """
     rows, columns, inarow = size if size is not None else draw(sizes())
-    open_col = draw(st.integers(0, columns - 1))
-    flip = draw(st.integers(0, 1))
+    open_col, flip, open_height = draw(st.sampled_from(_balanced(rows, columns)))
     heights = [rows] * columns
-    heights[open_col] = draw(st.integers(0, rows - 1))
-    stacks = {c: [1 + ((c // 2 + h + flip) % 2) for h in range(heights[c])] for c in range(columns)}
-    board, placed = Board(rows, columns, inarow), {c: 0 for c in range(columns)}
+    heights[open_col] = open_height
+    board, placed = Board(rows, columns, inarow), [0] * columns
     for _ in range(sum(heights)):
-        ready = [c for c in range(columns) if placed[c] < heights[c] and stacks[c][placed[c]] == board.mark]
-        assume(ready)
-        c = ready[0]
+        ready = [c for c in range(columns)
+                 if placed[c] < heights[c] and _open_mark(c, placed[c], flip) == board.mark]
+        c = max(ready, key=lambda c: (heights[c] - placed[c], -c))
         board, placed[c] = board.play(c), placed[c] + 1
-    assume(not board.is_over())
     return board
 
 
-def _play_until(draw: st.DrawFn, size: Size | None, wanted: Any, max_moves: int = 200) -> Board:
+def _play_until(draw: st.DrawFn, size: Size | None, wanted: Any, max_moves: int = 200,
+                max_cells: int | None = None) -> Board:
     """Random play that never ends the game, until ``wanted(board)``; rejected if never."""
-    board = Board(*(size if size is not None else draw(sizes())))
+    board = Board(*(size if size is not None else draw(sizes(max_cells=max_cells))))
     for _ in range(max_moves):
         if board.moves and wanted(board):
             return board
@@ -113,13 +135,13 @@ def _play_until(draw: st.DrawFn, size: Size | None, wanted: Any, max_moves: int 
 
 
 @st.composite
-def win_in_one_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
-    """A position where the side to move can win at once."""
-    return _play_until(draw, size, lambda b: b.winning_moves())
+def win_in_one_positions(draw: st.DrawFn, size: Size | None = None, max_cells: int | None = None) -> Board:
+    """A position where the side to move can win at once (on a board of at most ``max_cells`` cells)."""
+    return _play_until(draw, size, lambda b: b.winning_moves(), max_cells=max_cells)
 
 
 @st.composite
-def forced_block_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
+def forced_block_positions(draw: st.DrawFn, size: Size | None = None, max_cells: int | None = None) -> Board:
     """A position where the opponent threatens to win in exactly one column and we cannot win.
 
     The block must not itself hand the opponent a win (no second threat right
@@ -129,4 +151,4 @@ def forced_block_positions(draw: st.DrawFn, size: Size | None = None) -> Board:
         t = threats(b)
         return (len(t) == 1 and not b.winning_moves()
                 and not b.play(t[0]).winning_moves())
-    return _play_until(draw, size, wanted)
+    return _play_until(draw, size, wanted, max_cells=max_cells)

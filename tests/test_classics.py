@@ -157,14 +157,14 @@ def _has_forced_win(board: Board, col: int) -> bool:
 
 
 @settings(max_examples=30)
-@given(board=win_in_one_positions(size=None).filter(lambda b: b.rows * b.columns <= 64))
+@given(board=win_in_one_positions(max_cells=64))
 def test_minimax_wins_or_keeps_a_forced_win(board: Board) -> None:
     """The course minimax scores a line by its count of fours, so it may prefer a forced double win."""
     assert all(_has_forced_win(board, c) for c in minimax.best_moves(board))
 
 
 @settings(max_examples=30)
-@given(board=forced_block_positions().filter(lambda b: b.rows * b.columns <= 64))
+@given(board=forced_block_positions(max_cells=64))
 def test_minimax_blocks(board: Board) -> None:
     assert minimax.best_moves(board) == threats(board)
 
