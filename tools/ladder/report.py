@@ -84,7 +84,9 @@ def format_ladder(report: dict[str, Any]) -> str:
                   f"({s['new_per_day']} on a submission's first day), matchmaking window {s['window']:g}",
               f"predicted score: median of {s['replicates']} replicate ladders on the played games' outcomes, "
               f"95% interval; settles: the first day from which that median stays within {s['settle']:g} of "
-              "its last value"]
+              "its last value",
+              "mu +/- sigma: the main run, one ladder of those (the first days set the whole field's level, so "
+              "its players tend to sit above or below their medians together)"]
     if report.get("run_note"):
         lines.append(f"note: {report['run_note']}")
     return "\n".join(lines)
