@@ -193,6 +193,41 @@ def test_a_host_that_stops_its_template_does_not_live_into_the_next_game(tmp_pat
     assert all(record.culprit is not None for record in result.records)  # each game: a timeout at move 1
 
 
+# (b'): the template works between games: each spare after the first is forked after a second of CPU
+BANKER = TEMPLATE_GLOBALS + """
+import os, time
+g = _template_globals()
+if g is not None:
+    _fork_spare = g["_spare"]
+
+    def _banking_spare(*args):
+        if os.path.exists("/tmp/cxforge-banked"):
+            began = time.process_time()
+            while time.process_time() - began < 1.0:
+                pass
+        open("/tmp/cxforge-banked", "w").close()
+        return _fork_spare(*args)
+    g["_spare"] = _banking_spare
+
+
+def agent(obs, config):
+    if obs.step < 2:
+        try:
+            with open(f"/proc/{os.getppid()}/comm") as fh:
+                templated = fh.read().strip() == "cxforge-tmpl"
+        except OSError:
+            templated = False
+        print("TEMPLATED", "yes" if templated else "no", flush=True)
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+def test_a_template_that_works_between_games_is_dropped(tmp_path: Path) -> None:
+    result = run_match(_file(tmp_path, "banker.py", BANKER), "kaggle:random", games=3, workers=1, seed=0,
+                       seats="first", progress=False)
+    assert _lines(result, "TEMPLATED") == ["TEMPLATED yes", "TEMPLATED no", "TEMPLATED no"]
+
+
 def _named(comm: str) -> list[int]:
     found = []
     for pid in [p for p in os.listdir("/proc") if p.isdigit()]:

@@ -40,7 +40,9 @@ template (``SIGSTOP``; it runs again only when its host has ended), kills every
 other process of the template's namespace but the game's spare (whatever the
 load forked, whatever an earlier game left), and removes the System V IPC of its
 namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
-host itself when its game ends.
+host itself when its game ends.  A template that used more than ``SPARE_CPU``
+seconds of CPU between two games (or a spare before its game) is dropped: that is
+work done off every clock.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
 ANSWER_SECONDS = 10.0  # the longest a template may take to answer (beyond an end's grace) before it is dropped
 SEND_SECONDS = 1.0  # the longest a request to a template may wait to be sent (it reads them at once)
+# the most CPU seconds a template may use between two games' starts (it forks a spare and reaps a host: milliseconds),
+# and a spare before its game; more is work off every clock, and its file is loaded afresh from then on
+SPARE_CPU = 0.5
 
 
 class Template:
@@ -80,6 +85,7 @@ class Template:
         self.inner: dict[int, int] = {}  # each running host's pid as the template sees it, by the warden's
         self.asked = False  # a spare asked for, its answer not yet read
         self.spare: tuple[int, int, socket.socket] | None = None  # the next game's: pids (ours, its), socket
+        self.cpu: float | None = None  # its own CPU seconds at its last game's start (``_isolate``)
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
@@ -175,6 +181,9 @@ class Template:
             self.spare = None
             self.inner[pid] = inner
             self._isolate(pid)
+            if self.gone:
+                sock.close()
+                return None
             try:
                 socket.send_fds(sock, [json.dumps(game).encode()], fds)
             except (BrokenPipeError, ConnectionResetError):  # the spare died before its game
@@ -198,6 +207,10 @@ class Template:
         if self.init:
             namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
             namespace.clear_ipc(self.init)
+        used, alone = cpu_seconds(self.pid), cpu_seconds(spare)
+        if used is None or alone is None or alone > SPARE_CPU or self.cpu is not None and used - self.cpu > SPARE_CPU:
+            self.gone = True  # it worked between its games (off every clock): its file is loaded afresh
+        self.cpu = used
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not
@@ -235,6 +248,16 @@ class Template:
         except ChildProcessError:
             pass
         namespace.end_init(self.init, hosts)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time process ``pid`` used itself (not its children), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _kill(pid: int) -> None:
