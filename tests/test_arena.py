@@ -19,6 +19,7 @@ from connectx_forge.tools.arena.pentanomial import Pentanomial, bucket
 from connectx_forge.tools.arena.sprt import SPRT
 from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.play.game import GameRecord, play_game
+from connectx_forge.tools.play.records import tag
 
 ROOT = Path(__file__).resolve().parent.parent
 CXFORGE = Path(sys.executable).parent / "cxforge"
@@ -358,7 +359,7 @@ def test_the_store_keeps_one_copy_of_each_game(tmp_path: Path) -> None:
         assert db.count("r1") == 2 and db.keys("r1") == {key, Key("a vs b", "4444", 2, 98)}
         games = db.games("r1")
         assert [g.a_score for g in games] == [1.0, 0.0]  # A had mark 1 then mark 2; mark 1 won both
-        assert games[0].record == _record([3, 3, 2, 2], 1)
+        assert games[0].record == tag(_record([3, 3, 2, 2], 1), "r1", "a vs b")  # named by its run and pairing
         db.register("r1", "tournament", {"x": 2})
         assert db.runs("tournament") == [("r1", "tournament", {"x": 2})]
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]

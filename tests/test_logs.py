@@ -54,7 +54,7 @@ def test_a_hosted_agents_prints_and_traceback_are_in_the_saved_game(tmp_path: Pa
     shown = capsys.readouterr().out
     assert shown.startswith("== game 2: random (first) vs boom (second): boom lost by error after 1 moves")
     assert "-- random (mark 1): printed nothing" in shown and 'File "boom/helper.py", line 3' in shown
-    assert main(["logs", str(save), "--game", "7"]) == 1
+    assert main(["logs", str(save), "--game", "7"]) == 2
     assert "holds 2 game(s), not 7" in capsys.readouterr().err
 
 

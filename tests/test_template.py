@@ -4,13 +4,14 @@ is loaded afresh in every game, and so is every file with ``CXFORGE_TEMPLATE=off
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
 import pytest
 
 from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.sandbox import protocol, seat
+from connectx_forge.tools.sandbox import output, protocol, seat
 
 AGENT = '''
 import os, time{extra}
@@ -70,6 +71,10 @@ def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close
     ours, theirs = socket.socketpair()
     host = object.__new__(seat.HostedAgent)  # only the channel: no warden, no host process
     host.sock, host.buf = ours, b""
+    host.output = output.Output(0)
+    host.output.hand_over()
+    os.close(host.output.read_fd)
+    host.output.open = False  # no output pipe to poll: only the channel
     for part in sent:
         theirs.sendall(part)
     if close:

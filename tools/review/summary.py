@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.board import STANDARD
 from connectx_forge.tools.review.annotate import Review
 
 SEATS = {1: "first", 2: "second"}
@@ -38,7 +39,7 @@ def pons_moves(moves: Sequence[int]) -> str:
 
 def solve_moves(size: Sequence[int], moves: Sequence[int]) -> str | None:
     """The position as ``cxforge solve`` takes it (``pons_moves``), on the 6x7 board it solves; else None."""
-    return pons_moves(moves) if tuple(size) == (6, 7, 4) else None
+    return pons_moves(moves) if tuple(size) == STANDARD else None
 
 
 @dataclass
