@@ -423,3 +423,93 @@ def test_an_agent_reaches_its_own_server_on_its_own_loopback(tmp_path: Path, tem
             found["own"] = str(exc)
     """, template)
     assert found == {"own": "reached"}
+
+
+
+# (f): a game notes itself in one place (/tmp, /dev/shm, a POSIX message queue, its game folder or its HOME) and says
+# which notes of an earlier game it finds, and which its template found when the last game ended (the load makes the
+# template look: it is agent code too); the load wrote a note in /tmp, which every game must find
+NOTES = TEMPLATE_GLOBALS + """
+import ctypes, glob, os
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+TAG, PLACE = "{tag}", "{place}"
+QUEUE = f"/cxforge-note-{{TAG}}".encode()
+open(f"/tmp/cxforge-load-{{TAG}}", "w").write("load")
+FOLDER = os.getcwd()
+SEEN_BY_TEMPLATE = []
+
+
+def _places():
+    return {{"tmp": "/tmp", "shm": "/dev/shm", "folder": FOLDER, "home": os.environ["HOME"]}}
+
+
+def found():
+    homes = glob.glob(f"/tmp/cxforge-home-*/cxforge-note-{{TAG}}") + glob.glob(f"{{os.environ['HOME']}}/cxforge-note-*")
+    seen = [name for name, folder in _places().items() if os.path.exists(f"{{folder}}/cxforge-note-{{TAG}}")
+            and name != "home"] + (["home"] if homes else [])
+    queue = rt.mq_open(QUEUE, os.O_RDONLY)
+    if queue >= 0:
+        seen.append("mqueue")
+    return seen
+
+
+def note():
+    if PLACE == "mqueue":
+        rt.mq_open(QUEUE, os.O_CREAT | os.O_RDWR, 0o600, None)
+    else:
+        open(f"{{_places()[PLACE]}}/cxforge-note-{{TAG}}", "w").write("game")
+
+
+g = _template_globals()
+if g is not None:
+    _reap = g["_gone"]
+
+    def _looking_reap(pid):  # when a game's host has ended, before its HOME is removed
+        _reap(pid)
+        SEEN_BY_TEMPLATE[:] = found()
+    g["_gone"] = _looking_reap
+
+
+def agent(obs, config):
+    if obs.step < 2:
+        load = "load" if os.path.exists(f"/tmp/cxforge-load-{{TAG}}") else "no-load"
+        print("NOTES", load, "game:" + ",".join(found()), "template:" + ",".join(SEEN_BY_TEMPLATE), flush=True)
+        note()
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+@pytest.mark.parametrize("template", [True, False])
+@pytest.mark.parametrize("place", ["tmp", "shm", "mqueue", "folder", "home"])
+def test_nothing_a_game_writes_is_seen_by_a_later_game_or_its_template(
+        tmp_path: Path, place: str, template: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not template:
+        monkeypatch.setenv("CXFORGE_TEMPLATE", "off")
+    notes = _file(tmp_path, "notes.py", NOTES.format(tag=uuid.uuid4().hex[:12], place=place))
+    result = run_match(notes, "kaggle:random", games=3, workers=1, seed=0, seats="first", progress=False)
+    assert _lines(result, "NOTES") == ["NOTES load game: template:"] * 3
+
+
+# (f'): a game that writes nothing keeps its template, and every game of it sees what the load wrote in /tmp
+LOAD_NOTE = """
+import os
+open("/tmp/cxforge-load-note", "w").write("load")
+
+
+def agent(obs, config):
+    if obs.step < 2:
+        try:
+            with open(f"/proc/{os.getppid()}/comm") as fh:
+                templated = fh.read().strip() == "cxforge-tmpl"
+        except OSError:
+            templated = False
+        with open("/tmp/cxforge-load-note") as fh:
+            print("LOADED", fh.read(), "templated" if templated else "fresh", flush=True)
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+def test_every_templated_game_sees_what_the_load_wrote(tmp_path: Path) -> None:
+    result = run_match(_file(tmp_path, "load_note.py", LOAD_NOTE), "kaggle:random", games=3, workers=1, seed=0,
+                       seats="first", progress=False)
+    assert _lines(result, "LOADED") == ["LOADED load templated"] * 3

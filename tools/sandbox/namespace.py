@@ -7,7 +7,8 @@ template, in a new set of namespaces of its own (``OWN``: PID, mount, network,
 IPC, UTS), so that the seats share no loopback, abstract socket, System V or
 POSIX IPC, and a fresh host's IPC dies with its game (a template's hosts share
 its set: the warden empties its System V IPC before each game, ``clear_ipc``,
-and kills all but the template and the game's host there, ``kill_all_but``):
+kills all but the template and the game's host there, ``kill_all_but``, and drops
+the template when a game wrote in its budget, ``written``):
 
 * pid 1 is a small init (``cxforge-init``) that only reaps; the host is pid 2,
   so an agent's signals to itself work as anywhere (an init ignores them);
@@ -106,15 +107,15 @@ def fork(place: Place) -> tuple[int, int]:
         return 0, 0  # only the child gets here
     theirs.close()
     with ours:
-        said, fds, _, _ = socket.recv_fds(ours, 256, 1)
+        said, fds, _, _ = socket.recv_fds(ours, 256, 2)
     os.waitpid(middle, 0)
     words = said.split()
-    if len(words) != 2 or len(fds) != 1:
+    if len(words) != 2 or len(fds) != 2:
         for fd in fds:
             os.close(fd)
         raise OSError(said[3:].decode(errors="replace") if words[:1] == [b"no"] else "the namespaces could not be "
                       "made")
-    _IPC[int(words[0])] = fds[0]
+    _IPC[int(words[0])], _ROOTS[int(words[0])] = fds
     return int(words[1]), int(words[0])
 
 
@@ -122,6 +123,8 @@ def fork(place: Place) -> tuple[int, int]:
 # process between, which alone may open it (opening another process's needs ptrace access, which a jail as a plain
 # user does not give)
 _IPC: dict[int, int] = {}
+# each namespace's budget (``_budget``), by its init's pid: an fd on its tmpfs's root, read from outside (``written``)
+_ROOTS: dict[int, int] = {}
 
 
 def _middle(pids_w: int, place: Place) -> None:
@@ -131,7 +134,7 @@ def _middle(pids_w: int, place: Place) -> None:
         if libc.unshare(OWN) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
         ipc = os.open("/proc/self/ns/ipc", os.O_RDONLY)  # now: the init's /proc will not show this process
-        ready_r, ready_w = os.pipe()
+        ready_r, ready_w = (s.detach() for s in socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET))
         init = os.fork()
         if init == 0:
             os.close(ready_r)
@@ -139,8 +142,11 @@ def _middle(pids_w: int, place: Place) -> None:
             os.close(ipc)
             _init(ready_w, place)
         os.close(ready_w)
-        ready = os.read(ready_r, 256)
-        if ready != b"ok":
+        with socket.socket(fileno=os.dup(ready_r)) as said_ready:
+            ready, roots, _, _ = socket.recv_fds(said_ready, 256, 1)
+        if ready != b"ok" or len(roots) != 1:
+            for fd in roots:
+                os.close(fd)
             os.kill(init, signal.SIGKILL)
             os.waitpid(init, 0)  # gone before the caller hears of it: nothing is left to it, not even exiting
             raise OSError(ready.decode(errors="replace") or "its init died")
@@ -151,7 +157,7 @@ def _middle(pids_w: int, place: Place) -> None:
             os.close(ipc)
             return
         with socket.socket(fileno=pids_w) as said:
-            socket.send_fds(said, [f"{init} {child}".encode()], [ipc])
+            socket.send_fds(said, [f"{init} {child}".encode()], [ipc, roots[0]])
     except BaseException as exc:
         _tell(pids_w, f"no {exc}")
     os._exit(0)
@@ -177,9 +183,11 @@ def _init(ready_w: int, place: Place) -> NoReturn:
         os.closerange(low, high)
     try:
         limits.set_name(NAME)
-        mount_own(list(place.shown), place.agent, place.tmp_size, place.own)
+        root = mount_own(list(place.shown), place.agent, place.tmp_size, place.own)
         loopback_up()
-        os.write(ready_w, b"ok")
+        with socket.socket(fileno=os.dup(ready_w)) as ready:
+            socket.send_fds(ready, [b"ok"], [root])
+        os.close(root)
     except BaseException as exc:
         _tell(ready_w, f"its mounts failed ({exc})")
         os._exit(1)
@@ -250,13 +258,13 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
 
 
-def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple[str, ...] = ()) -> None:
+def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple[str, ...] = ()) -> int:
     """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only,
     nothing of ``/sys`` (the warden's cgroups are bound there), ``agent`` at ``KAGGLE_AGENT``, a private
     ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``.  Everything it writes there, and in its
     ``own`` folders and in ``agent`` (``overlay``), goes to one tmpfs of at most ``tmp_size`` bytes (0: the
     kernel's default, half the memory): one budget in all; SysV shared memory is capped beside it
-    (``cap_sysv``)."""
+    (``cap_sysv``).  Returns an fd on the budget's root, which shows all of it (``written``)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     cap_sysv(tmp_size)
@@ -281,19 +289,23 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple
             os.close(fd)
         overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT],
                 f"/proc/self/fd/{budget}")
-    finally:
+    except BaseException:
         os.close(budget)
+        raise
+    return budget
 
 
 def _budget(size: int) -> int:
     """Mount the one tmpfs of ``size`` bytes that all an agent writes goes to, and show its folders ``tmp`` at
-    ``/tmp`` and ``shm`` at ``/dev/shm``: an fd (``O_PATH``) on its root, where ``overlay`` puts its layers,
-    which nothing else reaches (``/tmp`` covers it)."""
+    ``/tmp`` and ``shm`` at ``/dev/shm``: an fd on its root, where ``overlay`` puts its layers, which nothing
+    else reaches (``/tmp`` covers it).  Its folder ``mq`` shows this IPC namespace's POSIX message queues (a
+    ``mqueue`` file system), so that the root shows all an agent wrote (``written``)."""
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(size).replace("1777", "0700"))
-    for name in ("tmp", "shm"):
+    for name in ("tmp", "shm", "mq"):
         os.mkdir(f"/tmp/{name}")
         os.chmod(f"/tmp/{name}", 0o1777)
-    root = os.open("/tmp", os.O_PATH | os.O_DIRECTORY)
+    _mount("mqueue", "/tmp/mq", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    root = os.open("/tmp", os.O_RDONLY | os.O_DIRECTORY)
     if os.path.isdir("/dev/shm"):
         _mount("/tmp/shm", "/dev/shm", None, MS_BIND)
     _mount("/tmp/tmp", "/tmp", None, MS_BIND)
@@ -374,6 +386,7 @@ def works() -> bool:
                  else 1)
     _, status = os.waitpid(pid, 0)
     os.close(_IPC.pop(init))
+    os.close(_ROOTS.pop(init))
     os.kill(init, signal.SIGKILL)
     os.waitpid(init, 0)
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
@@ -402,9 +415,9 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
     so this reaps any child meanwhile, as ``reap.keep`` says for ``hosts``."""
     if not init:
         return
-    ipc = _IPC.pop(init, None)
-    if ipc is not None:
-        os.close(ipc)
+    for fd in (_IPC.pop(init, None), _ROOTS.pop(init, None)):
+        if fd is not None:
+            os.close(fd)
     try:
         os.kill(init, signal.SIGKILL)
     except ProcessLookupError:
@@ -505,6 +518,36 @@ def _sysv_ids(kind: str) -> list[int]:
     except OSError:
         return []
     return [int(row.split()[1]) for row in rows if len(row.split()) > 1 and row.split()[1].isdigit()]
+
+
+MARK_ENTRIES = 10_000  # the most entries ``written`` reads in a budget
+Mark = tuple[tuple[str, int, int, int, int, int], ...]
+
+
+def written(init: int) -> Mark | None:
+    """What the budget of the namespace whose init is ``init`` holds (``_budget``: its ``/tmp``, ``/dev/shm``, POSIX
+    message queues and what was written in its own folders): each entry's path, inode, mode, size and change
+    and modification times, which any write, rename, removal or new entry changes (a change time no process
+    sets).  Read from outside, through the fd its init handed over; None where there is none, or where it holds
+    more than ``MARK_ENTRIES`` entries (the walk is the warden's work).  Overlay's work folders (its own, emptied
+    after each use) are left out."""
+    root = _ROOTS.get(init)
+    if root is None:
+        return None
+    found: list[tuple[str, int, int, int, int, int]] = []
+    for top, dirs, files, fd in os.fwalk(".", dir_fd=root, follow_symlinks=False):
+        if top == ".":
+            dirs[:] = [d for d in dirs if not d.startswith("work")]
+        for name in (*dirs, *files):
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if len(found) >= MARK_ENTRIES:
+                return None
+            found.append((f"{top}/{name}", info.st_ino, info.st_mode, info.st_size, info.st_ctime_ns,
+                          info.st_mtime_ns))
+    return tuple(sorted(found))
 
 
 def outer_pid(parent: int, inner: int) -> int | None:

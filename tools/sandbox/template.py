@@ -20,9 +20,13 @@ own (a thread would be missing in the copies; a process or a file offset would
 be shared by all of them).  Otherwise, or when the load fails or takes longer
 than move 1 may, the warden answers ``fresh`` and that file is loaded afresh
 in every game, which reports the failure as before.  What stays different
-from fresh loads: a worker's games of one file share its folder, randomness
-drawn during the load (a generator seeded from the system at import) is the
-same in every game, and the load's prints are copied into each game's log.
+from fresh loads: randomness drawn during the load (a generator seeded from the
+system at import) is the same in every game, and the load's prints are copied
+into each game's log.  A template's games share its namespace's writable
+folders, which hold what the load wrote there: a game that writes anything
+there (its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME,
+read from outside by ``namespace.written`` when it ends, before the template
+runs again) drops the template, so that neither it nor a later game sees that.
 
 Hosts are the template's children, so it reaps them (``end``, ``reap.py``) and
 reads their statuses; they die with it, and it dies with the warden.  It forks
@@ -42,7 +46,9 @@ load forked, whatever an earlier game left), and removes the System V IPC of its
 namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
 host itself when its game ends.  A template that used more than ``SPARE_CPU``
 seconds of CPU between two games (or a spare before its game) is dropped: that is
-work done off every clock.
+work done off every clock; so is one whose game wrote in its namespace (``_unwritten``),
+and one that leaves a POSIX message queue (whose times count whole seconds: a message
+a game left there could go unseen).
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ class Template:
         self.asked = False  # a spare asked for, its answer not yet read
         self.spare: tuple[int, int, socket.socket] | None = None  # the next game's: pids (ours, its), socket
         self.cpu: float | None = None  # its own CPU seconds at its last game's start (``_isolate``)
+        self.mark: namespace.Mark | None = None  # what its namespace's budget held at its last game's start
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
@@ -207,6 +214,10 @@ class Template:
         if self.init:
             namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
             namespace.clear_ipc(self.init)
+            self.mark = namespace.written(self.init)
+            # what its games write could not be seen, or a message queue is left (its times count whole seconds:
+            # a game could leave a message there unseen)
+            self.gone = self.gone or self.mark is None or any(entry[0].startswith("./mq/") for entry in self.mark)
         used, alone = cpu_seconds(self.pid), cpu_seconds(spare)
         if used is None or alone is None or alone > SPARE_CPU or self.cpu is not None and used - self.cpu > SPARE_CPU:
             self.gone = True  # it worked between its games (off every clock): its file is loaded afresh
@@ -218,6 +229,9 @@ class Template:
         inner = self.inner.pop(pid, pid)
         if grace <= 0:
             _kill(pid)  # from here: the template need not do it
+            self._unwritten()
+            if self.gone:
+                return None
             self._wake()
             try:
                 self.sock.settimeout(SEND_SECONDS)
@@ -229,12 +243,29 @@ class Template:
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
         _kill(pid)
+        self._unwritten()
         self.ask_spare()
         try:
             return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
         except protocol.ProtocolError:  # not what our template says: its load wrote it
             self.gone = True
             return None
+
+    def _unwritten(self) -> None:
+        """After a game: stop the template, kill all but it in its namespace (whatever the game left running) and
+        drop it (``gone``) where the game wrote anything in its namespace's budget (``namespace.written``):
+        its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME.  Neither the template nor a later
+        game of it sees that: the file is loaded afresh, in namespaces of its own, from then on."""
+        if not self.init or self.gone:
+            return
+        try:
+            os.kill(self.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            self.gone = True
+            return
+        namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid})
+        if self.mark is None or namespace.written(self.init) != self.mark:
+            self.gone = True
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
         """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
