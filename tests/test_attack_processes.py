@@ -9,7 +9,9 @@ command, and each seat of each game has namespaces of its own.
 * (d) ``cxforge`` killed by SIGTERM, SIGINT or SIGHUP while its warden is stuck and its host ignores signals:
   every jail process and folder is gone within seconds;
 * (e) the seats cannot reach each other by TCP on 127.0.0.1, an abstract unix socket or System V shared memory,
-  and a game's System V IPC does not outlive it.
+  and a game's System V IPC does not outlive it;
+* (f) what a game writes in /tmp, /dev/shm, a POSIX message queue, its game folder or its HOME is seen neither by
+  a later game of the same worker nor by its template, and what the load wrote in /tmp is seen by every game.
 """
 
 from __future__ import annotations
@@ -423,7 +425,6 @@ def test_an_agent_reaches_its_own_server_on_its_own_loopback(tmp_path: Path, tem
             found["own"] = str(exc)
     """, template)
     assert found == {"own": "reached"}
-
 
 
 # (f): a game notes itself in one place (/tmp, /dev/shm, a POSIX message queue, its game folder or its HOME) and says

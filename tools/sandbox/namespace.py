@@ -41,6 +41,7 @@ import select
 import signal
 import socket
 import struct
+import time
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -548,6 +549,33 @@ def written(init: int) -> Mark | None:
             found.append((f"{top}/{name}", info.st_ino, info.st_mode, info.st_size, info.st_ctime_ns,
                           info.st_mtime_ns))
     return tuple(sorted(found))
+
+
+SETTLE_SECONDS = 1.1  # the longest ``settled`` waits: a message queue's times count whole seconds
+CLOCK_REALTIME_COARSE = 5  # the clock the kernel stamps files with (Linux; the time module lacks its name)
+
+
+def settled(init: int) -> Mark | None:
+    """``written`` at a game's start, once every entry's change time is past, so that any later change gives
+    it another: an entry changed in the file system's current tick (whole seconds for message queues) is read
+    again when the clock has moved on (at most ``SETTLE_SECONDS``); None where it could not be read so."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        mark = written(init)
+        now = time.clock_gettime_ns(CLOCK_REALTIME_COARSE)
+        due = max((_due(entry[0], entry[4], now) for entry in mark or ()), default=0)
+        if mark is None or not due:
+            return mark
+        time.sleep(max(0.002, (due - now) / 1e9))
+    return None
+
+
+def _due(path: str, changed: int, now: int) -> int:
+    """When a change to the entry at ``path`` (changed at ``changed``) would give it another change time, where
+    that is after ``now`` (0: it is not): a message queue's next second, a file's next tick."""
+    if path.startswith("./mq"):
+        return (changed // 10**9 + 1) * 10**9 if changed >= now // 10**9 * 10**9 else 0
+    return changed + 1 if changed >= now else 0
 
 
 def outer_pid(parent: int, inner: int) -> int | None:

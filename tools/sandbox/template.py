@@ -214,7 +214,7 @@ class Template:
         if self.init:
             namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
             namespace.clear_ipc(self.init)
-            self.mark = namespace.written(self.init)
+            self.mark = namespace.settled(self.init)
             # what its games write could not be seen, or a message queue is left (its times count whole seconds:
             # a game could leave a message there unseen)
             self.gone = self.gone or self.mark is None or any(entry[0].startswith("./mq/") for entry in self.mark)
