@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.sandbox import cgroup, jail, warden
+from connectx_forge.tools.sandbox import jail
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 from connectx_forge.tools.sandbox.seat import HostedAgent
 from tests.test_attack_jail import _bounded
 from tests.test_jail import CONFIG, OBS, fresh_warden, probe  # noqa: F401 (the fixture)
+from tests.test_slowdown import method  # noqa: F401 (the fixture)
 
 JAILED, HOW = jail.status()
 alone = pytest.mark.skipif(not (JAILED and jail.probe().alone), reason=f"agents are {HOW}")
@@ -172,25 +172,10 @@ TREE_SHARE = """
 """
 
 
-@pytest.fixture(params=["cgroup", "no cgroup"])
-def held(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each way a slowed tree is held: its cgroup where this machine allows one, and without (a plain user's
-    case: its namespace)."""
-    if request.param == "no cgroup":
-        monkeypatch.setenv("CXFORGE_CGROUP", "off")
-    cgroup.available.cache_clear()
-    warden.reset()
-    if request.param == "cgroup" and cgroup.holding(cgroup.available(), "cpu") is None:
-        pytest.skip("no cgroup with the CPU controller is writable here")
-    yield request.param
-    monkeypatch.undo()
-    cgroup.available.cache_clear()
-    warden.reset()
-
-
 @alone
+@pytest.mark.usefixtures("method")  # each way a slowed tree is held, a plain user's duty cycle included
 @pytest.mark.parametrize("template", [False, True])
-def test_slowdown_holds_a_child_that_leaves_its_group(tmp_path: Path, template: bool, held: str) -> None:
+def test_slowdown_holds_a_child_that_leaves_its_group(tmp_path: Path, template: bool) -> None:
     """At --slowdown 4 a child in a process group of its own burns beside its host for two seconds: held with
     the tree, it gets about the host's CPU time; escaped, up to four times it (both measured in CPU seconds, so a
     loaded machine slows both alike)."""
