@@ -49,3 +49,49 @@ def test_a_host_is_pid_2_beside_its_init_and_a_failed_fork_leaves_nothing() -> N
     assert found["child"] == [2, ["1", "2"]], found
     assert "mounts failed" in found["bad"] and "/nonexistent/cxforge-test" in found["bad"], found
     assert found["left"] == [], found
+
+
+WRITTEN = textwrap.dedent("""
+    import ctypes, json, os, sys, tempfile
+    from connectx_forge.tools.sandbox import limits, namespace
+
+    if not namespace.possible():
+        print(json.dumps({"skip": "this process may not make namespaces (root only)"}))
+        sys.exit(0)
+    limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)  # as the warden is
+    own, unlayered = tempfile.mkdtemp(), tempfile.mkdtemp(suffix=",")  # a comma: overlay's options cannot hold it
+    out = {}
+    for name, folder, writes in (("own", own, ("", "/tmp/note", "/dev/shm/note", "mqueue", own + "/note")),
+                                 ("unlayered", unlayered, ("",))):
+        before = []
+        for write in writes:
+            go_r, go_w = os.pipe()
+            pid, init = namespace.fork(namespace.Place(True, (folder,), None, 1 << 20, own=(folder,)))
+            if pid == 0:
+                os.read(go_r, 1)
+                if write == "mqueue":
+                    ctypes.CDLL("librt.so.1").mq_open(b"/note", os.O_CREAT | os.O_RDWR, 0o600, None)
+                elif write:
+                    open(write, "w").write("note")
+                os._exit(0)
+            mark = namespace.settled(init)
+            os.write(go_w, b"x")
+            os.waitpid(pid, 0)
+            after = namespace.written(init)
+            before.append([mark is not None and mark != after, any(e[0] == "./unlayered" for e in after or ())])
+            namespace.end_init(init)
+        out[name] = before
+    print(json.dumps(out))
+""")
+
+
+def test_what_a_namespace_wrote_is_read_from_outside() -> None:
+    """``written``, after ``settled``, changes with a write to /tmp, /dev/shm, a POSIX message queue or an own
+    folder, and not without; where an own folder is no overlay (its writes go to disk), the budget says so."""
+    run = subprocess.run([sys.executable, "-c", WRITTEN], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    if "skip" in found:
+        pytest.skip(found["skip"])
+    assert found["own"] == [[False, False]] + [[True, False]] * 4, found
+    assert found["unlayered"] == [[False, True]], found

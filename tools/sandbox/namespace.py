@@ -256,6 +256,7 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         raise OSError(errno, f"mount {target}: {os.strerror(errno)}")
 
 
+UNLAYERED = "unlayered"  # in a budget's root where its own folders are not overlays: their writes are not seen there
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
 
 
@@ -288,8 +289,9 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple
                 open(path, "a").close()
             _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
             os.close(fd)
-        overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT],
-                f"/proc/self/fd/{budget}")
+        if not overlay([p for p in (*own, *([KAGGLE_AGENT] if agent else [])) if p in shown or p == KAGGLE_AGENT],
+                       f"/proc/self/fd/{budget}"):
+            open(f"/proc/self/fd/{budget}/{UNLAYERED}", "w").close()  # its writes there are not in the budget
     except BaseException:
         os.close(budget)
         raise

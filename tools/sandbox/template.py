@@ -215,9 +215,10 @@ class Template:
             namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
             namespace.clear_ipc(self.init)
             self.mark = namespace.settled(self.init)
-            # what its games write could not be seen, or a message queue is left (its times count whole seconds:
-            # a game could leave a message there unseen)
-            self.gone = self.gone or self.mark is None or any(entry[0].startswith("./mq/") for entry in self.mark)
+            # what its games write could not be seen (none could be read, its own folders write to the disk), or
+            # a message queue is left (its times count whole seconds: a game could leave a message there unseen)
+            self.gone = self.gone or self.mark is None or any(
+                entry[0].startswith("./mq/") or entry[0] == f"./{namespace.UNLAYERED}" for entry in self.mark)
         used, alone = cpu_seconds(self.pid), cpu_seconds(spare)
         if used is None or alone is None or alone > SPARE_CPU or self.cpu is not None and used - self.cpu > SPARE_CPU:
             self.gone = True  # it worked between its games (off every clock): its file is loaded afresh
