@@ -7,6 +7,7 @@ import json
 import pytest
 
 from connectx_forge.tools import options
+from connectx_forge.tools.arena import sprt_cmd
 from connectx_forge.tools.cli import main
 from tests.test_cli import _parsers
 
@@ -98,7 +99,9 @@ def test_wherever_a_shared_flag_appears_it_means_the_same() -> None:
                 assert action.option_strings == [short, long], (where, action.option_strings)
         if "-n" in flags:
             games = flags["-n"]
-            assert (games.dest, games.type, games.metavar) == ("games", options.positive_int, "N"), where
+            # a positive count everywhere; sprt's at least one pair of games, in the same words for -n 0 and -n 1
+            positive = sprt_cmd.pair_count if path == "sprt" else options.positive_int
+            assert (games.dest, games.type, games.metavar) == ("games", positive, "N"), where
             assert "games" in _help(games), where
         if "-w" in flags:
             workers = flags["-w"]

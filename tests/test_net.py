@@ -424,16 +424,16 @@ def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.
     from connectx_forge.tools.cli import main
 
     for argv, status, why in ([["book"], 2, "required: PROGRESS"],
-                              [["book", str(tmp_path / "none.jsonl")], 1, "no progress file"],
+                              [["book", str(tmp_path / "none.jsonl")], 2, "no progress file"],
                               [["pack", str(tmp_path)], 2, "required: DST"],
-                              [["pack", str(tmp_path), str(tmp_path / "o")], 1, "no labels-"],
+                              [["pack", str(tmp_path), str(tmp_path / "o")], 2, "no labels-"],
                               [["generate", "--seed", "x", "-n", "3"], 2, "--seed: expected a whole number"],
                               [["generate", "-n", "0"], 2, "--games: must be at least 1"],
                               [["generate", "-n", "5", "--engine", "fortran"], 2, "invalid choice: 'fortran'"],
-                              [["generate"], 1, "give the number of games with -n/--games"],
-                              [["generate", "1", "5", "1.0", "fortran"], 1, "ENGINE must be python or c"],
-                              [["generate", "x", "3"], 1, "SEED and GAMES must be whole numbers"],
-                              [["generate", "1", "5", "-n", "5"], 1, "or the old SEED GAMES"],
+                              [["generate"], 2, "give the number of games with -n/--games"],
+                              [["generate", "1", "5", "1.0", "fortran"], 2, "ENGINE must be python or c"],
+                              [["generate", "x", "3"], 2, "SEED and GAMES must be whole numbers"],
+                              [["generate", "1", "5", "-n", "5"], 2, "or the old SEED GAMES"],
                               [[], 2, "required: ACTION"]):
         try:
             assert main(["labels", *argv]) == status

@@ -130,7 +130,7 @@ def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) ->
     assert [r["set"] for r in json.loads(out)] == ["Random-Early", "Centre-Early", "Random-Middle", "Centre-Middle"]
     proc = subprocess.run([str(venv / "cxforge"), "mistakes", "--agents", "mybot", "--sets", "pons"], cwd=work,
                           env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "02-test-protocol" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "02-test-protocol" in proc.stderr
 
     with FakeKaggleServer() as fake:
         out = cxforge("upload", "mybot", "-m", "mybot v1", "-n", "2", "-w", "2",

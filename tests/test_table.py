@@ -160,6 +160,7 @@ HAND_MADE = {
 NOT_TABLES = {
     ("review/replay_page.py", "font-weight:"): "CSS of the replay page ({font-weight:600}), no format field",
     ("review/replay_page.py", "line-height:1}"): "CSS of the replay page ({...;line-height:1}), no format field",
+    ("review/board_player.py", "min-width:30px"): "CSS of the board player ({min-width:30px;...}), no format field",
 }
 
 

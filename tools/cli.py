@@ -29,6 +29,7 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
 from connectx_forge.tools.options import HelpFormatter
 from connectx_forge.tools.sandbox.escape import escape
+from connectx_forge.tools.table import render
 
 PROG = "cxforge"
 TRAINING_LAYER = ("torch", "gymnasium", "matplotlib")
@@ -206,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def exit_statuses() -> str:
     """The exit-status table every command follows (``tools/errors.py``), as ``--help`` shows it."""
-    return "exit status (every command):\n" + "\n".join(f"  {code:<4} {what}" for code, what in EXIT_STATUSES)
+    table = render(("status", "meaning"), EXIT_STATUSES, style="plain", align="ll", color=False)
+    return "exit status (every command):\n" + "\n".join("  " + line for line in table.splitlines())
 
 
 def command_parser(name: str, module: ModuleType) -> argparse.ArgumentParser:

@@ -30,7 +30,7 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
-def _games(text: str) -> int:
+def pair_count(text: str) -> int:
     """An argparse type: games to play at most, at least ``MIN_GAMES`` (the same line for ``-n 0`` and ``-n 1``)."""
     try:
         value = int(text)
@@ -54,9 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=MODELS, default="normalized",
                         help="what elo0 and elo1 measure: normalized Elo (default, as fastchess and fishtest) or "
                              "logistic Elo")
-    parser.add_argument("-n", "--games", type=_games, default=DEFAULT_MAX_GAMES, metavar="N",
+    parser.add_argument("-n", "--games", type=pair_count, default=DEFAULT_MAX_GAMES, metavar="N",
                         help=f"games to play at most: the test stops undecided after N (default {DEFAULT_MAX_GAMES})")
-    parser.add_argument("--max-games", dest="games", type=_games, help=argparse.SUPPRESS)  # old name
+    parser.add_argument("--max-games", dest="games", type=pair_count, help=argparse.SUPPRESS)  # old name
     flags.add_run_flags(parser, "write report.json and llr.png into the folder DIR")
 
 
