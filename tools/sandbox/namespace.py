@@ -436,28 +436,29 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
 
 
 def members(roots: set[int]) -> list[int]:
-    """The live processes (zombies left out) that are ``roots`` or descend from them, from ``/proc``'s process
-    table: with a namespace's init and the process forked into it, all of that namespace (an orphan there is its
-    init's), read from outside, so that nothing agent code there says is needed."""
-    kids: dict[int, list[int]] = {}
-    live = set()
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as fh:
-                    fields = fh.read().rsplit(b")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            kids.setdefault(int(fields[1]), []).append(int(entry.name))
-            if fields[0] not in (b"Z", b"X"):
-                live.add(int(entry.name))
+    """The live processes (zombies left out) that are ``roots`` or descend from them, walked down from ``roots``
+    through each thread's ``children`` in ``/proc``: with a namespace's init and the process forked into it, all
+    of that namespace (an orphan there is its init's), read from outside, so that nothing agent code there says is
+    needed; the walk costs the namespace's size, not the machine's."""
     found, todo, seen = [], list(roots), set()
     while todo:
         pid = todo.pop()
-        if pid not in seen:
-            seen.add(pid)
-            found += [pid] if pid in live else []
-            todo += kids.get(pid, [])
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+            threads = os.listdir(f"/proc/{pid}/task")
+        except (OSError, IndexError):
+            continue
+        found += [pid] if state not in (b"Z", b"X") else []
+        for thread in threads:
+            try:
+                with open(f"/proc/{pid}/task/{thread}/children", "rb") as fh:
+                    todo += [int(kid) for kid in fh.read().split()]
+            except (OSError, ValueError):
+                continue
     return found
 
 
