@@ -22,6 +22,7 @@ import stat
 from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
+from connectx_forge.tools import boundedread
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
@@ -66,11 +67,13 @@ def checked(root: Path, path: Path, name: str) -> tuple[str, os.stat_result]:
     return real, info
 
 
-def read_inside(root: Path, path: Path, name: str) -> bytes:
-    """The bytes of project file ``path`` (under project folder ``root``), read as the module's doc says;
-    ``name`` is what an error calls it.  ``BuildError`` for a file the build must not read, ``OSError`` for a
-    missing or unreadable one."""
+def read_inside(root: Path, path: Path, name: str, most: int | None = None) -> bytes:
+    """The bytes of project file ``path`` (under project folder ``root``), read as the module's doc says, at most
+    ``most`` of them where given; ``name`` is what an error calls it.  ``BuildError`` for a file the build must
+    not read or one over ``most``, ``OSError`` for a missing or unreadable one."""
     real, info = checked(root, path, name)
+    if most is not None and info.st_size > most:
+        raise BuildError(str(boundedread.too_large(name, most)))
     fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         opened = os.fstat(fd)
@@ -78,12 +81,15 @@ def read_inside(root: Path, path: Path, name: str) -> bytes:
                 or not under(os.readlink(f"/proc/self/fd/{fd}"), os.path.realpath(root)):
             raise BuildError(f"{name}: changed while the build read it; build again")
         with open(fd, "rb", closefd=False) as fh:
-            return fh.read()
+            data = fh.read() if most is None else fh.read(most + 1)
+        if most is not None and len(data) > most:
+            raise BuildError(str(boundedread.too_large(name, most)))
+        return data
     finally:
         os.close(fd)
 
 
-def read_text_inside(root: Path, path: Path, name: str) -> str:
+def read_text_inside(root: Path, path: Path, name: str, most: int | None = None) -> str:
     """``read_inside`` as UTF-8 text with universal newlines, as ``Path.read_text`` reads it
     (``UnicodeDecodeError`` where it is not UTF-8)."""
-    return read_inside(root, path, name).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return read_inside(root, path, name, most).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

@@ -109,8 +109,8 @@ def name_of(root: Path) -> str:
 def read_settings(path: Path) -> dict[str, Any]:
     """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
     try:
-        boundedread.check_size(path, boundedread.MAX_SETTINGS)
-        data = boundedread.parse_toml(read_text_inside(path.parent, path, str(path)), str(path))
+        text = read_text_inside(path.parent, path, str(path), boundedread.MAX_SETTINGS)
+        data = boundedread.parse_toml(text, str(path))
     except UserError as exc:  # a bound broken, or not TOML
         raise BuildError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:

@@ -68,28 +68,18 @@ def read_bytes(path: PathLike, max_bytes: int, name: str | None = None) -> bytes
         if not stat.S_ISREG(mode):
             raise UserError(f"{name}: not a regular file; give a file")
         if size > max_bytes:
-            raise _too_large(name, max_bytes)
+            raise too_large(name, max_bytes)
         try:
             data = fh.read(max_bytes + 1)
         except OSError as exc:
             raise UserError(f"cannot read {name}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise _too_large(name, max_bytes)
+        raise too_large(name, max_bytes)
     return data
 
 
-def check_size(path: PathLike, max_bytes: int, name: str | None = None) -> None:
-    """``UserError`` when the file at ``path`` is larger than ``max_bytes`` by ``stat`` (for a reader that reads
-    it elsewhere; ``read_bytes`` checks this and more)."""
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        return  # the read that follows says why it cannot
-    if size > max_bytes:
-        raise _too_large(name or os.fspath(path), max_bytes)
-
-
-def _too_large(name: str, max_bytes: int) -> UserError:
+def too_large(name: str, max_bytes: int) -> UserError:
+    """The one-line error for file ``name`` over its bound of ``max_bytes``."""
     return UserError(f"{name}: larger than {_size(max_bytes)}, the most cxforge reads from such a file")
 
 
