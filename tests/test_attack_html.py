@@ -32,7 +32,7 @@ from connectx_forge.tools.review.games import read_replay
 from connectx_forge.tools.review.labels import Labeller
 from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
 from tests.review_games import BLUNDER_PLY, blunder_replay
-from tests.test_review_browser import LOCAL, chromium
+from tests.test_review_browser import chromium, local_only
 
 PWN = "window.cxPwned=(window.cxPwned||0)+1;document.title='pwned'"
 WINNER = f'<img src=x onerror="{PWN}">'  # the blunder game's second player wins: the visualizer names it
@@ -66,13 +66,7 @@ def browser_page(executable: str) -> Iterator[tuple[Any, list[str]]]:
         try:
             context = browser.new_context(viewport={"width": 1240, "height": 720})
 
-            def route(r):  # type: ignore[no-untyped-def]
-                if r.request.url.startswith(LOCAL):
-                    return r.continue_()
-                refused.append(r.request.url)
-                return r.abort()
-
-            context.route("**/*", route)
+            local_only(context, refused)
             yield context.new_page(), refused
         finally:
             browser.close()

@@ -26,6 +26,17 @@ from tests.review_games import BLUNDER_PLY, blunder_replay
 ROOT = Path(__file__).resolve().parent.parent
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 LOCAL = ("file:", "data:", "about:", "blob:")
+
+
+def local_only(context, refused: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Let ``context``'s pages load only local files; each refused address goes to ``refused``."""
+    def route(r):  # type: ignore[no-untyped-def]
+        if r.request.url.startswith(LOCAL):
+            return r.continue_()
+        refused.append(r.request.url)
+        return r.abort()
+
+    context.route("**/*", route)
 CANVAS_DIGEST = """() => { const c = document.querySelector('canvas'); const d = c.getContext('2d')
   .getImageData(0, 0, c.width, c.height).data; let h = 0, colours = new Set();
   for (let i = 0; i < d.length; i += 4) { h = (h * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) % 1000000007;
@@ -75,13 +86,7 @@ def test_the_replay_page_works_offline_in_chromium(executable: str, page_file: P
         try:
             context = browser.new_context(viewport={"width": 1240, "height": 720}, device_scale_factor=1)
 
-            def route(r):  # type: ignore[no-untyped-def]
-                if r.request.url.startswith(LOCAL):
-                    return r.continue_()
-                refused.append(r.request.url)
-                return r.abort()
-
-            context.route("**/*", route)
+            local_only(context, refused)
             page = context.new_page()
             page.on("request", lambda r: requests.append(r.url))
             page.goto(page_file.as_uri())
