@@ -1,0 +1,180 @@
+"""The notebook API (``import connectx_forge as cf``, api/): each function on cheap agents, few games, fixed seeds.
+
+Every run happens in an empty working folder that must stay empty; the notebook docs/notebook.ipynb is run
+cell by cell in this process (no Jupyter kernel needed), its last expressions shown as Jupyter would show them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import connectx_forge as cf
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.match import run_match
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "docs" / "notebook.ipynb"
+CXFORGE = Path(sys.executable).with_name("cxforge")
+
+
+@pytest.fixture(scope="module")
+def games4(tmp_path_factory: pytest.TempPathFactory) -> cf.MatchResult:
+    folder = tmp_path_factory.mktemp("cwd4")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        result = cf.match("random", "negamax-fast", games=4, seed=3, workers=1)
+    assert list(folder.iterdir()) == []
+    return result
+
+
+def first_legal(obs: Any, config: Any) -> int:
+    return next(c for c in range(config.columns) if obs.board[c] == 0)
+
+
+def test_the_import_is_light_and_the_packages_keep_their_names() -> None:
+    code = ("import sys, connectx_forge as cf; heavy = [m for m in ('torch', 'numpy', 'connectx_forge.tools') "
+            "if m in sys.modules]; import connectx_forge.build.builder, connectx_forge.tools.cli, "
+            "connectx_forge.runtime; print(heavy, callable(cf.match), 'tournament' in dir(cf))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[] True True"
+    with pytest.raises(AttributeError):
+        cf.no_such_name  # noqa: B018
+
+
+def test_a_match_gives_the_records_the_command_saves(games4: cf.MatchResult) -> None:
+    m = games4
+    assert (m.a, m.b) == ("random", "negamax-fast") and len(m.games) == 4
+    direct = run_match("random", "negamax-fast", 4, 1, 3, progress=False)
+    assert [g["moves"] for g in m.games] == [r.moves for r in direct.records]
+    assert [GameRecord.from_json(g).to_json().keys() for g in m.games] == [g.keys() for g in m.games]
+    assert m.wins + m.draws + m.losses == 4 and m.losses == 4 and m.score == 0.0
+    lo, hi = m.win_interval
+    assert lo == 0.0 and 0.4 < hi < 0.6
+    assert [row["A plays"] for row in m.tables()["seats"]] == ["first", "second", "overall"]
+    page = m._repr_html_()
+    assert page.count("<table") == 2 and "negamax-fast" in page and "<iframe" not in page
+    assert "A = random" in m.text and repr(m).startswith("<MatchResult random vs negamax-fast: 4 games")
+
+
+def test_a_function_plays_a_match_and_one_game_shows_its_replay(empty_cwd: Path) -> None:
+    m = cf.match(first_legal, "random", games=2, seed=1)  # all cores: a module-level function pickles
+    assert m.a == "first_legal" and len(m.games) == 2
+    one = cf.match(lambda obs, config: first_legal(obs, config), "random", games=1, seed=1)  # cannot pickle: 1 worker
+    assert one.a == "<lambda>" and one.games[0]["moves"][0] == 0
+    page = one._repr_html_()
+    assert "<table" in page and '<iframe sandbox="allow-scripts"' in page and "srcdoc=" in page
+    assert "kaggle" in one.replay(0).html and "kaggle" not in page  # the full player is what .save() writes
+
+
+def test_save_writes_the_games_where_asked(tmp_path: Path, empty_cwd: Path) -> None:
+    target = tmp_path / "games.jsonl"
+    m = cf.match("random", "leftmost", games=3, seed=2, workers=1, save=target)
+    assert m.saved == str(target)
+    assert [json.loads(line) for line in target.read_text().splitlines()] == m.games
+    replay = m.replay(1).save(tmp_path / "game.html")
+    assert Path(replay).read_text().startswith("<!DOCTYPE html>") or "<html" in Path(replay).read_text()[:2000]
+
+
+def test_a_check_gives_its_verdict_and_games(empty_cwd: Path) -> None:
+    c = cf.check("random", games=2, workers=1, max_games=2)  # a 30% floor vs random: 2 games cannot decide it
+    assert (c.verdict, c.exit_code, c.passed) == ("UNDECIDED", 3, False) and c.verdict == c.report["verdict"]
+    assert c.games[0]["index"] == -1 and c.games[0]["opponent"] == "self"  # the validation episode first
+    assert {g["opponent"] for g in c.games[1:]} == {"random", "negamax"} and len(c.games) == 5
+    assert {row["opponent"] for row in c.tables()["seats"]} == {"random", "negamax"}
+    assert "<table" in c._repr_html_() and c.verdict in c._repr_html_()
+    with pytest.raises(UserError, match="not a function"):
+        cf.check(first_legal)
+
+
+def test_a_tournament_plays_in_a_temporary_store_unless_given_one(tmp_path: Path, empty_cwd: Path) -> None:
+    t = cf.tournament("random", "negamax-fast", "leftmost", openings=1, workers=1)
+    assert t.store is None and len(t.games) == 6  # 3 pairings, 1 opening, both colours
+    assert [r["rank"] for r in t.ratings] == [1, 2, 3] and t.leader == "negamax-fast"
+    assert {g["opening"] for g in t.games} == {4}
+    assert "<table" in t._repr_html_() and "negamax-fast" in t._repr_html_()
+    kept = cf.tournament(["random", "leftmost"], openings=1, workers=1, store=tmp_path / "t.sqlite")
+    again = cf.tournament(["random", "leftmost"], openings=1, workers=1, store=tmp_path / "t.sqlite")
+    assert kept.store == str(tmp_path / "t.sqlite") and again.report["info"]["played_now"] == 0
+    assert again.games == kept.games
+    with pytest.raises(UserError, match="not a function"):
+        cf.tournament(first_legal, "random")
+
+
+def test_an_sprt_decides(empty_cwd: Path) -> None:
+    s = cf.sprt("negamax-fast", "random", elo0=0, elo1=100, model="logistic", workers=1)
+    assert s.decision == "H1" and s.llr >= s.bounds[1] and s.store is None
+    assert len(s.games) == s.report["games"] == 2 * len(s.llr_history)
+    page = s._repr_html_()
+    assert "<svg" in page and "H1 accepted" in page
+
+
+def test_a_review_marks_the_mistakes(games4: cf.MatchResult, tmp_path: Path, empty_cwd: Path) -> None:
+    r = cf.review(games4.games[:1], us="random", time_limit=0.3)
+    g = r.games[0]
+    assert g["players"] == ["random", "negamax-fast"] and len(g["moves"]) == len(games4.games[0]["moves"])
+    assert r.mistakes[0]["blunders_first"] == g["blunders"]["1"] and r.summary["us"] == ["random"]
+    assert len(r.tables()["moves"]) == len(g["moves"])
+    page = r._repr_html_()
+    assert "<iframe" in page and "first losing move" in page and "our agent (random)" in page
+    both = cf.review(games4, time_limit=0.1, html=tmp_path / "review")
+    assert len(both.games) == 4 and (tmp_path / "review" / "index.html").is_file()
+    assert both.games[0]["source"] == "match game 0"
+
+
+def test_to_pandas_where_pandas_is_installed(games4: cf.MatchResult) -> None:
+    pandas = pytest.importorskip("pandas", reason="pandas is not installed (connectx-forge does not need it)")
+    frame = games4.to_pandas()
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == 4 and "moves" in frame.columns
+    assert list(games4.to_pandas("seats")["A plays"]) == ["first", "second", "overall"]
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(games4: cf.MatchResult, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        games4.to_pandas()
+
+
+def test_a_bad_player_is_the_commands_one_line(empty_cwd: Path) -> None:
+    with pytest.raises(UserError) as caught:
+        cf.match("no-such-bot", "random", games=1)
+    cli = subprocess.run([str(CXFORGE), "match", "no-such-bot", "random", "-n", "1"], capture_output=True, text=True,
+                         timeout=120, cwd=empty_cwd)
+    assert cli.returncode != 0 and str(caught.value) in cli.stderr
+    assert "unknown player 'no-such-bot'" in str(caught.value)
+    for call in (lambda: cf.tournament("no-such-bot", "random"), lambda: cf.sprt("no-such-bot", "random")):
+        with pytest.raises(UserError) as again:
+            call()
+        assert str(again.value) == str(caught.value)
+
+
+def _display(value: Any) -> None:
+    """What Jupyter does with a cell's last value: its HTML where it has one, else its repr."""
+    html = getattr(value, "_repr_html_", None)
+    assert isinstance(html() if html is not None else repr(value), str)
+
+
+def test_the_notebook_runs_and_is_stored_without_outputs(empty_cwd: Path) -> None:
+    notebook = json.loads(NOTEBOOK.read_text())
+    cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert cells and all(c["outputs"] == [] and c["execution_count"] is None for c in cells), \
+        "store docs/notebook.ipynb without outputs (they would go stale)"
+    namespace: dict[str, Any] = {"__name__": "__notebook__"}
+    for cell in cells:
+        tree = ast.parse("".join(cell["source"]))
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, "<notebook cell>", "exec"), namespace)
+        if last is not None:
+            _display(eval(compile(ast.Expression(last.value), "<notebook cell>", "eval"), namespace))
+    assert namespace["m"].games and namespace["t"].leader and namespace["s"].decision in ("H0", "H1", "none")
+    assert namespace["lad"].players == ("lookahead",) and namespace["lad"].games
+    assert os.listdir(empty_cwd) == []
