@@ -38,7 +38,7 @@ from connectx_forge.tools.play.records import GameWriter, read_games
 from connectx_forge.tools.regress import data as regressions
 from connectx_forge.tools.review.games import read_file
 from connectx_forge.tools.sandbox.protocol import too_deep
-from connectx_forge.tools.solver.book import read_progress
+from connectx_forge.tools.solver.book_builder import read_progress
 from connectx_forge.tools.solver.heldout import read_records
 from connectx_forge.tools.solver.mistakes import WeakCache
 

@@ -304,7 +304,7 @@ def test_the_filled_book_labels_every_four_and_five_ply_opening_at_once() -> Non
     """The book holds every position of up to 5 stones the solver finds hard (``cxforge book fill``):
     labelling all of them solves only the easy ones left out, and agrees with the shipped labels."""
     from agents.solver.search import Solver
-    from connectx_forge.tools.solver.book import EASY_NODES
+    from connectx_forge.tools.solver.book_builder import EASY_NODES
 
     shipped = {Board.from_pons(o.moves).canonical_key(): o.score for o in openings.read_suite(openings.scores_file(4))}
     for plies in (4, 5):

@@ -11,7 +11,7 @@ from agents.board import Board
 from agents.solver.book import Book, Entry
 from agents.solver.search import Solver
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book import canonical, read_progress
+from connectx_forge.tools.solver.book_builder import canonical, read_progress
 from connectx_forge.tools.solver.book_cmd import add_arguments, run
 from connectx_forge.tools.solver.book_fill import FILL_STONES, back_up, levels
 from tests.unit.test_book import ENGINES, LATE

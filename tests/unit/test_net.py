@@ -332,7 +332,7 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     import argparse
 
     from agents.solver.search import Solver
-    from connectx_forge.tools.solver import book, book_cmd, csolver
+    from connectx_forge.tools.solver import book_builder, book_cmd, csolver
     from connectx_forge.tools.train import labels
 
     root = "6614446666373154"  # a Middle-Medium position (as in test_book)
@@ -347,7 +347,7 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     found = list(labels.book_labels(progress))
     full = [r for r in found if isinstance(r, labels.Label)]
     best = [r for r in found if isinstance(r, labels.BestMove)]
-    assert full and len(best) == len(book.read_progress(progress))
+    assert full and len(best) == len(book_builder.read_progress(progress))
     solver = Solver()
     for lab in full:
         assert list(lab.scores) == solver.analyze(lab.board())

@@ -21,7 +21,7 @@ from typing import Any
 from agents.board import Board
 from agents.solver.agent import OPENING_MOVE
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book import (
+from connectx_forge.tools.solver.book_builder import (
     DEFAULT_PROGRESS,
     Result,
     book_child,

@@ -3,7 +3,7 @@
 ``in_processes(work, jobs, workers)`` runs ``cxforge check``'s games and
 ``cxforge review``'s; ``worker_pool`` is the same pool for a caller that submits
 its own tasks: the arena's scheduler (``tools/arena/schedule``: ``match``,
-``tournament``, ``sprt``) and the book builders (``tools/solver/book*.py``).
+``tournament``, ``sprt``) and the book builders (``tools/solver/book_builder.py``, ``book_fill.py``).
 ``work`` (a module-level function) and each job cross to the workers by
 pickle, results come back by pickle.  One worker runs the jobs in this process,
 without a pool; pass ``executor`` to run them on an executor of your own (it is

@@ -1,4 +1,4 @@
-"""``cxforge book``: the command-line face of the opening book's build and summary (tools/solver/book.py).
+"""``cxforge book``: the command-line face of the opening book's build and summary (tools/solver/book_builder.py).
 
 ``book build`` solves the positions of the first plies on all cores, resumably
 (its progress file), and writes the book; ``book fill`` adds every position of
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from connectx_forge.tools import options
-from connectx_forge.tools.solver.book import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
+from connectx_forge.tools.solver.book_builder import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
 from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"

@@ -40,7 +40,7 @@ from agents.solver.position import layout
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.pool import worker_pool
 from connectx_forge.tools.solver import csolver
-from connectx_forge.tools.solver.book import (
+from connectx_forge.tools.solver.book_builder import (
     BookRun,
     Result,
     canonical,

@@ -78,13 +78,13 @@ def win_score(board: Board) -> int:
 
 
 def book_labels(progress: Path) -> Iterator[Label | BestMove]:
-    """Labels from a book build's progress file (tools/solver/book.py): full labels first, then best moves.
+    """Labels from a book build's progress file (tools/solver/book_builder.py): full labels first, then best moves.
 
     A position whose every child was solved (the book opponent's turns) gives a
     ``Label``; each solved position gives a ``BestMove``.  Mirrors and
     transpositions are looked up by key.
     """
-    from connectx_forge.tools.solver.book import read_progress
+    from connectx_forge.tools.solver.book_builder import read_progress
 
     done = {k: r for k, r in read_progress(Path(progress)).items() if r.score is not None}
 
