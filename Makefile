@@ -35,9 +35,9 @@ $(TEST_STAMP): $(RUNTIME_STAMP)
 	@$(SYSTEM_SETUP)
 	@touch $(TEST_STAMP)
 
-# the HTML replays' browser test (tests/test_review_browser.py) drives Debian's Chromium headless shell through
+# the HTML replays' browser test (tests/integration/test_review_browser.py) drives Debian's Chromium headless shell through
 # playwright (dev layer), and the agent hosts' jail is bubblewrap with libseccomp's syscall filter
-# (tools/sandbox/jail.py, syscalls.py; tests/test_jail.py): installed with apt-get where we are root, else those
+# (tools/sandbox/jail.py, syscalls.py; tests/security/test_jail.py): installed with apt-get where we are root, else those
 # tests skip and say why.  As root, the attack suite runs again as an unprivileged user (cxforge-test, made here
 # and let through to the interpreter and the checkout by an ACL naming it alone: tests/grant_test_user.sh).
 SYSTEM_SETUP = missing=""; \
@@ -60,7 +60,7 @@ submission: $(RUNTIME_STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
 
-# ruff and mypy alone (make test runs them too, in tests/test_static.py)
+# ruff and mypy alone (make test runs them too, in tests/unit/test_static.py)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check agents api build runtime testing tools tests
 	$(BIN)/python -m tests.typecheck

@@ -19,7 +19,7 @@ A library may also be committed prebuilt beside its first source
 (``NAME.so`` with ``NAME.so.key``, the key it was built under, then the files
 its sources include, one a line, written by ``write_prebuilt``; ``make native``
 refreshes the shipped agents' own): a build uses it while the key matches those
-files, so that building needs no toolchain; tests/test_native.py rebuilds it and finds the same bytes.  The
+files, so that building needs no toolchain; tests/integration/test_native.py rebuilds it and finds the same bytes.  The
 shipped agents declare their libraries here (``SHIPPED``), as a project does in
 its settings.
 """

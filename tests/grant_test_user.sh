@@ -1,5 +1,5 @@
 #!/bin/sh
-# Let the attack suite's unprivileged user (tests/test_attack_unprivileged.py) reach this checkout and its
+# Let the attack suite's unprivileged user (tests/security/test_attack_unprivileged.py) reach this checkout and its
 # interpreter: run as root by `make test`.  It makes the user if need be, then gives it the right to pass through
 # (x, by an ACL naming that user alone: nobody else gains anything) every folder above the interpreter and the
 # checkout that it could not pass; it reads nothing it could not read before.

@@ -4,7 +4,7 @@ api/, build/ and tools/ are imported as ``connectx_forge``, ``connectx_forge.bui
 ``connectx_forge.tools`` (pyproject.toml maps them), a mapping that mypy cannot
 read from the editable install.  So this hands mypy each file with its module
 name.  Run it with ``make lint`` or ``python -m tests.typecheck``; the test suite
-runs it too (tests/test_static.py).
+runs it too (tests/unit/test_static.py).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ moves by +/-(sigma^2 + tau^2) / c * v(t, eps) with c^2 = 2 beta^2 + both
   logit(draw probability), from a few starts.
 
 ``synthetic.py`` makes episode lists from known parameters with the library's
-own ``rate_1vs1``; tests/test_ladder.py checks that the fit recovers them.
+own ``rate_1vs1``; tests/integration/test_ladder.py checks that the fit recovers them.
 """
 
 from __future__ import annotations

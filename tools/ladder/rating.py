@@ -11,7 +11,7 @@ defaults that are TrueSkill's own scaled from its mu0 = 25 to Kaggle's 600
 ``update`` is the closed form of TrueSkill's two-player update (exact for one
 player a side), computed with the library's own v/w functions: the fit
 (``fit.py``) calls it hundreds of thousands of times, faster than the factor
-graph of ``TrueSkill.rate_1vs1``, which it equals (tests/test_ladder.py checks).
+graph of ``TrueSkill.rate_1vs1``, which it equals (tests/integration/test_ladder.py checks).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ one result, a random agent's spread is kept, and no game is played again.
 * predicted score: the replicates' median mu on the last day, with the 2.5% and
   97.5% quantiles as its 95% interval.  It estimates the score the process
   gives the player (its median over independent ladders of the same agents);
-  tests/test_ladder.py checks on ladders of known strengths that the interval
+  tests/integration/test_ladder.py checks on ladders of known strengths that the interval
   holds that truth, and the main run's own score, about 95% of the time.  The
   main run is one such ladder: every rating shares the level the first days
   left (TrueSkill keeps no fixed sum), so all of one run's players tend to sit

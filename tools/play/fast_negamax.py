@@ -8,7 +8,7 @@ included (a leaf counts own stones left, right and below the landing cell,
 "below" only when the column already holds two stones), and then makes the same
 sequence of fair coin flips between equal scores, so it plays with the same
 move distribution.
-tests/test_fast_negamax.py checks it against Kaggle's code with the coin
+tests/unit/test_fast_negamax.py checks it against Kaggle's code with the coin
 fixed both ways.  Scores are memoised by (position, depth) across calls.
 
 Player spec: ``negamax-fast`` (``cxforge match dqn negamax-fast``).  Reported
