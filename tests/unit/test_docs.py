@@ -101,10 +101,30 @@ def test_the_docs_install_quietly_as_the_makefile_does() -> None:
 
 
 def test_benchmarks_keeps_the_current_figures_in_at_most_300_lines() -> None:
-    """BENCHMARKS.md holds the current figures by topic; their history is CHANGELOG.md, which it links."""
+    """BENCHMARKS.md holds the current figures by topic, and links the release notes."""
     text = (ROOT / "BENCHMARKS.md").read_text()
     assert len(text.splitlines()) <= 300
     assert "](CHANGELOG.md)" in text and (ROOT / "CHANGELOG.md").is_file()
+
+
+def test_the_changelog_is_release_notes_by_version_in_at_most_300_lines() -> None:
+    """CHANGELOG.md says what changed for a user, grouped by version; the runs behind the figures stay in git."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert len(text.splitlines()) <= 300
+    versions = re.findall(r"^## (.*)$", text, re.M)
+    assert versions and all(re.fullmatch(r"\d+\.\d+\.\d+(?: \(unreleased\))?", v) for v in versions), versions
+    assert "|---" not in text, "a table of figures belongs in BENCHMARKS.md"
+
+
+# How the work was done is no part of a document: it speaks of the project as it is.
+HISTORY = re.compile(r"\b(?:this|the|last|previous) session\b|\bthe old way\b|\bpreviously\b|\bused to\b"
+                     r"|\bwas changed\b|\bthe issue'?s?\b", re.I)
+
+
+@pytest.mark.parametrize("doc", [d.name for d in [*DOCS, ROOT / "CHANGELOG.md"]])
+def test_no_doc_speaks_of_how_the_work_was_done(doc: str) -> None:
+    text = next(d for d in [*DOCS, ROOT / "CHANGELOG.md"] if d.name == doc).read_text()
+    assert not HISTORY.findall(text), f"{doc}: {HISTORY.findall(text)}"
 
 
 # A tracker's number (the word issue, pull request or PR before a number, or a number in brackets after "#")
