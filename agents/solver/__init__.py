@@ -10,7 +10,7 @@ transposition table, null-window search, an opening book); the code is our own.
 * ``move_sorter``   the move order: centre first, then by threats created
 * ``search``        ``Solver``: negamax, ``solve`` (exact or weak) and ``analyze``
 * ``book``          the opening book read from ``agents/data/opening_book.bin``
-* ``heuristic``     depth-limited search for boards the exact search cannot finish
+* ``heuristic_search`` depth-limited search for boards the exact search cannot finish
 * ``native``        ``NativeSolver``: the same search compiled from ``native/solver.c``
 * ``engine``        ``Engine``, the one interface of both, and ``engine()``, the factory that picks one
 * ``policy``        ``Policy``: the ``solver`` agent's time, overage and fallback, one frozen dataclass

@@ -18,7 +18,7 @@ from agents.board import Board
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ghosts.agent_file import ghost_file
-from connectx_forge.tools.ghosts.book import key_of, load_books
+from connectx_forge.tools.ghosts.observed_moves import key_of, load_books
 from connectx_forge.tools.play.reference import FILE, reference
 from connectx_forge.tools.review.games import read_replay
 from tests.fake_kaggle import FakeKaggle, played_replay, scored_episode

@@ -302,7 +302,7 @@ def test_agent_plays_legally_on_any_board_size(board: Board) -> None:
 
 
 def test_heuristic_search_blocks_and_sees_short_forced_wins() -> None:
-    from agents.solver.heuristic import WIN, HeuristicSearch
+    from agents.solver.heuristic_search import WIN, HeuristicSearch
     from agents.solver.position import layout
 
     search = HeuristicSearch(layout())

@@ -40,8 +40,8 @@ from typing import Any
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, play_job
-from connectx_forge.tools.play.pool import worker_pool, worker_start
 from connectx_forge.tools.play.settings import GameJob, GameSettings, from_digits
+from connectx_forge.tools.play.worker_pool import worker_pool, worker_start
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 

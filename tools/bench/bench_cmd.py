@@ -185,7 +185,7 @@ def _solver(args: argparse.Namespace) -> int:
 
 
 def _book(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.book import report
+    from connectx_forge.tools.bench.book_size import report
 
     return report(args.progress, args.side)
 
@@ -197,7 +197,7 @@ def _net(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.search import run
+    from connectx_forge.tools.bench.search_depth import run
 
     return run(args.pons, args.positions, args.budget)
 

@@ -26,7 +26,7 @@ import signal
 import socket
 import time
 
-from connectx_forge.tools.play.pool import fork_pool
+from connectx_forge.tools.play.worker_pool import fork_pool
 
 COLUMNS, ROWS = 7, 6
 

@@ -33,10 +33,10 @@ from typing import Any
 from connectx_forge.tools.bench.floor import floor_rate
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.pool import fork_pool
 from connectx_forge.tools.play.reference import KAGGLE, reference
 from connectx_forge.tools.table import render
 
+from connectx_forge.tools.play.worker_pool import fork_pool
 MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]
 
 

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.ghosts.book import TeamBook
+from connectx_forge.tools.ghosts.observed_moves import TeamBook
 
 FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"
 # A quick, pure-Python tactical player: it builds in a moment into a small file, needs no weights or native code,

@@ -11,7 +11,7 @@ from pathlib import Path
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV, ghost_file
-from connectx_forge.tools.ghosts.book import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
+from connectx_forge.tools.ghosts.observed_moves import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render as render_table
 

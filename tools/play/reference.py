@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.registry import did_you_mean
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
 
 KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/ghosts
@@ -172,7 +172,7 @@ def _ghost(team: str) -> PlayerRef:
     ./replays, and ``--fallback``/``$CXFORGE_GHOST_FALLBACK``: see ``tools/ghosts``), as a file player labelled
     ``ghost:TEAM`` (its file says so: the label holds wherever the file goes, a stored run's path included)."""
     from connectx_forge.tools.ghosts.agent_file import ghost_file
-    from connectx_forge.tools.ghosts.book import load_books
+    from connectx_forge.tools.ghosts.observed_moves import load_books
 
     path = ghost_file(load_books().team(team)).resolve()
     return PlayerRef(FILE, str(path), GHOST_PREFIX + team, path)

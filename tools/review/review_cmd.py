@@ -97,7 +97,7 @@ def review_all(games: list[Game], args: argparse.Namespace) -> list[Review]:
     if workers <= 1:
         with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args)) as bar:
             return [review_game(g, labeller, bar.update) for g in games]
-    from connectx_forge.tools.play.pool import Progress, in_processes
+    from connectx_forge.tools.play.worker_pool import Progress, in_processes
 
     progress = Progress("review", "move", total, options.progress_of(args), count=lambda r: len(r.moves))
     return in_processes(_review_one, [(g, args.engine, args.time_limit) for g in games], workers, progress=progress)

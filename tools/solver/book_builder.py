@@ -40,7 +40,7 @@ from connectx_forge.tools import boundedread
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
-from connectx_forge.tools.play import pool as pools
+from connectx_forge.tools.play import worker_pool as pools
 from connectx_forge.tools.solver import csolver
 
 if TYPE_CHECKING:

@@ -31,10 +31,10 @@ from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import Playable, playable_of
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play import pool
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
 from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game, sequential
 from connectx_forge.tools.submit.archive import unpack
@@ -116,10 +116,10 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
                          for job in jobs_for(chosen, target[o], act_timeout, overage, seed, start=played[o],
                                              only=o)]
                 batch.sort(key=lambda job: job["index"])
-                results += pool.in_processes(kaggle_game.play, batch, workers or os.cpu_count() or 1,
-                                             progress=pool.Progress("check", "game", enabled=progress),
-                                             on_result=None if on_game is None else
-                                             lambda _i, result: on_game(result))
+                results += in_processes(kaggle_game.play, batch, workers or os.cpu_count() or 1,
+                                        progress=Progress("check", "game", enabled=progress),
+                                        on_result=None if on_game is None else
+                                        lambda _i, result: on_game(result))
                 played.update(target)
                 if any(r["status"] in FAILED_STATUSES for r in results):
                     break  # a rule broken: the check has failed, whatever the floors

@@ -1,4 +1,4 @@
-"""The one worker pool (tools/play/pool.py): results in job order, and a clean stop when a job fails.
+"""The one worker pool (tools/play/worker_pool.py): results in job order, and a clean stop when a job fails.
 
 Process workers run module-level functions of this file (they cross by pickle);
 thread workers hold a ``Held`` resource that records how it was used and closed.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.play import pool
+from connectx_forge.tools.play.worker_pool import Progress, in_processes
 
 
 def square_after(job: tuple[int, float]) -> tuple[int, int]:
@@ -51,7 +51,7 @@ REVERSED = [(i, 0.05 * (5 - i)) for i in range(6)]
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_process_results_come_in_job_order(workers: int) -> None:
-    results = pool.in_processes(square_after, REVERSED, workers)
+    results = in_processes(square_after, REVERSED, workers)
     assert [r[0] for r in results] == [i * i for i, _ in REVERSED]
     pids = {pid for _, pid in results}
     if workers == 1:
@@ -68,15 +68,15 @@ def test_the_bar_counts_what_count_says() -> None:
         seen.append(result[0])
         return 3
 
-    progress = pool.Progress("t", total=18, enabled=False, count=count)
-    assert len(pool.in_processes(square_after, REVERSED, 2, progress=progress)) == 6
+    progress = Progress("t", total=18, enabled=False, count=count)
+    assert len(in_processes(square_after, REVERSED, 2, progress=progress)) == 6
     assert sorted(seen) == sorted(i * i for i, _ in REVERSED)
 
 
 def test_forked_workers_leave_ctrl_c_to_this_process() -> None:
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever an earlier test left
     try:
-        assert pool.in_processes(sigint_ignored, [0, 1], 2) == [True, True]
+        assert in_processes(sigint_ignored, [0, 1], 2) == [True, True]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -86,7 +86,7 @@ def test_forked_workers_leave_ctrl_c_to_this_process() -> None:
 def test_a_failing_job_stops_the_processes_and_raises(workers: int, tmp_path: Path) -> None:
     jobs = [(i, str(tmp_path)) for i in range(8)]
     with pytest.raises(ValueError, match="job 0 failed"):
-        pool.in_processes(fail_first, jobs, workers)
+        in_processes(fail_first, jobs, workers)
     assert multiprocessing.active_children() == []
     assert not list(tmp_path.glob("finished-*"))  # the long jobs under way were stopped, not waited for
     started = len(list(tmp_path.glob("started-*")))
@@ -99,11 +99,11 @@ def test_ctrl_c_while_collecting_stops_the_processes(tmp_path: Path) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        pool.in_processes(slow_square, [(i, str(tmp_path)) for i in range(6)], 2,
-                          progress=pool.Progress("t", enabled=False, count=interrupt))
+        in_processes(slow_square, [(i, str(tmp_path)) for i in range(6)], 2,
+                     progress=Progress("t", enabled=False, count=interrupt))
     assert multiprocessing.active_children() == []
     assert [p.name for p in tmp_path.glob("finished-*")] == ["finished-0"]  # the long jobs were stopped
 
 
 def test_no_jobs_no_work() -> None:
-    assert pool.in_processes(square_after, [], 2) == []
+    assert in_processes(square_after, [], 2) == []
