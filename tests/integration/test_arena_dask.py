@@ -91,9 +91,9 @@ def test_the_benchmark_plays_the_same_table_everywhere() -> None:
     from connectx_forge.tools.bench.arena import markdown, run_bench
 
     rows = run_bench(("lookahead", "random"), openings=2, workers_list=[1, 2], dask_workers=1)
-    assert [(r["executor"], r["workers"], r["games"]) for r in rows] == \
+    assert [(r.executor, r.workers, r.games) for r in rows] == \
         [("process pool", 1, 4), ("process pool", 2, 4), ("dask LocalCluster", 1, 4)]
-    assert all(r["same_table"] for r in rows) and all(r["games_per_s"] > 0 for r in rows)
+    assert all(r.same_table for r in rows) and all((r.games_per_s or 0) > 0 for r in rows)
     table = [[c.strip() for c in line.strip("|").split("|")] for line in
              markdown(rows, ("lookahead", "random"), 2).splitlines() if line.startswith("|")]
     assert table[-1][:3] == ["dask LocalCluster", "1", "4"]

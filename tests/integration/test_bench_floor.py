@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from connectx_forge.tools.bench.loop import markdown
+from connectx_forge.tools.bench.loop import GameCounts, IsolatedRates, LoopRow, markdown
 
 # a subreaper of its own, so hosts orphaned by their template's end stay countable below it
 SCRIPT = """
@@ -46,9 +46,8 @@ def test_floor_games_run_and_leave_nothing(workers: int) -> None:
 
 
 def test_the_table_shows_the_floor_beside_the_hosts() -> None:
-    row = {"matchup": "a vs b", "workers": 1, "ours_games_per_s": 100.0, "evaluate_games_per_s": 10.0, "ratio": 10.0,
-           "note": "", "isolated_files": "a.py vs b.py", "isolated_games_per_s": 40.0,
-           "evaluate_files_games_per_s": 8.0, "isolated_ratio": 5.0, "floor_games_per_s": 90.0, "floor_ratio": 11.2}
+    row = LoopRow("a vs b", 1, 100.0, 10.0, 10.0, counts=GameCounts(isolated_files="a.py vs b.py"),
+                  isolated=IsolatedRates(40.0, 8.0, 5.0, 90.0, 11.2))
     table = markdown([row])
     header, _, cells = ([c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[:3])
     assert header[-2:] == ["floor (games/s)", "floor / evaluate"]

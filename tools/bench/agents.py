@@ -19,9 +19,9 @@ import importlib.util
 import random
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
 from time import process_time
 from types import ModuleType
-from typing import Any
 
 from agents import alphabeta, improved, lookahead, minimax
 from agents.board import Board, Size
@@ -42,6 +42,21 @@ FAST: dict[str, Callable[[Board], list[int]]] = {
     "alphabeta-4": lambda b: alphabeta.best_moves(b, depth=4),
     "improved": improved.best_moves,
 }
+
+
+@dataclass(frozen=True)
+class AgentTiming:
+    """One agent's row: its median and slowest move in milliseconds; against the plain definition (on the
+    first ``compared`` positions), that one's median, their ratio, and on how many positions the best sets
+    differed (``plain_ms`` None: not compared)."""
+
+    agent: str
+    fast_ms: float
+    max_ms: float
+    plain_ms: float | None = None
+    ratio: float = 0.0
+    mismatches: int = 0
+    compared: int = 0
 
 
 def reference() -> ModuleType:
@@ -80,7 +95,7 @@ def _time(fn: Callable[[], object]) -> tuple[float, object]:
 
 
 def run(names: list[str], boards: list[Board], fast_only: bool, ref_positions: int,
-        progress: bool = True) -> list[dict[str, Any]]:
+        progress: bool = True) -> list[AgentTiming]:
     """Each agent's median move time on ``boards``, and the plain definition's on the first ``ref_positions``."""
     ref = None if fast_only or ref_positions <= 0 else reference()
     rows = []
@@ -109,28 +124,28 @@ def _time_one(name: str, board: Board, ref: ModuleType | None, fast_t: list[floa
     return int(best != ref.best_moves(scores))
 
 
-def _row(name: str, fast_t: list[float], ref_t: list[float], mismatches: int) -> dict[str, Any]:
-    row: dict[str, Any] = {"agent": name, "fast_ms": 1e3 * statistics.median(fast_t), "max_ms": 1e3 * max(fast_t)}
-    if ref_t:
-        paired = fast_t[:len(ref_t)]
-        row.update(plain_ms=1e3 * statistics.median(ref_t),
-                   ratio=statistics.median(ref_t) / statistics.median(paired),
-                   mismatches=mismatches, compared=len(ref_t))
-    return row
+def _row(name: str, fast_t: list[float], ref_t: list[float], mismatches: int) -> AgentTiming:
+    fast_ms, max_ms = 1e3 * statistics.median(fast_t), 1e3 * max(fast_t)
+    if not ref_t:
+        return AgentTiming(name, fast_ms, max_ms)
+    paired = fast_t[:len(ref_t)]
+    return AgentTiming(name, fast_ms, max_ms, plain_ms=1e3 * statistics.median(ref_t),
+                       ratio=statistics.median(ref_t) / statistics.median(paired), mismatches=mismatches,
+                       compared=len(ref_t))
 
 
-def table(rows: list[dict[str, Any]], size: Size, positions: int, seed: int,
+def table(rows: list[AgentTiming], size: Size, positions: int, seed: int,
           fast_only: bool) -> str:
     """``run``'s rows as the markdown table, under a line naming the board and positions."""
     r, c, k = size
-    fast_only = fast_only or not any("plain_ms" in row for row in rows)
+    fast_only = fast_only or not any(row.plain_ms is not None for row in rows)
     lines = [f"\n{r}x{c}x{k}, {positions} positions (seed {seed}); median CPU time per move (process_time)\n"]
     if fast_only:
         headers = ["agent", "fast median ms", "slowest ms"]
-        cells = [[row["agent"], f"{row['fast_ms']:.2f}", f"{row['max_ms']:.2f}"] for row in rows]
+        cells = [[row.agent, f"{row.fast_ms:.2f}", f"{row.max_ms:.2f}"] for row in rows]
     else:
         headers = ["agent", "fast median ms", "plain median ms", "speed-up", "same best set", "slowest fast ms"]
-        cells = [[row["agent"], f"{row['fast_ms']:.2f}", f"{row['plain_ms']:.1f}", f"{row['ratio']:.0f}x",
-                  f"{row['compared'] - row['mismatches']}/{row['compared']}", f"{row['max_ms']:.2f}"] for row in rows]
+        cells = [[row.agent, f"{row.fast_ms:.2f}", f"{row.plain_ms or 0.0:.1f}", f"{row.ratio:.0f}x",
+                  f"{row.compared - row.mismatches}/{row.compared}", f"{row.max_ms:.2f}"] for row in rows]
     lines.append(render(headers, cells, "markdown", align="l" + "r" * (len(headers) - 1)))
     return "\n".join(lines)

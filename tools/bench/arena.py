@@ -15,55 +15,77 @@ inherit a warm one, look faster than Dask's fresh processes).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools.arena.run import Execution, execute
 from connectx_forge.tools.arena.schedule import Workers, play_apart
-from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.table import GAMES, render
 
 PLAYERS = ("alphabeta", "minimax", "lookahead", "random")  # no caches across games: every row starts equal
 
 
+@dataclass(frozen=True)
+class ExecutorRow:
+    """One executor's row: its games, seconds and games per second (None: not measured), whether its table
+    equals the first row's (None: nothing to compare), and a note.  ``to_json`` is a row of ``--json``."""
+
+    executor: str
+    workers: int
+    games: int
+    seconds: float | None
+    games_per_s: float | None
+    same_table: bool | None
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _table_of(report: dict[str, Any]) -> dict[str, Any]:
+    """A tournament report without its ``info`` (the run's times): what two executors must agree on."""
+    return {k: v for k, v in report.items() if k != "info"}
+
+
 def _row(kind: str, workers: int, report: dict[str, Any], seconds: float, first: dict[str, Any] | None,
-         note: str = "") -> dict[str, Any]:
-    table = {k: v for k, v in report.items() if k != "info"}
-    return {"executor": kind, "workers": workers, "games": report["games"], "seconds": round(seconds, 2),
-            "games_per_s": round(report["games"] / seconds, 1),
-            "same_table": True if first is None else table == first, "note": note, "_table": table}
+         note: str = "") -> ExecutorRow:
+    return ExecutorRow(kind, workers, report["games"], round(seconds, 2), round(report["games"] / seconds, 1),
+                       True if first is None else _table_of(report) == first, note)
 
 
 def run_bench(players: tuple[str, ...] = PLAYERS, openings: int = 30, workers_list: list[int] | None = None,
-              dask_workers: int = 2) -> list[dict[str, Any]]:
+              dask_workers: int = 2) -> list[ExecutorRow]:
     """One row per executor: games, seconds, games per second, and whether the table matched the first row's."""
     t = Tournament(players, openings=openings, seed=0)
     folder = Path(tempfile.mkdtemp(prefix="cxforge-bench-arena-"))
-    rows: list[dict[str, Any]] = []
+    rows: list[ExecutorRow] = []
+    first: dict[str, Any] | None = None
     try:
         for w in workers_list or [1, 2]:
             start = time.perf_counter()
-            report = run_tournament(t, workers=w, store=folder / f"pool{w}.sqlite", progress=False).report
-            rows.append(_row("process pool", w, report, time.perf_counter() - start,
-                             rows[0]["_table"] if rows else None))
-            print(f"  process pool, {w} worker(s): {rows[-1]['games_per_s']:.1f} games/s", file=sys.stderr)
-        rows.append(_dask_row(t, folder, dask_workers, rows[0]["_table"] if rows else None))
+            report = execute(t, Execution(workers=w, store=folder / f"pool{w}.sqlite", progress=False)).report
+            rows.append(_row("process pool", w, report, time.perf_counter() - start, first))
+            first = first if first is not None else _table_of(report)
+            print(f"  process pool, {w} worker(s): {rows[-1].games_per_s:.1f} games/s", file=sys.stderr)
+        rows.append(_dask_row(t, folder, dask_workers, first))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    for r in rows:
-        r.pop("_table", None)
     return rows
 
 
-def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None) -> dict[str, Any]:
+def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None) -> ExecutorRow:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        return {"executor": "dask LocalCluster", "workers": n, "games": 0, "seconds": None, "games_per_s": None,
-                "same_table": None, "note": "skipped: distributed is not installed (pip install -e '.[dask]')"}
+        return ExecutorRow("dask LocalCluster", n, 0, None, None, None,
+                           "skipped: distributed is not installed (pip install -e '.[dask]')")
     from connectx_forge.tools.arena.schedule import our_packages_first
 
     our_packages_first()
@@ -73,23 +95,23 @@ def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None)
         startup = time.perf_counter() - begin
         ex = Workers(client.get_executor(pure=False), 2 * n, "dask", play_apart)
         start = time.perf_counter()
-        report = run_tournament(t, store=folder / "dask.sqlite", progress=False, ex=ex).report
+        report = execute(t, Execution(ex=ex, store=folder / "dask.sqlite", progress=False)).report
         seconds = time.perf_counter() - start
     row = _row("dask LocalCluster", n, report, seconds, first, f"cluster start-up {startup:.1f} s, not counted")
-    print(f"  dask LocalCluster, {n} worker(s): {row['games_per_s']:.1f} games/s", file=sys.stderr)
+    print(f"  dask LocalCluster, {n} worker(s): {row.games_per_s:.1f} games/s", file=sys.stderr)
     return row
 
 
-def markdown(rows: list[dict[str, Any]], players: tuple[str, ...], openings: int) -> str:
+def markdown(rows: list[ExecutorRow], players: tuple[str, ...], openings: int) -> str:
     """``run_bench``'s rows as a markdown table."""
     lines = [f"Round robin of {', '.join(players)} on the first {openings} openings of the 4-ply suite "
              f"(each twice per pairing), seed 0, a fresh store for each row.", ""]
     cells = []
     for r in rows:
-        secs = "" if r["seconds"] is None else f"{r['seconds']:.1f}"
-        rate = "" if r["games_per_s"] is None else f"{r['games_per_s']:.1f}"
-        same = {True: "yes", False: "NO", None: ""}[r["same_table"]]
-        cells.append([r["executor"], r["workers"], r["games"], secs, rate, same, r["note"]])
+        secs = "" if r.seconds is None else f"{r.seconds:.1f}"
+        rate = "" if r.games_per_s is None else f"{r.games_per_s:.1f}"
+        same = {True: "yes", False: "NO", None: ""}[r.same_table]
+        cells.append([r.executor, r.workers, r.games, secs, rate, same, r.note])
     headers = ["executor", "workers", GAMES, "seconds", "games/s", "same table as row 1", "note"]
     lines.append(render(headers, cells, "markdown", align="lrrrrll"))
     return "\n".join(lines)

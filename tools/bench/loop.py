@@ -21,6 +21,7 @@ and keeps the medians: on a shared machine a slow spell then falls on every harn
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shutil
@@ -28,16 +29,76 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from connectx_forge.tools.bench.floor import floor_rate
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.reference import KAGGLE, reference
+from connectx_forge.tools.play.worker_pool import fork_pool
 from connectx_forge.tools.table import render
 
-from connectx_forge.tools.play.worker_pool import fork_pool
 MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]
+
+
+@dataclass(frozen=True)
+class GameCounts:
+    """How many games each measurement of a row played; the ``isolated`` ones (None: not measured) are the
+    built files' (``isolated_files``, "a.py vs b.py") in agent hosts and under ``evaluate``, and the floor's
+    games of ``floor_plies`` moves."""
+
+    ours_games: int = 0
+    evaluate_games: int = 0
+    isolated_files: str | None = None
+    isolated_games: int | None = None
+    evaluate_files_games: int | None = None
+    floor_plies: int | None = None
+    floor_games: int | None = None
+
+
+@dataclass(frozen=True)
+class IsolatedRates:
+    """The games per second of a row's built files in agent hosts, under ``evaluate``, and of the floor, with
+    the first and the floor as ratios to ``evaluate``'s."""
+
+    isolated_games_per_s: float
+    evaluate_files_games_per_s: float
+    isolated_ratio: float
+    floor_games_per_s: float
+    floor_ratio: float
+
+
+@dataclass(frozen=True)
+class LoopRow:
+    """One matchup at one worker count: ours and ``evaluate``'s games per second (medians over ``rounds``) and
+    their ratio, the games played (``counts``), the isolated figures (None: not measured), and each figure's
+    ``[min, max]`` by harness where there were several rounds.  ``to_json`` is a row of ``--json``."""
+
+    matchup: str
+    workers: int
+    ours_games_per_s: float
+    evaluate_games_per_s: float
+    ratio: float
+    note: str = ""
+    counts: GameCounts = GameCounts()
+    isolated: IsolatedRates | None = None
+    rounds: int = 1
+    ranges: dict[str, list[float]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The flat object of ``--json``: the figures, the counts measured, the rounds and their ranges."""
+        out: dict[str, Any] = {"matchup": self.matchup, "workers": self.workers,
+                               "ours_games_per_s": self.ours_games_per_s,
+                               "evaluate_games_per_s": self.evaluate_games_per_s, "ratio": self.ratio,
+                               "note": self.note}
+        out.update((k, v) for k, v in dataclasses.asdict(self.counts).items() if v is not None)
+        if self.isolated is not None:
+            out.update(dataclasses.asdict(self.isolated))
+        out["rounds"] = self.rounds
+        if self.ranges is not None:
+            out["ranges"] = self.ranges
+        return out
 
 
 def _evaluate_share(job: tuple[str, str, int]) -> int:
@@ -104,49 +165,46 @@ def mean_plies(a: str, b: str, games: int = 200) -> float:
 
 
 def _timers(a: str, b: str, w: int, seconds: float,
-            folder: str | None) -> tuple[dict[str, Callable[[], float]], dict[str, Any]]:
-    """The timers of one row (name -> a call that gives games per second) and what the row says of them
-    (games per measurement, the files): ours and ``evaluate`` on the matchup; with ``folder``, also the
+            folder: str | None) -> tuple[dict[str, Callable[[], float]], GameCounts]:
+    """The timers of one row (name -> a call that gives games per second) and the games each plays (and the
+    files): ours and ``evaluate`` on the matchup; with ``folder``, also the
     files built there (our ``random`` for ``kaggle:random``) in agent hosts and loaded by ``evaluate``, and
     the floor (``floor.py``) for games of the matchup's mean length."""
     ours_n, theirs_n = calibrate(ours_rate, a, b, w, seconds, 20), calibrate(evaluate_rate, a, b, w, seconds, 5)
     timers: dict[str, Callable[[], float]] = {"ours": lambda: ours_rate(a, b, ours_n, w),
                                               "evaluate": lambda: evaluate_rate(a, b, theirs_n, w)}
-    info: dict[str, Any] = {"ours_games": ours_n, "evaluate_games": theirs_n}
-    if folder is not None:
-        files = [built_file("random" if reference(x).kind == KAGGLE else x, folder) for x in (a, b)]
-        plies = round(mean_plies(a, b))
-        iso_n = calibrate(ours_rate, files[0], files[1], w, seconds, 5)
-        eval_n = calibrate(evaluate_rate, files[0], files[1], w, seconds, 3)
-        floor_n = calibrate(lambda _a, _b, n, k: floor_rate(plies, n, k), "", "", w, seconds, 20)
-        timers.update(isolated=lambda: ours_rate(files[0], files[1], iso_n, w),
-                      evaluate_files=lambda: evaluate_rate(files[0], files[1], eval_n, w),
-                      floor=lambda: floor_rate(plies, floor_n, w))
-        info.update(isolated_files=" vs ".join(os.path.basename(f) for f in files), isolated_games=iso_n,
-                    evaluate_files_games=eval_n, floor_plies=plies, floor_games=floor_n)
-    return timers, info
+    if folder is None:
+        return timers, GameCounts(ours_n, theirs_n)
+    files = [built_file("random" if reference(x).kind == KAGGLE else x, folder) for x in (a, b)]
+    plies = round(mean_plies(a, b))
+    iso_n = calibrate(ours_rate, files[0], files[1], w, seconds, 5)
+    eval_n = calibrate(evaluate_rate, files[0], files[1], w, seconds, 3)
+    floor_n = calibrate(lambda _a, _b, n, k: floor_rate(plies, n, k), "", "", w, seconds, 20)
+    timers.update(isolated=lambda: ours_rate(files[0], files[1], iso_n, w),
+                  evaluate_files=lambda: evaluate_rate(files[0], files[1], eval_n, w),
+                  floor=lambda: floor_rate(plies, floor_n, w))
+    return timers, GameCounts(ours_n, theirs_n, " vs ".join(os.path.basename(f) for f in files), iso_n, eval_n,
+                              plies, floor_n)
 
 
-def row_of(a: str, b: str, w: int, figures: dict[str, list[float]], info: dict[str, Any],
-           note: str = "") -> dict[str, Any]:
+def row_of(a: str, b: str, w: int, figures: dict[str, list[float]], counts: GameCounts,
+           note: str = "") -> LoopRow:
     """A table row from each harness's figures (their median; their range where there are several)."""
     med = {name: statistics.median(values) for name, values in figures.items()}
-    row: dict[str, Any] = {"matchup": f"{a} vs {b}", "workers": w, "ours_games_per_s": round(med["ours"], 1),
-                           "evaluate_games_per_s": round(med["evaluate"], 1),
-                           "ratio": round(med["ours"] / med["evaluate"], 1), "note": note, **info}
+    isolated = None
     if "isolated" in med:
-        row.update(isolated_games_per_s=round(med["isolated"], 1),
-                   evaluate_files_games_per_s=round(med["evaluate_files"], 1),
-                   isolated_ratio=round(med["isolated"] / med["evaluate_files"], 1),
-                   floor_games_per_s=round(med["floor"], 1), floor_ratio=round(med["floor"] / med["evaluate_files"], 1))
-    row["rounds"] = len(figures["ours"])
-    if row["rounds"] > 1:
-        row["ranges"] = {name: [round(min(v), 1), round(max(v), 1)] for name, v in figures.items()}
-    return row
+        isolated = IsolatedRates(round(med["isolated"], 1), round(med["evaluate_files"], 1),
+                                 round(med["isolated"] / med["evaluate_files"], 1), round(med["floor"], 1),
+                                 round(med["floor"] / med["evaluate_files"], 1))
+    rounds = len(figures["ours"])
+    ranges = ({name: [round(min(v), 1), round(max(v), 1)] for name, v in figures.items()} if rounds > 1
+              else None)
+    return LoopRow(f"{a} vs {b}", w, round(med["ours"], 1), round(med["evaluate"], 1),
+                   round(med["ours"] / med["evaluate"], 1), note, counts, isolated, rounds, ranges)
 
 
 def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
-              isolated: bool = False, rounds: int = 1) -> list[dict[str, Any]]:
+              isolated: bool = False, rounds: int = 1) -> list[LoopRow]:
     """Each matchup's games per second, ours and ``evaluate``'s, at each worker count (progress on stderr).
 
     ``isolated``: also A as a built submission file, played in agent hosts (``tools/sandbox``): a child
@@ -155,7 +213,7 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
     """
     import tempfile
 
-    rows: list[dict[str, Any]] = []
+    rows: list[LoopRow] = []
     cores = os.cpu_count() or 1
     folder = tempfile.mkdtemp(prefix="cxforge-bench-")
     for a, b in MATCHUPS:
@@ -167,34 +225,36 @@ def run_bench(seconds: float = 3.0, workers_list: list[int] | None = None,
             note = f"{a} is not available ({exc}); measured our random agent instead"
             a = "random"
         for w in workers_list or sorted({1, cores}):
-            timers, info = _timers(a, b, w, seconds, folder if isolated else None)
-            row = row_of(a, b, w, alternate(timers, rounds), info, note)
+            timers, counts = _timers(a, b, w, seconds, folder if isolated else None)
+            row = row_of(a, b, w, alternate(timers, rounds), counts, note)
             rows.append(row)
-            print(f"  {a} vs {b}, {w} worker(s): ours {row['ours_games_per_s']:.0f}/s, "
-                  f"evaluate {row['evaluate_games_per_s']:.1f}/s"
-                  + (f", isolated {row['isolated_games_per_s']:.0f}/s (floor {row['floor_games_per_s']:.0f}/s)"
-                     if isolated else ""), file=sys.stderr)
+            iso = row.isolated
+            print(f"  {a} vs {b}, {w} worker(s): ours {row.ours_games_per_s:.0f}/s, "
+                  f"evaluate {row.evaluate_games_per_s:.1f}/s"
+                  + (f", isolated {iso.isolated_games_per_s:.0f}/s (floor {iso.floor_games_per_s:.0f}/s)"
+                     if iso is not None else ""), file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
+def markdown(rows: list[LoopRow]) -> str:
     """``run_bench``'s rows as a markdown table, with the notes under it."""
-    iso = any("isolated_games_per_s" in r for r in rows)
+    iso = any(r.isolated is not None for r in rows)
     headers = ["matchup", "workers", "ours (games/s)", "evaluate (games/s)", "ours / evaluate"]
     if iso:
         headers += ["files", "isolated files (games/s)", "evaluate on the files (games/s)", "isolated / evaluate",
                     "floor (games/s)", "floor / evaluate"]
     cells = []
     for r in rows:
-        more = ([r["isolated_files"], f"{r['isolated_games_per_s']:.0f}", f"{r['evaluate_files_games_per_s']:.1f}",
-                 f"{r['isolated_ratio']:.1f}x", f"{r['floor_games_per_s']:.0f}", f"{r['floor_ratio']:.1f}x"]
-                if iso else [])
-        cells.append([r["matchup"], r["workers"], f"{r['ours_games_per_s']:.0f}", f"{r['evaluate_games_per_s']:.1f}",
-                      f"{r['ratio']:.1f}x", *more])
+        i = r.isolated
+        more = ([r.counts.isolated_files, f"{i.isolated_games_per_s:.0f}", f"{i.evaluate_files_games_per_s:.1f}",
+                 f"{i.isolated_ratio:.1f}x", f"{i.floor_games_per_s:.0f}", f"{i.floor_ratio:.1f}x"]
+                if i is not None else [""] * 6 if iso else [])
+        cells.append([r.matchup, r.workers, f"{r.ours_games_per_s:.0f}", f"{r.evaluate_games_per_s:.1f}",
+                      f"{r.ratio:.1f}x", *more])
     lines = [render(headers, cells, "markdown", align="l" + "r" * (len(headers) - 1))]
-    notes = sorted({r["note"] for r in rows if r["note"]})
-    rounds = max((int(r.get("rounds", 1)) for r in rows), default=1)
+    notes = sorted({r.note for r in rows if r.note})
+    rounds = max((r.rounds for r in rows), default=1)
     if rounds > 1:
         notes.append(f"each figure is the median of {rounds} rounds, the harnesses alternated in each "
                      "(the ranges: --json)")

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.tools.bench.solver import SolverFigures, figures
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import user_cache
 
@@ -44,9 +45,9 @@ def load(layer: Path | None = None) -> Any:
         raise UserError(f"--reference bitbully: cannot import it from {layer} ({exc}); rerun {INSTALL}") from None
 
 
-def solve_file(positions: list[tuple[str, int]], weak: bool, layer: Path | None = None) -> dict[str, Any]:
-    """bitbully's figures on ``positions`` (Pons move strings, columns 1-7, and their exact scores): the same
-    keys as ``solver.bench_file``'s, with ``times`` the CPU seconds of each position's search."""
+def solve_file(positions: list[tuple[str, int]], weak: bool, layer: Path | None = None) -> SolverFigures:
+    """bitbully's figures on ``positions`` (Pons move strings, columns 1-7, and their exact scores), as
+    ``solver.bench_file`` gives ours, timed in CPU seconds."""
     core = load(layer)
     solver = core.BitBullyCore()  # no book: the search alone
     correct = nodes = 0
@@ -71,8 +72,4 @@ def solve_file(positions: list[tuple[str, int]], weak: bool, layer: Path | None 
             correct += 1
         else:
             wrong.append(f"{moves} {got} (expected {want})")
-    n = max(len(positions), 1)
-    elapsed = sum(times)
-    return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n, "mean_time": elapsed / n,
-            "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong, "times": times,
-            "mean_clear": clearing / n}
+    return figures(len(positions), correct, nodes, sum(times), wrong, clearing)

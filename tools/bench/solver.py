@@ -15,8 +15,9 @@ import random
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agents.board import Board, BoardError
 from connectx_forge.tools import progress as progress_bars
@@ -34,6 +35,29 @@ PONS_NODES: dict[str, tuple[str, float, float]] = {
     "Test_L1_R2": ("Begin-Medium", 1_201_000, 538_700),
     "Test_L1_R3": ("Begin-Hard", 65_920_000, 38_120_000),
 }
+
+
+@dataclass(frozen=True)
+class SolverFigures:
+    """One solver's figures on one file: of ``n`` positions, ``correct`` scored right (``wrong``: the others,
+    as "moves got (expected want)"), the mean nodes and seconds a position, nodes per second, and the mean
+    seconds spent clearing the table (not in the search's time)."""
+
+    n: int
+    correct: int
+    mean_nodes: float
+    mean_time: float
+    nps: float
+    wrong: tuple[str, ...] = ()
+    mean_clear: float = 0.0
+
+
+def figures(positions: int, correct: int, nodes: int, elapsed: float, wrong: list[str],
+            clearing: float = 0.0) -> SolverFigures:
+    """The figures of a run over ``positions`` positions from its totals (nodes, seconds searching, clearing)."""
+    n = max(positions, 1)
+    return SolverFigures(positions, correct, nodes / n, elapsed / n, nodes / elapsed if elapsed else 0.0,
+                         tuple(wrong), clearing / n)
 
 
 def read_positions(path: Path) -> list[tuple[str, int]]:
@@ -68,7 +92,7 @@ def select(positions: list[T], limit: int | None, sample: int | None, seed: int)
 
 def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine: str = "python",
                progress: bool = True, clock: Callable[[], float] = time.perf_counter,
-               c_entries: int | None = None) -> dict[str, Any]:
+               c_entries: int | None = None) -> SolverFigures:
     """Solve each position with a cleared table (the clearing untimed); the figures for one file, timed by
     ``clock``, the compiled table of ``c_entries`` (default: the tools' size)."""
     from connectx_forge.tools.solver import csolver
@@ -95,10 +119,7 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
             wrong.append(f"{moves} {score} (expected {want})")
         bar.update()
     bar.close()
-    n = max(len(positions), 1)
-    return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n,
-            "mean_time": elapsed / n, "nps": nodes / elapsed if elapsed else 0.0, "wrong": wrong,
-            "mean_clear": clearing / n}
+    return figures(len(positions), correct, nodes, elapsed, wrong, clearing)
 
 
 def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: float | None = None,
@@ -142,11 +163,11 @@ def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool 
         result = bench_file(path, positions, weak, engine, progress)
         name, exact, weak_nodes = PONS_NODES.get(path.name, (path.name, 0.0, 0.0))
         pons = weak_nodes if weak else exact
-        ratio = f"{result['mean_nodes'] / pons:.2f}" if pons else "-"
-        rows.append([name, f"{result['correct']}/{result['n']}", f"{result['mean_nodes']:,.1f}", f"{pons:,.1f}", ratio,
-                     f"{result['mean_time'] * 1e3:.2f}ms", f"{result['nps']:,.0f}"])
-        notes += [f"  wrong ({name}): {line}" for line in result["wrong"][:5]]
-        failed |= bool(result["wrong"])
+        ratio = f"{result.mean_nodes / pons:.2f}" if pons else "-"
+        rows.append([name, f"{result.correct}/{result.n}", f"{result.mean_nodes:,.1f}", f"{pons:,.1f}", ratio,
+                     f"{result.mean_time * 1e3:.2f}ms", f"{result.nps:,.0f}"])
+        notes += [f"  wrong ({name}): {line}" for line in result.wrong[:5]]
+        failed |= bool(result.wrong)
     print(render(["set", "correct", "mean nodes", "Pons", "ratio", "mean time", "nodes/s"], rows, "markdown",
                  align="lrrrrrr"))
     if notes:
@@ -154,7 +175,7 @@ def solve_files(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool 
     return 1 if failed else 0
 
 
-def reference_file(program: str, positions: list[tuple[str, int]], weak: bool) -> dict[str, Any]:
+def reference_file(program: str, positions: list[tuple[str, int]], weak: bool) -> SolverFigures:
     """A reference solver's figures for one file: ``program`` reads move strings, one a line, and answers
     ``score nodes seconds`` for each (tools/bench/pons_harness.cpp puts Pons' C++ behind this protocol)."""
     moves = "".join(m + "\n" for m, _ in positions)
@@ -174,9 +195,7 @@ def reference_file(program: str, positions: list[tuple[str, int]], weak: bool) -
         correct += int(score) == want
         nodes += int(count)
         elapsed += float(seconds)
-    n = max(len(positions), 1)
-    return {"n": len(positions), "correct": correct, "mean_nodes": nodes / n, "mean_time": elapsed / n,
-            "nps": nodes / elapsed if elapsed else 0.0, "wrong": []}
+    return figures(len(positions), correct, nodes, elapsed, [])
 
 
 def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool = False,
@@ -196,11 +215,11 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
         rows = [(str(kind), bench_file(path, positions, weak, kind, progress)) for kind in Kind]
         if reference:
             rows.insert(0, ("reference", reference_file(reference, positions, weak)))
-        base = rows[0][1]["nps"] or 1.0
+        base = rows[0][1].nps or 1.0
         for engine, r in rows:
-            cells.append([name, engine, f"{r['correct']}/{r['n']}", f"{r['mean_nodes']:,.1f}",
-                          f"{r['mean_time'] * 1e3:.3f}ms", f"{r['nps']:,.0f}", f"{r['nps'] / base:.2f}x"])
-            failed |= r["correct"] != r["n"]
+            cells.append([name, engine, f"{r.correct}/{r.n}", f"{r.mean_nodes:,.1f}",
+                          f"{r.mean_time * 1e3:.3f}ms", f"{r.nps:,.0f}", f"{r.nps / base:.2f}x"])
+            failed |= r.correct != r.n
     print(render(["set", "engine", "correct", "mean nodes", "mean time", "nodes/s", "vs ref"], cells, "markdown",
                  align="llrrrrr"))
     return 1 if failed else 0
@@ -230,18 +249,18 @@ def against_bitbully(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: 
         ours = bench_file(path, positions, weak, Kind.C, progress, time.process_time, DEFAULT_ENTRIES)
         ref = reference_bitbully.solve_file(positions, weak)
         for engine, r in ((ours_name, ours), (ref_name, ref)):
-            ratio = ref["mean_time"] / r["mean_time"] if r["mean_time"] else 0.0
-            cells.append([name, engine, f"{r['correct']}/{r['n']}", f"{r['mean_nodes']:,.1f}",
-                          f"{r['mean_time'] * 1e3:.3f}ms", f"{r['mean_clear'] * 1e3:.3f}ms", f"{r['nps']:,.0f}",
+            ratio = ref.mean_time / r.mean_time if r.mean_time else 0.0
+            cells.append([name, engine, f"{r.correct}/{r.n}", f"{r.mean_nodes:,.1f}",
+                          f"{r.mean_time * 1e3:.3f}ms", f"{r.mean_clear * 1e3:.3f}ms", f"{r.nps:,.0f}",
                           f"{ratio:.2f}x"])
             total = totals[engine]
-            total[0] += r["mean_time"] * r["n"]
-            total[1] += r["correct"]
-            total[2] += r["n"]
-            total[3] += r["mean_nodes"] * r["n"]
-            total[4] += r["mean_clear"] * r["n"]
-            notes += [f"  wrong ({name}, {engine}): {line}" for line in r["wrong"][:5]]
-            failed |= r["correct"] != r["n"]
+            total[0] += r.mean_time * r.n
+            total[1] += r.correct
+            total[2] += r.n
+            total[3] += r.mean_nodes * r.n
+            total[4] += r.mean_clear * r.n
+            notes += [f"  wrong ({name}, {engine}): {line}" for line in r.wrong[:5]]
+            failed |= r.correct != r.n
     if len(files) > 1:
         for engine, (cpu, correct, n, nodes, clear) in totals.items():
             ratio = totals[ref_name][0] / cpu if cpu else 0.0
