@@ -24,12 +24,15 @@ The tests that ``cxforge new`` writes use them; any pytest file may::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.board import Board
+
+if TYPE_CHECKING:
+    from connectx_forge.tools.regress.data import Case
 
 Agent = Callable[..., Any]
 __all__ = ["Position", "assert_avoids", "assert_floors", "assert_legal_move", "check", "entry_agent", "positions",
@@ -150,14 +153,14 @@ def entry_agent(project: str | Path = ".") -> Agent:
     return getattr(importlib.import_module(spec.module), spec.function)
 
 
-def regressions(path: str | Path = "tests/regressions.json") -> list[dict[str, Any]]:
+def regressions(path: str | Path = "tests/regressions.json") -> list[Case]:
     """The cases ``cxforge regress add`` kept (none when the file does not exist): see ``assert_avoids``."""
     from connectx_forge.tools.regress.data import read
 
     return read(Path(path))
 
 
-def assert_avoids(agent: Agent, cases: list[dict[str, Any]], seconds: float = 2.0) -> None:
+def assert_avoids(agent: Agent, cases: Sequence[Mapping[str, Any]], seconds: float = 2.0) -> None:
     """Fail unless ``agent`` plays, in every case's position, a legal move the solver does not know to lose;
     the message lists each case it fails, with the moves that hold.  No case: it passes."""
     failures = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
@@ -39,7 +39,21 @@ def test_avoids_the_losing_moves_of_lost_games():
 '''
 
 
-def read(path: Path) -> list[dict[str, Any]]:
+class Case(TypedDict, total=False):
+    """One case, a record of the file (see above); only ``moves`` is sure to be there in a file read back."""
+
+    moves: Required[str]
+    bad_column: int
+    holding_columns: list[int]
+    losing_columns: list[int]
+    best_columns: list[int]
+    value: str | None
+    source: str
+    episode_id: int | None
+    us: str
+
+
+def read(path: Path) -> list[Case]:
     """The cases of ``path`` (none when it does not exist); ``UserError`` for a file that is not a list."""
     if not path.is_file():
         return []
@@ -51,14 +65,14 @@ def read(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def write(path: Path, cases: list[dict[str, Any]]) -> None:
+def write(path: Path, cases: list[Case]) -> None:
     """Write the cases, one a line inside a JSON list (small diffs when cases are added)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = ",\n".join("  " + json.dumps(c, sort_keys=True) for c in cases)
     path.write_text("[\n" + body + "\n]\n" if cases else "[]\n", encoding="utf-8")
 
 
-def merge(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def merge(old: list[Case], new: list[Case]) -> tuple[list[Case], int]:
     """``old`` then the cases of ``new`` whose position is not kept yet; the number added."""
     seen = {c["moves"] for c in old}
     out = list(old)

@@ -8,16 +8,15 @@ broken) gives no case.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.board import Board
+from connectx_forge.tools.regress.data import Case
 from connectx_forge.tools.review.annotate import wdl_name
 from connectx_forge.tools.review.games import Game
 from connectx_forge.tools.review.labels import Labeller
 from connectx_forge.tools.review.summary import pons_moves
 
 
-def first_losing_case(game: Game, mark: int, labeller: Labeller) -> dict[str, Any] | None:
+def first_losing_case(game: Game, mark: int, labeller: Labeller) -> Case | None:
     """The regression case of ``mark``'s first losing move in ``game`` (see ``data``), or None."""
     board = Board(*game.size)
     for i, col in enumerate(game.moves):
@@ -25,11 +24,11 @@ def first_losing_case(game: Game, mark: int, labeller: Labeller) -> dict[str, An
             position = labeller.position(board, col)
             before, after = position.before.wdl, position.moves[col].wdl
             if before is not None and before >= 0 and after == -1:
-                return {"moves": pons_moves(game.moves[:i]), "bad_column": col,
-                        "holding_columns": sorted(c for c, v in position.moves.items()
-                                                  if v.wdl is not None and v.wdl >= 0),
-                        "losing_columns": sorted(c for c, v in position.moves.items() if v.wdl == -1),
-                        "best_columns": position.best(), "value": wdl_name(before), "source": game.source,
-                        "episode_id": game.episode_id, "us": game.names[mark - 1]}
+                return Case(moves=pons_moves(game.moves[:i]), bad_column=col,
+                            holding_columns=sorted(c for c, v in position.moves.items()
+                                                   if v.wdl is not None and v.wdl >= 0),
+                            losing_columns=sorted(c for c, v in position.moves.items() if v.wdl == -1),
+                            best_columns=position.best(), value=wdl_name(before), source=game.source,
+                            episode_id=game.episode_id, us=game.names[mark - 1])
         board = board.play(col)
     return None

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,22 @@ cxforge regress add replays/*.json --us "My Team"
 cxforge regress list --json"""
 
 HEADERS = ("#", "position", "played", "holds", "value", "episode", "source")
+
+
+@dataclass(frozen=True)
+class AddReport:
+    """What ``regress add`` did: of the ``games`` of ours, how many we ``lost``; how many cases were ``added``
+    (the ``new`` ones), and how many ``cases`` the project keeps now.  ``to_json`` is what ``--json`` prints."""
+
+    games: int
+    lost: int
+    added: int
+    cases: int
+    new: tuple[data.Case, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"games": self.games, "lost": self.lost, "added": self.added, "cases": self.cases,
+                "new": list(self.new)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,32 +116,32 @@ def add(args: argparse.Namespace) -> int:
 
     report, wrote_test = add_cases(root, games, args.us, Labeller(args.engine, args.time_limit), note)
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report.to_json(), indent=2))
         return 0
     print(added_text(root, report, wrote_test))
     return 0
 
 
-def added_text(root: Path, report: dict[str, Any], wrote_test: bool) -> str:
+def added_text(root: Path, report: AddReport, wrote_test: bool) -> str:
     """What ``regress add`` prints of ``add_cases``'s report: the cases added, and the test where written now."""
-    text = (f"{root / data.DATA_FILE}: {report['added']} case(s) added from {report['lost']} lost game(s) of "
-            f"{report['games']}; {report['cases']} in all")
+    text = (f"{root / data.DATA_FILE}: {report.added} case(s) added from {report.lost} lost game(s) of "
+            f"{report.games}; {report.cases} in all")
     return text + (f"\n{root / data.TEST_FILE}: written; run pytest {data.TEST_FILE}" if wrote_test else "")
 
 
 def add_cases(root: Path, games: list[Game], us: list[str] | None, labeller: Labeller,
-              note: Callable[[str], None]) -> tuple[dict[str, Any], bool]:
+              note: Callable[[str], None]) -> tuple[AddReport, bool]:
     """Keep the first losing move of each of ``games`` that ``us`` (default: the project's name) lost in the
     project at ``root``, and write its test once (``cxforge regress add``, and ``connectx_forge.regress_add``).
 
-    A lost game without such a move is passed to ``note``.  Returns what ``--json`` prints (games of ours,
-    lost, added, cases in all, the new cases) and whether the test file was written now.
+    A lost game without such a move is passed to ``note``.  Returns the report (what ``--json`` prints: games
+    of ours, lost, added, cases in all, the new cases) and whether the test file was written now.
     """
     from connectx_forge.build.project import name_of
     from connectx_forge.tools.regress.find import first_losing_case
 
     us = us or [name_of(root)]
-    found: list[dict[str, Any]] = []
+    found: list[data.Case] = []
     ours = lost = 0
     for game in games:
         for mark in (1, 2):
@@ -148,11 +165,10 @@ def add_cases(root: Path, games: list[Game], us: list[str] | None, labeller: Lab
     cases, added = data.merge(data.read(path), found)
     data.write(path, cases)
     wrote_test = data.ensure_test(root)
-    return {"games": ours, "lost": lost, "added": added, "cases": len(cases),
-            "new": cases[len(cases) - added:]}, wrote_test
+    return AddReport(ours, lost, added, len(cases), tuple(cases[len(cases) - added:])), wrote_test
 
 
-def rows_of(cases: list[dict[str, Any]]) -> list[list[object]]:
+def rows_of(cases: Sequence[Mapping[str, Any]]) -> list[list[object]]:
     """A case a row: the position, the move played and the moves that hold (columns from 1, as the position)."""
     def cols(values: Any) -> str:
         return " ".join(str(c + 1) for c in values or [])
@@ -173,7 +189,7 @@ def show(args: argparse.Namespace) -> int:
     return 0
 
 
-def list_text(root: Path, cases: list[dict[str, Any]]) -> str:
+def list_text(root: Path, cases: Sequence[Mapping[str, Any]]) -> str:
     """What ``regress list`` prints: the cases' table and what its columns mean, or that there is none."""
     if not cases:
         return f"{root / data.DATA_FILE}: no regression case yet; add them with cxforge regress add REPLAYS"
