@@ -141,7 +141,7 @@ def _loop(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.loop import markdown, run_bench
 
     rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
-    print(json.dumps(rows, indent=2) if args.json else markdown(rows))
+    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows))
     return 0
 
 
@@ -153,7 +153,7 @@ def _agents(args: argparse.Namespace) -> int:
     ref_n = args.positions if args.ref_positions is None else args.ref_positions
     rows = agents.run(args.agents or list(agents.FAST), boards, args.fast_only, ref_n, options.progress_of(args))
     print(agents.table(rows, size, len(boards), args.seed, args.fast_only))
-    return 1 if any(row.get("mismatches") for row in rows) else 0
+    return 1 if any(row.mismatches for row in rows) else 0
 
 
 def _solver(args: argparse.Namespace) -> int:
@@ -215,8 +215,8 @@ def _arena(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.arena import PLAYERS, markdown, run_bench
 
     rows = run_bench(PLAYERS, args.openings, args.workers, args.dask_workers)
-    print(json.dumps(rows, indent=2) if args.json else markdown(rows, PLAYERS, args.openings))
-    return 0 if all(r["same_table"] is not False for r in rows) else 1
+    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows, PLAYERS, args.openings))
+    return 0 if all(r.same_table is not False for r in rows) else 1
 
 
 def _quick(parser: argparse.ArgumentParser) -> int:
