@@ -15,8 +15,8 @@ from __future__ import annotations
 import base64
 import time
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agents.board import Board
 from agents.solver.agent import OPENING_MOVE
@@ -68,7 +68,23 @@ def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) ->
     return kept, worst, missing
 
 
-def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Cut:
+    """One cut-off's book (positions searched in at least ``easy_nodes`` nodes, up to ``max_plies`` moves): its
+    ``entries``, its size in ``bytes`` and once ``embedded`` (compressed, base64), its load time, the largest
+    search it leaves to the agent, and how many positions the walk met that the build never solved."""
+
+    easy_nodes: int
+    max_plies: int
+    entries: int
+    bytes: int
+    embedded: int
+    load_ms: float
+    worst_left: int
+    unsolved_met: int
+
+
+def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> Cut:
     """One cut-off's book: entries, sizes, load time, and the largest search it leaves to the agent."""
     from agents.solver.book import NO_MOVE, Book, Entry
 
@@ -84,8 +100,7 @@ def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int)
         Book.from_bytes(zlib.decompress(base64.b64decode(packed)))
         times.append(time.perf_counter() - start)
     load_ms = min(times) * 1e3
-    return {"easy_nodes": easy_nodes, "max_plies": max_plies, "entries": len(kept), "bytes": len(raw),
-            "embedded": len(packed), "load_ms": load_ms, "worst_left": worst, "unsolved_met": missing}
+    return Cut(easy_nodes, max_plies, len(kept), len(raw), len(packed), load_ms, worst, missing)
 
 
 def report(progress: Path = Path(DEFAULT_PROGRESS), side: str = "first") -> int:
@@ -97,9 +112,9 @@ def report(progress: Path = Path(DEFAULT_PROGRESS), side: str = "first") -> int:
     rows = []
     for easy_nodes, max_plies in CUTS:
         m = measure(done, side, easy_nodes, max_plies)
-        note = f"{m['unsolved_met']} positions met that the build never solved" if m["unsolved_met"] else ""
-        rows.append([f"{easy_nodes:,}", "all" if max_plies == 99 else str(max_plies), f"{m['entries']:,}",
-                     f"{m['bytes']:,}", f"{m['embedded']:,}", f"{m['load_ms']:.2f}", f"{m['worst_left']:,}", note])
+        note = f"{m.unsolved_met} positions met that the build never solved" if m.unsolved_met else ""
+        rows.append([f"{easy_nodes:,}", "all" if max_plies == 99 else str(max_plies), f"{m.entries:,}",
+                     f"{m.bytes:,}", f"{m.embedded:,}", f"{m.load_ms:.2f}", f"{m.worst_left:,}", note])
     headers = ["easy nodes", "max ply", "entries", "bytes", "embedded", "load ms", "largest search left", "note"]
     if not any(row[-1] for row in rows):
         headers, rows = headers[:-1], [row[:-1] for row in rows]
