@@ -25,19 +25,13 @@ import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from agents.board import STANDARD, Size
 from connectx_forge.league_results import LadderResult
 from connectx_forge.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
-from connectx_forge.tools.arena.sprt_run import Sprt
-from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.match_store import Match
-from connectx_forge.tools.play.settings import GameSettings
-
-T = TypeVar("T")
 
 PathLike = str | os.PathLike[str]
 Spec = str | os.PathLike[str]
@@ -148,95 +142,41 @@ def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
         yield Path(folder) / "run.sqlite", False
 
 
-def _take(given: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """The keywords of ``given`` among ``names``, taken out of it."""
-    return {name: given.pop(name) for name in list(given) if name in names}
-
-
-def _game_args(game: GameSettings) -> dict[str, Any]:
-    """``GameSettings.of``'s arguments that make ``game``."""
-    return {"size": game.size, "act_timeout": game.act_timeout, "overage": game.overage, "memory": game.memory,
-            "slowdown": game.slowdown, "isolate": game.isolate}
-
-
-GAME_KEYWORDS = ("size", "act_timeout", "overage", "memory", "slowdown", "isolate")  # GameSettings.of's
-
-
-def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
-    """``settings`` (default: ``cls``'s defaults) with the keywords ``given``: ``cls``'s fields, its games'
-    settings by ``GameSettings.of``'s arguments (``act_timeout``, ``memory``...), and a nested settings' fields
-    (a ladder's ``rating``: ``sigma0``, ``tau``...).  The settings check their values (one ``UserError``); a
-    keyword that is none of these is one too."""
-    names = [f.name for f in fields(cls) if f.init]  # type: ignore[arg-type]
-    values = {} if settings is None else {name: getattr(settings, name) for name in names}
-    nested: list[str] = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
-        if isinstance(current, GameSettings):
-            picked = _take(given, GAME_KEYWORDS)
-            nested += GAME_KEYWORDS
-            if picked:
-                values[f.name] = GameSettings.of(**{**_game_args(current), **picked})
-        elif is_dataclass(current) and not isinstance(current, type):
-            inner = [g.name for g in fields(current)]
-            nested += inner
-            picked = _take(given, inner)
-            if picked:
-                values[f.name] = replace(current, **picked)
-    missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given  # type: ignore[arg-type]
-               and f.default is MISSING and f.default_factory is MISSING]
-    if missing:
-        raise UserError(f"{what}() needs {' and '.join(missing)}")
-    for name in given:
-        if name not in names:
-            from agents.registry import did_you_mean
-
-            known = sorted({*names, *nested} - {"game"})
-            raise UserError(f"{what}() takes no keyword {name!r}{did_you_mean(name, known)}; its settings: "
-                            f"{', '.join(known)}")
-    return cls(**{**values, **given})
-
-
-def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
-    """How the run is carried out: ``workers``, the store, and from ``given`` ``dask``, ``progress`` (default
-    off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
-    from connectx_forge.tools.arena.run import MIX, NEW_RUN, Execution
-
-    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
-    if how.get("new_run") and how.get("mix_versions"):
-        raise UserError("new_run and mix_versions are two answers to one question: give one")
-    on_change = NEW_RUN if how.get("new_run") else MIX if how.get("mix_versions") else None
-    return Execution(workers, how.get("dask"), None, store, bool(how.get("resume", False)), on_change,
-                     bool(how.get("progress", False)), on_game)
-
-
-def match(a: Any, b: Any, games: int = 100, *, workers: int | None = None, settings: Match | None = None,
-          save: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-          fallback: Spec | None = None, **given: Any) -> MatchResult:
+def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | None = None,
+          seats: str = "both", openings: int | None = None, size: Size = STANDARD, act_timeout: float = 2,
+          overage: float = 60, isolate: bool = False, save: PathLike | None = None,
+          replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
+          progress: bool = False) -> MatchResult:
     """``cxforge match A B``: ``games`` seeded games between ``a`` and ``b``, seats alternating (A first in the
     even ones) unless ``seats`` is ``"first"`` or ``"second"``.
 
-    ``settings``: a ``Match`` (``connectx_forge.Match``); the keywords ``given`` are its fields and its
-    games' (``seed``, ``seats``, ``openings``: the 4-ply suite's first M, each once from each seat; ``size``,
-    ``act_timeout``, ``overage``, ``isolate``: every player in an agent host, ``memory``, ``slowdown``), and
-    ``progress``.  ``workers``: processes (default: all cores; a function that cannot be pickled, a lambda,
-    plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
+    ``openings``: start from the 4-ply suite's first M openings, each once from each seat; ``workers``: processes
+    (default: all cores; a function that cannot be pickled, a lambda, plays in this process); ``isolate``: every
+    player in an agent host; ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
-    from connectx_forge.tools.play.match import MatchInterrupted, play_match
+    from connectx_forge.tools.play.match import MatchInterrupted, run_match
+    from connectx_forge.tools.play.match_cmd import _openings
     from connectx_forge.tools.play.players import distinct
     from connectx_forge.tools.play.report import format_match
+    from connectx_forge.tools.play.rules import kaggle_number
+    from connectx_forge.tools.play.settings import GameSettings
 
-    progress = bool(given.pop("progress", False))
+    if overage < 0:
+        raise UserError(f"--overage must not be negative, got {overage:g}")
+    if not act_timeout > 0:
+        raise UserError(f"--act-timeout must be positive, got {act_timeout:g}")
     with _ghost_sources(replays, fallback):
         pa, pb = distinct([_player(a), _player(b)])
-        m = configured(Match, settings, {**given, "a": pa.spec, "b": pb.spec, "games": games}, "match")
         if workers is None and not _picklable(pa, pb):
             workers = 1
-        plan = m.plan_of(pa, pb, progress)
+        board: Size = (size[0], size[1], size[2])
+        suite = _openings(openings, board, progress)
         writer = _writer(save)
         try:
-            result = play_match(plan, workers, progress, on_game=writer.add if writer is not None else None)
+            game = GameSettings(board, kaggle_number(act_timeout), kaggle_number(overage), isolate=isolate)
+            result = run_match(pa, pb, games, workers, seed, settings=game, progress=progress, seats=seats,
+                               openings=suite, on_game=writer.add if writer is not None else None)
         except MatchInterrupted:
             if writer is not None:
                 writer.close()
@@ -249,8 +189,8 @@ def match(a: Any, b: Any, games: int = 100, *, workers: int | None = None, setti
 
 def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
           "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
-          max_games: int | None = None, game: GameSettings | None = None, progress: bool = False,
-          **given: Any) -> CheckResult:
+          act_timeout: float = 2.0, overage: float = 60.0, size: Size = STANDARD, max_games: int | None = None,
+          progress: bool = False) -> CheckResult:
     """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
     each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
 
@@ -258,10 +198,9 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     fly, into the user cache); default as the command's: the project in the working folder, else
     ``submissions/submission.py``.  The floors are the manifest's (a project's ``cxforge.toml``); against an
     opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
-    default when None).  ``game``: the games' settings (a ``GameSettings``), or its keywords ``given``
-    (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS, FAIL or
-    UNDECIDED.
+    default when None).  The result's ``verdict`` is the command's: PASS, FAIL or UNDECIDED.
     """
+    from connectx_forge.tools.play.settings import GameSettings
     from connectx_forge.tools.submit import check as checker
     from connectx_forge.tools.submit.check_cmd import default_agent
     from connectx_forge.tools.submit.check_report import format_report
@@ -270,10 +209,8 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[dict[str, Any]] = []
-    settings = GameSettings.of(**{**_game_args(game or GameSettings()), **_take(given, GAME_KEYWORDS)})
-    if given:
-        configured(GameSettings, None, given, "check")  # the one line naming the keyword
-    report = checker.check_file(file.path, games, workers, opponents=chosen, settings=settings, seed=seed,
+    game = GameSettings((size[0], size[1], size[2]), act_timeout, overage)
+    report = checker.check_file(file.path, games, workers, opponents=chosen, settings=game, seed=seed,
                                 progress=progress, validation=validation, max_games=max_games, on_game=played.append)
     played.sort(key=lambda g: g["index"])
     return CheckResult(report.agent or file.label, str(file.path), played, report.to_dict(), format_report(report))
@@ -296,30 +233,31 @@ def _players(players: tuple[Any, ...]) -> tuple[str, ...]:
     return tuple(_spec(p, "tournament") for p in players)
 
 
-def tournament(*players: Any, settings: Tournament | None = None, workers: int | None = None,
+def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None = None, plies: int = 4,
+               band: tuple[int, int] = (-1, 1), seed: int = 0, workers: int | None = None,
+               act_timeout: float = 2, overage: float = 60, memory: int | None = None, slowdown: float = 1.0,
                store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
-               replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-               **given: Any) -> TournamentResult:
+               dask: str | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+               fallback: Spec | None = None, progress: bool = False) -> TournamentResult:
     """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
     on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
 
-    ``settings``: a ``Tournament`` (``connectx_forge.Tournament``); the keywords ``given`` are its fields and its
-    games' (``gauntlet``, ``openings``, ``plies``, ``band``, ``seed``, ``games``; ``act_timeout``, ``overage``,
-    ``memory`` in bytes, ``slowdown``), and ``dask`` (``"local"`` or a scheduler's address) and ``progress``.
     ``store``: a results database to keep (running the same tournament again resumes it); default a temporary
     one.  ``save``: the games as JSON lines; ``out``: a folder for report.json, the CSVs and ratings.png (``-o``).
+    ``memory`` (bytes) and ``slowdown``: the agent hosts' limits; ``dask``: ``"local"`` or a scheduler's address.
     ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
     ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
     from connectx_forge.tools.arena.report import format_tournament, write_outputs
+    from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+    from connectx_forge.tools.play.rules import kaggle_number
 
     with _ghost_sources(replays, fallback):
-        if players or settings is None:
-            given["players"] = _players(players)
-        if given.get("gauntlet") is not None:
-            given["gauntlet"] = _spec(given["gauntlet"], "tournament")
-        t = _run_settings(Tournament, settings, given, "tournament")
-        result, records, path, kept = _stored_run(t, given, workers, store, save)
+        t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies,
+                       openings, seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory,
+                       slowdown)
+        result, records, path, kept = _stored_run(
+            lambda path, on_game: run_tournament(t, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
@@ -327,25 +265,14 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
                             str(path) if kept else None, None if save is None else os.fspath(save))
 
 
-def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
-    """``configured``, less the execution's keywords (``_execution`` takes them)."""
-    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
-    run = configured(cls, settings, given, what)
-    given.clear()
-    given.update(how)
-    return run
-
-
-def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: PathLike | None,
+def _stored_run(run: Callable[[Path, Any], Any], store: PathLike | None,
                 save: PathLike | None) -> tuple[Any, list[Any], Path, bool]:
-    """A tournament's or SPRT's run in ``store`` (a temporary one unless given), each game written to ``save``
-    as it ends and the file completed in order at the end: the result, its records, the store's path and
-    whether it is kept."""
-    from connectx_forge.tools.arena.run import execute
-
+    """A tournament's or SPRT's ``run(path, on_game)`` in ``store`` (a temporary one unless given), each game
+    written to ``save`` as it ends and the file completed in order at the end: the result, its records, the
+    store's path and whether it is kept."""
     writer = _writer(save)
     with _store(store) as (path, kept), _closed_on_error(writer):
-        result = execute(run, _execution(given, workers, path, None if writer is None else writer.add))
+        result = run(path, _on_game(writer))
     records = result.records()
     if writer is not None:
         writer.close(records)
@@ -359,29 +286,29 @@ def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
     return {**report, "info": {**report["info"], "store": "(temporary, removed)"}}
 
 
-def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
-         workers: int | None = None, store: PathLike | None = None, save: PathLike | None = None,
-         out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-         fallback: Spec | None = None, **given: Any) -> SprtResult:
+def sprt(new: Spec, base: Spec, *, elo0: float = 0.0, elo1: float = 10.0, alpha: float = 0.05, beta: float = 0.05,
+         model: str = "normalized", max_games: int = 20000, plies: int = 4, band: tuple[int, int] = (-1, 1),
+         seed: int = 0, workers: int | None = None, act_timeout: float = 2, overage: float = 60,
+         memory: int | None = None, slowdown: float = 1.0, store: PathLike | None = None,
+         save: PathLike | None = None, out: PathLike | None = None, dask: str | None = None,
+         replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
+         progress: bool = False) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
     openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger), or
-    ``max_games`` run out.
-
-    ``settings``: an ``Sprt`` (``connectx_forge.Sprt``); the keywords ``given`` are its fields and its games'
-    (``elo0``, ``elo1``, ``alpha``, ``beta``, ``model``: ``"normalized"``, fastchess's, or ``"logistic"`` Elo,
-    ``max_games``, ``plies``, ``band``, ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and
-    ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
-    ``replays``, ``fallback``: as ``tournament``'s.
+    ``max_games`` run out.  ``model``: ``"normalized"`` (fastchess's) or ``"logistic"`` Elo.  ``store``,
+    ``save``, ``out`` (report.json and llr.png), ``workers``, ``dask``, ``replays``, ``fallback``: as
+    ``tournament``'s.
     """
     from connectx_forge.tools.arena.report import make_folder, write_json
-    from connectx_forge.tools.arena.sprt_run import format_sprt
+    from connectx_forge.tools.arena.sprt_run import SprtSettings, format_sprt, run_sprt
+    from connectx_forge.tools.play.rules import kaggle_number
 
     with _ghost_sources(replays, fallback):
-        for name, p in (("new", new), ("base", base)):
-            if p is not None:
-                given[name] = _spec(p, "sprt")
-        s = _run_settings(Sprt, settings, given, "sprt")
-        result, records, path, kept = _stored_run(s, given, workers, store, save)
+        s = SprtSettings(_spec(new, "sprt"), _spec(base, "sprt"), elo0, elo1, alpha, beta, model, plies,
+                         (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage),
+                         memory, slowdown)
+        result, records, path, kept = _stored_run(
+            lambda path, on_game: run_sprt(s, workers, path, dask, progress, on_game=on_game), store, save)
     if out is not None:
         from connectx_forge.tools.arena import plots
 
