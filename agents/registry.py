@@ -7,8 +7,9 @@ Agent modules are imported lazily, by name, only when an agent is loaded.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from typing import Any
 
 Agent = Callable[[Any, Any], int]
@@ -241,11 +242,16 @@ def get(name: str) -> AgentSpec:
     try:
         return REGISTRY[name]
     except KeyError:
-        from connectx_forge.tools.options import did_you_mean  # the one did-you-mean (the tools' registry)
-
         hint = did_you_mean(name, REGISTRY)
         raise UnknownAgent(f"unknown agent {name!r}{hint}; registered agents: {', '.join(sorted(REGISTRY))}; or "
                            "give a project folder or a .py file") from None
+
+
+def did_you_mean(word: str, choices: Iterable[Any]) -> str:
+    """`` (did you mean 'x'?)`` for the choice closest to ``word``, or ``""`` when none is close: the one
+    did-you-mean of every unknown name (agents here; players, settings, sets and teams in the tools)."""
+    close = get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6) if word else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def load(name: str) -> Agent:

@@ -19,7 +19,6 @@ from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import (
     PROJECT_PACKAGE,
     RUNTIME_MODULES,
-    agents_root,
     check_defines,
     collect,
     positional_arity,
@@ -34,6 +33,7 @@ from connectx_forge.build.manifest import (
     tool_version,
 )
 from connectx_forge.build.reads import check_reads
+from connectx_forge.tools.paths import agents_root
 
 if TYPE_CHECKING:
     from connectx_forge.tools.play.reference import PlayerRef

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
+from connectx_forge.tools.paths import agents_root
 
 PROJECT_PACKAGE = "agents"  # the shipped agents' package, a library for every project
 TOOLKIT = "connectx_forge"
@@ -76,14 +77,6 @@ def locate(root: Path, name: str) -> tuple[Path, bool] | None:
     if base.with_suffix(".py").is_file():
         return base.with_suffix(".py"), False
     return None
-
-
-@cache
-def agents_root() -> Path:
-    """The folder the shipped ``agents`` package is imported from (the checkout, or site-packages)."""
-    spec = importlib.util.find_spec(PROJECT_PACKAGE)
-    assert spec is not None and spec.origin is not None
-    return Path(spec.origin).resolve().parent.parent
 
 
 @cache

@@ -36,7 +36,8 @@ from pathlib import Path, PurePosixPath
 from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
-from connectx_forge.build.imports import SourceModule
+from connectx_forge.build.imports import PROJECT_PACKAGE, SourceModule
+from connectx_forge.tools.paths import agents_root, user_cache
 
 LOADER = "load_native"
 TOOLCHAIN = "ziglang"
@@ -94,16 +95,12 @@ def cache_key(files: list[tuple[str, bytes]]) -> str:
 
 def is_shipped(module: str) -> bool:
     """Whether module ``module`` is one of the shipped agents' (its libraries are ``SHIPPED``'s)."""
-    from connectx_forge.build.imports import PROJECT_PACKAGE
-
     return module.split(".")[0] == PROJECT_PACKAGE
 
 
 def declared_for(module: str, root: Path, project: dict[str, list[str]]) -> tuple[Path, dict[str, list[str]]]:
     """``(root, libraries)`` that module ``module`` names with ``load_native``: the shipped agents' (``SHIPPED``,
     from their root) for one of theirs, else its project's (``project``, from ``root``)."""
-    from connectx_forge.build.imports import agents_root
-
     return (agents_root(), SHIPPED) if is_shipped(module) else (root, project)
 
 
@@ -197,7 +194,6 @@ def library(root: Path, name: str, sources: list[str], where: str, prebuilt: boo
     the jail (``cc.py``); ``BuildError`` with the compiler's lines.  The key covers the files the sources
     include: the cache records which (``reads_record``), and so does a prebuilt key file (its other lines)."""
     from connectx_forge.build.cache import atomic_write
-    from connectx_forge.tools.paths import user_cache
 
     read = read_sources(root, name, sources, where)
     cache = user_cache() / "native"
@@ -263,8 +259,6 @@ def library_for(name: str, module: str, file: str) -> bytes:
 
 def main() -> None:
     """``python -m connectx_forge.build.native``: refresh the shipped agents' prebuilt libraries."""
-    from connectx_forge.build.imports import agents_root
-
     for name, sources in SHIPPED.items():
         print(write_prebuilt(agents_root(), name, sources))
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.registry import did_you_mean
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
 from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"

@@ -15,7 +15,7 @@ line (a ``UserError``) naming the file and the bound it broke when it is:
   recurse once per level (a 200,000-deep list is a ``RecursionError``, a
   100,000-part dotted key makes ``tomllib`` eat gigabytes);
 * JSON with an integer of more than 20 digits, NaN, Infinity or a float that
-  overflows (``sandbox.protocol.loads``, which reads an agent host's messages);
+  overflows (``loads``, which also reads an agent host's messages: sandbox/protocol.py);
 * a games file of more than ``MAX_GAMES`` lines, or a line longer than
   ``MAX_LINE`` bytes.
 
@@ -27,6 +27,8 @@ and an ``inarow`` that fits them), before anything is sized by it.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import stat
@@ -35,7 +37,6 @@ from typing import Any
 
 from agents.board import Size
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.sandbox.protocol import loads, one_line, too_deep
 
 PathLike = str | os.PathLike[str]
 
@@ -48,12 +49,62 @@ MAX_GAMES = 1_000_000  # lines of a games file
 MAX_DEPTH = 64  # JSON nesting (a Kaggle replay nests 7 deep)
 MAX_TOML_DEPTH = 32  # TOML nesting: brackets, and separately the parts of one line's dotted keys
 MAX_SIDE = 20  # rows and columns of a board (the leaderboard plays 6x7)
+MAX_DIGITS = 20  # the most digits an integer in JSON may have (a 64-bit one has at most 20)
+MAX_FLOAT_CHARS = 32  # the longest float literal (a float's repr has at most 24 characters)
 
 # What the TOML scan skips (strings, comments, floats) or counts (brackets, dots of dotted keys, line ends).
 # Every string's closing quote is optional, so an unterminated one ends the scan in one match.
 _TOML = re.compile(r'"""(?:[^"\\]|\\[\s\S]|"(?!""))*(?:"{3,5}|\Z)|\'\'\'[\s\S]*?(?:\'{3,5}|\Z)'
                    r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"?|\'[^\'\n]*\'?|#[^\n]*'
                    r"|[+-]?\d[\d_]*\.\d[\d_]*(?:[eE][+-]?\d[\d_]*)?|[\[\]{}.\n]")
+
+
+# a JSON string, its closing quote optional: an unterminated one runs to the end in one match (a required quote
+# would make the regex retry from every escaped quote inside it, quadratic in the text's length)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def too_deep(text: str, limit: int) -> bool:
+    """Whether arrays and objects nest deeper than ``limit`` in ``text``, found by counting brackets outside
+    strings (a loop, so nothing recurses; linear in the text's length); an unterminated string's brackets do
+    not count (json refuses it, having gone no deeper than the brackets before it)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for bracket in _BRACKETS.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def loads(text: str) -> Any:
+    """``text`` parsed by json with integers of at most ``MAX_DIGITS`` digits, finite floats and no NaN or
+    Infinity (``ValueError`` otherwise); call it on text ``too_deep`` passed, as json recurses per level."""
+    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message, on one line and short (it may quote what the agent sent)."""
+    return " ".join(str(exc).split())[:100]
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text) if len(text) <= MAX_FLOAT_CHARS else math.inf
+    if not math.isfinite(value):
+        raise ValueError(f"a number out of range ({text[:20]})")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise ValueError(f"{name}, which JSON does not allow")
 
 
 def read_bytes(path: PathLike, max_bytes: int, name: str | None = None) -> bytes:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
 
+from agents.registry import did_you_mean
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
 from connectx_forge.tools.options import HelpFormatter
@@ -239,7 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] in ALIASES:
         argv = [*ALIASES[argv[0]], *argv[1:]]
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        return _fail(argv[0], f"no such command{options.did_you_mean(argv[0], COMMANDS)}; {PROG} --help lists "
+        return _fail(argv[0], f"no such command{did_you_mean(argv[0], COMMANDS)}; {PROG} --help lists "
                               "them", 2)
     if not argv or argv[0] not in COMMANDS:
         build_parser().parse_args(argv)  # --help, or one line: no command

@@ -397,14 +397,6 @@ def add_names(parser: Any, flag: str, default: list[str] | None, what: str, meta
                         help=f"{what}, separated by commas or spaces{shown}")
 
 
-def did_you_mean(word: str, choices: Any) -> str:
-    """`` (did you mean 'x'?)`` for the choice closest to ``word``, or ``""`` when none is close."""
-    from difflib import get_close_matches
-
-    close = get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6) if word else []
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def add_game(parser: Any) -> None:
     """``--game N``: the N-th game of the files given, counted from 1, in every command that reads games."""
     parser.add_argument("--game", type=positive_int, default=None, metavar="N",

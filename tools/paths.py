@@ -8,10 +8,19 @@ in the folder the command runs in.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from functools import cache
 from pathlib import Path
 
-from connectx_forge.build.imports import agents_root
+
+@cache
+def agents_root() -> Path:
+    """The folder the shipped ``agents`` package is imported from (the checkout, or site-packages)."""
+    spec = importlib.util.find_spec("agents")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).resolve().parent.parent
+
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (or site-packages, when installed)
 AGENTS_ROOT = agents_root()  # the folder the shipped agents import from

@@ -30,6 +30,7 @@ from connectx_forge.build.errors import BuildError
 from connectx_forge.build.project import read_settings
 from connectx_forge.tools import boundedread
 from connectx_forge.tools.arena.store import Store
+from connectx_forge.tools.boundedread import too_deep
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.credentials import secrets
 from connectx_forge.tools.errors import UserError
@@ -37,7 +38,6 @@ from connectx_forge.tools.ladder.episodes_in import read_episodes
 from connectx_forge.tools.play.records import GameWriter, read_games
 from connectx_forge.tools.regress import data as regressions
 from connectx_forge.tools.review.games import read_file
-from connectx_forge.tools.sandbox.protocol import too_deep
 from connectx_forge.tools.solver.book_builder import read_progress
 from connectx_forge.tools.solver.heldout import read_records
 from connectx_forge.tools.solver.mistakes import WeakCache

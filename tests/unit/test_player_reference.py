@@ -146,4 +146,4 @@ def test_only_the_reference_module_decides_what_a_player_argument_is() -> None:
         assert found <= {home, *allowed_elsewhere.get(what, set())}, (what, sorted(map(str, found)))
     assert len(re.findall(r"def looks_like_path\b", sources[home])) == 1
     close = {path for path, text in sources.items() if "get_close_matches" in text}
-    assert close == {ROOT / "tools" / "options.py"}, close  # the one did-you-mean: options.did_you_mean
+    assert close == {ROOT / "agents" / "registry.py"}, close  # the one did-you-mean: registry.did_you_mean

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.board import STANDARD, Board
+from agents.registry import did_you_mean
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
 from connectx_forge.tools.review.games import Game, read_file
 
 ENV = "CXFORGE_REPLAYS"

@@ -17,7 +17,6 @@ from typing import Any
 from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.sandbox.protocol import one_line
 
 PathLike = str | os.PathLike[str]
 GameKey = tuple[str | None, str, str, int, int]  # run, pairing "A vs B", opening (Pons digits), A's seat, seed
@@ -149,7 +148,7 @@ def record_of(data: Any, where: str) -> GameRecord:
         rows, columns, _ = boundedread.board_size(*rec.size, name=where)
         moves = len(rec.moves)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UserError(f"{where}: not a game written with --save ({one_line(exc)})") from None
+        raise UserError(f"{where}: not a game written with --save ({boundedread.one_line(exc)})") from None
     if moves > rows * columns:
         raise UserError(f"{where}: {moves} moves, more than a {rows}x{columns} board holds")
     return rec

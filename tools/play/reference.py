@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.registry import did_you_mean
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.options import did_you_mean
 
 KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/ghosts

@@ -31,16 +31,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import socket
 from collections.abc import Iterator
 from typing import Any
 
+from connectx_forge.tools.boundedread import loads, one_line, too_deep
+
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
 MAX_DEPTH = 16  # the deepest nesting of arrays and objects a message may have
-MAX_DIGITS = 20  # the most digits an integer in a message may have (a 64-bit one has at most 20)
-MAX_FLOAT_CHARS = 32  # the longest float literal (a float's repr has at most 24 characters)
 MAX_PID = 1 << 22  # Linux's largest pid (PID_MAX_LIMIT)
 MAX_STATUS = 0xFFFF  # a wait status fits 16 bits
 MAX_INT = 1 << 63  # an int action beyond +-this crosses as its type and repr (always an invalid column)
@@ -59,7 +58,7 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[str, Any]:
     """``data`` (one message, ``what`` it is) as a JSON object, or ``ProtocolError`` naming what was wrong: longer
-    than ``limit`` bytes, not UTF-8, nested deeper than ``MAX_DEPTH``, an integer of more than ``MAX_DIGITS``
+    than ``limit`` bytes, not UTF-8, nested deeper than ``MAX_DEPTH``, an integer of more than 20
     digits, NaN or Infinity (or a float that overflows to it), not JSON, not an object.  The bounds are checked
     before or while parsing, so that no message can make json recurse deep or build a huge number."""
     if len(data) > limit:
@@ -77,54 +76,6 @@ def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[st
     if not isinstance(message, dict):
         raise ProtocolError(f"{what} that is not a JSON object")
     return message
-
-
-# a JSON string, its closing quote optional: an unterminated one runs to the end in one match (a required quote
-# would make the regex retry from every escaped quote inside it, quadratic in the text's length)
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
-
-
-def too_deep(text: str, limit: int) -> bool:
-    """Whether arrays and objects nest deeper than ``limit`` in ``text``, found by counting brackets outside
-    strings (a loop, so nothing recurses; linear in the text's length); an unterminated string's brackets do
-    not count (json refuses it, having gone no deeper than the brackets before it)."""
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth = 0
-    for bracket in _BRACKETS.findall(_STRING.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        if depth > limit:
-            return True
-    return False
-
-
-def loads(text: str) -> Any:
-    """``text`` parsed by json with integers of at most ``MAX_DIGITS`` digits, finite floats and no NaN or
-    Infinity (``ValueError`` otherwise); call it on text ``too_deep`` passed, as json recurses per level."""
-    return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception's message, on one line and short (it may quote what the agent sent)."""
-    return " ".join(str(exc).split())[:100]
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise ValueError(f"an integer of more than {MAX_DIGITS} digits")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text) if len(text) <= MAX_FLOAT_CHARS else math.inf
-    if not math.isfinite(value):
-        raise ValueError(f"a number out of range ({text[:20]})")
-    return value
-
-
-def _constant(name: str) -> float:
-    raise ValueError(f"{name}, which JSON does not allow")
 
 
 def integer(value: Any, low: int, high: int, what: str) -> int:

@@ -11,6 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
+from agents.registry import did_you_mean
 from connectx_forge.tools import options, table
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
@@ -55,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _set_names(names: list[str]) -> list[str]:
     bad = [s for s in names if s not in heldout.SETS]
     if bad or not names:
-        raise UserError(f"unknown held-out sets {bad}{options.did_you_mean(bad[0] if bad else '', heldout.SETS)}; "
+        raise UserError(f"unknown held-out sets {bad}{did_you_mean(bad[0] if bad else '', heldout.SETS)}; "
                         f"the sets are {', '.join(heldout.SETS)}")
     return names
 

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Board
+from agents.registry import did_you_mean
 from agents.solver.engine import Engine
 from agents.solver.search import score_class as sign
 from connectx_forge.tools import boundedread
@@ -350,7 +351,6 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
     set not built, an agent that cannot load, no C compiler for ``engine`` c)
     is a ``UserError`` before any solving.
     """
-    from connectx_forge.tools.options import did_you_mean
     from connectx_forge.tools.play.reference import SUBMISSIONS, reference
 
     run = run if run is not None else MistakeRun()
