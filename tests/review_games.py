@@ -61,9 +61,9 @@ def exact_truth(moves: list[int]) -> list[tuple[int, int, list[int]]]:
 @functools.lru_cache(maxsize=1)
 def _c_solver() -> Any:
     """The compiled solver where it loads (fast once the book's early plies are past), else None."""
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
-    return csolver.CSolver() if csolver.available() else None
+    return tool_engines.CSolver() if tool_engines.available() else None
 
 
 @functools.lru_cache(maxsize=8)

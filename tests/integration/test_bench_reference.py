@@ -11,7 +11,7 @@ import pytest
 from connectx_forge.tools.bench import reference_bitbully
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 
 
 def test_absent_reference_is_one_line_naming_the_install(tmp_path: Path, pons_dir: Path,
@@ -32,8 +32,8 @@ def test_side_by_side_with_bitbully_on_three_positions(pons_dir: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     if not (reference_bitbully.LAYER / "bitbully").is_dir():
         pytest.skip(f"bitbully is not in the bench layer {reference_bitbully.LAYER}: {reference_bitbully.INSTALL}")
-    if not csolver.available():
-        pytest.skip(f"the compiled solver: {csolver.why_not()}")
+    if not tool_engines.available():
+        pytest.skip(f"the compiled solver: {tool_engines.why_not()}")
     assert main(["bench", "solver", str(pons_dir / "Test_L2_R2"), "--reference", "bitbully", "--limit", "3",
                  "--no-progress"]) == 0
     out = capsys.readouterr().out

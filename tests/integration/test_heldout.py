@@ -15,10 +15,10 @@ from agents.board import Board
 from agents.solver.search import Solver, Timeout
 from connectx_forge.tools import paths
 from connectx_forge.tools.cli import main
-from connectx_forge.tools.solver import csolver, heldout
+from connectx_forge.tools.solver import heldout, tool_engines
 from connectx_forge.tools.train.train import _holdout_paths, family_keys, holdout_keys
 
-needs_cc = pytest.mark.skipif(not csolver.available(),
+needs_cc = pytest.mark.skipif(not tool_engines.available(),
                               reason="the compiled solver does not load here: the held-out sets are labelled by "
                                      "the compiled solver")
 SMALL = 131_101  # the smallest prime the table takes (above 2**17): plenty for middle positions
@@ -26,9 +26,9 @@ SMALL = 131_101  # the smallest prime the table takes (above 2**17): plenty for 
 
 @pytest.fixture(scope="module")
 def engine() -> Any:
-    if not csolver.available():
+    if not tool_engines.available():
         pytest.skip("the compiled solver (agents/solver/native) does not load here")
-    return csolver.CSolver(entries=SMALL)
+    return tool_engines.CSolver(entries=SMALL)
 
 
 def build(folder: Path, engine: Any, size: int, name: str = "Random-Middle", **kwargs: Any) -> heldout.Summary:
@@ -205,7 +205,7 @@ def test_bad_build_input_is_one_line(argv: list[str], why: str, capsys: pytest.C
 
 def test_no_compiled_solver_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(csolver, "library", lambda: None)  # as where the library cannot be loaded
+    monkeypatch.setattr(tool_engines, "library", lambda: None)  # as where the library cannot be loaded
     assert main(["heldout", "build", "-o", str(tmp_path), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "compiled solver, and it cannot be loaded" in err[0] and "--engine" not in err[0]
@@ -228,9 +228,9 @@ def test_mistakes_judges_heldout_moves_from_their_stored_scores(tmp_path: Path, 
     def no_solving(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("made a solver for a held-out set")
 
-    for cls in (Solver, csolver.CSolver):
+    for cls in (Solver, tool_engines.CSolver):
         monkeypatch.setattr(cls, "__init__", no_solving)
-    monkeypatch.setattr(csolver, "require", no_solving)  # not even the library is needed
+    monkeypatch.setattr(tool_engines, "require", no_solving)  # not even the library is needed
     argv = ["mistakes", "--agents", "leftmost", "--sets", "Random-Middle", "--heldout", str(tmp_path), "--json"]
     for engine in ("python", "c"):
         assert main([*argv, "--engine", engine, "--cache", str(tmp_path / "weak.jsonl")]) == 0

@@ -12,7 +12,7 @@ from hypothesis import given
 from agents.board import Board
 from agents.solver.book import NO_MOVE, Book, BookError, Entry
 from agents.solver.search import Solver
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 from connectx_forge.tools.solver.book_builder import read_progress
 from connectx_forge.tools.solver.book_cmd import add_arguments, run
 from tests.strategies import standard_positions
@@ -117,7 +117,7 @@ def test_book_scores_speed_up_the_solver_and_stay_exact(tmp_path: Path) -> None:
     assert with_book.nodes < plain_nodes
 
 
-ENGINES = ["python", pytest.param("c", marks=pytest.mark.skipif(not csolver.available(),
+ENGINES = ["python", pytest.param("c", marks=pytest.mark.skipif(not tool_engines.available(),
                                                                 reason="the compiled solver does not load here"))]
 
 

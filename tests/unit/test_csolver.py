@@ -17,23 +17,23 @@ from hypothesis import given, settings
 
 from agents.board import Board, BoardError
 from agents.solver.search import ETC_EMPTIES, Solver, Timeout
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 from tests.strategies import standard_positions
 from tests.unit.test_solver import read_set, sample
 
-pytestmark = pytest.mark.skipif(not csolver.available(),
+pytestmark = pytest.mark.skipif(not tool_engines.available(),
                                 reason="the compiled solver (agents/solver/native) does not load here")
 
-SMALL = csolver.DEFAULT_ENTRIES
+SMALL = tool_engines.DEFAULT_ENTRIES
 
 
 @pytest.fixture(scope="module")
-def engine() -> csolver.CSolver:
-    return csolver.CSolver(entries=SMALL)
+def engine() -> tool_engines.CSolver:
+    return tool_engines.CSolver(entries=SMALL)
 
 
 @pytest.mark.parametrize("name, n", [("Test_L3_R1", 60), ("Test_L2_R1", 60), ("Test_L1_R1", 25)])
-def test_same_scores_moves_and_nodes_as_the_python_solver(pons_dir: Path, engine: csolver.CSolver,
+def test_same_scores_moves_and_nodes_as_the_python_solver(pons_dir: Path, engine: tool_engines.CSolver,
                                                            name: str, n: int) -> None:
     c_total = py_total = 0
     for moves, expected in sample(read_set(pons_dir, name), n):
@@ -53,16 +53,16 @@ def test_same_scores_moves_and_nodes_as_the_python_solver(pons_dir: Path, engine
 @settings(max_examples=40)
 @given(standard_positions(min_moves=16))
 def test_analyze_matches_on_random_positions(board: Board) -> None:
-    engine = csolver.CSolver(entries=SMALL)
+    engine = tool_engines.CSolver(entries=SMALL)
     assert engine.analyze(board) == Solver().analyze(board)
     assert engine.analyze(board, weak=True) == Solver().analyze(board, weak=True)
 
 
-def test_time_limit_and_bad_boards(engine: csolver.CSolver) -> None:
+def test_time_limit_and_bad_boards(engine: tool_engines.CSolver) -> None:
     engine.reset()
-    with pytest.raises(csolver.SolverTimeout):
+    with pytest.raises(tool_engines.SolverTimeout):
         engine.solve(Board.from_pons("44"), deadline=time.perf_counter() + 0.001)
-    assert issubclass(csolver.SolverTimeout, Timeout)  # callers catch the Python solver's Timeout for both
+    assert issubclass(tool_engines.SolverTimeout, Timeout)  # callers catch the Python solver's Timeout for both
     with pytest.raises(BoardError, match="6x7"):
         engine.solve(Board(rows=5, columns=6))
     with pytest.raises(BoardError, match="already won"):

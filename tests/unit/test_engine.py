@@ -22,7 +22,7 @@ from agents.solver.native import NativeSolver
 from agents.solver.policy import POLICY, ByEngine, Fallback, Policy
 from agents.solver.search import Solver, Timeout
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 from tests.unit.test_solver import read_set, sample
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def test_auto_falls_back_to_python_where_the_library_does_not_load(monkeypatch: 
     with pytest.raises(EngineError, match="the compiled solver cannot be loaded here"):
         engine("c")
     with pytest.raises(UserError, match="use --engine python"):
-        csolver.engine("c")
+        tool_engines.engine("c")
 
 
 @pytest.mark.parametrize("bad", ["C", "native", "", "pyhton"])
@@ -70,7 +70,7 @@ def test_an_unknown_kind_is_one_clear_error(bad: str) -> None:
     with pytest.raises(EngineError, match="unknown solver engine"):
         resolve(bad)
     with pytest.raises(UserError, match="unknown solver engine"):
-        csolver.engine(bad)
+        tool_engines.engine(bad)
     assert KINDS == ("auto", "c", "python")
 
 

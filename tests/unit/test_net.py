@@ -297,10 +297,10 @@ def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
 
 
 def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
     from connectx_forge.tools.train import labels
 
-    if not csolver.available():
+    if not tool_engines.available():
         pytest.skip("the compiled solver does not load here")
     py, c = tmp_path / "py", tmp_path / "c"
     labels.generate(py, seed=5, games=3, budget_s=5.0, min_stones=24, progress=False)
@@ -332,7 +332,7 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     import argparse
 
     from agents.solver.search import Solver
-    from connectx_forge.tools.solver import book_builder, book_cmd, csolver
+    from connectx_forge.tools.solver import book_builder, book_cmd, tool_engines
     from connectx_forge.tools.train import labels
 
     root = "6614446666373154"  # a Middle-Medium position (as in test_book)
@@ -342,7 +342,7 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     args = parser.parse_args(["build", "--root", root, "--plies", str(len(root) + 2), "--side", "first",
                               "--easy-nodes", "0", "--workers", "1", "--progress", str(progress),
                               "--out", str(tmp_path / "book.bin"),
-                              "--engine", "c" if csolver.available() else "python"])
+                              "--engine", "c" if tool_engines.available() else "python"])
     assert book_cmd.run(args) == 0
     found = list(labels.book_labels(progress))
     full = [r for r in found if isinstance(r, labels.Label)]

@@ -95,9 +95,9 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
                c_entries: int | None = None) -> SolverFigures:
     """Solve each position with a cleared table (the clearing untimed); the figures for one file, timed by
     ``clock``, the compiled table of ``c_entries`` (default: the tools' size)."""
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
-    solver = csolver.engine(engine) if c_entries is None else csolver.engine(engine, c_entries=c_entries)
+    solver = tool_engines.engine(engine) if c_entries is None else tool_engines.engine(engine, c_entries=c_entries)
     correct = nodes = 0
     elapsed = 0.0
     wrong: list[str] = []
@@ -204,9 +204,9 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
     """Print, per file, the compiled and the Python solver (and ``reference``) on the same positions in one run,
     with each one's nodes per second as a ratio to the first row's; 1 if any score was wrong, else 0."""
     from agents.solver.engine import Kind
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
-    csolver.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
+    tool_engines.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
     cells = []
     failed = False
     for path, positions in files:
@@ -234,10 +234,10 @@ def against_bitbully(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: 
     from agents.solver.engine import Kind
     from agents.solver.native import DEEP_ENTRIES, DEFAULT_ENTRIES
     from connectx_forge.tools.bench import reference_bitbully
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
     reference_bitbully.load()  # one line, before any work, if it is not installed
-    csolver.resolve(Kind.C)
+    tool_engines.resolve(Kind.C)
     ours_name = f"c ({DEFAULT_ENTRIES:,} + {DEEP_ENTRIES:,} deep entries)"
     ref_name = f"bitbully {reference_bitbully.PIN}"
     cells, notes = [], []

@@ -16,7 +16,7 @@ Only the positions the agent cannot solve in time are kept: one whose solve
 (a weak then an exact best move, as the agent does, from an empty table) takes
 fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
 tree is not followed below it.  The solver's C engine
-(``connectx_forge.tools.solver.csolver``, about 25x faster) does the solving where it loads;
+(``connectx_forge.tools.solver.tool_engines``, about 25x faster) does the solving where it loads;
 ``--engine python`` uses the agent's own solver.
 
 Deeper books need only a longer run of the same command, e.g.
@@ -41,7 +41,7 @@ from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
 from connectx_forge.tools.play import worker_pool as pools
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 
 if TYPE_CHECKING:
     from agents.solver.book import Book
@@ -106,7 +106,7 @@ def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
     """Score and best move of the position after ``line`` (weak, then exact, like the agent: from an empty
     table)."""
     from agents.solver.search import Timeout
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
     board = Board.from_pons(line)
     start = time.perf_counter()
@@ -114,7 +114,7 @@ def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
     score: int | None
     solver = _ENGINES.get(engine)
     if solver is None:
-        solver = _ENGINES[engine] = csolver.engine(engine)
+        solver = _ENGINES[engine] = tool_engines.engine(engine)
     solver.reset()
     deadline = start + seconds
     first = solver.nodes
@@ -247,7 +247,7 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
     if plies > 41:
         raise UserError(f"--plies is at most 41 on a 6x7 board, got {plies}")
     run = (run if run is not None else BookRun()).settled(60.0, DEFAULT_PROGRESS)
-    engine = csolver.resolve(run.engine or "auto")  # loaded now: one clear error instead of one per worker
+    engine = tool_engines.resolve(run.engine or "auto")  # loaded now: one clear error instead of one per worker
     run.progress.parent.mkdir(parents=True, exist_ok=True)
     if not run.out.parent.is_dir():
         raise UserError(f"folder of --out does not exist: {run.out.parent}")

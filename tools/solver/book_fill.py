@@ -39,7 +39,7 @@ from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.worker_pool import worker_pool
-from connectx_forge.tools.solver import csolver
+from connectx_forge.tools.solver import tool_engines
 from connectx_forge.tools.solver.book_builder import (
     BookRun,
     Result,
@@ -80,7 +80,7 @@ def solve_exact(line: str, seconds: float, engine: str) -> Result:
 
     solver = _SOLVERS.get(engine)
     if solver is None:
-        solver = _SOLVERS[engine] = csolver.engine(engine)
+        solver = _SOLVERS[engine] = tool_engines.engine(engine)
     board = Board.from_pons(line)
     start = time.perf_counter()
     first = solver.nodes
@@ -158,7 +158,7 @@ def fill(stones: int, run: BookRun | None = None, shard: tuple[int, int] | None 
         book = Book.from_bytes(run.out.read_bytes()) if run.out.exists() else Book.empty()
     except (OSError, BookError) as exc:
         raise UserError(f"cannot read the book {run.out}: {exc}") from None
-    engine = csolver.resolve(run.engine or "auto", check=False)  # checked below, once the dry run is out of the way
+    engine = tool_engines.resolve(run.engine or "auto", check=False)  # checked after the dry run
     tree = levels(start, run.root.strip(), stones + 1)  # the last level is the leaves (empty if every game ended)
     leaves, have = tree[-1], set(book.keys)
     new = [(key, line) for lv in tree[:-1] for key, (board, line) in lv.items() if key not in have and board.moves]
@@ -168,7 +168,7 @@ def fill(stones: int, run: BookRun | None = None, shard: tuple[int, int] | None 
           f"({engine})", flush=True)
     if run.dry_run:
         return 0
-    csolver.resolve(engine)  # loads now: one clear error instead of one per worker
+    tool_engines.resolve(engine)  # loads now: one clear error instead of one per worker
     run.progress.parent.mkdir(parents=True, exist_ok=True)
     done, easy_file = read_progress(run.progress), easy_progress(run.progress)
     ordered = sorted(leaves.items())

@@ -84,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--training: no such folder: {', '.join(missing)}")
     if args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out must be a folder, {args.out} is a file")
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
-    if not csolver.available():  # one clear line before any drawing
-        raise UserError(f"the held-out sets are labelled by the compiled solver, and {csolver.why_not()}")
-    solver = csolver.CSolver()
+    if not tool_engines.available():  # one clear line before any drawing
+        raise UserError(f"the held-out sets are labelled by the compiled solver, and {tool_engines.why_not()}")
+    solver = tool_engines.CSolver()
     os.nice(5)  # a long background job
     for name in names:
         done = heldout.build_set(name, args.out, args.size, args.seed, args.label_budget, training, pons,

@@ -209,12 +209,12 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
 
     Returns how many positions were labelled in this call.
     """
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
     path = shard_path(cache_dir, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     start = _last_game(path) + 1
-    solver = csolver.engine(engine, py_entries=1 << 20)
+    solver = tool_engines.engine(engine, py_entries=1 << 20)
     written = 0
     with open(path, "a", encoding="utf-8") as fh, \
             progress_bars.bar(games, f"labels seed {seed}", unit="game", enabled=progress) as bar:

@@ -85,10 +85,10 @@ def _generate_args(args: argparse.Namespace) -> tuple[int, int, float, str]:
         budget = options.positive_float(args.old[2]) if len(args.old) > 2 else 1.0
     except argparse.ArgumentTypeError as exc:
         raise UserError(f"SEED and GAMES must be whole numbers and BUDGET a positive number: {exc}") from None
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
     engine = args.old[3] if len(args.old) > 3 else "python"
     try:
-        return seed, games, budget, csolver.resolve(engine, check=False)
+        return seed, games, budget, tool_engines.resolve(engine, check=False)
     except UserError:
         raise UserError(f"ENGINE must be python or c (or auto), got {engine!r}") from None

@@ -163,9 +163,9 @@ def move_metrics(logits: np.ndarray, p: np.ndarray, cls: np.ndarray) -> tuple[fl
 # -- runs ----------------------------------------------------------------------
 def _label_engine(name: str) -> str:
     """The labelling engine: ``auto`` picks the C engine where it can be built."""
-    from connectx_forge.tools.solver import csolver
+    from connectx_forge.tools.solver import tool_engines
 
-    return csolver.resolve(name, check=False)
+    return tool_engines.resolve(name, check=False)
 
 
 def _holdout_paths(args: argparse.Namespace) -> list[Path]:

@@ -1,4 +1,4 @@
-"""The compiled solver for the tools (book, labels, mistakes, review): the agent's own C engine.
+"""The solver engines as the tools (book, labels, mistakes, review) use them: the agent's C engine and Python solver.
 
 ``agents/solver/native/solver.c`` is one source for the ``solver`` agent and
 for these tools: ``CSolver`` is ``agents.solver.native.NativeSolver`` with a
