@@ -60,10 +60,12 @@ submission: $(RUNTIME_STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest
 
-# ruff and mypy alone (make test runs them too, in tests/unit/test_static.py)
+# ruff, mypy and the layers' import contracts alone (make test runs them too: tests/unit/test_static.py,
+# tests/unit/test_layers.py)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check agents api build runtime testing tools tests
 	$(BIN)/python -m tests.typecheck
+	$(BIN)/python -m tests.importlayers
 
 test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m slow

@@ -1,0 +1,61 @@
+"""The layers of the code, checked by import-linter (pyproject.toml's ``[tool.importlinter]``, run by
+tests/importlayers.py over the installed layout): every import, at module level or in a function, goes down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests import importlayers
+from tests.typecheck import module_sources
+
+
+def test_the_import_contracts_hold() -> None:
+    pytest.importorskip("importlinter")
+    result = importlayers.run()
+    assert result.returncode == 0, (result.stdout + result.stderr)[-8000:]
+
+
+def test_an_import_that_goes_up_breaks_a_contract(tmp_path: Path) -> None:
+    """The check sees every folder of the package: the CLI (tools/) importing the errors (tools/), the bundler
+    (build/, a namespace package) importing them too and the API (api/) importing the tools are each reported
+    as a broken contract."""
+    pytest.importorskip("importlinter")
+    config = tmp_path / "contracts.toml"
+    config.write_text("""
+[tool.importlinter]
+root_packages = ["connectx_forge", "agents"]
+
+[[tool.importlinter.contracts]]
+name = "the CLI above the errors, upside down"
+type = "layers"
+layers = ["connectx_forge.tools.errors", "connectx_forge.tools.cli"]
+
+[[tool.importlinter.contracts]]
+name = "the bundler above the errors, upside down"
+type = "forbidden"
+source_modules = ["connectx_forge.build"]
+forbidden_modules = ["connectx_forge.tools.errors"]
+
+[[tool.importlinter.contracts]]
+name = "the API above the tools, upside down"
+type = "forbidden"
+source_modules = ["connectx_forge.functions"]
+forbidden_modules = ["connectx_forge.tools"]
+""")
+    result = importlayers.run(config)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Contracts: 0 kept, 3 broken." in result.stdout, result.stdout
+    assert "connectx_forge.tools.cli -> connectx_forge.tools.errors" in result.stdout, result.stdout
+
+
+def test_the_tree_holds_every_source_file(tmp_path: Path) -> None:
+    """The laid-out tree has a module for each source file of the installed packages (so no folder escapes the
+    contracts), and links into the checkout rather than copies."""
+    tree = importlayers.lay_out(tmp_path / "tree")
+    for path, module in module_sources():
+        parts = module.split(".")
+        laid = tree.joinpath(*parts, "__init__.py") if path.endswith("__init__.py") else \
+            tree.joinpath(*parts[:-1], parts[-1] + ".py")
+        assert laid.resolve() == (importlayers.ROOT / path).resolve(), (path, laid)
