@@ -117,9 +117,6 @@ COMMANDS: dict[str, Command] = {
                       "review"),
 }
 
-# old names kept working, unlisted: name -> the arguments they stand for
-ALIASES: dict[str, tuple[str, ...]] = {"bench-solver": ("bench", "solver")}
-
 class CommandUnavailable(Exception):
     """A command's module cannot be imported (a missing package, or a module not written yet)."""
 
@@ -237,8 +234,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"{PROG} {tool_version()}")
         return 0
-    if argv and argv[0] in ALIASES:
-        argv = [*ALIASES[argv[0]], *argv[1:]]
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         return _fail(argv[0], f"no such command{did_you_mean(argv[0], COMMANDS)}; {PROG} --help lists "
                               "them", 2)

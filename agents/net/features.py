@@ -59,10 +59,3 @@ def encode(board: Board) -> np.ndarray:
         out[i * n:(i + 1) * n] = _bits_array(bits, nbits)[cells]
     out[-1] = 1.0 if board.moves % 2 == 0 else 0.0
     return out
-
-
-def encode_many(boards: list[Board]) -> np.ndarray:
-    """A ``(len(boards), features)`` float32 matrix."""
-    if not boards:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([encode(b) for b in boards])

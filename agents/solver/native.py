@@ -73,8 +73,8 @@ class NativeSolver:
     """The compiled solver, with ``Solver``'s API for 6x7 boards (an ``engine.Engine``).
 
     A call's ``deadline`` (a ``time.perf_counter`` value, as on ``Solver``)
-    makes its search raise ``NativeTimeout`` once passed (without one, the
-    ``deadline`` attribute holds: the old way).  The table persists across
+    makes its search raise ``NativeTimeout`` once passed (without one, it has
+    no time limit).  The table persists across
     calls; ``reset`` clears it and the node count.  ``nodes`` counts negamax
     calls.
     """
@@ -88,7 +88,6 @@ class NativeSolver:
         self.handle = lib.cx_new(entries)
         if not self.handle:
             raise MemoryError(f"cannot allocate a table of {entries} entries")
-        self.deadline = float("inf")
         self.book = book
         if book is not None and len(book):  # the book's arrays stay alive with it (self.book)
             lib.cx_set_book(self.handle, book.keys.buffer_info()[0], book.scores.buffer_info()[0], len(book),
@@ -108,9 +107,8 @@ class NativeSolver:
         self.lib.cx_reset(self.handle)
 
     def _limit(self, deadline: float | None) -> float:
-        """Seconds left before ``deadline`` (None: the attribute's; the C side takes a duration)."""
-        until = self.deadline if deadline is None else deadline
-        return 1e9 if until == float("inf") else max(0.0, until - time.perf_counter())
+        """Seconds left before ``deadline`` (None: no limit; the C side takes a duration)."""
+        return 1e9 if deadline is None or deadline == float("inf") else max(0.0, deadline - time.perf_counter())
 
     @staticmethod
     def plays(board: Board) -> bool:

@@ -72,8 +72,7 @@ class Solver:
 
     ``nodes`` counts negamax calls (``reset`` zeroes it).  A call's ``deadline``
     (a ``time.perf_counter`` value) makes its search raise ``Timeout`` once passed;
-    without one, the ``deadline`` attribute holds (none: the old way, kept for
-    old callers).  The table persists across calls; ``reset`` clears it.
+    without one it has no time limit.  The table persists across calls; ``reset`` clears it.
     """
 
     kind = Kind.PYTHON
@@ -82,7 +81,7 @@ class Solver:
         self.table = table if table is not None else TranspositionTable()
         self.book = book
         self.nodes = 0
-        self.deadline = float("inf")
+        self._deadline = float("inf")  # the running call's deadline, read by the search's clock checks
         self._searches: dict[Layout, Callable[..., int]] = {}
 
     def reset(self) -> None:
@@ -168,15 +167,12 @@ class Solver:
     # -- internals ---------------------------------------------------------------
     @contextmanager
     def _until(self, deadline: float | None) -> Iterator[None]:
-        """``deadline`` holds for the call (None: the ``deadline`` attribute does), then the attribute's again."""
-        if deadline is None:
-            yield
-            return
-        kept, self.deadline = self.deadline, deadline
+        """``deadline`` holds for the call (None: no time limit)."""
+        self._deadline = float("inf") if deadline is None else deadline
         try:
             yield
         finally:
-            self.deadline = kept
+            self._deadline = float("inf")
 
     def _check(self, board: Board) -> Layout:
         lay = layout_of(board)
@@ -246,7 +242,7 @@ class Solver:
 
         # Hot-path inlines of agents.board's winning_cells (four in a row: the same formula, its shifts
         # precomputed and bound as closure constants) and, in negamax, of non_losing_moves (safe_moves there).
-        # Measured on Pons' Test_L2_R1 / Test_L1_R1 (the first 200 positions each, as bench-solver runs them),
+        # Measured on Pons' Test_L2_R1 / Test_L1_R1 (the first 200 positions each, as bench solver runs them),
         # every position solved by each variant in turn in one process, as the machine was shared: calling the
         # core's winning_cells instead costs 4.7% / 3.3% (245,484 -> 234,448 and 279,449 -> 270,581 nodes/s);
         # calling the core's safe_moves instead of the inlined rule costs 0.4% / 5.1% (314,123 -> 312,916 and
@@ -271,7 +267,7 @@ class Solver:
         def negamax(cur: int, mask: int, moves: int, alpha: int, beta: int, t: int = -1) -> int:
             """``t``: the opponent's threat cells when the caller knows them (it ordered its moves by them)."""
             nodes = solver.nodes = solver.nodes + 1
-            if not nodes & 4095 and clock() > solver.deadline:
+            if not nodes & 4095 and clock() > solver._deadline:
                 raise Timeout
             if t < 0:  # the opponent's threat cells (winning_cells, inlined)
                 t = threat_cells(cur ^ mask, full ^ mask)

@@ -17,21 +17,6 @@ LOWER = 128  # offset that marks a lower bound
 LOWER_MIN = LOWER // 2  # stored values at or above this are lower bounds
 
 
-def encode_upper(value: int) -> int:
-    return value
-
-
-def encode_lower(value: int) -> int:
-    return value + LOWER
-
-
-def decode(entry: int) -> tuple[int | None, int | None]:
-    """``(lower, upper)`` bounds from a stored entry (one of them ``None``)."""
-    if entry >= LOWER_MIN:
-        return entry - LOWER, None
-    return None, entry
-
-
 class TranspositionTable:
     """A bounded key -> encoded-bound map.  The search reads ``entries`` directly."""
 

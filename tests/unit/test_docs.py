@@ -74,16 +74,14 @@ def test_no_doc_says_python_m_tools(doc: str) -> None:
 def test_each_documented_command_exists_and_parses(doc: str, words: list[str]) -> None:
     if PLACEHOLDER.match(words[0]):  # `cxforge COMMAND --help`
         return
-    name = cli.ALIASES.get(words[0], (words[0],))
-    assert name[0] in cli.COMMANDS, f"{doc} shows `cxforge {' '.join(words)}`: no such command"
+    assert words[0] in cli.COMMANDS, f"{doc} shows `cxforge {' '.join(words)}`: no such command"
     if any(PLACEHOLDER.match(w) for w in words):
         return
-    argv = [*name, *words[1:]]
-    parser = cli.command_parser(argv[0], cli.load(argv[0]))
+    parser = cli.command_parser(words[0], cli.load(words[0]))
     err = io.StringIO()
     try:
         with redirect_stderr(err):
-            parser.parse_args(argv[1:])
+            parser.parse_args(words[1:])
     except SystemExit:
         if "arguments are required" not in err.getvalue():  # a command named in prose, its arguments left out
             pytest.fail(f"{doc} shows `cxforge {' '.join(words)}`, which does not parse: {err.getvalue().strip()}")

@@ -124,7 +124,7 @@ def test_deadline_raises_timeout_and_the_table_stays_usable() -> None:
     board = Board.from_pons("4453")
     with pytest.raises(Timeout):
         solver.solve(board, deadline=0.0)  # already passed: the first clock check raises
-    assert solver.deadline == float("inf")  # the call's deadline held for that call only
+    assert solver._deadline == float("inf")  # the call's deadline held for that call only
     late = Board.from_pons("1233722555341451114725221333")
     assert solver.solve(late) == -1
 
@@ -375,7 +375,7 @@ def test_the_checked_fallback_skips_moves_the_solver_proves_lost() -> None:
     assert first_unrefuted(solver, board, [0, 5, 6], float("inf")) == (6, 2)  # all lose: the last is played
     hard = Board.from_pons("7114165755333")  # checking its move 1 takes far more than 4096 nodes (one clock look)
     assert first_unrefuted(Solver(), hard, [0, 3], time.perf_counter() - 1) == (0, 0)  # no time: unchecked
-    assert solver.deadline == float("inf")
+    assert solver._deadline == float("inf")
 
 
 def _timed_moves(boards: list[Board], budget: float, extra: float,

@@ -1,7 +1,6 @@
 """The one worker pool (tools/play/worker_pool.py): results in job order, and a clean stop when a job fails.
 
-Process workers run module-level functions of this file (they cross by pickle);
-thread workers hold a ``Held`` resource that records how it was used and closed.
+Process workers run module-level functions of this file (they cross by pickle).
 """
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ the solver agent's mistake rate), ``book`` (the opening book's size against the
 search it leaves), ``net`` (the network's weight precisions and move time),
 ``search`` (the network search's depth in a move's time), ``negamax``
 (negamax-fast against Kaggle's negamax) and ``arena`` (tournament games per
-second on the process pool and a Dask LocalCluster).  ``cxforge bench-solver``
-is the old name of ``cxforge bench solver``.
+second on the process pool and a Dask LocalCluster).
 """
 
 from __future__ import annotations

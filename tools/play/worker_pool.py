@@ -26,23 +26,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from connectx_forge.tools import progress as progress_bars
 
 J = TypeVar("J")
 R = TypeVar("R")
-S = TypeVar("S", bound="Resource")
-
-
-class Resource(Protocol):
-    """What a thread worker holds: closed once at the end, ``abort`` when the pool is failing."""
-
-    def close(self, abort: bool = False) -> None: ...
-
-
-class PoolStopped(RuntimeError):
-    """Raised in a thread worker that asks for its resource after the pool began to stop."""
 
 
 def _one(result: Any) -> int:
