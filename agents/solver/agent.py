@@ -72,24 +72,6 @@ from agents.solver.position import layout_of
 from agents.solver.practical import TieBreak, practical_move
 from agents.solver.search import Timeout
 
-# The old module constants, read-only copies of the shipped policy's fields (setting one changes nothing:
-# give ``_State`` or ``choose`` another ``Policy``).
-MOVE_BUDGET = POLICY.move_budget
-WEAK_SHARE = POLICY.weak_share
-EXTRA_CAP = POLICY.extra_cap
-OVERAGE_KEEP = POLICY.overage_keep
-SAFETY = POLICY.safety
-TABLE_ENTRIES = POLICY.table_entries
-SOLVE_FROM, NATIVE_SOLVE_FROM = POLICY.solve_from[Kind.PYTHON], POLICY.solve_from[Kind.C]
-OPENING_SHARE = POLICY.opening_share
-EXTRA_FROM, NATIVE_EXTRA_FROM = POLICY.extra_from[Kind.PYTHON], POLICY.extra_from[Kind.C]
-LONG_MOVES = POLICY.long_moves
-FIRST_MOVE = POLICY.first_move
-OPENING_MOVE = POLICY.opening_move
-FALLBACKS = tuple(f.value for f in Fallback)
-FALLBACK = POLICY.fallback.value
-RANK_SHARE = POLICY.rank_share
-
 
 class _State:
     """Module-level search state, kept between moves (and games) of one process."""

@@ -11,6 +11,7 @@ from hypothesis import given
 
 from agents.board import Board
 from agents.solver.book import NO_MOVE, Book, BookError, Entry
+from agents.solver.policy import POLICY
 from agents.solver.search import Solver
 from connectx_forge.tools.solver import tool_engines
 from connectx_forge.tools.solver.book_builder import read_progress
@@ -206,7 +207,7 @@ def test_on_the_books_tree_every_move_comes_from_the_book_or_a_finished_solve(op
         board, hows = Board.from_pons(opening), []
         while not board.is_over():
             if board.moves % 2 == we_play:
-                col = solver_agent.choose(board, time.perf_counter(), solver_agent.MOVE_BUDGET)
+                col = solver_agent.choose(board, time.perf_counter(), POLICY.move_budget)
                 hows.append(solver_agent.state().last)
             else:
                 col = rng.choice(board.legal_moves())

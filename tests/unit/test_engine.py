@@ -2,7 +2,7 @@
 
 The factory makes each engine, both give the same values, a deadline is an
 argument of each call, no caller branches on the engine's name, and the
-agent's policy is one frozen dataclass whose defaults are the old constants.
+agent's policy is one frozen dataclass.
 """
 
 from __future__ import annotations
@@ -150,16 +150,7 @@ def test_no_caller_sets_an_engines_deadline() -> None:
 
 
 # -- the agent's policy -------------------------------------------------------------------------
-OLD_CONSTANTS = {  # the module constants of agents/solver/agent.py before the policy (the C engine's SOLVE_FROM
-    # fell from 10 to 7 with its two tables: its weak solves of 7-9 stones now mostly end within weak_share)
-    "MOVE_BUDGET": 1.0, "WEAK_SHARE": 0.6, "EXTRA_CAP": 8.0, "OVERAGE_KEEP": 0.5, "SAFETY": 0.3,
-    "TABLE_ENTRIES": 1 << 19, "SOLVE_FROM": 10, "OPENING_SHARE": 0.25, "EXTRA_FROM": 9, "NATIVE_SOLVE_FROM": 7,
-    "NATIVE_EXTRA_FROM": 6, "LONG_MOVES": 1, "FIRST_MOVE": 0.15, "OPENING_MOVE": 3,
-    "FALLBACKS": ("checked", "net", "heuristic"), "FALLBACK": "checked", "RANK_SHARE": 0.5,
-}
-
-
-def test_the_policy_defaults_are_the_old_constants() -> None:
+def test_the_policy_defaults() -> None:
     p = Policy()
     assert p == POLICY
     assert (p.move_budget, p.weak_share, p.extra_cap, p.overage_keep, p.safety, p.table_entries) == (
@@ -168,9 +159,7 @@ def test_the_policy_defaults_are_the_old_constants() -> None:
                                                                            ByEngine(python=9, c=6), 1)
     assert (p.first_move, p.opening_move, p.fallback, p.rank_share) == (0.15, 3, Fallback.CHECKED, 0.5)
     assert (p.extra_from[Kind.C], p.extra_from["python"], p.solve_from["c"]) == (6, 9, 7)
-    assert tuple(f.value for f in Fallback) == OLD_CONSTANTS["FALLBACKS"]
-    for name, value in OLD_CONSTANTS.items():  # the old names stay, as read-only copies
-        assert getattr(solver_agent, name) == value, name
+    assert tuple(f.value for f in Fallback) == ("checked", "net", "heuristic")
 
 
 def test_the_policy_is_frozen_and_checked() -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.board import Board
-from agents.solver.agent import OPENING_MOVE
+from agents.solver.policy import POLICY
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.solver.book_builder import (
     DEFAULT_PROGRESS,
@@ -48,7 +48,7 @@ def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) ->
         for key, (board, line) in frontier.items():
             ours = solves_at(ply, side)
             if ours and ply == 0 and side == "first":
-                kids += book_child(board, line, OPENING_MOVE)
+                kids += book_child(board, line, POLICY.opening_move)
             elif ours:
                 r = done.get(key)
                 if r is None or r.score is None:
