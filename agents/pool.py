@@ -35,6 +35,7 @@ from typing import Any
 
 from agents.board import Board, config_value
 from agents.solver.agent import _State, choose, extra_time
+from agents.solver.opponents import MODELS
 from agents.solver.policy import POLICY, Policy
 from agents.solver.practical import TieBreak
 
@@ -44,6 +45,8 @@ STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_c
 CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
 PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
 LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's: the shipped rule
+# solver-search's: the practical search against its opponent model (``SEARCHES``: one agent each)
+SEARCHES = {name: dataclasses.replace(POLICY, tie_break=TieBreak.SEARCH, opponent=name) for name in MODELS}
 
 _STATES: dict[str, _State] = {}
 
@@ -110,3 +113,23 @@ def practical_agent(obs: Any, config: Any) -> int:
 def likely_agent(obs: Any, config: Any) -> int:
     """The solver with the likely-slip tie-break among equal moves (practical.py; the shipped one)."""
     return _play("likely", LIKELY, 0.0, obs, config)
+
+
+def search_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search among equal moves, against the mixed opponent model (expectimax.py)."""
+    return _play("search-mix", SEARCHES["mix"], 0.0, obs, config)
+
+
+def search_slips_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against uniform slips."""
+    return _play("search-slips", SEARCHES["slips"], 0.0, obs, config)
+
+
+def search_minimax_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against the course's 2-ply minimax."""
+    return _play("search-minimax", SEARCHES["minimax"], 0.0, obs, config)
+
+
+def search_prior_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against the policy network's prior."""
+    return _play("search-prior", SEARCHES["prior"], 0.0, obs, config)

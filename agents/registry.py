@@ -56,12 +56,14 @@ class AgentSpec:
         return getattr(module, self.function)
 
 
-def _tie_break_variant(name: str, function: str, rule: str, what: str) -> AgentSpec:
-    """A pool agent (agents/pool.py): the solver with its own search state and ``Policy(tie_break=rule)``."""
+def _tie_break_variant(name: str, function: str, rule: str, what: str, opponent: str = "") -> AgentSpec:
+    """A pool agent (agents/pool.py): the solver with its own search state and ``Policy(tie_break=rule)``
+    (and ``opponent=opponent`` where given)."""
+    model = f", opponent={opponent!r}" if opponent else ""
     return AgentSpec(
         name=name, module="agents.pool", function=function,
         description=f"The solver with its own search state and {what}.",
-        source=f"connectx-forge: the solver agent with Policy(tie_break=TieBreak.{rule})",
+        source=f"connectx-forge: the solver agent with Policy(tie_break=TieBreak.{rule}{model})",
         floors={"random": 0.85, "negamax": 0.85}, strength=98, tactical=True, move_budget_s=10.0,
     )
 
@@ -143,6 +145,13 @@ _SPECS: list[AgentSpec] = [
         floors={"random": 0.85}, strength=5, move_budget_s=0.1,
     ),
     AgentSpec(
+        name="mcts", module="agents.mcts",
+        description=("Monte Carlo tree search (UCT, C = sqrt 2) of 300 uniformly random playouts a move, the most "
+                     "visited column; a win in one ends a playout."),
+        source="The ConnectX notebooks' Monte Carlo tree search (UCT with random playouts)",
+        floors={"random": 0.85}, strength=8, move_budget_s=1.0,
+    ),
+    AgentSpec(
         name="dqn", module="agents.dqn",
         description=("A double-DQN Q-network (MLP on threat features) trained from random weights in torch by `cxforge "
                      "train --method dqn`, mostly against Kaggle's negamax; run with numpy, full columns masked."),
@@ -202,6 +211,16 @@ _SPECS: list[AgentSpec] = [
     _tie_break_variant("solver-likely", "likely_agent", "LIKELY",
                        "the likely-slip tie-break (the shipped agent's): among moves of equal value, the one after "
                        "which an opponent half random, half the policy network's, most likely throws the result"),
+    _tie_break_variant("solver-search", "search_agent", "SEARCH",
+                       "the practical search: among moves of equal value, the best expected result, several plies "
+                       "deep, against a mixture of uniform slips, the course's 2-ply minimax and the policy "
+                       "network's prior (expectimax.py)", "mix"),
+    _tie_break_variant("solver-search-slips", "search_slips_agent", "SEARCH",
+                       "the practical search against uniform slips", "slips"),
+    _tie_break_variant("solver-search-minimax", "search_minimax_agent", "SEARCH",
+                       "the practical search against the course's 2-ply minimax", "minimax"),
+    _tie_break_variant("solver-search-prior", "search_prior_agent", "SEARCH",
+                       "the practical search against the policy network's prior", "prior"),
     AgentSpec(
         name="solver-eps05", module="agents.pool", function="eps05_agent",
         description=("The solver, playing a random legal move (never when it can win at once) with probability 0.05, "

@@ -66,7 +66,9 @@ from agents.net.tree import NetSearch
 from agents.solver.book import Book
 from agents.solver.engine import Engine, Kind
 from agents.solver.engine import engine as solver_engine
+from agents.solver.expectimax import practical_search
 from agents.solver.heuristic_search import HeuristicSearch
+from agents.solver.opponents import Cached, named
 from agents.solver.policy import POLICY, Fallback, Policy
 from agents.solver.position import layout_of
 from agents.solver.practical import TieBreak, practical_move
@@ -86,6 +88,7 @@ class _State:
         self.last = ""  # how the last move was chosen (for logs and tests)
         self.tie_changed = False  # the practical tie-break changed the last book or exact move
         self.seen = 99  # stones on the board at our last move (fewer or as many now: a new game)
+        self.opponent: Cached | None = None  # the practical search's model, made on its first use
         self.new_game(from_start=False)
 
     def new_game(self, from_start: bool) -> None:
@@ -98,6 +101,12 @@ class _State:
     def engine(self) -> Kind:
         """Which search the solves run on (``Kind.C == "c"``, ``Kind.PYTHON == "python"``)."""
         return self.solver.kind
+
+    def model(self) -> Cached:
+        """The practical search's opponent model (``policy.opponent``), memoised by position across moves."""
+        if self.opponent is None:
+            self.opponent = Cached(named(self.policy.opponent, policy_prior))
+        return self.opponent
 
     def heuristic(self, board: Board) -> HeuristicSearch:
         lay = layout_of(board)
@@ -217,14 +226,21 @@ def choose(board: Board, start: float, budget: float | None, extra: float = 0.0,
 def tie_break(st: _State, policy: Policy, board: Board, move: int, score: int, order: Sequence[int], start: float,
               budget: float | None) -> int:
     """``move`` (of exact score ``score``), or with ``TieBreak.PRACTICAL`` or ``LIKELY`` another move of the same
-    score that gives the opponent more chances to go wrong (practical.py), found before the move's budget ends (never in
-    overage); ``st.tie_changed`` says whether the rule changed the move."""
+    score that gives the opponent more chances to go wrong (practical.py), or with ``SEARCH`` the one of the best
+    expected result against ``policy.opponent``'s model (expectimax.py, at most ``policy.search_time``), found
+    before the move's budget ends (never in overage); ``st.tie_changed`` says whether the rule changed the move."""
     st.tie_changed = False
     if policy.tie_break is TieBreak.CENTRE or budget is None:
         return move
     deadline = start + budget
-    if time.perf_counter() >= deadline:
+    now = time.perf_counter()
+    if now >= deadline:
         return move
+    if policy.tie_break is TieBreak.SEARCH:
+        found = practical_search(st.solver, board, move, score, order, min(deadline, now + policy.search_time),
+                                 st.model(), policy.search_depth[st.solver.kind])
+        st.tie_changed = found.move != move
+        return found.move
     prior = policy_prior if policy.tie_break is TieBreak.LIKELY else None
     chosen, _ = practical_move(st.solver, board, move, score, order, deadline, prior)
     st.tie_changed = chosen != move

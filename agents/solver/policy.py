@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from agents.solver.engine import Kind
+from agents.solver.opponents import MODELS
 from agents.solver.practical import TieBreak
 
 
@@ -76,15 +77,23 @@ class Policy:
     # solver-centre); PRACTICAL counts throwing replies (solver-practical) and lost far more often to net-search
     # (docs/solver.md, "The practical tie-break")
     tie_break: TieBreak = TieBreak.LIKELY
+    # TieBreak.SEARCH (expectimax.py): the opponent model (opponents.MODELS), the most of our moves searched deep
+    # (iterative deepening; the Python engine's solves are too slow for more than one), and the most seconds the
+    # search may take of what the move's budget leaves
+    opponent: str = "mix"
+    search_depth: ByEngine = ByEngine(python=1, c=8)
+    search_time: float = 0.5
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", Fallback.named(self.fallback))
         object.__setattr__(self, "tie_break", TieBreak.named(self.tie_break))
+        if self.opponent not in MODELS:
+            raise ValueError(f"Policy.opponent: unknown opponent model {self.opponent!r}: choose {', '.join(MODELS)}")
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name.endswith("_share") and not 0 < value <= 1:
                 raise ValueError(f"Policy.{f.name} is a share of the time, in (0, 1]: got {value!r}")
-            if f.name in ("move_budget", "first_move", "table_entries") and not value > 0:
+            if f.name in ("move_budget", "first_move", "table_entries", "search_time") and not value > 0:
                 raise ValueError(f"Policy.{f.name} must be positive: got {value!r}")
             if f.name in ("extra_cap", "overage_keep", "safety", "long_moves") and not value >= 0:
                 raise ValueError(f"Policy.{f.name} must be at least 0: got {value!r}")

@@ -49,6 +49,7 @@ class TieBreak(StrEnum):
     PRACTICAL = "practical"  # the most chances for the opponent to go wrong (this module), then CENTRE
     CENTRE = "centre"  # the engine's search order: threats created, then centre first (the agent before the rule)
     LIKELY = "likely"  # the likeliest throw by an opponent half random, half the prior's (this module), then CENTRE
+    SEARCH = "search"  # the best expected result against an opponent model, several plies deep (expectimax.py)
 
     @classmethod
     def named(cls, name: str) -> TieBreak:
