@@ -204,16 +204,18 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     from connectx_forge.tools.submit import check as checker
     from connectx_forge.tools.submit.check_cmd import default_agent
     from connectx_forge.tools.submit.check_report import format_report
+    from connectx_forge.tools.submit.kaggle_game import GameResult
 
     spec = default_agent(None if agent is None else _check_spec(agent))
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
-    played: list[dict[str, Any]] = []
+    played: list[GameResult] = []
     game = GameSettings((size[0], size[1], size[2]), act_timeout, overage)
     report = checker.check_file(file.path, games, workers, opponents=chosen, settings=game, seed=seed,
                                 progress=progress, validation=validation, max_games=max_games, on_game=played.append)
-    played.sort(key=lambda g: g["index"])
-    return CheckResult(report.agent or file.label, str(file.path), played, report.to_dict(), format_report(report))
+    played.sort(key=lambda g: g.index)
+    return CheckResult.of(report.agent or file.label, str(file.path), [g.to_json() for g in played], report,
+                          format_report(report))
 
 
 def _check_spec(agent: Any) -> str:

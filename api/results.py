@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 
 if TYPE_CHECKING:
     from connectx_forge.tools.review.annotate import Review
+    from connectx_forge.tools.submit.verdict import CheckReport
 
 
 # -- the results -------------------------------------------------------------------------------------
@@ -186,49 +187,51 @@ class CheckResult(Result):
     agent: str
     path: str
     games: list[Row]
+    checked: CheckReport = field(repr=False)  # the checker's report; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
 
+    @classmethod
+    def of(cls, agent: str, path: str, games: list[Row], checked: CheckReport, text: str) -> CheckResult:
+        """The result of a check whose report is ``checked``."""
+        return cls(agent, path, games, checked, checked.to_json(), text)
+
     @property
     def passed(self) -> bool:
-        return bool(self.report["passed"])
+        return self.checked.passed
 
     @property
     def verdict(self) -> str:
         """PASS, FAIL or UNDECIDED, as ``cxforge check`` prints it and its JSON says."""
-        return str(self.report["verdict"])
+        return self.checked.verdict
 
     @property
     def exit_code(self) -> int:
         """``cxforge check``'s exit status for this verdict: 0 PASS, 1 FAIL, 3 UNDECIDED."""
-        return int(self.report["exit_code"])
+        return self.checked.exit_code
 
     @property
     def undecided(self) -> list[str]:
         """The floors neither met nor missed within ``max_games`` (why the verdict is UNDECIDED)."""
-        return list(self.report["undecided"])
+        return list(self.checked.undecided)
 
     @property
     def problems(self) -> list[str]:
-        return list(self.report["problems"])
+        return list(self.checked.problems)
 
     @property
     def notes(self) -> list[str]:
-        return list(self.report["notes"])
+        return list(self.checked.notes)
 
     @property
     def floors(self) -> list[Row]:
         """Each win-rate floor of the manifest: opponent, floor, games, wins, rate, upper, verdict."""
-        return [dict(f) for f in self.report["floors"]]
+        return [asdict(f) for f in self.checked.floors]
 
     def seats(self) -> list[Row]:
-        rows = []
-        for s in self.report["seats"]:
-            lo, hi = s["win_interval"]
-            rows.append({"opponent": s["opponent"], "seat": s["seat"], "games": s["games"], "wins": s["wins"],
-                         "draws": s["draws"], "losses": s["losses"], "win_lo": lo, "win_hi": hi,
-                         "invalid": s["invalid"], "errors": s["errors"], "timeouts": s["timeouts"]})
-        return rows
+        return [{"opponent": s.opponent, "seat": s.seat, "games": s.games, "wins": s.wins, "draws": s.draws,
+                 "losses": s.losses, "win_lo": s.win_interval[0], "win_hi": s.win_interval[1],
+                 "invalid": s.invalid, "errors": s.errors, "timeouts": s.timeouts} for s in self.checked.seats]
 
     def tables(self) -> dict[str, list[Row]]:
         return {"games": list(self.games), "seats": self.seats(), "floors": self.floors}

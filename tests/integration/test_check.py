@@ -23,6 +23,7 @@ from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check import check_file
 from connectx_forge.tools.submit.check_report import format_report
+from connectx_forge.tools.submit.kaggle_game import GameResult
 from connectx_forge.tools.submit.verdict import CheckReport, summarize
 
 LEFTMOST = """
@@ -87,7 +88,7 @@ def test_the_validation_episode_is_the_file_against_itself_in_two_hosts(tmp_path
             return [c for c in range(config.columns) if obs.board[c] == 0][0]
     """)
     report = check_file(path, 1, workers=1, opponents=("random",))
-    assert report.validation is not None and report.validation["kind"] == "ok", report.validation
+    assert report.validation is not None and report.validation.kind == "ok", report.validation
     assert report.passed, report.problems
 
 
@@ -203,9 +204,9 @@ def test_a_broken_manifest_is_one_clear_error(tmp_path: Path, capsys) -> None:
     assert "submission.py.json: not a readable JSON manifest" in capsys.readouterr().err
 
 
-def _games(opponent: str, wins: int, n: int) -> list[dict]:
-    return [{"opponent": opponent, "seat": i % 2, "status": "DONE", "outcome": "win" if i < wins else "loss",
-             "durations": [0.01]} for i in range(n)]
+def _games(opponent: str, wins: int, n: int) -> list[GameResult]:
+    return [GameResult("DONE", 1 if i < wins else -1, i % 2, "win" if i < wins else "loss", "ok", durations=(0.01,),
+                       opponent=opponent, seat=i % 2) for i in range(n)]
 
 
 @pytest.mark.parametrize("wins, verdict, exit_code", [
@@ -223,7 +224,7 @@ def test_the_floor_rule_is_the_exact_bounds_at_95_percent(wins: int, verdict: st
                        Path("x.json"), {"floors": {"random": floor}})
     assert [f.verdict for f in report.floors] == [verdict]
     assert (report.verdict, report.exit_code, report.passed) == (verdict, exit_code, verdict == "PASS")
-    assert report.to_dict()["exit_code"] == exit_code
+    assert report.to_json()["exit_code"] == exit_code
     last = format_report(report).splitlines()[-1]
     assert last.startswith({"PASS": "PASS", "FAIL": "FAIL: ", "UNDECIDED": "UNDECIDED: "}[verdict])
 

@@ -86,7 +86,7 @@ def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) ->
     before = set(live_descendants(os.getpid()))
     report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",),
                         settings=GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB)))
-    judge(name, report.to_dict())
+    judge(name, report.to_json())
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
     assert not left, f"processes left behind: {left}"
 
@@ -98,7 +98,7 @@ def test_every_check_ends_in_bounded_time(name: str, tmp_path: Path) -> None:
     within actTimeout + the remaining overage + 1 s of its start."""
     start = time.monotonic()
     game = GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB))
-    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), settings=game).to_dict()
+    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), settings=game).to_json()
     assert time.monotonic() - start < 15
     validation = report["validation"]
     assert isinstance(validation, dict)

@@ -25,6 +25,7 @@ from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.submit.check import check_file
 from connectx_forge.tools.submit.check_report import format_report
+from connectx_forge.tools.submit.kaggle_game import GameResult
 from connectx_forge.tools.submit.verdict import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,7 +157,7 @@ def test_a_manifests_agent_name_cannot_act_on_the_terminal(tmp_path: Path, capsy
 
 
 def test_a_floor_not_played_is_undecided_never_pass() -> None:
-    results = [{"opponent": "random", "seat": i % 2, "status": "DONE", "outcome": "win", "durations": [0.01]}
+    results = [GameResult("DONE", 1, i % 2, "win", "ok", durations=(0.01,), opponent="random", seat=i % 2)
                for i in range(40)]
     report = summarize("x.py", 40, 2.0, 60.0, ("random",), results, Path("x.py.json"),
                        {"floors": {"random": 0.5, "negamax": 0.5}})

@@ -19,6 +19,7 @@ source ``.py``, a registered agent: built on the fly first).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -38,7 +39,7 @@ from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game, sequential
 from connectx_forge.tools.submit.archive import unpack
-from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
+from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
 from connectx_forge.tools.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
 OPPONENTS = ("random", "negamax")
@@ -67,7 +68,7 @@ class Gate:
 def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
                *, opponents: Iterable[str] = OPPONENTS, settings: GameSettings | None = None, seed: int | None = 0,
                progress: bool = False, validation: bool = True, max_games: int | None = None, floors: bool = True,
-               on_look: Look | None = None, on_game: Callable[[dict[str, Any]], None] | None = None) -> CheckReport:
+               on_look: Look | None = None, on_game: Callable[[GameResult], None] | None = None) -> CheckReport:
     """Check the submission at ``path``: the validation episode, then ``games`` games per opponent, and more
     against an opponent whose floor is not decided yet, up to ``max_games`` (``sequential.py``).
 
@@ -107,8 +108,8 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
             first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
             if on_game is not None:
                 on_game(first)
-        results: list[dict[str, Any]] = []
-        if first is None or first["kind"] == "ok":
+        results: list[GameResult] = []
+        if first is None or not first.broke:
             played = {o: 0 for o in chosen}
             target = {o: games for o in chosen}
             while True:
@@ -121,22 +122,23 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
                                         on_result=None if on_game is None else
                                         lambda _i, result: on_game(result))
                 played.update(target)
-                if any(r["status"] in FAILED_STATUSES for r in results):
+                if any(r.status in FAILED_STATUSES for r in results):
                     break  # a rule broken: the check has failed, whatever the floors
                 target = _next_targets(wanted, results, plan, played, set(target), on_look)
                 if not target:
                     break
     report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
                        validation=first, plan=plan)
+    notes = report.notes
     if note:
-        report.notes = [note] + [n for n in report.notes if not n.startswith("no manifest beside")]
+        notes = [note] + [n for n in notes if not n.startswith("no manifest beside")]
     if tuple(size) != STANDARD:
-        report.notes.append(f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
-                            "plays 6x7, 4 in a row")
-    return report
+        notes = notes + [f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
+                         "plays 6x7, 4 in a row"]
+    return dataclasses.replace(report, notes=notes)
 
 
-def _next_targets(floors: dict[str, float], results: list[dict[str, Any]], plan: sequential.Plan,
+def _next_targets(floors: dict[str, float], results: list[GameResult], plan: sequential.Plan,
                   played: dict[str, int], batch: set[str], on_look: Look | None) -> dict[str, int]:
     """After a batch (games against the opponents in ``batch``): the games each opponent whose floor is not
     decided yet must reach at the next look; none once a floor has failed (the check has)."""
@@ -278,26 +280,24 @@ def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage
     return jobs
 
 
-def game_record(result: dict[str, Any], label: str, size: Size = STANDARD) -> dict[str, Any]:
+def game_record(result: GameResult, label: str, size: Size = STANDARD) -> dict[str, Any]:
     """A check game's ``result`` as a line of a games file (``GameRecord.to_json``, what ``cxforge logs``,
     ``review`` and ``replay`` read): the file is ``label``, its opponent ``kaggle:NAME`` (itself in the
     validation episode)."""
     from connectx_forge.tools.play.game import GameRecord
 
-    seat = result["seat"]
-    other = label if result["opponent"] == kaggle_game.SELF else f"kaggle:{result['opponent']}"
+    seat = result.seat
+    other = label if result.opponent == kaggle_game.SELF else f"kaggle:{result.opponent}"
     players = (label, other) if seat == 0 else (other, label)
-    broke = result.get("kind") not in (None, "ok")
-    culprit = result.get("culprit", seat) + 1 if broke else None
-    if broke:
+    culprit = result.culprit + 1 if result.broke else None
+    if result.broke:
         winner: int | None = 3 - (culprit or 1)
     else:
-        winner = {"win": seat + 1, "loss": 2 - seat}.get(result["outcome"])
-    outcome = result["kind"] if broke else "draw" if winner is None else "win"
-    log = result.get("log")
-    record = GameRecord(players=players, size=size, seed=result.get("seed") or 0,
-                        moves=list(result.get("columns", [])),
-                        times=list(result.get("times", [])), outcome=outcome, winner=winner, culprit=culprit,
-                        error=result.get("error") if broke else None, index=result.get("index", 0), a_seat=seat + 1,
-                        logs={str(culprit or seat + 1): log} if log else None, slowed=result.get("slowed"))
+        winner = {"win": seat + 1, "loss": 2 - seat}.get(result.outcome)
+    outcome = result.kind if result.broke else "draw" if winner is None else "win"
+    log = result.log
+    record = GameRecord(players=players, size=size, seed=result.seed, moves=list(result.columns),
+                        times=list(result.times), outcome=outcome, winner=winner, culprit=culprit,
+                        error=result.error if result.broke else None, index=result.index, a_seat=seat + 1,
+                        logs={str(culprit or seat + 1): log} if log else None, slowed=result.slowed)
     return record.to_json()

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from agents.board import Size
 from connectx_forge.tools import options
@@ -14,6 +14,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
+from connectx_forge.tools.submit.kaggle_game import GameResult
 from connectx_forge.tools.submit.verdict import FloorResult
 
 DEFAULT_FILE = Path("submissions/submission.py")
@@ -101,7 +102,7 @@ class GameSaver:
         self.path, self.append, self.label, self.size = path, append, label, size
         self.fh: IO[str] | None = None
 
-    def __call__(self, result: dict[str, Any]) -> None:
+    def __call__(self, result: GameResult) -> None:
         if self.fh is None:
             try:
                 self.fh = open(self.path, "a" if self.append else "x", encoding="utf-8")
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if saver is not None:
             saver.close()
-    print(json.dumps(report.to_dict(), indent=2) if args.json else format_report(report))
+    print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
     if args.slowdown > 1 and not args.json:
         print(options.slowdown_line(args.slowdown, report.slowed))
     return report.exit_code

@@ -42,9 +42,9 @@ def _validation(report: CheckReport) -> list[str]:
     v = report.validation
     if v is None:
         return ["validation episode (the file against itself): not played (--no-validation)"]
-    if v["kind"] == "ok":
-        return [f"validation episode (the file against itself): passed in {v['plies']} moves"]
-    return [f"validation episode (the file against itself): {v['status']} ({v['error']})"]
+    if not v.broke:
+        return [f"validation episode (the file against itself): passed in {v.plies} moves"]
+    return [f"validation episode (the file against itself): {v.status} ({v.error})"]
 
 
 def _findings(report: CheckReport) -> list[str]:

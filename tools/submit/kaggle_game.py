@@ -29,7 +29,9 @@ built-in opponent draws from its seat's state, swapped in around each call.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from agents.board import STANDARD, Size
@@ -42,6 +44,63 @@ from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply, slowed
 FAILED_STATUSES = ("INVALID", "ERROR", "TIMEOUT")
 SELF = "self"  # the opponent of the validation episode
 Job = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One check game as kaggle_environments judged it, from the file's seat ``seat`` (0: it moved first).
+
+    ``status`` and ``reward`` are the final ones of ``culprit``'s seat (the seat that broke a rule, else the
+    file's); ``outcome`` is the file's (win, draw, loss); ``kind`` the way of breaking (``rules.RULE_BREAKS``,
+    "ok" when none), ``error`` its line of detail; ``durations`` the file's move times as the environment
+    measured them (the first includes the load).  ``log`` is the breaking host's log, ``native`` what its native
+    library said, ``slowed`` how ``--slowdown`` held the hosts; ``columns`` the moves, ``times`` every call's
+    seconds, both seats in turn.  ``to_json`` is a game of ``check``'s results (a key whose value is None, or no
+    slowing, is left out).
+    """
+
+    status: str
+    reward: float | None
+    culprit: int
+    outcome: str
+    kind: str
+    error: str | None = None
+    durations: tuple[float, ...] = ()
+    log: str | None = None
+    native: tuple[str, ...] = ()
+    slowed: str | None = None
+    index: int = 0
+    opponent: str = ""
+    seat: int = 0
+    plies: int = 0
+    seed: int = 0
+    columns: tuple[int, ...] = ()
+    times: tuple[float, ...] = ()
+
+    @property
+    def moves(self) -> int:
+        """The file's moves timed (in ``culprit``'s seat, as ``durations``)."""
+        return len(self.durations)
+
+    @property
+    def broke(self) -> bool:
+        """Whether a seat broke a rule (INVALID, ERROR or TIMEOUT)."""
+        return self.kind != "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "reward": self.reward, "culprit": self.culprit,
+                               "outcome": self.outcome, "kind": self.kind}
+        if self.error is not None:
+            out["error"] = self.error
+        out.update(durations=list(self.durations), moves=self.moves)
+        if self.log is not None:
+            out["log"] = self.log
+        out["native"] = list(self.native)
+        if self.slowed:
+            out["slowed"] = self.slowed
+        out.update(index=self.index, opponent=self.opponent, seat=self.seat, plies=self.plies, seed=self.seed,
+                   columns=list(self.columns), times=list(self.times))
+        return out
 
 
 class HostBroke(Exception):
@@ -112,7 +171,7 @@ def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> Any:
 NATIVE_LINE = "cxforge: native library "  # what connectx_forge.runtime.load_native says once per process
 
 
-def play(job: Job) -> dict[str, Any]:
+def play(job: Job) -> GameResult:
     """Play one check game ``job`` (``path``, ``beside``, ``opponent``, ``seat``, ``act_timeout``,
     ``overage``, ``seed``, ``index``, ``limits``); its result, judged by kaggle_environments."""
     import numpy as np
@@ -135,20 +194,18 @@ def play(job: Job) -> dict[str, Any]:
         players: list[Any] = [seats[i] if i in seats else SeatAgent(env.agents[job["opponent"]], seat_seed(seed, i))
                               for i in range(2)]
         result = _run(env, players, seat, seats)
-        culprit = result.get("culprit")
-        if result.get("outcome") == "loss" and result.get("kind") not in (None, "ok") and culprit in seats:
-            result["log"] = seats[culprit].host.log_text()  # why it broke, in its own words
+        culprit = result.culprit
+        log = (seats[culprit].host.log_text()  # why it broke, in its own words
+               if result.outcome == "loss" and result.broke and culprit in seats else None)
         said = seats[min(seats)].host.log_text() if seats else ""
-        result["native"] = [ln[len(NATIVE_LINE):] for ln in said.splitlines() if ln.startswith(NATIVE_LINE)][:5]
+        native = tuple(ln[len(NATIVE_LINE):] for ln in said.splitlines() if ln.startswith(NATIVE_LINE))[:5]
         slowed = slowed_by(s.host for s in seats.values())
-        if slowed:
-            result["slowed"] = slowed
     finally:
         for s in seats.values():
             s.host.close()
-    result.update(index=job["index"], opponent=job["opponent"], seat=seat, plies=len(env.steps) - 1, seed=seed,
-                  columns=_columns(env), times=_call_times(env))
-    return result
+    return dataclasses.replace(result, log=log, native=native, slowed=slowed, index=job["index"],
+                               opponent=job["opponent"], seat=seat, plies=len(env.steps) - 1, seed=seed,
+                               columns=tuple(_columns(env)), times=tuple(_call_times(env)))
 
 
 def _columns(env: Any) -> list[int]:
@@ -170,7 +227,8 @@ def _call_times(env: Any) -> list[float]:
             if isinstance(entry, dict) and "duration" in entry]
 
 
-def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) -> dict[str, Any]:
+def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) -> GameResult:
+    """Run the game; its result as the referee judged it (the rest of ``GameResult`` is ``play``'s)."""
     try:
         env.run(players)
     except Exception as exc:  # the interpreter itself broke on the action (a float)
@@ -178,45 +236,43 @@ def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) ->
         culprit = floats[0] if floats else seat if seat in seats else min(seats)
         reply = seats[culprit].last
         what = f"{reply.bad_action}" if reply is not None and reply.bad_action is not None else "the action"
-        return {"status": "ERROR", "outcome": "loss", "reward": None, "kind": "invalid", "culprit": culprit,
-                "error": f"invalid: kaggle_environments' interpreter crashed on {what} "
-                         f"({type(exc).__name__}; return a plain int)", **_timings(env, seat)}
+        return GameResult("ERROR", None, culprit, "loss", "invalid",
+                          f"invalid: kaggle_environments' interpreter crashed on {what} "
+                          f"({type(exc).__name__}; return a plain int)", _durations(env, seat))
     final = env.steps[-1]
     broken = [i for i in sorted(seats) if final[i].status in FAILED_STATUSES]
     culprit = broken[0] if broken else seat
     mine, theirs = final[culprit], final[1 - culprit]
-    result: dict[str, Any] = {"status": mine.status, "reward": mine.reward, "culprit": culprit}
+    durations = _durations(env, culprit)
     if broken:
-        result.update(outcome="loss", **_failure(mine.status, seats[culprit].last))
-    elif theirs.status in FAILED_STATUSES:
-        result.update(outcome="win", kind="ok", error=f"the opponent's status was {theirs.status}")
-    else:
-        result.update(outcome={1: "win", 0: "draw", -1: "loss"}.get(mine.reward, "draw"), kind="ok")
-    result.update(_timings(env, culprit))
-    return result
+        kind, error = _failure(mine.status, seats[culprit].last)
+        return GameResult(mine.status, mine.reward, culprit, "loss", kind, error, durations)
+    if theirs.status in FAILED_STATUSES:
+        return GameResult(mine.status, mine.reward, culprit, "win", "ok",
+                          f"the opponent's status was {theirs.status}", durations)
+    outcome = {1: "win", 0: "draw", -1: "loss"}.get(mine.reward, "draw")
+    return GameResult(mine.status, mine.reward, culprit, outcome, "ok", None, durations)
 
 
-def _failure(status: str, reply: Reply | None) -> dict[str, Any]:
+def _failure(status: str, reply: Reply | None) -> tuple[str, str]:
     """The way of breaking and its line of detail, from the status and the host's last reply."""
     if status == "TIMEOUT":
         took = f"a move took {reply.duration:.2f} s" if reply is not None else "a move took too long"
-        return {"kind": "timeout", "error": f"timeout: {took} with the overage bank spent"
-                                             + ("; its process group was killed" if reply and reply.kind == "timeout"
-                                                else "")}
+        return "timeout", (f"timeout: {took} with the overage bank spent"
+                           + ("; its process group was killed" if reply and reply.kind == "timeout" else ""))
     if reply is None:
-        return {"kind": "error", "error": status}
+        return "error", status
     if status == "INVALID":
         if reply.bad_action is not None:
-            return {"kind": "invalid", "error": f"invalid move: {reply.bad_action} (not a plain int)"}
+            return "invalid", f"invalid move: {reply.bad_action} (not a plain int)"
         column = "None (column 0)" if reply.action is None else reply.action
-        return {"kind": "invalid", "error": f"invalid move: column {column} (not on the board, or full)"}
+        return "invalid", f"invalid move: column {column} (not on the board, or full)"
     if reply.kind == "ok":
-        return {"kind": "error", "error": status}
-    return {"kind": reply.kind, "error": f"{reply.kind}: {reply.detail}"}
+        return "error", status
+    return reply.kind, f"{reply.kind}: {reply.detail}"
 
 
-def _timings(env: Any, seat: int) -> dict[str, Any]:
+def _durations(env: Any, seat: int) -> tuple[float, ...]:
     """The agent's move durations, as the environment measured them (the first one includes the load)."""
-    durations = [step[seat]["duration"] for step in env.logs
-                 if len(step) > seat and isinstance(step[seat], dict) and "duration" in step[seat]]
-    return {"durations": durations, "moves": len(durations)}
+    return tuple(step[seat]["duration"] for step in env.logs
+                 if len(step) > seat and isinstance(step[seat], dict) and "duration" in step[seat])

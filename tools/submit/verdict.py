@@ -10,9 +10,9 @@ missed within the games allowed (``--max-games``).  A floor is judged over both
 seats by the sequential test of ``sequential.py``: exact Clopper-Pearson bounds
 at 95% confidence over all its looks.
 
-``summarize`` reads the results of ``kaggle_game.play`` (one dict per game,
-and the validation episode's) and returns a ``CheckReport``; games are counted
-by the game loop's ``Tally``.  A failed validation episode fails the check, as
+``summarize`` reads the results of ``kaggle_game.play`` (a ``GameResult`` per
+game, and the validation episode's) and returns a ``CheckReport``; games are
+counted by the game loop's ``Tally``.  A failed validation episode fails the check, as
 it marks a Kaggle submission Error.
 """
 
@@ -28,7 +28,7 @@ from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.stats import wilson
 from connectx_forge.tools.submit import sequential
-from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES
+from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
 
 SEAT_NAMES = ("first", "second")
 LOG_TAIL_LINES = 15  # of a failing agent's log, in the report
@@ -51,7 +51,7 @@ class SeatResult(Tally):
         return wilson(self.wins, self.games)
 
 
-@dataclass
+@dataclass(frozen=True)
 class FloorResult:
     """One win-rate floor from the manifest, judged over both seats by the sequential test (``sequential.py``).
 
@@ -71,7 +71,7 @@ class FloorResult:
     level: float = 0.05
 
 
-@dataclass
+@dataclass(frozen=True)
 class CheckReport:
     """Everything ``cxforge check`` found; ``passed`` decides the exit code."""
 
@@ -87,7 +87,7 @@ class CheckReport:
     slowest_first_move_s: float
     moves: int
     moves_over_act_timeout: int
-    validation: dict[str, Any] | None = None  # the validation episode's result (None: not played)
+    validation: GameResult | None = None  # the validation episode's result (None: not played)
     breaks: dict[str, int] = field(default_factory=dict)  # games lost by each way of breaking (rules.RULE_BREAKS)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -124,9 +124,10 @@ class CheckReport:
         """``cxforge check``'s exit status: 0 PASS, 1 FAIL, 3 UNDECIDED."""
         return EXIT_CODES[self.verdict]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """What ``cxforge check --json`` prints."""
         out = asdict(self)
+        out["validation"] = None if self.validation is None else self.validation.to_json()
         for seat, raw in zip(self.seats, out["seats"], strict=True):
             raw["win_interval"] = list(seat.win_interval)
         out.update(passed=self.passed, verdict=self.verdict, exit_code=self.exit_code, invalid=self.invalid,
@@ -134,36 +135,47 @@ class CheckReport:
         return out
 
 
-def _tally_seats(opponents: tuple[str, ...], results: list[dict[str, Any]]) -> list[SeatResult]:
+def _tally_seats(opponents: tuple[str, ...], results: list[GameResult]) -> list[SeatResult]:
     seats = {(o, s): SeatResult(opponent=o, seat=SEAT_NAMES[s]) for o in opponents for s in (0, 1)}
     for r in results:
-        result = r["outcome"] if r["outcome"] in ("win", "draw") else "loss"
-        seats[(r["opponent"], r["seat"])].count(result, STATUS_FAILURES.get(r["status"]))
+        result = r.outcome if r.outcome in ("win", "draw") else "loss"
+        seats[(r.opponent, r.seat)].count(result, STATUS_FAILURES.get(r.status))
     return [s for s in seats.values() if s.games]
 
 
-def _errors_seen(results: list[dict[str, Any]]) -> list[str]:
+def _errors_seen(results: list[GameResult]) -> list[str]:
     """The distinct errors of the games the agent lost by a rule break, first seen first."""
     seen: list[str] = []
     for r in results:
-        if r["status"] in FAILED_STATUSES and r.get("error") and r["error"] not in seen:
-            seen.append(r["error"])
+        if r.status in FAILED_STATUSES and r.error and r.error not in seen:
+            seen.append(r.error)
     return seen
 
 
-def _move_times(results: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+def _move_times(results: list[GameResult]) -> tuple[list[float], list[float]]:
     """The agent's first moves (which include the load) and its later moves, in seconds."""
-    first, later = [], []
+    first: list[float] = []
+    later: list[float] = []
     for r in results:
-        if r["durations"]:
-            first.append(r["durations"][0])
-            later.extend(r["durations"][1:])
+        if r.durations:
+            first.append(r.durations[0])
+            later.extend(r.durations[1:])
     return first, later
 
 
+def _log_of(played: list[GameResult]) -> tuple[list[str], str | None]:
+    """The last lines of the first failing game's agent log, and which game that was (none: ``([], None)``)."""
+    failing = next((r for r in played if r.log), None)
+    if failing is None or failing.log is None:
+        return [], None
+    game = ("the validation episode" if failing.index < 0 else
+            f"game {failing.index + 1} (vs {failing.opponent}, {SEAT_NAMES[failing.seat]})")
+    return failing.log.rstrip("\n").splitlines()[-LOG_TAIL_LINES:], game
+
+
 def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
-              results: list[dict[str, Any]], manifest_path: Path | None,
-              manifest: dict[str, Any], validation: dict[str, Any] | None = None,
+              results: list[GameResult], manifest_path: Path | None,
+              manifest: dict[str, Any], validation: GameResult | None = None,
               plan: sequential.Plan | None = None) -> CheckReport:
     """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
 
@@ -172,70 +184,79 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
     errors_seen = _errors_seen(played)
     first_moves, later_moves = _move_times(played)
     all_moves = first_moves + later_moves
-    report = CheckReport(
-        path=path, games_per_opponent=games, act_timeout=act_timeout, overage=overage,
-        seats=_tally_seats(opponents, results), floors=[],
-        manifest=str(manifest_path) if manifest_path else None, agent=manifest.get("agent"),
-        slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
-        moves=len(all_moves), moves_over_act_timeout=sum(d > act_timeout for d in all_moves),
-        errors_seen=errors_seen[:5], validation=validation, breaks=_breaks(results),
-        slowed=options.slowed_games(r.get("slowed") for r in played), max_games=plan.cap if plan else games)
-    engines = sorted({line for r in played for line in r.get("native") or ()})
-    report.notes.extend(f"the agent's native library {line}" for line in engines)
-    failing = next((r for r in played if r.get("log")), None)
-    if failing is not None:
-        report.log_tail = failing["log"].rstrip("\n").splitlines()[-LOG_TAIL_LINES:]
-        report.log_game = ("the validation episode" if failing.get("index", 0) < 0 else
-                           f"game {failing['index'] + 1} (vs {failing['opponent']}, {SEAT_NAMES[failing['seat']]})")
-    _judge_validation(report)
-    _judge_rule_breaks(report, errors_seen)
+    over = sum(d > act_timeout for d in all_moves)
+    seats = _tally_seats(opponents, results)
+    problems = _validation_problems(validation) + _rule_break_problems(seats)
+    notes = [f"the agent's native library {line}" for line in sorted({ln for r in played for ln in r.native})]
+    notes += _rule_break_notes(over, act_timeout, errors_seen)
+    floors: list[FloorResult] = []
+    undecided: list[str] = []
     if manifest_path is None:
-        report.notes.append("no manifest beside the file: validity only, no win-rate floors checked")
+        notes.append("no manifest beside the file: validity only, no win-rate floors checked")
     else:
         if manifest.get("valid") is False:
-            report.notes.append("the manifest says this agent plays invalid moves on purpose")
-        _judge_floors(report, manifest.get("floors", {}), results, plan)
-    return report
+            notes.append("the manifest says this agent plays invalid moves on purpose")
+        floors, undecided = _judge_floors(problems, manifest.get("floors", {}), results, plan)
+    log_tail, log_game = _log_of(played)
+    return CheckReport(
+        path=path, games_per_opponent=games, act_timeout=act_timeout, overage=overage, seats=seats, floors=floors,
+        manifest=str(manifest_path) if manifest_path else None, agent=manifest.get("agent"),
+        slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
+        moves=len(all_moves), moves_over_act_timeout=over, validation=validation, breaks=_breaks(results),
+        problems=problems, notes=notes, errors_seen=errors_seen[:5], log_tail=log_tail, log_game=log_game,
+        slowed=options.slowed_games(r.slowed for r in played), max_games=plan.cap if plan else games,
+        undecided=undecided)
 
 
-def _breaks(results: list[dict[str, Any]]) -> dict[str, int]:
+def _breaks(results: list[GameResult]) -> dict[str, int]:
     """How many games the agent lost by each way of breaking."""
     counts: dict[str, int] = {}
     for r in results:
-        if r["status"] in FAILED_STATUSES:
-            counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+        if r.status in FAILED_STATUSES:
+            counts[r.kind] = counts.get(r.kind, 0) + 1
     return counts
 
 
-def _judge_validation(report: CheckReport) -> None:
-    v = report.validation
-    if v is not None and v["status"] in FAILED_STATUSES:
-        report.problems.append(f"the validation episode (the file against itself) ended in {v['status']} for "
-                               f"the {SEAT_NAMES[v['culprit']]} seat: {v.get('error')}; Kaggle would mark the "
-                               f"submission Error, so no other game was played")
+def _validation_problems(v: GameResult | None) -> list[str]:
+    """The failed validation episode's problem (none when it passed or was not played)."""
+    if v is None or v.status not in FAILED_STATUSES:
+        return []
+    return [f"the validation episode (the file against itself) ended in {v.status} for the "
+            f"{SEAT_NAMES[v.culprit]} seat: {v.error}; Kaggle would mark the submission Error, so no other game "
+            "was played"]
 
 
-def _judge_rule_breaks(report: CheckReport, errors_seen: list[str]) -> None:
-    if report.invalid:
-        report.problems.append(f"{report.invalid} game(s) lost by an INVALID move")
-    if report.errors:
-        report.problems.append(f"{report.errors} game(s) lost by an ERROR (the agent raised or did not load)")
-    if report.timeouts:
-        report.problems.append(f"{report.timeouts} game(s) lost by a TIMEOUT")
-    if report.moves_over_act_timeout:
-        report.notes.append(f"{report.moves_over_act_timeout} move(s) took longer than actTimeout "
-                            f"{report.act_timeout:g} s and spent overage time")
+def _rule_break_problems(seats: list[SeatResult]) -> list[str]:
+    """A problem for each kind of rule broken in the games (invalid moves, errors, timeouts)."""
+    problems = []
+    invalid, errors, timeouts = (sum(s.invalid for s in seats), sum(s.errors for s in seats),
+                                 sum(s.timeouts for s in seats))
+    if invalid:
+        problems.append(f"{invalid} game(s) lost by an INVALID move")
+    if errors:
+        problems.append(f"{errors} game(s) lost by an ERROR (the agent raised or did not load)")
+    if timeouts:
+        problems.append(f"{timeouts} game(s) lost by a TIMEOUT")
+    return problems
+
+
+def _rule_break_notes(over: int, act_timeout: float, errors_seen: list[str]) -> list[str]:
+    """Notes on moves that spent overage time and on a module missing when the file is loaded alone."""
+    notes = []
+    if over:
+        notes.append(f"{over} move(s) took longer than actTimeout {act_timeout:g} s and spent overage time")
     if any("ImportError" in e or "ModuleNotFoundError" in e for e in errors_seen):
-        report.notes.append("the file imports a module that is not there when it is loaded alone, as on "
-                            "Kaggle (a sibling file or this project's packages?): bundle it into the file")
+        notes.append("the file imports a module that is not there when it is loaded alone, as on "
+                     "Kaggle (a sibling file or this project's packages?): bundle it into the file")
+    return notes
 
 
-def judge_floor(opponent: str, floor: float, results: list[dict[str, Any]],
+def judge_floor(opponent: str, floor: float, results: list[GameResult],
                 plan: sequential.Plan | None = None) -> tuple[FloorResult, sequential.Decision]:
     """The floor against ``opponent`` over the games played against it, by ``plan`` (default: one look)."""
-    games = [r for r in results if r["opponent"] == opponent]
+    games = [r for r in results if r.opponent == opponent]
     n = len(games)
-    wins = sum(r["outcome"] == "win" for r in games)
+    wins = sum(r.outcome == "win" for r in games)
     test = plan or sequential.Plan(max(n, 1), max(n, 1))
     decision = test.decide(floor, wins, n)
     verdict = {sequential.PASS: PASS, sequential.FAIL: FAIL}.get(decision.verdict, UNDECIDED) if n else UNDECIDED
@@ -243,20 +264,22 @@ def judge_floor(opponent: str, floor: float, results: list[dict[str, Any]],
                         decision.lower, test.level), decision)
 
 
-def _judge_floors(report: CheckReport, floors: dict[str, float], results: list[dict[str, Any]],
-                  plan: sequential.Plan | None) -> None:
+def _judge_floors(problems: list[str], floors: dict[str, float], results: list[GameResult],
+                  plan: sequential.Plan | None) -> tuple[list[FloorResult], list[str]]:
+    """Each floor judged, and the floors undecided; a floor missed is added to ``problems`` (after one, or a
+    rule broken, no floor is undecided: the check has failed)."""
+    judged, undecided = [], []
     for opponent, floor in sorted(floors.items()):
         result, _ = judge_floor(opponent, floor, results, plan)
         bounds = f"{result.wins}/{result.games} = {result.rate:.0%}, bounds [{result.lower:.1%}, {result.upper:.1%}]"
         if result.verdict == FAIL:
-            report.problems.append(f"win rate vs {opponent} is below its floor {floor:.0%} at 95% confidence "
-                                   f"({bounds})")
-        elif report.problems or result.verdict == PASS:
+            problems.append(f"win rate vs {opponent} is below its floor {floor:.0%} at 95% confidence ({bounds})")
+        elif problems or result.verdict == PASS:
             pass  # a rule broken fails the check whatever its floors; a floor met is what PASS needs
         elif not result.games:
-            report.undecided.append(f"floor vs {opponent} {floor:.0%} not decided: no games against it were "
-                                    "played")
+            undecided.append(f"floor vs {opponent} {floor:.0%} not decided: no games against it were played")
         else:
-            report.undecided.append(f"floor vs {opponent} {floor:.0%} neither met nor missed in {result.games} "
-                                    f"games ({bounds}): raise --max-games to play more, or lower the floor")
-        report.floors.append(result)
+            undecided.append(f"floor vs {opponent} {floor:.0%} neither met nor missed in {result.games} "
+                             f"games ({bounds}): raise --max-games to play more, or lower the floor")
+        judged.append(result)
+    return judged, undecided
