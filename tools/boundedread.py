@@ -35,7 +35,7 @@ import stat
 import tomllib
 from typing import Any
 
-from agents.board import Size
+from agents.board import Board, BoardError, Size
 from connectx_forge.tools.errors import UserError
 
 PathLike = str | os.PathLike[str]
@@ -150,6 +150,25 @@ def read_text(path: PathLike, max_bytes: int, name: str | None = None) -> str:
     """``read_bytes`` as UTF-8 text."""
     name = name or os.fspath(path)
     return decode(read_bytes(path, max_bytes, name), name)
+
+
+def read_positions(path: PathLike) -> list[tuple[str, int]]:
+    """The ``(moves, score)`` pairs of a file in Pascal Pons' format (``<moves> <score>`` lines: his benchmark
+    sets, ``cxforge bench solver``'s files), read within ``MAX_DOCUMENT``; ``UserError`` names a bad line."""
+    name = os.fspath(path)
+    out = []
+    for no, line in enumerate(read_text(path, MAX_DOCUMENT, name).splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise UserError(f"{name}:{no}: expected '<moves> <score>', got {line[:80]!r}")
+        try:
+            Board.from_pons(parts[0])
+            out.append((parts[0], int(parts[1])))
+        except (ValueError, BoardError) as exc:
+            raise UserError(f"{name}:{no}: {exc}") from None
+    return out
 
 
 def check_depth(text: str, name: str, max_depth: int = MAX_DEPTH) -> None:

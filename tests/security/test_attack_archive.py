@@ -1,6 +1,6 @@
 """A hostile ``.tar.gz`` submission writes nothing outside its folder and never crashes ``cxforge check``.
 
-The promise (tools/submit/archive.py): a submission archive may hold only
+The promise (tools/archive.py): a submission archive may hold only
 regular files and folders under plain relative names, each once, within the
 module's bounds.  Any other archive -- links of any kind (including the
 CVE-2025-4517 chain that defeats ``tarfile``'s ``filter="data"`` on Python
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.tools import archive
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.submit import archive
 from tests.harness import run_cxforge
 
 Member = tuple[tarfile.TarInfo, bytes | None]

@@ -149,7 +149,7 @@ def test_shipped_book_is_its_own_minimax_up_to_the_filled_stones() -> None:
 
 def test_shipped_book_agrees_with_pons_on_begin_hard(pons_dir: Path) -> None:
     """The filled book's score of every Begin-Hard position of up to FILL_STONES stones is Pons' exact score."""
-    from connectx_forge.tools.bench.solver import read_positions
+    from connectx_forge.tools.boundedread import read_positions
 
     early = [(moves, score) for moves, score in read_positions(pons_dir / "Test_L1_R3") if len(moves) <= FILL_STONES]
     book = Book.load()

@@ -8,7 +8,7 @@ from pathlib import Path
 import connectx_forge.runtime as runtime
 from agents.board import Board
 from agents.solver.search import Solver
-from connectx_forge.tools.bench.solver import read_positions
+from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.solver.mistakes import WeakCache, measure, sign, solver_mover
 

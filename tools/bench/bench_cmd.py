@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from connectx_forge.tools import options
+from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PONS_DIR
 
@@ -159,7 +160,6 @@ def _solver(args: argparse.Namespace) -> int:
     from connectx_forge.tools.bench.solver import (
         against_bitbully,
         agent_mistakes,
-        read_positions,
         side_by_side,
         solve_files,
     )

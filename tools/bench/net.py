@@ -17,14 +17,13 @@ from pathlib import Path
 import numpy as np
 
 from agents.board import Board
+from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PONS_DIR
 
 
 def pons_positions(folder: Path, limit: int) -> list[Board]:
     """Up to ``limit`` positions from every Pons set in ``folder``, in file order."""
-    from connectx_forge.tools.bench.solver import read_positions
-
     boards: list[Board] = []
     for path in sorted(folder.glob("Test_L*_R*")):
         boards += [Board.from_pons(moves) for moves, _ in read_positions(path)[:limit // 6 + 1]]

@@ -15,6 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
+from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
 
 
@@ -23,7 +24,6 @@ def run(folder: Path, positions: int, budget: float) -> int:
     from agents.board import Board
     from agents.net.agent import policy_value_net
     from agents.net.tree import NetSearch
-    from connectx_forge.tools.bench.solver import read_positions
     from connectx_forge.tools.solver.mistakes import SETS
 
     path = Path(folder) / next(fname for fname, name in SETS if name == "Begin-Medium")

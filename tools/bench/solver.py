@@ -1,7 +1,7 @@
 """Benchmark: the solver on Pascal Pons' benchmark files (``cxforge bench solver``).
 
 ``agent_mistakes`` measures the ``solver`` agent's mistake rate on them instead
-(``--agent``).  ``read_positions`` reads the files for the other tools too.
+(``--agent``).
 
 Each file holds ``<moves> <score>`` lines.  Per file it reports how many scores
 are right, the mean nodes and time per position, the nodes per second, and the
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from agents.board import Board, BoardError
+from agents.board import Board
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.table import render
@@ -58,27 +58,6 @@ def figures(positions: int, correct: int, nodes: int, elapsed: float, wrong: lis
     n = max(positions, 1)
     return SolverFigures(positions, correct, nodes / n, elapsed / n, nodes / elapsed if elapsed else 0.0,
                          tuple(wrong), clearing / n)
-
-
-def read_positions(path: Path) -> list[tuple[str, int]]:
-    """The ``(moves, score)`` pairs of a Pons file; ``UserError`` names a bad line."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from None
-    out = []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise UserError(f"{path}:{no}: expected '<moves> <score>', got {line!r}")
-        try:
-            Board.from_pons(parts[0])
-            out.append((parts[0], int(parts[1])))
-        except (ValueError, BoardError) as exc:
-            raise UserError(f"{path}:{no}: {exc}") from None
-    return out
 
 
 def select(positions: list[T], limit: int | None, sample: int | None, seed: int) -> list[T]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from agents import registry
-from connectx_forge.tools import kaggle_env
+from connectx_forge.tools import archive, kaggle_env
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.reference import (
     CALLABLE,
@@ -119,10 +119,8 @@ def _unpacked(path: str) -> str:
     """A ``.tar.gz`` submission unpacked once per process into a temporary folder; its ``main.py``."""
     import tempfile
 
-    from connectx_forge.tools.submit.archive import unpack
-
     folder = tempfile.mkdtemp(prefix="cxforge-targz-")
-    return str(unpack(Path(path), Path(folder)))
+    return str(archive.unpack(Path(path), Path(folder)))
 
 
 def _check_source(path: str) -> None:
@@ -137,8 +135,6 @@ def _check_source(path: str) -> None:
     except OSError as exc:
         raise UserError(f"cannot read player file {path}: {exc.strerror or exc}") from None
     if path.endswith(".tar.gz"):
-        from connectx_forge.tools.submit import archive
-
         archive.check(Path(path))
 
 

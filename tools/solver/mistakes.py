@@ -396,15 +396,13 @@ def _load_sets(sets: Sequence[str], pons: Path,
     Pons' sets have no known scores (None: the labeller solves); a held-out
     set's come from its per-column scores.
     """
-    from connectx_forge.tools.bench.solver import read_positions
-
     out: list[tuple[str, list[tuple[str, int]], WeakCache | None]] = []
     missing = [fname for fname, name in SETS if name in sets and not (Path(pons) / fname).is_file()]
     if missing:
         raise UserError(f"no Pons test set {missing[0]} in {pons}: {PONS_HELP}")
     for fname, name in SETS:
         if name in sets:
-            out.append((name, read_positions(Path(pons) / fname), None))
+            out.append((name, boundedread.read_positions(Path(pons) / fname), None))
     for name in HELDOUT_SETS:
         if name in sets:
             labels = heldout.read_set(heldout_dir, name)

@@ -31,6 +31,7 @@ from typing import Any
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import Playable, playable_of
 from connectx_forge.tools import kaggle_env
+from connectx_forge.tools.archive import unpack
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
@@ -38,7 +39,6 @@ from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game, sequential
-from connectx_forge.tools.submit.archive import unpack
 from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
 from connectx_forge.tools.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 

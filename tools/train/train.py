@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from agents.solver.search import score_class
+from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
@@ -73,7 +74,6 @@ def holdout_keys(paths: Iterable[Path]) -> set[int]:
     on positions the network never saw, and never saw one move on.
     """
     from agents.board import Board
-    from connectx_forge.tools.bench.solver import read_positions
 
     keys: set[int] = set()
     for file in (f for path in paths for f in pons_files(path)):
