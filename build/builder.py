@@ -25,6 +25,7 @@ from connectx_forge.build.imports import (
     top_level_names,
 )
 from connectx_forge.build.manifest import (
+    Manifest,
     dumps,
     make_manifest,
     manifest_path,
@@ -69,7 +70,7 @@ class Built:
 
     source: str
     content: bytes
-    manifest: dict[str, Any]
+    manifest: Manifest
 
 
 def default_root() -> Path:
@@ -263,10 +264,9 @@ def repack(path: Path, fmt: str) -> Built:
     else:
         source = content.decode("utf-8")
     out = source.encode("utf-8") if fmt == "py" else pack_tar_gz(source)
-    old = read_manifest(path) or {"agent": path.name.split(".")[0], "floors": {}, "valid": True,
-                                  "submittable": True}
-    manifest = {**old, "format": fmt, "size": len(out), "sha256": hashlib.sha256(out).hexdigest(),
-                "main_py_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest()}
+    old = read_manifest(path) or Manifest(agent=path.name.split(".")[0], floors={}, valid=True, submittable=True)
+    manifest: Manifest = {**old, "format": fmt, "size": len(out), "sha256": hashlib.sha256(out).hexdigest(),
+                          "main_py_sha256": hashlib.sha256(source.encode("utf-8")).hexdigest()}
     return Built(source, out, manifest)
 
 

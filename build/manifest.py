@@ -12,7 +12,7 @@ import hashlib
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from connectx_forge.build.embed import DataFile
 from connectx_forge.build.errors import BuildError
@@ -21,6 +21,43 @@ from connectx_forge.tools import boundedread
 from connectx_forge.tools.errors import UserError
 
 DISTRIBUTION = "connectx-forge"
+
+
+class ModuleEntry(TypedDict):
+    """A module inlined into the file: its import name, its path in the sources, its source's sha256."""
+
+    name: str
+    path: str
+    sha256: str
+
+
+class DataEntry(TypedDict):
+    """A data file embedded in the file: its name, its size in bytes, its sha256."""
+
+    name: str
+    size: int
+    sha256: str
+
+
+class Manifest(TypedDict, total=False):
+    """The manifest, a JSON object beside the built file (what ``make_manifest`` writes).  Read back
+    (``read_manifest``) it is anyone's file: only ``floors`` (an object), ``agent`` (a string) and ``sha256``
+    (the file's) are checked, so a reader uses ``.get``."""
+
+    agent: str
+    module: str
+    function: str
+    floors: dict[str, float]
+    valid: bool
+    submittable: bool
+    format: str
+    size: int
+    sha256: str
+    main_py_sha256: str
+    sources_sha256: str
+    modules: list[ModuleEntry]
+    data: list[DataEntry]
+    tool_version: str
 
 
 def tool_version() -> str:
@@ -51,31 +88,31 @@ def manifest_path(output: Path) -> Path:
 
 def make_manifest(*, name: str, module: str, function: str, spec: Any, floors: dict[str, float],
                   modules: tuple[SourceModule, ...], data: tuple[DataFile, ...], content: bytes, main_py: bytes,
-                  fmt: str) -> dict[str, Any]:
+                  fmt: str) -> Manifest:
     """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's."""
-    return {
-        "agent": name,
-        "module": module,
-        "function": function,
-        "floors": dict(floors),
-        "valid": spec.valid if spec is not None else True,
-        "submittable": spec.submittable if spec is not None else True,
-        "format": fmt,
-        "size": len(content),
-        "sha256": sha256(content),
-        "main_py_sha256": sha256(main_py),
-        "sources_sha256": sources_sha256(modules, data),
-        "modules": [{"name": m.name, "path": m.path, "sha256": sha256(m.source.encode("utf-8"))} for m in modules],
-        "data": [{"name": f.name, "size": len(f.content), "sha256": f.sha256} for f in data],
-        "tool_version": tool_version(),
-    }
+    return Manifest(
+        agent=name,
+        module=module,
+        function=function,
+        floors=dict(floors),
+        valid=spec.valid if spec is not None else True,
+        submittable=spec.submittable if spec is not None else True,
+        format=fmt,
+        size=len(content),
+        sha256=sha256(content),
+        main_py_sha256=sha256(main_py),
+        sources_sha256=sources_sha256(modules, data),
+        modules=[ModuleEntry(name=m.name, path=m.path, sha256=sha256(m.source.encode("utf-8"))) for m in modules],
+        data=[DataEntry(name=f.name, size=len(f.content), sha256=f.sha256) for f in data],
+        tool_version=tool_version(),
+    )
 
 
-def dumps(manifest: dict[str, Any]) -> str:
+def dumps(manifest: Manifest) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
-def read_manifest(path: Path) -> dict[str, Any] | None:
+def read_manifest(path: Path) -> Manifest | None:
     """The manifest of the built file ``path`` (``manifest_path``), None when there is none.
 
     ``BuildError``, one line, for a manifest that is not a JSON object with a ``floors`` object, or whose
@@ -98,4 +135,4 @@ def read_manifest(path: Path) -> dict[str, Any] | None:
         raise BuildError(f"{manifest} does not describe {path.name} (its sha256 is {str(data.get('sha256'))[:12]}"
                          f"..., the file's {digest[:12]}...): rebuild it with cxforge build (or make "
                          "submission), or delete the stale manifest")
-    return data
+    return Manifest(**data)

@@ -192,7 +192,7 @@ def stage(source: Path, folder: Path) -> Path:
     return main
 
 
-def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, dict[str, Any], str | None]:
+def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, manifests.Manifest, str | None]:
     """The build manifest of ``path`` (``manifest.read_manifest``): ``(manifest, data, None)``, or
     ``(None, {}, None)`` when there is none.
 
@@ -208,7 +208,7 @@ def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, dict[st
     return (None, {}, None) if data is None else (beside, data, None)
 
 
-def floors_of(manifest: dict[str, Any], where: Path | None, opponents: tuple[str, ...]) -> dict[str, float]:
+def floors_of(manifest: manifests.Manifest, where: Path | None, opponents: tuple[str, ...]) -> dict[str, float]:
     """The manifest's win-rate floors by opponent (``random``, ``negamax``).  A floor against an opponent that
     ``opponents`` leaves out is a ``UserError``: the check could not decide it, and a check that passes has
     decided every floor as met."""

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.build.manifest import Manifest
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
@@ -175,7 +176,7 @@ def _log_of(played: list[GameResult]) -> tuple[list[str], str | None]:
 
 def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
               results: list[GameResult], manifest_path: Path | None,
-              manifest: dict[str, Any], validation: GameResult | None = None,
+              manifest: Manifest, validation: GameResult | None = None,
               plan: sequential.Plan | None = None) -> CheckReport:
     """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
 
