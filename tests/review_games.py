@@ -61,7 +61,7 @@ def exact_truth(moves: list[int]) -> list[tuple[int, int, list[int]]]:
 @functools.lru_cache(maxsize=1)
 def _c_solver() -> Any:
     """The compiled solver where it loads (fast once the book's early plies are past), else None."""
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     return tool_engines.CSolver() if tool_engines.available() else None
 

@@ -417,7 +417,7 @@ def add_engine(parser: Any, default: str | None = "auto", what: str = "the solve
 
 def engine_of(args: argparse.Namespace) -> str:
     """``--engine`` with auto resolved: c where the compiled solver loads, else python (a ``Kind``, a str)."""
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     return tool_engines.resolve(getattr(args, "engine", None) or "auto", check=False)
 

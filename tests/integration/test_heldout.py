@@ -13,9 +13,9 @@ import pytest
 
 from agents.board import Board
 from agents.solver.search import Solver, Timeout
-from connectx_forge.tools import paths
+from connectx_forge.tools import paths, tool_engines
 from connectx_forge.tools.cli import main
-from connectx_forge.tools.solver import heldout, tool_engines
+from connectx_forge.tools.solver import heldout
 from connectx_forge.tools.train.train import _holdout_paths, family_keys, holdout_keys
 
 needs_cc = pytest.mark.skipif(not tool_engines.available(),

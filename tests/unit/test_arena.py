@@ -281,7 +281,7 @@ def test_the_shipped_suite_is_mirror_free_in_band_and_agrees_with_the_book() -> 
 
 @pytest.mark.slow
 def test_the_shipped_labels_are_the_compiled_solvers() -> None:
-    from connectx_forge.tools.solver.tool_engines import CSolver, available
+    from connectx_forge.tools.tool_engines import CSolver, available
 
     if not available():
         pytest.skip("the compiled solver does not load here")

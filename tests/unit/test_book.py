@@ -13,7 +13,7 @@ from agents.board import Board
 from agents.solver.book import NO_MOVE, Book, BookError, Entry
 from agents.solver.policy import POLICY
 from agents.solver.search import Solver
-from connectx_forge.tools.solver import tool_engines
+from connectx_forge.tools import tool_engines
 from connectx_forge.tools.solver.book_builder import read_progress
 from connectx_forge.tools.solver.book_cmd import add_arguments, run
 from tests.strategies import standard_positions

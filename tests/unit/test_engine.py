@@ -21,8 +21,8 @@ from agents.solver.engine import KINDS, Engine, EngineError, Kind, available, de
 from agents.solver.native import NativeSolver
 from agents.solver.policy import POLICY, ByEngine, Fallback, Policy
 from agents.solver.search import Solver, Timeout
+from connectx_forge.tools import tool_engines
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver import tool_engines
 from tests.unit.test_solver import read_set, sample
 
 ROOT = Path(__file__).resolve().parents[2]

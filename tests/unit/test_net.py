@@ -297,7 +297,7 @@ def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
 
 
 def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
     from connectx_forge.tools.train import labels
 
     if not tool_engines.available():
@@ -332,7 +332,8 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     import argparse
 
     from agents.solver.search import Solver
-    from connectx_forge.tools.solver import book_builder, book_cmd, tool_engines
+    from connectx_forge.tools import tool_engines
+    from connectx_forge.tools.solver import book_builder, book_cmd
     from connectx_forge.tools.train import labels
 
     root = "6614446666373154"  # a Middle-Medium position (as in test_book)

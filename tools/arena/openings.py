@@ -164,7 +164,7 @@ Solve = Callable[[Board], int]
 def _solver(engine: str) -> Solve:
     """A function giving a board's exact score: the engine ``engine`` names (C where it loads), with the book."""
     from agents.solver.book import Book
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     return tool_engines.engine(engine, book=Book.load()).solve
 

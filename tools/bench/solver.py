@@ -74,7 +74,7 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
                c_entries: int | None = None) -> SolverFigures:
     """Solve each position with a cleared table (the clearing untimed); the figures for one file, timed by
     ``clock``, the compiled table of ``c_entries`` (default: the tools' size)."""
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     solver = tool_engines.engine(engine) if c_entries is None else tool_engines.engine(engine, c_entries=c_entries)
     correct = nodes = 0
@@ -183,7 +183,7 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
     """Print, per file, the compiled and the Python solver (and ``reference``) on the same positions in one run,
     with each one's nodes per second as a ratio to the first row's; 1 if any score was wrong, else 0."""
     from agents.solver.engine import Kind
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     tool_engines.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
     cells = []
@@ -212,8 +212,8 @@ def against_bitbully(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: 
     bitbully's time over ours (above 1: ours is faster); 1 if any score was wrong, else 0."""
     from agents.solver.engine import Kind
     from agents.solver.native import DEEP_ENTRIES, DEFAULT_ENTRIES
+    from connectx_forge.tools import tool_engines
     from connectx_forge.tools.bench import reference_bitbully
-    from connectx_forge.tools.solver import tool_engines
 
     reference_bitbully.load()  # one line, before any work, if it is not installed
     tool_engines.resolve(Kind.C)

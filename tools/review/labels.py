@@ -10,7 +10,7 @@ from the cheapest place that knows it:
 2. the opening book (``agents/solver/book.py``, 6x7 four in a row): exact
    scores of the early positions of the solver's own game tree;
 3. the solver: weak (win/draw/loss) first, then exact, with one deadline per
-   position (``time_limit``), the compiled solver (``tools/solver/tool_engines``, the agent's C engine)
+   position (``time_limit``), the compiled solver (``tools/tool_engines``, the agent's C engine)
    where it loads, else the pure-Python solver; both also read the book's
    scores inside their search.
 
@@ -89,7 +89,7 @@ class Labeller:
     """
 
     def __init__(self, engine: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT, book: Book | None = None) -> None:
-        from connectx_forge.tools.solver import tool_engines
+        from connectx_forge.tools import tool_engines
 
         if not time_limit > 0:
             raise UserError(f"the time limit must be positive, got {time_limit}")

@@ -16,7 +16,7 @@ Only the positions the agent cannot solve in time are kept: one whose solve
 (a weak then an exact best move, as the agent does, from an empty table) takes
 fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
 tree is not followed below it.  The solver's C engine
-(``connectx_forge.tools.solver.tool_engines``, about 25x faster) does the solving where it loads;
+(``connectx_forge.tools.tool_engines``, about 25x faster) does the solving where it loads;
 ``--engine python`` uses the agent's own solver.
 
 Deeper books need only a longer run of the same command, e.g.
@@ -36,12 +36,11 @@ from typing import TYPE_CHECKING, NamedTuple
 from agents.board import Board
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
-from connectx_forge.tools import boundedread
+from connectx_forge.tools import boundedread, tool_engines
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
 from connectx_forge.tools.play import worker_pool as pools
-from connectx_forge.tools.solver import tool_engines
 
 if TYPE_CHECKING:
     from agents.solver.book import Book
@@ -106,7 +105,7 @@ def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
     """Score and best move of the position after ``line`` (weak, then exact, like the agent: from an empty
     table)."""
     from agents.solver.search import Timeout
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     board = Board.from_pons(line)
     start = time.perf_counter()

@@ -37,9 +37,9 @@ from agents.board import Board
 from agents.solver import engine as engines
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
+from connectx_forge.tools import tool_engines
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.worker_pool import worker_pool
-from connectx_forge.tools.solver import tool_engines
 from connectx_forge.tools.solver.book_builder import (
     BookRun,
     Result,

@@ -333,7 +333,7 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     if done.labelled >= size:
         return done
     if solver is None:
-        from connectx_forge.tools.solver.tool_engines import CSolver
+        from connectx_forge.tools.tool_engines import CSolver
 
         solver = CSolver()
     seen = {Board.from_pons(r.moves).canonical_key() for r in records}

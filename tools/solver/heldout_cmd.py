@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--training: no such folder: {', '.join(missing)}")
     if args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out must be a folder, {args.out} is a file")
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     if not tool_engines.available():  # one clear line before any drawing
         raise UserError(f"the held-out sets are labelled by the compiled solver, and {tool_engines.why_not()}")

@@ -4,7 +4,7 @@ A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
 played move's class is minus the exact solver's weak score of the position it
 leads to (the command's ``--engine auto``: the C engine of the solver,
-``connectx_forge.tools.solver.tool_engines``, where it loads, fast enough for
+``connectx_forge.tools.tool_engines``, where it loads, fast enough for
 Begin-Hard; ``python``: the same scores, much slower).
 That is the verdict of labelling every move with ``perfect``, for one solve per
 position instead of seven.  Positions whose labelling passes
@@ -181,14 +181,14 @@ class WeakCache:
 
 
 def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakCache | None = None) -> Labeller:
-    """Weak scores by ``perfect``'s solver, or by its C engine (tools/solver/tool_engines: the same scores).
+    """Weak scores by ``perfect``'s solver, or by its C engine (tools/tool_engines: the same scores).
 
     Scores found in ``cache`` are not solved again; new ones are added to it.
     The solver is made at the first score not in ``cache`` (none for a
     held-out set, whose cache holds every score).
     """
     from agents.solver.search import Timeout
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     solvers: list[Engine] = []
 
@@ -368,7 +368,7 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
                         f"{', '.join(all_sets)}")
     loaded = _load_sets(expand_sets(sets), run.pons, run.heldout_dir)
     if any(known is None for _, _, known in loaded):
-        from connectx_forge.tools.solver import tool_engines
+        from connectx_forge.tools import tool_engines
 
         tool_engines.resolve(engine)  # loads now: one clear line if it cannot be
     movers = {names[a]: mover(a, run.budget, run.overage) for a in agents}  # one that cannot load: one line

@@ -1,7 +1,7 @@
 """``cxforge solve``: the exact score of a position given as a Pons move string.
 
 The command-line face of the agents' solver (``agents.solver``) and of its
-C engine (``connectx_forge.tools.solver.tool_engines``): a move string in, the
+C engine (``connectx_forge.tools.tool_engines``): a move string in, the
 score and its reading in plain words out.  ``parse_moves`` is also how
 ``cxforge book build --root`` reads its position.
 """
@@ -64,7 +64,7 @@ def describe(score: int, moves: int, weak: bool) -> str:
 def run(args: argparse.Namespace) -> int:
     """Solve the position; print its score (or each column's with ``--all``), nodes and time."""
     from agents.solver.book import Book
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     board = parse_moves(args.moves)
     solver = tool_engines.engine(options.engine_of(args), book=Book.load())  # the book's scores where it has them

@@ -209,7 +209,7 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
 
     Returns how many positions were labelled in this call.
     """
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     path = shard_path(cache_dir, seed)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -85,7 +85,7 @@ def _generate_args(args: argparse.Namespace) -> tuple[int, int, float, str]:
         budget = options.positive_float(args.old[2]) if len(args.old) > 2 else 1.0
     except argparse.ArgumentTypeError as exc:
         raise UserError(f"SEED and GAMES must be whole numbers and BUDGET a positive number: {exc}") from None
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     engine = args.old[3] if len(args.old) > 3 else "python"
     try:

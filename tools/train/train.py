@@ -163,7 +163,7 @@ def move_metrics(logits: np.ndarray, p: np.ndarray, cls: np.ndarray) -> tuple[fl
 # -- runs ----------------------------------------------------------------------
 def _label_engine(name: str) -> str:
     """The labelling engine: ``auto`` picks the C engine where it can be built."""
-    from connectx_forge.tools.solver import tool_engines
+    from connectx_forge.tools import tool_engines
 
     return tool_engines.resolve(name, check=False)
 

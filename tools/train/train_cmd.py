@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--generate", type=options.nonnegative_int, default=0, metavar="GAMES",
                         help="label this many more games (shard --seed) before training")
     parser.add_argument("--label-engine", choices=("auto", "python", "c"), default="auto",
-                        help="label with the agents' solver or its C engine (tools/solver/tool_engines: same "
+                        help="label with the agents' solver or its C engine (tools/tool_engines: same "
                              "scores, ~20x faster); auto: c where it loads")
     parser.add_argument("--label-budget", type=_positive(float), default=1.0,
                         help="seconds the solver may spend on one position's labels")
