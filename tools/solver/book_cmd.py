@@ -3,7 +3,8 @@
 ``book build`` solves the positions of the first plies on all cores, resumably
 (its progress file), and writes the book; ``book fill`` adds every position of
 the first plies, off the agent's tree too (tools/solver/book_fill.py); ``book
-info`` summarises a book file.
+practical`` makes the second seat's book moves practical (tools/solver/book_practical.py); ``book info``
+summarises a book file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ import argparse
 from connectx_forge.tools import options
 from connectx_forge.tools.solver.book_builder import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
 from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
+from connectx_forge.tools.solver.book_practical import (
+    DEFAULT_PRACTICAL_PROGRESS,
+    PRACTICAL_DEPTH,
+    PRACTICAL_STONES,
+    PracticalRun,
+    practical,
+)
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
 EXAMPLE = """\
@@ -20,7 +28,8 @@ cxforge book info
 cxforge book build --plies 8 --seconds 600
 cxforge book build --root 44 --plies 6 --side second -w 2 -o /tmp/book.bin --progress /tmp/progress.jsonl
 cxforge book fill --stones 6 -w 16
-cxforge book fill --stones 6 -w 16 --shard 1/2 --progress runs/book/shard1.jsonl"""
+cxforge book fill --stones 6 -w 16 --shard 1/2 --progress runs/book/shard1.jsonl
+cxforge book practical --stones 3 --seconds 120 -w 16"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +83,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "a run without --shard over the shards' concatenated progress files writes it")
     f.add_argument("--dry-run", action="store_true", help="only count the positions of each ply")
     options.add_progress(f)
+    p = sub.add_parser("practical", help="make the second seat's book moves practical (the practical search, "
+                                         "offline)",
+                       description="search the book's second-seat positions of the first plies with the practical "
+                                   "search (expectimax against an opponent model, deeper than a move allows) and "
+                                   "write its moves into the book (same exact scores)",
+                       epilog="example:\n  cxforge book practical --stones 3 --seconds 120 -w 16\n"
+                              "  cxforge book practical --stones 3 --shard 1/2 --progress runs/book/practical1.jsonl")
+    p.add_argument("--stones", type=int, default=PRACTICAL_STONES,
+                   help=f"the second seat's positions of up to this many stones (default {PRACTICAL_STONES})")
+    p.add_argument("--root", default="", metavar="MOVES",
+                   help="search below this position (a Pons move string) instead of the empty board")
+    p.add_argument("--opponent", default="mix", metavar="MODEL",
+                   help="the opponent model (agents/solver/opponents.py: mix, slips, minimax, prior, slips-minimax; "
+                        "default mix, the agent's)")
+    p.add_argument("--depth", type=int, default=PRACTICAL_DEPTH,
+                   help=f"most of our moves searched deep (default {PRACTICAL_DEPTH})")
+    p.add_argument("--seconds", type=float, default=120.0, help="time limit per position (default 120)")
+    options.add_workers(p)
+    p.add_argument("--progress", default=DEFAULT_PRACTICAL_PROGRESS, metavar="FILE",
+                   help=f"append-only progress file (default {DEFAULT_PRACTICAL_PROGRESS})")
+    options.add_out(p, "book file to read and rewrite (default agents/data/opening_book.bin)", kind="update")
+    options.add_engine(p, "auto", "the solver to search with")
+    p.add_argument("--easy-nodes", type=int, default=EASY_NODES,
+                   help=f"a position below a changed move must be in the book or solve in fewer nodes (default "
+                        f"{EASY_NODES})")
+    p.add_argument("--shard", default=None, metavar="K/N",
+                   help="search only every N-th position from the K-th and write no book; a run without --shard "
+                        "over the shards' concatenated progress files writes it")
+    p.add_argument("--dry-run", action="store_true", help="only count the positions")
+    options.add_progress(p)
     i = sub.add_parser("info", help="entries, depth, size and load time of a book",
                        description="entries, depth, size and load time of a book",
                        epilog="example:\n  cxforge book info agents/data/opening_book.bin")
@@ -87,6 +126,12 @@ def run(args: argparse.Namespace) -> int:
     from connectx_forge.tools.solver.solve_cmd import parse_moves
 
     parse_moves(args.root)  # one line naming what is wrong with a bad --root
+    if args.book_command == "practical":
+        shard = parse_shard(args.shard) if args.shard is not None else None
+        return practical(PracticalRun(args.opponent, args.depth, args.stones, shard),
+                         BookRun(args.root, args.seconds, options.workers_of(args), args.progress,
+                                 args.out or DEFAULT_BOOK, options.engine_of(args), args.easy_nodes,
+                                 dry_run=args.dry_run, bars=options.progress_of(args)))
     run = BookRun(args.root, args.seconds, options.workers_of(args), args.progress, args.out or DEFAULT_BOOK,
                   options.engine_of(args), args.easy_nodes, args.retry, args.dry_run, options.progress_of(args))
     if args.book_command == "fill":
