@@ -345,7 +345,7 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
                               "--out", str(tmp_path / "book.bin"),
                               "--engine", "c" if tool_engines.available() else "python"])
     assert book_cmd.run(args) == 0
-    found = list(labels.book_labels(progress))
+    found = list(book_builder.book_labels(progress))
     full = [r for r in found if isinstance(r, labels.Label)]
     best = [r for r in found if isinstance(r, labels.BestMove)]
     assert full and len(best) == len(book_builder.read_progress(progress))

@@ -41,6 +41,7 @@ from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agent_data
 from connectx_forge.tools.play import worker_pool as pools
+from connectx_forge.tools.train.labels import BestMove, Label, win_score
 
 if TYPE_CHECKING:
     from agents.solver.book import Book
@@ -147,6 +148,44 @@ def read_progress(path: Path) -> dict[int, Result]:
             continue  # an interrupted write (or a line beyond bounds)
         done[r.key] = r
     return done
+
+
+def book_labels(progress: Path) -> Iterator[Label | BestMove]:
+    """Labels from a book build's progress file (``read_progress``): full labels first, then best moves.
+
+    A position whose every child was solved (the book opponent's turns) gives a
+    ``Label``; each solved position gives a ``BestMove``.  Mirrors and
+    transpositions are looked up by key.
+    """
+    done = {k: r for k, r in read_progress(Path(progress)).items() if r.score is not None}
+
+    def score_of(board: Board) -> int | None:
+        r = done.get(board.key()) or done.get(board.mirror().key())
+        return None if r is None else r.score
+
+    parents: dict[int, str] = {}
+    for r in done.values():
+        if r.moves:
+            q = Board.from_pons(r.moves[:-1])
+            parents.setdefault(q.canonical_key(), r.moves[:-1])
+    for line in parents.values():
+        q = Board.from_pons(line)
+        scores: list[int | None] = []
+        for col in range(q.geo.columns):
+            if not q.can_play(col):
+                scores.append(None)
+            elif q.is_winning_move(col):
+                scores.append(win_score(q))
+            else:
+                child = score_of(q.play(col))
+                if child is None:
+                    break
+                scores.append(-child)
+        else:
+            yield Label(line, tuple(scores))
+    for r in done.values():
+        if r.move is not None and r.score is not None:
+            yield BestMove(r.moves, int(r.move), int(r.score))
 
 
 def append_progress(path: Path, result: Result) -> None:

@@ -20,7 +20,8 @@ A game's records are written together after it is labelled, so a rerun resumes
 after the last game written.
 
 The opening book's build (``cxforge book build``) solves far earlier positions
-than games can afford: ``book_labels`` turns its progress file into labels.
+than games can afford: its ``book_labels`` (tools/solver/book_builder.py) turns its progress file into
+labels.
 Every position where the book's opponent is to move has all its children
 solved (a full ``Label``); the book side's own positions have their score and
 best move (a ``BestMove``).  ``cxforge labels book PROGRESS`` writes
@@ -75,46 +76,6 @@ class BestMove:
 def win_score(board: Board) -> int:
     """The exact score of winning with the next stone (Pons: 22 minus the winner's stones)."""
     return (board.geo.rows * board.geo.columns + 1 - board.moves) // 2
-
-
-def book_labels(progress: Path) -> Iterator[Label | BestMove]:
-    """Labels from a book build's progress file (tools/solver/book_builder.py): full labels first, then best moves.
-
-    A position whose every child was solved (the book opponent's turns) gives a
-    ``Label``; each solved position gives a ``BestMove``.  Mirrors and
-    transpositions are looked up by key.
-    """
-    from connectx_forge.tools.solver.book_builder import read_progress
-
-    done = {k: r for k, r in read_progress(Path(progress)).items() if r.score is not None}
-
-    def score_of(board: Board) -> int | None:
-        r = done.get(board.key()) or done.get(board.mirror().key())
-        return None if r is None else r.score
-
-    parents: dict[int, str] = {}
-    for r in done.values():
-        if r.moves:
-            q = Board.from_pons(r.moves[:-1])
-            parents.setdefault(q.canonical_key(), r.moves[:-1])
-    for line in parents.values():
-        q = Board.from_pons(line)
-        scores: list[int | None] = []
-        for col in range(q.geo.columns):
-            if not q.can_play(col):
-                scores.append(None)
-            elif q.is_winning_move(col):
-                scores.append(win_score(q))
-            else:
-                child = score_of(q.play(col))
-                if child is None:
-                    break
-                scores.append(-child)
-        else:
-            yield Label(line, tuple(scores))
-    for r in done.values():
-        if r.move is not None and r.score is not None:
-            yield BestMove(r.moves, int(r.move), int(r.score))
 
 
 def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:

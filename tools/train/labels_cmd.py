@@ -14,7 +14,8 @@ from pathlib import Path
 
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.train.labels import DEFAULT_DIR, book_labels, generate, pack, shards, write_shard
+from connectx_forge.tools.solver.book_builder import book_labels
+from connectx_forge.tools.train.labels import DEFAULT_DIR, generate, pack, shards, write_shard
 
 HELP = "generate, import and pack the exact solver labels that train uses"
 EXAMPLE = """\
