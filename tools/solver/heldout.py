@@ -46,7 +46,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from agents.board import Board
 from connectx_forge.tools import boundedread, paths
@@ -71,6 +71,16 @@ DEFAULT_SIZE = 200
 DEFAULT_BUDGET = 60.0  # CPU seconds to label one position
 TRAINING_DIRS = (paths.PROJECT_ROOT / "datasets" / "labels", paths.CACHE / "labels")
 MAX_FAILED_DRAWS = 100_000  # draws in a row that give nothing new: the band or the exclusions leave no position
+
+
+class Header(TypedDict):
+    """A scores file's first line: the set, its playout kind, its band of stone counts and the seed it was drawn
+    with; a file continues only with the same."""
+
+    set: str
+    kind: str
+    stones: list[int]
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -237,12 +247,13 @@ def label(solver: Any, board: Board, budget_s: float) -> tuple[list[int | None] 
 
 
 # -- files -------------------------------------------------------------------------
-def _header(name: str, seed: int) -> dict[str, Any]:
+def _header(name: str, seed: int) -> Header:
     spec = SETS[name]
-    return {"set": name, "kind": spec.kind, "stones": [spec.lo, spec.hi], "seed": seed}
+    return Header(set=name, kind=spec.kind, stones=[spec.lo, spec.hi], seed=seed)
 
 
-def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+def _lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Each line that parses as a JSON object (a torn or unbounded one is passed over)."""
     for line in lines:
         try:
             rec = boundedread.parse_json(line, "a scores file's line")
@@ -252,15 +263,16 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             yield rec
 
 
-def read_records(path: Path) -> tuple[dict[str, Any] | None, list[Record]]:
+def read_records(path: Path) -> tuple[Header | None, list[Record]]:
     """A scores file's header (None for a new file) and its records in draw order."""
     if not Path(path).exists():
         return None, []
-    header, out = None, []
+    header: Header | None = None
+    out = []
     with open(path, encoding="utf-8") as fh:
-        for rec in _records(fh):
+        for rec in _lines(fh):
             if "set" in rec:
-                header = rec
+                header = cast(Header, rec)  # as the file says: compared whole with the settings asked for
             elif "moves" in rec and "i" in rec:
                 scores = rec.get("scores")
                 out.append(Record(int(rec["i"]), str(rec["moves"]), None if scores is None else tuple(scores)))
