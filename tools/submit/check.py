@@ -33,6 +33,7 @@ from connectx_forge.build.cache import Playable, playable_of
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.archive import unpack
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
 from connectx_forge.tools.play.settings import GameSettings
@@ -280,12 +281,10 @@ def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage
     return jobs
 
 
-def game_record(result: GameResult, label: str, size: Size = STANDARD) -> dict[str, Any]:
-    """A check game's ``result`` as a line of a games file (``GameRecord.to_json``, what ``cxforge logs``,
+def game_record(result: GameResult, label: str, size: Size = STANDARD) -> GameRecord:
+    """A check game's ``result`` as a game record (its ``to_json`` a line of a games file, what ``cxforge logs``,
     ``review`` and ``replay`` read): the file is ``label``, its opponent ``kaggle:NAME`` (itself in the
     validation episode)."""
-    from connectx_forge.tools.play.game import GameRecord
-
     seat = result.seat
     other = label if result.opponent == kaggle_game.SELF else f"kaggle:{result.opponent}"
     players = (label, other) if seat == 0 else (other, label)
@@ -300,4 +299,4 @@ def game_record(result: GameResult, label: str, size: Size = STANDARD) -> dict[s
                         times=list(result.times), outcome=outcome, winner=winner, culprit=culprit,
                         error=result.error if result.broke else None, index=result.index, a_seat=seat + 1,
                         logs={str(culprit or seat + 1): log} if log else None, slowed=result.slowed)
-    return record.to_json()
+    return record

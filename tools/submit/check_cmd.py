@@ -108,7 +108,7 @@ class GameSaver:
                 self.fh = open(self.path, "a" if self.append else "x", encoding="utf-8")
             except OSError as exc:
                 raise UserError(f"--save {self.path}: cannot write it ({exc.strerror or exc})") from None
-        self.fh.write(json.dumps(check.game_record(result, self.label, self.size)) + "\n")
+        self.fh.write(json.dumps(check.game_record(result, self.label, self.size).to_json()) + "\n")
         self.fh.flush()
 
     def close(self) -> None:
