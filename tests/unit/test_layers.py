@@ -3,6 +3,8 @@ tests/importlayers.py over the installed layout): every import, at module level 
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -59,3 +61,18 @@ def test_the_tree_holds_every_source_file(tmp_path: Path) -> None:
         laid = tree.joinpath(*parts, "__init__.py") if path.endswith("__init__.py") else \
             tree.joinpath(*parts[:-1], parts[-1] + ".py")
         assert laid.resolve() == (importlayers.ROOT / path).resolve(), (path, laid)
+
+
+def test_every_module_is_named_by_a_contract() -> None:
+    """Each module of the packages is in a module or package that a contract names (a new module or folder
+    is placed in a layer, not left out of every contract)."""
+    config = tomllib.loads((importlayers.ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    named = set()
+    for contract in config["contracts"]:
+        for key in ("layers", "source_modules", "forbidden_modules", "modules"):
+            for entry in contract.get(key, []):
+                named.update(re.split(r"\s*[:|]\s*", entry.strip()))
+    roots = set(config["root_packages"]) | {"connectx_forge.tools"}
+    left_out = [module for _, module in module_sources() if module not in roots
+                and not any(module == name or module.startswith(name + ".") for name in named)]
+    assert not left_out, left_out
