@@ -14,5 +14,8 @@ transposition table, null-window search, an opening book); the code is our own.
 * ``native``        ``NativeSolver``: the same search compiled from ``native/solver.c``
 * ``engine``        ``Engine``, the one interface of both, and ``engine()``, the factory that picks one
 * ``policy``        ``Policy``: the ``solver`` agent's time, overage and fallback, one frozen dataclass
+* ``practical``     the one-ply tie-breaks among moves of equal value (``TieBreak``)
+* ``opponents``     opponent models: uniform slips, the course's minimax, the network's prior, mixtures
+* ``expectimax``    the practical search: the best expected result against a model, several plies deep
 * ``agent``         the ``solver`` and ``perfect`` agents
 """

@@ -32,7 +32,9 @@ A move, on the 6x7 board with four in a row:
    likely an opponent plays them (LIKELY: half uniformly, half by the policy
    network's prior) or counted (PRACTICAL); solved one ply deeper within the
    move's budget (never in overage); if that does not finish, the move of
-   step 3;
+   step 3; with ``TieBreak.SEARCH`` (``expectimax.py``), the move of the best
+   expected result against ``Policy.opponent``'s model, several of our moves
+   deep (iterative deepening, at most ``Policy.search_time``);
 5. if no solve finished, the network-guided search of ``agents/net/tree.py``
    with ``net``'s network ranks the moves in part of the time left, and the
    solver spends the rest checking them in that order: a move it proves lost
