@@ -1,0 +1,103 @@
+"""Reports are typed objects, not dicts (issue 46): no function of the package returns ``dict[str, Any]`` (or a
+list or tuple holding one) but a report's ``to_json``, and the JSON plumbing listed in ``PLUMBING`` (a format
+someone else defines, or raw data before it is checked).  A report is a frozen dataclass with typed fields
+(``to_json``/``from_json`` where it is written or read as JSON); a record of a file format may be a
+``TypedDict``, as python-chess's are."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LOOSE = ("dict[str, Any]", "dict[str, object]")  # after ``Dict`` -> ``dict``
+
+# path:function -> what the dict is, and whose format
+PLUMBING = {
+    "tools/boundedread.py:read_toml": "a TOML file's raw tables, before they are checked",
+    "tools/boundedread.py:parse_toml": "a TOML text's raw tables, before they are checked",
+    "build/project.py:read_settings": "cxforge.toml's raw table, checked into a Project by its reader",
+    "tools/review/kaggle_client.py:list_submissions": "Kaggle's API answer, as it sends it",
+    "tools/review/kaggle_client.py:list_episodes": "Kaggle's API answer, as it sends it",
+    "tools/review/replay_page.py:replay_of": "a Kaggle replay, the format kaggle-environments' player reads",
+    "tools/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
+    "tools/train/netlib.py:load_checkpoint": "a torch checkpoint (torch.load's dict)",
+    "tools/train/rl_env.py:_info": "a Gymnasium step's info dict",
+    "tools/play/rules.py:kaggle_config": "the configuration kaggle-environments passes to agents",
+    "tools/sandbox/protocol.py:decode": "an agent host's message on its pipe",
+    "tools/sandbox/protocol.py:encode_action": "an agent host's message on its pipe",
+    "tools/sandbox/protocol.py:requests": "an agent host's messages on its pipe",
+    "tools/sandbox/host.py:_failure": "an agent host's message on its pipe",
+    "tools/sandbox/template.py:ask": "a template's message on its pipe",
+    "tools/sandbox/warden.py:_ask": "the warden's message on its pipe",
+    "tools/sandbox/warden.py:spawn": "the warden's message on its pipe",
+    "tools/sandbox/warden.py:spawned": "the warden's message on its pipe",
+    "tools/sandbox/warden_process.py:_end": "the warden's message on its pipe",
+    "tools/sandbox/warden_process.py:_spawn": "the warden's message on its pipe",
+    "tools/ghosts/ghosts_cmd.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
+    "tools/ladder/synthetic.py:kaggle_episodes": "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/ladder/synthetic.py:of_submission": "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/ladder/synthetic.py:agent": "a made-up Kaggle API answer, for tests and demonstrations",
+}
+
+# the runs' reports and keys (issue 46 item 3, under way): each leaves this list as it becomes an object
+PENDING = {
+    "tools/arena/flags.py:resumed_settings", "tools/arena/report.py:tournament_report",
+    "tools/arena/results.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
+    "tools/arena/run.py:info", "tools/arena/run.py:run_key", "tools/arena/sprt_run.py:sprt_report",
+    "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
+    "tools/arena/tournament.py:run_key", "tools/bench/arena.py:_table_of", "tools/ladder/ladder_cmd.py:simulate",
+    "tools/ladder/report.py:ladder_report", "tools/ladder/simulate.py:run_key", "tools/play/logs_cmd.py:game_json",
+    "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key", "tools/play/winrates.py:win_rates",
+    "api/functions.py:_take", "api/functions.py:_game_args", "api/functions.py:_without_store",
+    "api/results.py:overall", "api/results.py:elo",
+}
+
+
+def _folders() -> tuple[Path, ...]:
+    """The installed packages' folders (pyproject.toml's package-dir)."""
+    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    return tuple(sorted({ROOT / folder for folder in package_dir.values()}))
+
+
+def returns_loose_dict(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the function's return annotation holds ``dict[str, Any]`` (or ``Dict``, or ``object`` values)."""
+    if node.returns is None:
+        return False
+    text = ast.unparse(node.returns).replace("Dict[", "dict[").replace("typing.", "")
+    return any(loose in text for loose in LOOSE)
+
+
+@functools.cache
+def loose_functions(folders: tuple[Path, ...]) -> list[str]:
+    """``path:function`` of each function returning a loose dict, a ``to_json`` left out."""
+    out = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "to_json" \
+                        and returns_loose_dict(node):
+                    out.append(f"{path.relative_to(ROOT)}:{node.name}")
+    return out
+
+
+def test_the_scan_sees_every_spelling() -> None:
+    tree = ast.parse("def a() -> dict[str, Any]: ...\ndef b() -> list[Dict[str, Any]] | None: ...\n"
+                     "def c() -> tuple[int, dict[str, object]]: ...\ndef d() -> Report: ...\n"
+                     "def e() -> dict[str, int]: ...\n")
+    found = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and returns_loose_dict(n)]
+    assert found == ["a", "b", "c"]
+
+
+def test_no_report_is_a_dict() -> None:
+    found = loose_functions(_folders())
+    new = [f for f in found if f not in PLUMBING and f not in PENDING]
+    assert new == [], ("a report as a dict: make it a frozen dataclass (to_json where it is printed as JSON), or a "
+                       "TypedDict record of a file format; PLUMBING lists the JSON that is someone else's format")
+
+
+def test_the_plumbing_list_names_functions_that_exist() -> None:
+    found = set(loose_functions(_folders()))
+    assert sorted(set(PLUMBING) - found) == []
