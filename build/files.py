@@ -23,7 +23,7 @@ from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import boundedread
-from connectx_forge.tools.paths import agents_root
+from connectx_forge.tools.paths import agents_root, runtime_file
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
@@ -42,8 +42,6 @@ def kind(mode: int) -> str:
 
 def toolkit(root: Path) -> bool:
     """Whether ``root`` is the toolkit's own folder (the shipped agents' or the runtime's), not a user's project."""
-    from connectx_forge.build.imports import runtime_file
-
     real = Path(os.path.realpath(root))
     return real in (agents_root(), runtime_file().parent.parent)
 

@@ -15,16 +15,14 @@ module's top-level definitions, so a typo fails the build, not the first game.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import os
 import sys
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
-from connectx_forge.tools.paths import agents_root
+from connectx_forge.tools.paths import agents_root, runtime_file
 
 PROJECT_PACKAGE = "agents"  # the shipped agents' package, a library for every project
 TOOLKIT = "connectx_forge"
@@ -77,14 +75,6 @@ def locate(root: Path, name: str) -> tuple[Path, bool] | None:
     if base.with_suffix(".py").is_file():
         return base.with_suffix(".py"), False
     return None
-
-
-@cache
-def runtime_file() -> Path:
-    """The source file of ``connectx_forge.runtime`` (in a checkout, ``runtime/__init__.py``)."""
-    spec = importlib.util.find_spec(RUNTIME)
-    assert spec is not None and spec.origin is not None
-    return Path(spec.origin).resolve()
 
 
 def relative_path(root: Path, path: Path) -> str:

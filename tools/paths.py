@@ -22,6 +22,15 @@ def agents_root() -> Path:
     return Path(spec.origin).resolve().parent.parent
 
 
+@cache
+def runtime_file() -> Path:
+    """The source file of ``connectx_forge.runtime``, the one part of the toolkit a submission may import (in a
+    checkout, ``runtime/__init__.py``)."""
+    spec = importlib.util.find_spec("connectx_forge.runtime")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).resolve()
+
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (or site-packages, when installed)
 AGENTS_ROOT = agents_root()  # the folder the shipped agents import from
 AGENTS_DATA = AGENTS_ROOT / "agents" / "data"  # the shipped agents' data files (weights, opening book)

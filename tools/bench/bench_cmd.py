@@ -157,8 +157,8 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _solver(args: argparse.Namespace) -> int:
+    from connectx_forge.tools.bench.reference_bitbully import against_bitbully
     from connectx_forge.tools.bench.solver import (
-        against_bitbully,
         agent_mistakes,
         side_by_side,
         solve_files,
