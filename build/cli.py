@@ -2,7 +2,7 @@
 
 The command-line face of the bundler (build/builder.py): which agent (a
 project folder, a ``.py`` file, a registered name), where the file goes
-(``-o/--out``; ``--output`` is its old, unlisted spelling) and in which format.
+(``-o/--out``) and in which format.
 ``-o`` never replaces a file silently: an existing file is refused, as ``--save``
 refuses one, unless ``--force`` (``make submission`` rebuilds its file so).
 """
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="AGENT",
                         help="a project folder (cxforge.toml), a .py file, or a registered agent (default: the "
                         "project in the working folder, else the strongest registered agent)")
-    options.add_out(parser, "where to write it (default: submissions/submission.py, or .tar.gz)", old=("--output",))
+    options.add_out(parser, "where to write it (default: submissions/submission.py, or .tar.gz)")
     parser.add_argument("--format", choices=FORMATS, help="a single .py file, or a .tar.gz with main.py "
                         "(default: from the output's suffix, else py)")
     parser.add_argument("--size-limit", type=int, default=DEFAULT_SIZE_LIMIT, metavar="BYTES",

@@ -11,9 +11,7 @@
 * ``--no-progress``: no progress bar (bars also switch off when stderr is not a terminal).
 
 Every output flag is declared (``register_output``), and ``prepare`` makes its folder
-and checks it is writable before a command does any work.  Old spellings
-(``match -o``, ``--output``, ``--size R C K``, ``--json PATH``) stay as hidden
-aliases; they print nothing in ``--help``.  The value types here
+and checks it is writable before a command does any work.  The value types here
 (``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
 """
 
@@ -183,61 +181,13 @@ def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same s
     parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S", help=f"{what} (default 0)")
 
 
-def add_json(parser: argparse.ArgumentParser, what: str = "print the result as JSON instead of the table",
-             old_file: bool = False) -> None:
-    """``--json``: JSON on stdout.  Pair with ``add_out`` for a file.
-
-    ``old_file``: also take the old ``--json PATH`` (the table on stdout, the JSON in PATH, as ``-o PATH``
-    does now), unlisted; only for a command without positional arguments, where it is unambiguous.
-    Read the result with ``json_and_out``.
-    """
-    if old_file:
-        parser.add_argument("--json", action=_JsonOrOldFile, help=what)
-    else:
-        parser.add_argument("--json", action="store_true", help=what)
-
-
-class _JsonOrOldFile(argparse.Action):
-    """``--json`` (True), or the old ``--json PATH`` (that path); ``--help`` shows only ``--json``."""
-
-    hide_value = True  # read by HelpFormatter
-
-    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs="?", const=True, default=False, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, True if values is True else Path(values))
-
-
-def json_and_out(args: argparse.Namespace) -> tuple[bool, Path | None]:
-    """Whether to print JSON on stdout, and the file to write (``-o``, or the old ``--json PATH``)."""
-    old = args.json if isinstance(args.json, Path) else None
-    if old is not None and args.out is not None:
-        raise UserError("give the output file with -o/--out only (--json PATH is its old spelling)")
-    check_out(old, bool(getattr(args, "force", False)))
-    return args.json is True, args.out if old is None else old
+def add_json(parser: argparse.ArgumentParser, what: str = "print the result as JSON instead of the table") -> None:
+    """``--json``: JSON on stdout.  Pair with ``add_out`` for a file."""
+    parser.add_argument("--json", action="store_true", help=what)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions and examples as written; an option taking an unlisted old value shows no metavar."""
-
-    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
-        if getattr(action, "hide_value", False):
-            return ""
-        return super()._format_args(action, default_metavar)
-
-    def _format_action_invocation(self, action: argparse.Action) -> str:
-        if getattr(action, "hide_value", False):
-            return ", ".join(action.option_strings)
-        return super()._format_action_invocation(action)
-
-    def _format_actions_usage(self, actions: Any, groups: Any) -> str:
-        text = super()._format_actions_usage(actions, groups)
-        for action in actions:
-            if getattr(action, "hide_value", False) and action.option_strings:
-                text = text.replace(f"{action.option_strings[0]} ]", f"{action.option_strings[0]}]")
-        return text
+    """Descriptions and examples as written."""
 
 
 FORCE_HELP = "with -o: replace PATH if it exists (without --force an existing file is refused, as --save refuses)"
@@ -247,19 +197,17 @@ OUTPUTS = "_outputs"  # the namespace attribute listing a parser's output flags:
 
 
 def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
-            old: tuple[str, ...] = (), kind: str = "file", shown: str | None = None) -> None:
+            kind: str = "file", shown: str | None = None) -> None:
     """``-o/--out PATH``, a ``kind`` of output, as ``what`` says: "file" (one file, never replaced silently: an
     existing PATH is refused unless ``--force``, which a "file" output comes with), "folder" (``DIR``, files
     written into it) or "update" (a file the command adds to, or rebuilds from its own progress file, such as a
-    book).  ``old`` spellings are accepted, unlisted.  Its folder is made, and checked writable, and an existing
+    book).  Its folder is made, and checked writable, and an existing
     file refused, before the command starts (``prepare``).  ``shown``: the default as help shows it (instead of
     an absolute path that differs from machine to machine)."""
     suffix = f" (default {shown or default})" if default is not None else ""
     refused = "; an existing PATH is refused unless --force" if kind == "file" else ""
     parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
                         metavar="DIR" if kind == "folder" else "PATH", help=what + suffix + refused)
-    for flag in old:
-        parser.add_argument(flag, dest="out", type=Path, help=argparse.SUPPRESS)
     if kind == "file":
         parser.add_argument("--force", action="store_true", help=FORCE_HELP)
     register_output(parser, "out", kind)
@@ -279,16 +227,14 @@ SAVE_HELP = ("write {what} as a JSON line to FILE as it finishes (what review, r
 APPEND_HELP = "with --save: add the games to the end of an existing FILE instead of refusing it"
 
 
-def add_save(parser: argparse.ArgumentParser, old: tuple[str, ...] = (), what: str = "every game") -> None:
+def add_save(parser: argparse.ArgumentParser, what: str = "every game") -> None:
     """``--save FILE`` and ``--append``: every game the command plays, one JSON line each, written as it
-    finishes; ``old`` spellings (``match -o``) are accepted, unlisted; ``what``: the games, as help names them
+    finishes; ``what``: the games, as help names them
     (``"every game (the validation episode first)"``).  ``prepare`` refuses an existing FILE without
     ``--append`` (``check_save``) before any game is played; open the file with ``writer_of(args)``."""
     parser.add_argument("--save", dest="save", type=Path, default=None, metavar="FILE",
                         help=SAVE_HELP.format(what=what))
     parser.add_argument("--append", action="store_true", help=APPEND_HELP)
-    if old:
-        parser.add_argument(*old, dest="save", type=Path, help=argparse.SUPPRESS)
     register_output(parser, "save", "file")
 
 
@@ -423,22 +369,16 @@ def engine_of(args: argparse.Namespace) -> str:
 
 
 def add_size(parser: argparse.ArgumentParser) -> None:
-    """``--rows/--columns/--inarow`` (and the old ``--size R C K``, hidden)."""
+    """``--rows/--columns/--inarow``."""
     group = parser.add_argument_group("board size")
     for flag, default in zip(("--rows", "--columns", "--inarow"), STANDARD, strict=True):
         group.add_argument(flag, type=positive_int, default=None, metavar="N",
                            help=f"default {default}")
-    parser.add_argument("--size", type=positive_int, nargs=3, default=None, help=argparse.SUPPRESS)
 
 
 def size_of(args: argparse.Namespace) -> Size:
-    """The board size from ``--rows/--columns/--inarow`` (or the old ``--size``)."""
-    old = getattr(args, "size", None)
+    """The board size from ``--rows/--columns/--inarow``."""
     given = [getattr(args, k, None) for k in ("rows", "columns", "inarow")]
-    if old is not None:
-        if any(v is not None for v in given):
-            raise UserError("give the board size with --rows/--columns/--inarow or the old --size, not both")
-        return old[0], old[1], old[2]
     rows, columns, inarow = (v if v is not None else d for v, d in zip(given, STANDARD, strict=True))
     if inarow > max(rows, columns):
         raise UserError(f"--inarow {inarow} on a {rows}x{columns} board: no line of {inarow} fits, so no one can "

@@ -351,7 +351,7 @@ def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
 def test_cli_json_and_out(tmp_path: Path) -> None:
     save = tmp_path / "games.jsonl"
     out = cli("random", "kaggle:random", "-n", "6", "-w", "2", "--rows", "5", "--columns", "6",
-              "--json", "-o", str(save), "--no-progress")
+              "--json", "--save", str(save), "--no-progress")
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["games"] == 6 and summary["size"] == [5, 6, 4] and summary["b"] == "kaggle:random"

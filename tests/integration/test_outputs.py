@@ -23,7 +23,6 @@ CXFORGE = [sys.executable, "-m", "connectx_forge.tools.cli"]
 
 @pytest.mark.parametrize("argv, made", [
     (["match", "random", "leftmost", "-n", "4", "-w", "1", "--save", "{d}/a/b/games.jsonl"], "a/b/games.jsonl"),
-    (["match", "random", "leftmost", "-n", "4", "-w", "1", "-o", "{d}/old/games.jsonl"], "old/games.jsonl"),
     (["winrates", "--agents", "leftmost", "--opponents", "random", "-n", "2", "-w", "1", "-o", "{d}/w/r.json"],
      "w/r.json"),
     (["replay", "{game}", "-o", "{d}/pages/g.html", "--time-limit", "0.05"], "pages/g.html"),

@@ -112,7 +112,7 @@ def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) ->
     out = cxforge("check", "-w", "2", cwd=project)
     assert "floor vs random: 85%" in out and "floor vs negamax: 50%" in out and out.rstrip().endswith("PASS")
 
-    out = cxforge("match", "mybot", "kaggle:negamax", "-n", "4", "-w", "2", "-o", "games.jsonl")
+    out = cxforge("match", "mybot", "kaggle:negamax", "-n", "4", "-w", "2", "--save", "games.jsonl")
     assert out.startswith("A = mybot  vs  B = kaggle:negamax: 4 games")
     games = (work / "games.jsonl").read_text().splitlines()
     assert len(games) == 4

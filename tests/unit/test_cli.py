@@ -146,7 +146,6 @@ def test_the_shared_flags_mean_one_thing_everywhere() -> None:
             probe += ["--no-progress"]
         if "--rows" in flags:
             probe += ["--rows", "5", "--columns", "8", "--inarow", "4"]
-            assert "--size" in flags and flags["--size"].help == argparse.SUPPRESS
         if any(isinstance(a, argparse._SubParsersAction) and a.required for a in parser._actions):
             continue  # ``book``, ``labels``: their flags are on the parsers under them
         positionals = ["p" for a in parser._actions if not a.option_strings and a.nargs in (None, "+")]
@@ -161,9 +160,8 @@ def test_the_shared_flags_mean_one_thing_everywhere() -> None:
             assert args.games == 7
         if "--workers" in flags:
             assert args.workers in (2, [2])
-        if "--out" in flags:  # -o is the command's output; in match, the old spelling of --save
-            assert getattr(args, flags["--out"].dest) == Path("x.json")
-            assert flags["--out"].dest == "out" or flags["--out"].help == argparse.SUPPRESS
+        if "--out" in flags:
+            assert flags["--out"].dest == "out" and args.out == Path("x.json")
         if "--save" in flags:
             assert flags["--save"].dest == "save" and flags["--save"].metavar == "FILE"
         if "--json" in flags:
@@ -247,16 +245,3 @@ def test_run_errors_interrupts_and_missing_packages(monkeypatch: pytest.MonkeyPa
         assert capsys.readouterr().err.strip().splitlines() == [line]
 
 
-def test_old_json_path_form_writes_the_file(tmp_path: Path) -> None:
-    from connectx_forge.tools import options
-
-    parser = argparse.ArgumentParser(formatter_class=options.HelpFormatter)
-    options.add_json(parser, old_file=True)
-    options.add_out(parser, "a file")
-    assert options.json_and_out(parser.parse_args([])) == (False, None)
-    assert options.json_and_out(parser.parse_args(["--json"])) == (True, None)
-    assert options.json_and_out(parser.parse_args(["-o", "a.json"])) == (False, Path("a.json"))
-    assert options.json_and_out(parser.parse_args(["--json", "-o", "a.json"])) == (True, Path("a.json"))
-    assert options.json_and_out(parser.parse_args(["--json", "old.json"])) == (False, Path("old.json"))
-    help_text = parser.format_help()
-    assert "[--json]" in help_text and "  --json  " in help_text and "JSON" not in help_text.split("--json")[1][:3]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import connectx_forge.runtime as runtime
 from agents.board import Board
@@ -84,12 +83,12 @@ def test_json_goes_to_stdout_and_out_to_a_file(pons_dir, tmp_path, capsys) -> No
     printed = json.loads(capsys.readouterr().out)
     assert [r["set"] for r in printed] == ["End-Easy"] and printed[0]["judged"] == 3
     assert len(printed[0]["mistake_positions"]) == printed[0]["mistakes"]  # every one, where examples has five
-    for flags in (["-o", str(tmp_path / "new.json")], ["--json", str(tmp_path / "old.json")]):  # the old spelling too
-        assert main([*base, *flags]) == 0
-        header, _, row = capsys.readouterr().out.splitlines()  # a table: header, rule, a row per agent and set
-        assert header.split()[:3] == ["set", "agent", "mistakes"] and row.split()[:2] == ["End-Easy", "leftmost"]
-        written = json.loads(Path(flags[1]).read_text())
-        assert [(r["mistakes"], r["judged"]) for r in written] == [(r["mistakes"], r["judged"]) for r in printed]
+    out = tmp_path / "results.json"
+    assert main([*base, "-o", str(out)]) == 0
+    header, _, row = capsys.readouterr().out.splitlines()  # a table: header, rule, a row per agent and set
+    assert header.split()[:3] == ["set", "agent", "mistakes"] and row.split()[:2] == ["End-Easy", "leftmost"]
+    written = json.loads(out.read_text())
+    assert [(r["mistakes"], r["judged"]) for r in written] == [(r["mistakes"], r["judged"]) for r in printed]
 
 
 def test_an_invalid_move_is_a_mistake_not_a_crash() -> None:

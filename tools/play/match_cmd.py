@@ -1,7 +1,7 @@
 """``cxforge match``: the command-line face of ``run_match`` (flags in, report out, nothing else).
 
 The shared flags come from ``tools/options`` (-n, -w, --seed, the board size,
---json, -o/--out with the old ``--save`` hidden, --no-progress); the flags of
+--json, --save, --no-progress); the flags of
 Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate and --memory
 (the agent hosts of ``tools/sandbox``) are this command's own; --store, --resume, --new-run and --mix-versions
 are the arena's (``tools/arena/flags.add_store_flags``): with --store the match is a run of the results store
@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_store_flags(parser, "default: none, the games are kept only in memory and --save's FILE; run again "
                                   "with the same store to play on to a larger -n")
     options.add_json(parser, "print the summary as JSON instead of the table")
-    options.add_save(parser, old=("-o", "--out"))
+    options.add_save(parser)
     options.add_progress(parser)
 
 

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_size(parser)
     options.add_workers(parser)
     options.add_seed(parser, "base seed of every match")
-    options.add_json(parser, "print the match summaries as JSON instead of the table", old_file=True)
+    options.add_json(parser, "print the match summaries as JSON instead of the table")
     options.add_out(parser, "also write the match summaries as JSON to PATH")
     options.add_save(parser)
     options.add_progress(parser)
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Play the table's matches; print the table (or JSON), write the file if asked."""
-    to_stdout, out = options.json_and_out(args)
+    to_stdout, out = args.json, args.out
     writer = options.writer_of(args)
     try:
         raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,

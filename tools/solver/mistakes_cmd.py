@@ -63,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"folder of Pons' Test_L*_R* files, downloaded from {PONS_URL}")
     parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
                         help="folder of the held-out sets (default: the sets shipped with cxforge, datasets/heldout)")
-    options.add_json(parser, "print the results as JSON instead of the table", old_file=True)
+    options.add_json(parser, "print the results as JSON instead of the table")
     options.add_out(parser, "also write the results as JSON to PATH")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="FILE",
                         help=f"weak scores already solved (default {DEFAULT_CACHE})")
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure every agent on every set asked for; print (and save) the results."""
-    to_stdout, out = options.json_and_out(args)
+    to_stdout, out = args.json, args.out
     if not args.no_cache and args.cache.is_dir():
         raise UserError(f"--cache must be a file, {args.cache} is a folder")
     if out is not None and not out.parent.is_dir():
