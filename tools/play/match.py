@@ -174,12 +174,6 @@ class MatchResult:
             "move_time": {"a": self.time_stats("A"), "b": self.time_stats("B")},
         }
 
-    def format(self) -> str:
-        """The plain-text report ``cxforge match`` prints (``report.format_match``)."""
-        from connectx_forge.tools.play.report import format_match
-
-        return format_match(self)
-
 
 def check_size(player: Player, size: Size) -> None:
     """``UserError`` up front for a registered agent that plays only the 6x7 four-in-a-row board."""
