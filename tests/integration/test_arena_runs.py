@@ -182,7 +182,7 @@ class GameSpy:
 
 @pytest.mark.parametrize("argv", [
     ["tournament", "random", "leftmost", "--openings", "2"],  # 4 games
-    ["sprt", "random", "leftmost", "--elo1", "50", "--max-games", "4"],  # 2 pairs: too few to decide
+    ["sprt", "random", "leftmost", "--elo1", "50", "-n", "4"],  # 2 pairs: too few to decide
 ])
 def test_a_slowed_down_run_plays_every_game_in_a_host_and_resumes_under_its_limits(
         argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -297,7 +297,7 @@ def test_module_means_the_shipped_agents_module_with_or_without_its_package(tmp_
 
 def test_sprt_and_mistakes_take_a_project(new_project: Path, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sprt", str(new_project), "random", "--max-games", "4", "-w", "1", "--no-progress",
+    assert main(["sprt", str(new_project), "random", "-n", "4", "-w", "1", "--no-progress",
                  "--store", str(tmp_path / "s.sqlite")]) == 3  # no decision within 4 games
     assert "mybot: " in capsys.readouterr().out
     assert main(["mistakes", "--agents", str(new_project), "--sets", "Random-Middle", "--sample", "2",

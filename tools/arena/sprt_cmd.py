@@ -56,7 +56,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "logistic Elo")
     parser.add_argument("-n", "--games", type=pair_count, default=DEFAULT_MAX_GAMES, metavar="N",
                         help=f"games to play at most: the test stops undecided after N (default {DEFAULT_MAX_GAMES})")
-    parser.add_argument("--max-games", dest="games", type=pair_count, help=argparse.SUPPRESS)  # old name
     flags.add_run_flags(parser, "write report.json and llr.png into the folder DIR")
 
 

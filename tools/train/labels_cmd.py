@@ -39,7 +39,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_engine(g, "python", "the solver (c: the same scores, about 20x faster)")
     options.add_out(g, "the label cache folder", default=DEFAULT_DIR, kind="folder")
     options.add_progress(g)
-    g.add_argument("old", nargs="*", metavar="SEED GAMES [BUDGET [ENGINE]]", help=argparse.SUPPRESS)  # the old form
     b = sub.add_parser("book", help="labels from a book build's progress file, in one gzipped shard",
                        description="labels from a book build's progress file, in one gzipped shard",
                        epilog="example:\n  cxforge labels book runs/book/progress.jsonl")
@@ -73,23 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _generate_args(args: argparse.Namespace) -> tuple[int, int, float, str]:
-    """Seed, games, budget and engine, from the flags or from the old ``SEED GAMES [BUDGET [ENGINE]]``."""
-    if not args.old:
-        if args.games is None:
-            raise UserError("give the number of games with -n/--games")
-        return args.seed, args.games, args.budget, options.engine_of(args)
-    flags = (args.games, args.seed, args.budget, args.engine) != (None, 0, 1.0, "python")
-    if flags or not 2 <= len(args.old) <= 4:
-        raise UserError("give --seed S -n N [--budget S] [--engine E] (or the old SEED GAMES [BUDGET [ENGINE]] alone)")
-    try:
-        seed, games = options.nonnegative_int(args.old[0]), options.positive_int(args.old[1])
-        budget = options.positive_float(args.old[2]) if len(args.old) > 2 else 1.0
-    except argparse.ArgumentTypeError as exc:
-        raise UserError(f"SEED and GAMES must be whole numbers and BUDGET a positive number: {exc}") from None
-    from connectx_forge.tools import tool_engines
-
-    engine = args.old[3] if len(args.old) > 3 else "python"
-    try:
-        return seed, games, budget, tool_engines.resolve(engine, check=False)
-    except UserError:
-        raise UserError(f"ENGINE must be python or c (or auto), got {engine!r}") from None
+    """Seed, games, budget and engine, from the flags (``-n`` is required)."""
+    if args.games is None:
+        raise UserError("give the number of games with -n/--games")
+    return args.seed, args.games, args.budget, options.engine_of(args)
