@@ -2,7 +2,7 @@
 
 Its Q-network took the hidden layers and move logits of agents/data/net_weights.npz
 (``cxforge train --method dqn --init``), then DQN trained it against a clone of
-Kaggle's negamax.  Stronger than ``dqn``, but no longer a from-scratch rebuild of
+Kaggle's negamax.  Stronger than ``dqn``, but not a from-scratch rebuild of
 the notebook's agent, so it is registered apart.
 """
 

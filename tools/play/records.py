@@ -37,16 +37,6 @@ def tag(rec: GameRecord, run: str, pairing: str) -> GameRecord:
     return rec
 
 
-def save_records(records: Iterable[GameRecord], path: PathLike) -> None:
-    """Write one JSON line per game to ``path``; ``UserError`` when it cannot be written."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            for rec in records:
-                fh.write(json.dumps(rec.to_json()) + "\n")
-    except OSError as exc:
-        raise UserError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
-
-
 class GameWriter:
     """Games written to a JSONL file as they finish, each line flushed: a crash or Ctrl-C keeps them.
 
@@ -126,7 +116,7 @@ def _ends_with_newline(path: str) -> bool:
 
 
 def load_records(path: PathLike) -> list[GameRecord]:
-    """The games of a file ``save_records`` wrote, in file order."""
+    """The games of a ``--save`` file (one JSON line each, ``GameWriter``'s), in file order."""
     with open(path, encoding="utf-8") as fh:
         return [GameRecord.from_json(json.loads(line)) for line in fh if line.strip()]
 

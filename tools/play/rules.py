@@ -27,7 +27,6 @@ from typing import Any
 from agents.board import STANDARD as STANDARD
 from agents.board import Size as Size
 
-OUTCOMES = ("win", "draw", "invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 RULE_BREAKS = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 # crash, memory, protocol and load only happen to an agent in a host (tools/sandbox): on Kaggle they are ERRORs
 HOST_BREAKS = ("crash", "memory", "protocol", "load")
