@@ -32,9 +32,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agents.board import Board
+from agents.net.agent import policy_prior
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.engine import Engine
 from agents.solver.expectimax import practical_search
+from agents.solver.opponents import MODELS, named
 from agents.solver.position import layout
 from connectx_forge.tools import boundedread, tool_engines
 from connectx_forge.tools.errors import UserError
@@ -105,9 +107,6 @@ def uncovered(book: Book, line: str, move: int, easy_nodes: int, engine: str) ->
 
 def search_one(job: Job) -> Choice:
     """The practical choice at ``job.line`` (a worker's task)."""
-    from agents.net.agent import policy_prior
-    from agents.solver.opponents import named
-
     solver = _engine(job.engine, job.book)
     book = Book.from_bytes(Path(job.book).read_bytes())
     board = Board.from_pons(job.line)
@@ -167,8 +166,6 @@ def practical(how: PracticalRun, run: BookRun | None = None) -> int:
     """Search the book's second-seat positions (``how``) and write the book at ``run.out`` with the practical
     moves; 0.  ``run.seconds`` (default 120) limits each search, ``run.progress`` (default
     ``DEFAULT_PRACTICAL_PROGRESS``) records them."""
-    from agents.solver.opponents import MODELS
-
     if how.opponent not in MODELS:
         raise UserError(f"--opponent must be one of {', '.join(MODELS)}, got {how.opponent!r}")
     if not 1 <= how.depth <= 20 or not 1 <= how.stones <= 41:
