@@ -135,8 +135,8 @@ def test_saved_games_with_an_opening_and_old_lines_without_one(replay_file: Path
     assert summary.by_seat["first"]["loss"] == 1 and summary.by_seat["second"]["win"] == 1
     assert summary.first_losing_plies == {BLUNDER_PLY: 1}
     [position] = summary.positions
-    assert position["moves"] == "".join(str(c + 1) for c in moves[:BLUNDER_PLY - 1])
-    assert position["best"] == truth[BLUNDER_PLY - 1][2]
+    assert position.moves == "".join(str(c + 1) for c in moves[:BLUNDER_PLY - 1])
+    assert position.best == truth[BLUNDER_PLY - 1][2]
 
 
 @pytest.mark.parametrize(("content", "message"), [

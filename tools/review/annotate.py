@@ -15,7 +15,7 @@ and so is any tag that depends on it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.board import Board
@@ -30,7 +30,7 @@ def wdl_name(wdl: int | None) -> str | None:
     return None if wdl is None else WDL[wdl]
 
 
-@dataclass
+@dataclass(frozen=True)
 class MoveNote:
     """One move and its verdict; ``ply`` counts from 1, ``column`` from 0, ``mark`` is the mover's (1 or 2)."""
 
@@ -74,7 +74,7 @@ def note(ply: int, mark: int, column: int, position: Position, opening: bool = F
                     opening=opening, unknown=position.unknown())
 
 
-@dataclass
+@dataclass(frozen=True)
 class Review:
     """A game and its move notes; ``first_losing``: each mark's first losing move's ply (None: none)."""
 
@@ -120,7 +120,8 @@ def review_game(game: Game, labeller: Labeller, tick: Callable[[], None] | None 
         opening = i < game.opening
         n = note(i + 1, mark, col, labeller.position(board, col), opening)
         if not opening and not losing_seen[mark] and n.before is not None and n.before >= 0 and n.after == -1:
-            n.first_losing = losing_seen[mark] = True
+            n = replace(n, first_losing=True)
+            losing_seen[mark] = True
         notes.append(n)
         board = board.play(col)
         if tick is not None:

@@ -33,7 +33,7 @@ def short_state(state: Any) -> str:
     return text
 
 
-@dataclass
+@dataclass(frozen=True)
 class EpisodeRow:
     """One episode from our submission's side (``index``: Kaggle's seat, 0 moves first)."""
 

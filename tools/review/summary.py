@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agents.board import STANDARD
@@ -42,18 +42,34 @@ def solve_moves(size: Sequence[int], moves: Sequence[int]) -> str | None:
     return pons_moves(moves) if tuple(size) == STANDARD else None
 
 
-@dataclass
+@dataclass(frozen=True)
+class LostPosition:
+    """Where a lost game was thrown away: the game (``source``, ``episode_id``), our seat, the ply of our first
+    losing move, the position before it (``moves`` as ``cxforge solve`` takes it, None off the 6x7 board;
+    ``columns`` from 0), the ``column`` played and the ``best`` ones."""
+
+    source: str
+    episode_id: int | None
+    seat: str
+    ply: int
+    moves: str | None
+    columns: list[int]
+    column: int
+    best: list[int]
+
+
+@dataclass(frozen=True)
 class Summary:
     """Our games, by seat and result, and where the lost ones were lost."""
 
     us: list[str]
     games: int = 0
-    by_seat: dict[str, Counter] = field(default_factory=lambda: {"first": Counter(), "second": Counter()})
-    first_losing_plies: Counter = field(default_factory=Counter)
+    by_seat: dict[str, Counter[str]] = field(default_factory=lambda: {"first": Counter(), "second": Counter()})
+    first_losing_plies: Counter[int] = field(default_factory=Counter)
     lost_without_losing_move: int = 0
-    broke: Counter = field(default_factory=Counter)
+    broke: Counter[str] = field(default_factory=Counter)
     blunders: int = 0
-    positions: list[dict[str, Any]] = field(default_factory=list)
+    positions: list[LostPosition] = field(default_factory=list)
     players: list[str] = field(default_factory=list)  # every name in the games (to say whom --us may name)
 
     @property
@@ -65,37 +81,41 @@ class Summary:
                 "by_seat": {s: {k: c[k] for k in ("games", "win", "draw", "loss")} for s, c in self.by_seat.items()},
                 "first_losing_plies": {str(k): v for k, v in sorted(self.first_losing_plies.items())},
                 "lost_without_losing_move": self.lost_without_losing_move, "broke": dict(self.broke),
-                "blunders": self.blunders, "positions": self.positions, "players": self.players}
+                "blunders": self.blunders, "positions": [asdict(p) for p in self.positions],
+                "players": self.players}
 
 
 def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
     """The summary of ``reviews`` for the players named ``us`` (see ``our_names``)."""
-    summary = Summary(our_names(reviews, us), players=sorted({n for r in reviews for n in r.game.names}))
+    ours = our_names(reviews, us)
+    by_seat: dict[str, Counter[str]] = {"first": Counter(), "second": Counter()}
+    plies: Counter[int] = Counter()
+    broke: Counter[str] = Counter()
+    positions: list[LostPosition] = []
+    games = blunders = unexplained = 0
     for r in reviews:
         g = r.game
         for mark in (1, 2):
-            if g.names[mark - 1] not in summary.us:
+            if g.names[mark - 1] not in ours:
                 continue
-            seat = summary.by_seat[SEATS[mark]]
-            summary.games += 1
-            seat["games"] += 1
+            games += 1
             result = g.result(mark)
-            seat[result] += 1
-            summary.blunders += sum(1 for m in r.moves if m.mark == mark and m.tag == "blunder")
+            by_seat[SEATS[mark]].update(("games", result))
+            blunders += sum(1 for m in r.moves if m.mark == mark and m.tag == "blunder")
             if result != "loss":
                 continue
             if g.culprit == mark:
-                summary.broke[g.outcome] += 1
+                broke[g.outcome] += 1
             losing = r.losing_note(mark)
             if losing is None:
-                summary.lost_without_losing_move += 1
+                unexplained += 1
                 continue
-            summary.first_losing_plies[losing.ply] += 1
-            summary.positions.append({"source": g.source, "episode_id": g.episode_id, "seat": SEATS[mark],
-                                      "ply": losing.ply, "moves": solve_moves(g.size, g.moves[:losing.ply - 1]),
-                                      "columns": list(g.moves[:losing.ply - 1]),
-                                      "column": losing.column, "best": losing.best})
-    return summary
+            plies[losing.ply] += 1
+            before = g.moves[:losing.ply - 1]
+            positions.append(LostPosition(g.source, g.episode_id, SEATS[mark], losing.ply, solve_moves(g.size, before),
+                                          list(before), losing.column, losing.best))
+    return Summary(ours, games, by_seat, plies, unexplained, broke, blunders, positions,
+                   sorted({n for r in reviews for n in r.game.names}))
 
 
 def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str:
@@ -119,11 +139,11 @@ def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str
     if s.broke:
         lines.append("  broke a rule: " + ", ".join(f"{k} {v}" for k, v in sorted(s.broke.items())))
     for p in s.positions[:show]:
-        best = ",".join(str(c) for c in p["best"]) or "?"
-        after = ",".join(str(c) for c in p["columns"]) or "(none)"
-        solve = f"; cxforge solve {p['moves'] or repr('')}" if p["moves"] is not None else ""
-        lines.append(f"  {p['source']}: going {p['seat']}, ply {p['ply']}, after columns {after}: played column "
-                     f"{p['column']}, best {best} (columns from 0, as Kaggle's actions{solve})")
+        best = ",".join(str(c) for c in p.best) or "?"
+        after = ",".join(str(c) for c in p.columns) or "(none)"
+        solve = f"; cxforge solve {p.moves or repr('')}" if p.moves is not None else ""
+        lines.append(f"  {p.source}: going {p.seat}, ply {p.ply}, after columns {after}: played column "
+                     f"{p.column}, best {best} (columns from 0, as Kaggle's actions{solve})")
     if len(s.positions) > show:
         lines.append(f"  ... and {len(s.positions) - show} more positions (--json lists them all)")
     return "\n".join(lines)
