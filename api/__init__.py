@@ -47,15 +47,24 @@ if TYPE_CHECKING:
         SprtResult,
         TournamentResult,
     )
+    from connectx_forge.tools.arena.sprt_run import Sprt
+    from connectx_forge.tools.arena.tournament import Tournament
     from connectx_forge.tools.errors import UserError
+    from connectx_forge.tools.ladder.simulate import Ladder
+    from connectx_forge.tools.play.match_store import Match
+    from connectx_forge.tools.play.settings import GameSettings
 
 _FUNCTIONS = ("match", "check", "tournament", "sprt", "review")
 _RESULTS = ("MatchResult", "CheckResult", "TournamentResult", "SprtResult", "ReviewResult", "Replay")
 _LEAGUE = ("ladder", "ladder_fit", "ghosts", "regress_add", "regress_list")
 _LEAGUE_RESULTS = ("LadderResult", "LadderFitResult", "GhostsResult", "RegressResult")
+_SETTINGS = {"GameSettings": "connectx_forge.tools.play.settings", "Match": "connectx_forge.tools.play.match_store",
+             "Tournament": "connectx_forge.tools.arena.tournament", "Sprt": "connectx_forge.tools.arena.sprt_run",
+             "Ladder": "connectx_forge.tools.ladder.simulate"}  # what settings= takes
 __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
            "SprtResult", "ReviewResult", "Replay", "UserError", "ladder", "ladder_fit", "ghosts", "regress_add",
-           "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult"]
+           "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult", "GameSettings", "Match",
+           "Tournament", "Sprt", "Ladder"]
 
 
 def _user_errors(function: Any) -> Any:
@@ -89,6 +98,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("connectx_forge.results"), name)
     if name in _LEAGUE_RESULTS:
         return getattr(importlib.import_module("connectx_forge.league_results"), name)
+    if name in _SETTINGS:
+        return getattr(importlib.import_module(_SETTINGS[name]), name)
     if name == "UserError":
         return importlib.import_module("connectx_forge.tools.errors").UserError
     if name == "__version__":

@@ -1,9 +1,11 @@
 """``connectx_forge.match``, ``check``, ``tournament``, ``sprt`` and ``review``: the commands, from Python.
 
-Each is a thin layer over the function its ``cxforge`` command calls (``tools/play/match.run_match``,
-``tools/submit/check.check_file``, ``tools/arena/tournament.run_tournament``, ``tools/arena/sprt_run.run_sprt``,
-``tools/review``), with the command's defaults, and returns a result object (``results.py``).  Bad input is the
-command's own one-line ``UserError`` (``connectx_forge.UserError``).
+Each is a thin layer over what its ``cxforge`` command calls (``tools/play/match.play_match``,
+``tools/submit/check.check_file``, ``tools/arena/run.execute``, ``tools/review``), with the command's defaults,
+and returns a result object (``results.py``).  A run takes the settings object its command builds from its
+flags (``Match``, ``Tournament``, ``Sprt``, ``Ladder``, each holding a ``GameSettings``) as ``settings=``, or
+its fields as keywords (``configured``): the object checks them, once.  Bad input is the command's own one-line
+``UserError`` (``connectx_forge.UserError``).
 
 A player is what the command takes: a registered agent (``"negamax"`` is refused as on the command line:
 ``"kaggle:negamax"``), ``"kaggle:random"``, ``"negamax-fast"``, a project folder or a ``.py`` or ``.tar.gz`` file
@@ -25,21 +27,28 @@ import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from agents.board import STANDARD, Size
 from connectx_forge.league_results import LadderResult
 from connectx_forge.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
+from connectx_forge.tools.arena.sprt_run import Sprt
+from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.match_store import Match
+from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.tools.play.settings import GameSettings
+
+T = TypeVar("T")
 
 PathLike = str | os.PathLike[str]
 Spec = str | os.PathLike[str]
 
 
-def _spec(p: Any, what: str, allow: Any = None) -> str:
+def _spec(p: Any, what: str, allow: Any = None, ghosts: Ghosts = NO_GHOSTS) -> str:
     """A player given by name or path, as the commands take it (``reference``, allowing what the command takes:
-    a bad one is the command's line)."""
+    a bad one is the command's line; a ghost its agent file's path, from ``ghosts``)."""
     from connectx_forge.tools.play.reference import PLAYERS, reference
 
     if callable(p) and not isinstance(p, (str, os.PathLike)):
@@ -47,19 +56,19 @@ def _spec(p: Any, what: str, allow: Any = None) -> str:
                         "negamax-fast, a project folder or a .py or .tar.gz file), not a function: its games "
                         "cross to worker processes, and its run is named, by the players' specs; write the "
                         "function into a .py file, or play it with connectx_forge.match")
-    return reference(p, allow=PLAYERS if allow is None else allow).spec
+    return reference(p, allow=PLAYERS if allow is None else allow, ghosts=ghosts).spec
 
 
-def _player(p: Any) -> Any:
-    """A match's player: a spec resolved as ``cxforge match`` resolves it, or a function ``agent(obs, config)``
-    (``reference``, allowing a function too)."""
+def _player(p: Any, ghosts: Ghosts) -> Any:
+    """A match's player: a spec resolved as ``cxforge match`` resolves it (a ghost from ``ghosts``), or a function
+    ``agent(obs, config)`` (``reference``, allowing a function too)."""
     from connectx_forge.tools.play.players import Player, from_callable, resolve
     from connectx_forge.tools.play.reference import ANY, CALLABLE, reference
 
     if isinstance(p, Player):
         return p
     if isinstance(p, (str, os.PathLike)):  # by name or path: as the command takes it, and its message
-        return resolve(reference(p).spec)
+        return resolve(reference(p, ghosts=ghosts).spec)
     ref = reference(p, allow=ANY)
     if ref.kind == CALLABLE and ref.agent is not None:
         return from_callable(ref.agent)
@@ -95,11 +104,6 @@ def _closed_on_error(writer: Any) -> Iterator[None]:
         raise
 
 
-def _on_game(writer: Any) -> Callable[[Any, Any], None] | None:
-    """A run's ``on_game`` that writes each game as it ends."""
-    return None if writer is None else (lambda job, record: writer.add(record))
-
-
 def _fallback_spec(fallback: Spec | None) -> str | None:
     """A ghost's fallback agent as the commands take it (a name or a path), or None; a function is refused."""
     if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
@@ -108,28 +112,12 @@ def _fallback_spec(fallback: Spec | None) -> str | None:
     return None if fallback is None else os.fspath(fallback)
 
 
-@contextmanager
-def _ghost_sources(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Iterator[None]:
-    """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from,
-    for this call and the workers it starts (the variables ``options.apply_ghosts`` sets, put back afterwards)."""
-    from argparse import Namespace
-
-    from connectx_forge.tools import options
-    from connectx_forge.tools.ghosts.agent_file import FALLBACK_ENV
-    from connectx_forge.tools.ghosts.observed_moves import ENV
-
+def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Ghosts:
+    """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from
+    (``options.ghosts_of``'s, handed to the players' resolver)."""
     if isinstance(replays, (str, os.PathLike)):
         replays = [replays]
-    saved = {name: os.environ.get(name) for name in (ENV, FALLBACK_ENV)}
-    options.apply_ghosts(Namespace(replays=replays, fallback=_fallback_spec(fallback)))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    return Ghosts(tuple(str(Path(r).resolve()) for r in replays or ()), _fallback_spec(fallback))
 
 
 @contextmanager
@@ -142,55 +130,111 @@ def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
         yield Path(folder) / "run.sqlite", False
 
 
-def match(a: Any, b: Any, games: int = 100, *, seed: int = 0, workers: int | None = None,
-          seats: str = "both", openings: int | None = None, size: Size = STANDARD, act_timeout: float = 2,
-          overage: float = 60, isolate: bool = False, save: PathLike | None = None,
-          replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-          progress: bool = False) -> MatchResult:
-    """``cxforge match A B``: ``games`` seeded games between ``a`` and ``b``, seats alternating (A first in the
-    even ones) unless ``seats`` is ``"first"`` or ``"second"``.
+def _take(given: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The keywords of ``given`` among ``names``, taken out of it."""
+    return {name: given.pop(name) for name in list(given) if name in names}
 
-    ``openings``: start from the 4-ply suite's first M openings, each once from each seat; ``workers``: processes
-    (default: all cores; a function that cannot be pickled, a lambda, plays in this process); ``isolate``: every
-    player in an agent host; ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
+
+def _game_args(game: GameSettings) -> dict[str, Any]:
+    """``GameSettings.of``'s arguments that make ``game``."""
+    return {"size": game.size, "act_timeout": game.act_timeout, "overage": game.overage, "memory": game.memory,
+            "slowdown": game.slowdown, "isolate": game.isolate}
+
+
+GAME_KEYWORDS = ("size", "act_timeout", "overage", "memory", "slowdown", "isolate")  # GameSettings.of's
+
+
+def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+    """``settings`` (default: ``cls``'s defaults) with the keywords ``given``: ``cls``'s fields, its games'
+    settings by ``GameSettings.of``'s arguments (``act_timeout``, ``memory``...), and a nested settings' fields
+    (a ladder's ``rating``: ``sigma0``, ``tau``...).  The settings check their values (one ``UserError``); a
+    keyword that is none of these is one too."""
+    names = [f.name for f in fields(cls) if f.init]  # type: ignore[arg-type]
+    values = {} if settings is None else {name: getattr(settings, name) for name in names}
+    nested: list[str] = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
+        if isinstance(current, GameSettings):
+            picked = _take(given, GAME_KEYWORDS)
+            nested += GAME_KEYWORDS
+            if picked:
+                values[f.name] = GameSettings.of(**{**_game_args(current), **picked})
+        elif is_dataclass(current) and not isinstance(current, type):
+            inner = [g.name for g in fields(current)]
+            nested += inner
+            picked = _take(given, inner)
+            if picked:
+                values[f.name] = replace(current, **picked)
+    missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given  # type: ignore[arg-type]
+               and f.default is MISSING and f.default_factory is MISSING]
+    if missing:
+        raise UserError(f"{what}() needs {' and '.join(missing)}")
+    for name in given:
+        if name not in names:
+            from agents.registry import did_you_mean
+
+            known = sorted({*names, *nested} - {"game"})
+            raise UserError(f"{what}() takes no keyword {name!r}{did_you_mean(name, known)}; its settings: "
+                            f"{', '.join(known)}")
+    return cls(**{**values, **given})
+
+
+def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
+    """How the run is carried out: ``workers``, the store, and from ``given`` ``dask``, ``progress`` (default
+    off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
+    from connectx_forge.tools.arena.run import MIX, NEW_RUN, Execution
+
+    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
+    if how.get("new_run") and how.get("mix_versions"):
+        raise UserError("new_run and mix_versions are two answers to one question: give one")
+    on_change = NEW_RUN if how.get("new_run") else MIX if how.get("mix_versions") else None
+    return Execution(workers, how.get("dask"), None, store, bool(how.get("resume", False)), on_change,
+                     bool(how.get("progress", False)), on_game)
+
+
+def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = None, settings: Match | None = None,
+          save: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+          fallback: Spec | None = None, **given: Any) -> MatchResult:
+    """``cxforge match A B``: ``games`` seeded games (default the ``Match``'s, 100) between ``a`` and ``b``, seats
+    alternating (A first in the even ones) unless ``seats`` is ``"first"`` or ``"second"``.
+
+    ``settings``: a ``Match`` (``connectx_forge.Match``); the keywords ``given`` are its fields and its
+    games' (``seed``, ``seats``, ``openings``: the 4-ply suite's first M, each once from each seat; ``size``,
+    ``act_timeout``, ``overage``, ``isolate``: every player in an agent host, ``memory``, ``slowdown``), and
+    ``progress``.  ``workers``: processes (default: all cores; a function that cannot be pickled, a lambda,
+    plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
-    from connectx_forge.tools.play.match import MatchInterrupted, run_match
-    from connectx_forge.tools.play.match_cmd import _openings
+    from connectx_forge.tools.play.match import MatchInterrupted, play_match
     from connectx_forge.tools.play.players import distinct
     from connectx_forge.tools.play.report import format_match
-    from connectx_forge.tools.play.rules import kaggle_number
-    from connectx_forge.tools.play.settings import GameSettings
 
-    if overage < 0:
-        raise UserError(f"--overage must not be negative, got {overage:g}")
-    if not act_timeout > 0:
-        raise UserError(f"--act-timeout must be positive, got {act_timeout:g}")
-    with _ghost_sources(replays, fallback):
-        pa, pb = distinct([_player(a), _player(b)])
-        if workers is None and not _picklable(pa, pb):
-            workers = 1
-        board: Size = (size[0], size[1], size[2])
-        suite = _openings(openings, board, progress)
-        writer = _writer(save)
-        try:
-            game = GameSettings(board, kaggle_number(act_timeout), kaggle_number(overage), isolate=isolate)
-            result = run_match(pa, pb, games, workers, seed, settings=game, progress=progress, seats=seats,
-                               openings=suite, on_game=writer.add if writer is not None else None)
-        except MatchInterrupted:
-            if writer is not None:
-                writer.close()
-            raise
+    progress = bool(given.pop("progress", False))
+    ghosts = _ghosts(replays, fallback)
+    pa, pb = distinct([_player(a, ghosts), _player(b, ghosts)])
+    if games is not None:
+        given["games"] = games
+    m = configured(Match, settings, {**given, "a": pa.spec, "b": pb.spec}, "match")
+    if workers is None and not _picklable(pa, pb):
+        workers = 1
+    plan = m.plan_of(pa, pb, progress)
+    writer = _writer(save)
+    try:
+        result = play_match(plan, workers, progress, on_game=writer.add if writer is not None else None)
+    except MatchInterrupted:
         if writer is not None:
-            writer.close(result.records)
+            writer.close()
+        raise
+    if writer is not None:
+        writer.close(result.records)
     return MatchResult(result.a, result.b, [rec.to_json() for rec in result.records], result.to_json(),
                        format_match(result), None if save is None else os.fspath(save))
 
 
 def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
           "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
-          act_timeout: float = 2.0, overage: float = 60.0, size: Size = STANDARD, max_games: int | None = None,
-          progress: bool = False) -> CheckResult:
+          max_games: int | None = None, game: GameSettings | None = None, progress: bool = False,
+          **given: Any) -> CheckResult:
     """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
     each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
 
@@ -198,9 +242,10 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     fly, into the user cache); default as the command's: the project in the working folder, else
     ``submissions/submission.py``.  The floors are the manifest's (a project's ``cxforge.toml``); against an
     opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
-    default when None).  The result's ``verdict`` is the command's: PASS, FAIL or UNDECIDED.
+    default when None).  ``game``: the games' settings (a ``GameSettings``), or its keywords ``given``
+    (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS, FAIL or
+    UNDECIDED.
     """
-    from connectx_forge.tools.play.settings import GameSettings
     from connectx_forge.tools.submit import check as checker
     from connectx_forge.tools.submit.check_cmd import default_agent
     from connectx_forge.tools.submit.check_report import format_report
@@ -210,9 +255,12 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[GameResult] = []
-    game = GameSettings((size[0], size[1], size[2]), act_timeout, overage)
-    report = checker.check_file(file.path, games, workers, opponents=chosen, settings=game, seed=seed,
-                                progress=progress, validation=validation, max_games=max_games, on_game=played.append)
+    settings = GameSettings.of(**{**_game_args(game or GameSettings()), **_take(given, GAME_KEYWORDS)})
+    if given:
+        configured(GameSettings, None, given, "check")  # the one line naming the keyword
+    gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)
+    report = checker.check_file(file.path, gate, settings=settings, progress=progress, validation=validation,
+                                on_game=played.append)
     played.sort(key=lambda g: g.index)
     return CheckResult.of(report.agent or file.label, str(file.path), [g.to_json() for g in played], report,
                           format_report(report))
@@ -228,38 +276,37 @@ def _check_spec(agent: Any) -> str:
     return _spec(agent, "check", SUBMISSIONS)
 
 
-def _players(players: tuple[Any, ...]) -> tuple[str, ...]:
+def _players(players: tuple[Any, ...], ghosts: Ghosts) -> tuple[str, ...]:
     """``tournament("a", "b")`` or ``tournament(["a", "b"])``."""
     if len(players) == 1 and isinstance(players[0], (list, tuple)):
         players = tuple(players[0])
-    return tuple(_spec(p, "tournament") for p in players)
+    return tuple(_spec(p, "tournament", ghosts=ghosts) for p in players)
 
 
-def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None = None, plies: int = 4,
-               band: tuple[int, int] = (-1, 1), seed: int = 0, workers: int | None = None,
-               act_timeout: float = 2, overage: float = 60, memory: int | None = None, slowdown: float = 1.0,
+def tournament(*players: Any, settings: Tournament | None = None, workers: int | None = None,
                store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
-               dask: str | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-               fallback: Spec | None = None, progress: bool = False) -> TournamentResult:
+               replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
+               **given: Any) -> TournamentResult:
     """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
     on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
 
+    ``settings``: a ``Tournament`` (``connectx_forge.Tournament``); the keywords ``given`` are its fields and its
+    games' (``gauntlet``, ``openings``, ``plies``, ``band``, ``seed``, ``games``; ``act_timeout``, ``overage``,
+    ``memory`` in bytes, ``slowdown``), and ``dask`` (``"local"`` or a scheduler's address) and ``progress``.
     ``store``: a results database to keep (running the same tournament again resumes it); default a temporary
     one.  ``save``: the games as JSON lines; ``out``: a folder for report.json, the CSVs and ratings.png (``-o``).
-    ``memory`` (bytes) and ``slowdown``: the agent hosts' limits; ``dask``: ``"local"`` or a scheduler's address.
     ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
     ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
     from connectx_forge.tools.arena.report import format_tournament, write_outputs
-    from connectx_forge.tools.arena.tournament import Tournament, run_tournament
-    from connectx_forge.tools.play.rules import kaggle_number
 
-    with _ghost_sources(replays, fallback):
-        t = Tournament(_players(players), None if gauntlet is None else _spec(gauntlet, "tournament"), plies,
-                       openings, seed, (band[0], band[1]), kaggle_number(act_timeout), kaggle_number(overage), memory,
-                       slowdown)
-        result, records, path, kept = _stored_run(
-            lambda path, on_game: run_tournament(t, workers, path, dask, progress, on_game=on_game), store, save)
+    ghosts = _ghosts(replays, fallback)
+    if players or settings is None:
+        given["players"] = _players(players, ghosts)
+    if given.get("gauntlet") is not None:
+        given["gauntlet"] = _spec(given["gauntlet"], "tournament", ghosts=ghosts)
+    t = _run_settings(Tournament, settings, given, "tournament")
+    result, records, path, kept = _stored_run(t, given, workers, store, save)
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
@@ -267,14 +314,25 @@ def tournament(*players: Any, gauntlet: Spec | None = None, openings: int | None
                             str(path) if kept else None, None if save is None else os.fspath(save))
 
 
-def _stored_run(run: Callable[[Path, Any], Any], store: PathLike | None,
+def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+    """``configured``, less the execution's keywords (``_execution`` takes them)."""
+    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
+    run = configured(cls, settings, given, what)
+    given.clear()
+    given.update(how)
+    return run
+
+
+def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: PathLike | None,
                 save: PathLike | None) -> tuple[Any, list[Any], Path, bool]:
-    """A tournament's or SPRT's ``run(path, on_game)`` in ``store`` (a temporary one unless given), each game
-    written to ``save`` as it ends and the file completed in order at the end: the result, its records, the
-    store's path and whether it is kept."""
+    """A tournament's or SPRT's run in ``store`` (a temporary one unless given), each game written to ``save``
+    as it ends and the file completed in order at the end: the result, its records, the store's path and
+    whether it is kept."""
+    from connectx_forge.tools.arena.run import execute
+
     writer = _writer(save)
     with _store(store) as (path, kept), _closed_on_error(writer):
-        result = run(path, _on_game(writer))
+        result = execute(run, _execution(given, workers, path, None if writer is None else writer.add))
     records = result.records()
     if writer is not None:
         writer.close(records)
@@ -288,29 +346,29 @@ def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
     return {**report, "info": {**report["info"], "store": "(temporary, removed)"}}
 
 
-def sprt(new: Spec, base: Spec, *, elo0: float = 0.0, elo1: float = 10.0, alpha: float = 0.05, beta: float = 0.05,
-         model: str = "normalized", max_games: int = 20000, plies: int = 4, band: tuple[int, int] = (-1, 1),
-         seed: int = 0, workers: int | None = None, act_timeout: float = 2, overage: float = 60,
-         memory: int | None = None, slowdown: float = 1.0, store: PathLike | None = None,
-         save: PathLike | None = None, out: PathLike | None = None, dask: str | None = None,
-         replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-         progress: bool = False) -> SprtResult:
+def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
+         workers: int | None = None, store: PathLike | None = None, save: PathLike | None = None,
+         out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+         fallback: Spec | None = None, **given: Any) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
     openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger), or
-    ``max_games`` run out.  ``model``: ``"normalized"`` (fastchess's) or ``"logistic"`` Elo.  ``store``,
-    ``save``, ``out`` (report.json and llr.png), ``workers``, ``dask``, ``replays``, ``fallback``: as
-    ``tournament``'s.
+    ``max_games`` run out.
+
+    ``settings``: an ``Sprt`` (``connectx_forge.Sprt``); the keywords ``given`` are its fields and its games'
+    (``elo0``, ``elo1``, ``alpha``, ``beta``, ``model``: ``"normalized"``, fastchess's, or ``"logistic"`` Elo,
+    ``max_games``, ``plies``, ``band``, ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and
+    ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
+    ``replays``, ``fallback``: as ``tournament``'s.
     """
     from connectx_forge.tools.arena.report import make_folder, write_json
-    from connectx_forge.tools.arena.sprt_run import SprtSettings, format_sprt, run_sprt
-    from connectx_forge.tools.play.rules import kaggle_number
+    from connectx_forge.tools.arena.sprt_run import format_sprt
 
-    with _ghost_sources(replays, fallback):
-        s = SprtSettings(_spec(new, "sprt"), _spec(base, "sprt"), elo0, elo1, alpha, beta, model, plies,
-                         (band[0], band[1]), seed, max_games, kaggle_number(act_timeout), kaggle_number(overage),
-                         memory, slowdown)
-        result, records, path, kept = _stored_run(
-            lambda path, on_game: run_sprt(s, workers, path, dask, progress, on_game=on_game), store, save)
+    ghosts = _ghosts(replays, fallback)
+    for name, p in (("new", new), ("base", base)):
+        if p is not None:
+            given[name] = _spec(p, "sprt", ghosts=ghosts)
+    s = _run_settings(Sprt, settings, given, "sprt")
+    result, records, path, kept = _stored_run(s, given, workers, store, save)
     if out is not None:
         from connectx_forge.tools.arena import plots
 

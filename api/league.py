@@ -22,77 +22,68 @@ from connectx_forge.functions import (
     PathLike,
     Spec,
     _closed_on_error,
+    _execution,
     _fallback_spec,
     _games_of,
-    _ghost_sources,
-    _on_game,
+    _ghosts,
+    _run_settings,
     _spec,
     _store,
     _writer,
 )
 from connectx_forge.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.ladder.simulate import Ladder
 
-DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net-search", "solver")  # tools/ladder/simulate.DEFAULT_POOL
 
-
-def ladder(*players: Spec, pool: Sequence[Spec] = DEFAULT_POOL, days: int | None = None, per_day: int = 8,
-           new_per_day: int = 12, window: float = 150.0, active: int | None = None, stagger: int = 0,
-           sigma0: float = 200.0, beta: float = 100.0, tau: float = 2.0, draw_probability: float = 0.10,
-           replicates: int = 200, settle: float = 25.0, seed: int = 0, workers: int | None = None,
-           act_timeout: float = 2, overage: float = 60, memory: int | None = None, slowdown: float = 1.0,
-           store: PathLike | None = None, resume: bool = False, new_run: bool = False, mix_versions: bool = False,
-           save: PathLike | None = None, out: PathLike | None = None, dask: str | None = None,
+def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None = None,
+           store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
            replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-           progress: bool = False) -> LadderResult:
+           **given: Any) -> LadderResult:
     """``cxforge ladder PLAYER...``: Kaggle's rating process (TrueSkill, mu0 600) simulated for ``days`` days
     over your candidates (``players``, in the order submitted, ``stagger`` days apart) and the reference
     ``pool``, each a team of its own (the default pool less any agent given as a candidate): each submission's
     predicted score, its interval and the day it settles.
 
-    ``days``: default the command's (10), or with ``resume=True`` and no players the stored ladder's.
-    ``store``: a results database to keep (the same call again plays only what it lacks; more ``days`` play on;
-    ``resume=True`` with no players continues the store's last ladder); default a temporary one.  ``new_run``
-    and ``mix_versions``: as ``--new-run`` and ``--mix-versions`` when a player's sources changed since the
-    store's games.  ``save``: the games played now as JSON lines; ``out``: a folder for report.json and
-    ladder.png (``-o``).  ``replays`` and ``fallback``: where ``ghost:TEAM`` players (in ``pool`` too) come from,
-    as ``--replays`` and ``--fallback``.  The flags of ``cxforge ladder --help`` say what the others mean.
+    ``settings``: a ``Ladder`` (``connectx_forge.Ladder``); the keywords ``given`` are its fields, its rating's
+    and its games' (``pool``, ``days``, ``per_day``, ``new_per_day``, ``window``, ``active``, ``stagger``,
+    ``seed``, ``replicates``, ``settle``; ``sigma0``, ``beta``, ``tau``, ``draw_probability``; ``act_timeout``,
+    ``overage``, ``memory``, ``slowdown``), and ``dask``, ``progress``, ``resume``, ``new_run`` and
+    ``mix_versions``.  ``days``: default the command's (10), or with ``resume=True`` and no players the stored
+    ladder's.  ``store``: a results database to keep (the same call again plays only what it lacks; more
+    ``days`` play on; ``resume=True`` with no players continues the store's last ladder); default a temporary
+    one.  ``new_run`` and ``mix_versions``: as ``--new-run`` and ``--mix-versions`` when a player's sources
+    changed since the store's games.  ``save``: the games played now as JSON lines; ``out``: a folder for
+    report.json and ladder.png (``-o``).  ``replays`` and ``fallback``: where ``ghost:TEAM`` players (in
+    ``pool`` too) come from, as ``--replays`` and ``--fallback``.  The flags of ``cxforge ladder --help`` say
+    what the others mean.
     """
-    from connectx_forge.tools.arena.run import MIX, NEW_RUN
     from connectx_forge.tools.arena.store import Store
     from connectx_forge.tools.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
-    from connectx_forge.tools.ladder.rating import RatingSettings
     from connectx_forge.tools.ladder.report import format_ladder
-    from connectx_forge.tools.ladder.simulate import Ladder
-    from connectx_forge.tools.play.rules import kaggle_number
 
-    if new_run and mix_versions:
-        raise UserError("new_run and mix_versions are two answers to one question: give one")
+    if given.get("days", 0) is None:  # the default: the command's, or the stored ladder's
+        del given["days"]
+    resume = bool(given.get("resume", False))
     if resume and store is None:
         raise UserError("resume=True needs store= (the results store of the ladder to resume)")
-    if not players and not resume:
+    if not players and not resume and settings is None:
         raise UserError("give at least one PLAYER (your candidate), or resume=True with store=")
-    if not act_timeout > 0 or not overage > 0:
-        raise UserError(f"--act-timeout and --overage must be positive, got {act_timeout:g} and {overage:g}")
-    if stagger < 0:
-        raise UserError(f"--stagger must be at least 0, got {stagger}")
-    on_change = NEW_RUN if new_run else MIX if mix_versions else None
-    if isinstance(pool, (str, os.PathLike)):
-        pool = (pool,)
-    with _ghost_sources(replays, fallback):
-        if players:
-            rating = RatingSettings(sigma0=sigma0, beta=beta, tau=tau, draw_probability=draw_probability)
-            t = Ladder(tuple(_spec(p, "ladder") for p in players), tuple(_spec(p, "ladder") for p in pool),
-                       days or Ladder(()).days, per_day, new_per_day, window, active, stagger, rating, seed, replicates,
-                       settle, kaggle_number(act_timeout), kaggle_number(overage), memory, slowdown)
-        else:
-            t = stored_ladder(Path(store) if store is not None else None, days)
-        writer = _writer(save)
-        with _store(store) as (path, kept), _closed_on_error(writer):
-            report = simulate(t, workers, path, dask, progress, on_game=_on_game(writer), resume=resume,
-                              on_change=on_change)
-            with Store(path) as db:
-                records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
+    if isinstance(given.get("pool"), (str, os.PathLike)):
+        given["pool"] = (given["pool"],)
+    ghosts = _ghosts(replays, fallback)
+    if players:
+        given["players"] = tuple(_spec(p, "ladder", ghosts=ghosts) for p in players)
+    if "pool" in given:
+        given["pool"] = tuple(_spec(p, "ladder", ghosts=ghosts) for p in given["pool"])
+    if settings is None and not players:
+        settings = stored_ladder(Path(str(store)), given.pop("days", None))
+    t = _run_settings(Ladder, settings, given, "ladder")
+    writer = _writer(save)
+    with _store(store) as (path, kept), _closed_on_error(writer):
+        report = simulate(t, _execution(given, workers, path, None if writer is None else writer.add))
+        with Store(path) as db:
+            records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
     if writer is not None:
         writer.close()
     if not kept:
@@ -125,8 +116,8 @@ def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = 
     and ``write`` together: write that team's ghost to the file ``write`` (never replaced) as a Kaggle agent,
     playing ``fallback`` (a registered agent, a project folder or a ``.py``) off its record.
     """
-    from connectx_forge.tools.ghosts.observed_moves import load_books
     from connectx_forge.tools.ghosts.ghosts_cmd import check_write, table_text, teams_of, write_ghost, written_line
+    from connectx_forge.tools.ghosts.observed_moves import load_books
 
     name = _fallback_spec(fallback)
     target = None if write is None else Path(write)
@@ -183,7 +174,8 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
         raise UserError("no games to review")
     names = [us] if isinstance(us, str) else list(us) if us else None
     report, wrote_test = add_cases(root, found, names, labeller, problem)
-    return RegressResult(str(root), data.read(root / data.DATA_FILE), report, added_text(root, report, wrote_test))
+    cases = [dict(c) for c in data.read(root / data.DATA_FILE)]
+    return RegressResult(str(root), cases, report.to_json(), added_text(root, report, wrote_test))
 
 
 def regress_list(project: PathLike = ".") -> RegressResult:
@@ -193,4 +185,5 @@ def regress_list(project: PathLike = ".") -> RegressResult:
 
     root = _project_of(project)
     cases = data.read(root / data.DATA_FILE)
-    return RegressResult(str(root), cases, {"cases": cases}, list_text(root, cases))
+    rows = [dict(c) for c in cases]
+    return RegressResult(str(root), rows, {"cases": rows}, list_text(root, cases))

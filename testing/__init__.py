@@ -120,9 +120,9 @@ def check(project: str | Path = ".", games: int = 8, workers: int | None = None,
 
     ``games`` per opponent first; against an opponent whose floor is not decided yet, more, up to
     ``max_games`` (``cxforge check --max-games``)."""
-    from connectx_forge.tools.submit.check import check_agent
+    from connectx_forge.tools.submit.check import Gate, check_agent
 
-    return check_agent(str(project), games, workers, max_games=max_games)
+    return check_agent(str(project), Gate(games, max_games, workers=workers))
 
 
 def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None = None,

@@ -163,17 +163,9 @@ def slowed_games(ways: Iterable[str | None]) -> dict[str, int]:
 
 def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
-    return limits(args.memory, args.slowdown)
+    from connectx_forge.tools.play.settings import host_limits
 
-
-def limits(memory: int | None, slowdown: float = 1.0) -> Any:
-    """The agent hosts' ``Limits`` of a ``--memory`` (bytes; ``None``: the default) and a ``--slowdown``, ``None``
-    when both are the defaults; for a run whose settings are stored rather than read from flags (tournaments)."""
-    from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, Limits
-
-    if memory is None and slowdown == 1.0:
-        return None
-    return Limits(memory=DEFAULT_MEMORY if memory is None else memory, slowdown=slowdown)
+    return host_limits(args.memory, args.slowdown)
 
 
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:
@@ -280,25 +272,20 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fallback", default=None, metavar="NAME",
                         help="for ghost:TEAM players: the agent a ghost plays off its record (default "
                              "$CXFORGE_GHOST_FALLBACK, else lookahead)")
-    parser.set_defaults(ghost_flags=True)
 
 
-def apply_ghosts(args: argparse.Namespace) -> None:
-    """Put ``--replays`` and ``--fallback`` where ``ghost:TEAM`` reads them (the variables of ``tools/ghosts``),
-    for this process and the workers it starts."""
-    replays, fallback = getattr(args, "replays", None), getattr(args, "fallback", None)
-    if replays:
-        os.environ["CXFORGE_REPLAYS"] = os.pathsep.join(str(Path(r).resolve()) for r in replays)
-    if fallback:
-        os.environ["CXFORGE_GHOST_FALLBACK"] = fallback
+def ghosts_of(args: argparse.Namespace) -> Any:
+    """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
+    ``reference.Ghosts``: the commands pass it to the players' resolver)."""
+    from connectx_forge.tools.play.reference import Ghosts
+
+    replays = getattr(args, "replays", None) or ()
+    return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))
 
 
 def prepare(args: argparse.Namespace) -> None:
     """Before any work: every output the command was given has its folder made and is writable, or one
-    ``UserError`` line says why not, so that no run ends with nowhere to put its results; ``--replays`` and
-    ``--fallback`` (``add_ghosts``) put where ghosts read them."""
-    if getattr(args, "ghost_flags", False):
-        apply_ghosts(args)
+    ``UserError`` line says why not, so that no run ends with nowhere to put its results."""
     for dest, kind in getattr(args, OUTPUTS, None) or ():
         if dest == "save":
             check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))

@@ -7,6 +7,7 @@ fallback and the project regress works on.  Cheap agents, few days, fixed seeds.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 from pathlib import Path
@@ -60,14 +61,20 @@ def trajectories(report: dict[str, Any]) -> dict[str, list[tuple[float, float]]]
 # -- ladder ------------------------------------------------------------------------------------------------
 
 def test_the_functions_defaults_are_the_commands() -> None:
+    # the function's keywords are the fields of the Ladder the command builds from its flags
     flags = parser_defaults(ladder_cmd.add_arguments, "x")
-    params = inspect.signature(cf.ladder).parameters
-    shared = [n for n in params if n in flags and n not in ("players", "progress", "store", "save", "out")]
-    assert len(shared) >= 18
+    d = cf.Ladder(())
+    game = {"act_timeout": d.game.act_timeout, "overage": d.game.overage, "memory": d.game.memory,
+            "slowdown": d.game.slowdown}
+    defaults = {**{f.name: getattr(d, f.name) for f in dataclasses.fields(d)}, **dataclasses.asdict(d.rating), **game}
+    shared = [n for n in flags if n in defaults and n not in ("players", "days")]
+    assert len(shared) == 17  # every flag of the ladder's settings, its rating's and its games'
     for name in shared:
         want = tuple(flags[name]) if name == "pool" else flags[name]
-        assert params[name].default == want, name
-    assert tuple(params["pool"].default) == DEFAULT_POOL
+        assert defaults[name] == want, name
+    assert d.pool == DEFAULT_POOL and flags["days"] is None and d.days == 10
+    with pytest.raises(cf.UserError, match="ladder\\(\\) takes no keyword 'dayz' \\(did you mean 'days'\\?\\)"):
+        cf.ladder("lookahead", dayz=3)
     add = parser_defaults(regress_cmd.add_arguments, "add", "g")
     params = inspect.signature(cf.regress_add).parameters
     assert (params["time_limit"].default, params["engine"].default) == (add["time_limit"], add["engine"])
@@ -146,13 +153,13 @@ def _true() -> Any:
 def test_replays_and_fallback_reach_ghost_players_for_the_call_only(
         replays: Path, empty_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``replays=``/``fallback=`` are ``--replays``/``--fallback``: the ghost plays Oracle's recorded moves (the
-    solver's, winning against leftmost from either seat), and the variables are as before once the call ends."""
+    solver's, winning against leftmost from either seat), given to the resolver, never put in the environment."""
     import os
 
     monkeypatch.delenv("CXFORGE_REPLAYS", raising=False)
     monkeypatch.setenv("CXFORGE_GHOST_FALLBACK", "random")
-    m = cf.match("ghost:Oracle", "leftmost", games=2, workers=1, replays=replays, fallback="lookahead")
-    assert (m.wins, m.losses) == (2, 0)
+    m = cf.match("ghost:Oracle", "leftmost", games=2, workers=2, replays=replays, fallback="lookahead")
+    assert (m.wins, m.losses) == (2, 0)  # on two workers: they play the ghost's file, not its team's name
     assert "CXFORGE_REPLAYS" not in os.environ and os.environ["CXFORGE_GHOST_FALLBACK"] == "random"
     with pytest.raises(cf.UserError, match="no replays"):  # ./replays does not exist here: nothing was left set
         cf.match("ghost:Oracle", "leftmost", games=2, workers=1)

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena.schedule import GameJob, Workers, play, play_apart
-from connectx_forge.tools.arena.tournament import Tournament, jobs_of, run_tournament, suite_of
+from connectx_forge.tools.arena.run import Execution, execute
+from connectx_forge.tools.arena.schedule import Workers, play, play_apart
+from connectx_forge.tools.arena.tournament import Tournament, jobs_of, suite_of
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[dask]')")
@@ -28,13 +30,13 @@ def table(report: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def pool_table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     store = tmp_path_factory.mktemp("pool") / "pool.sqlite"
-    return table(run_tournament(Tournament(PLAYERS, openings=4, seed=11), workers=2, store=store,
-                                progress=False).report)
+    return table(execute(Tournament(PLAYERS, openings=4, seed=11), Execution(workers=2, store=store,
+                                progress=False)).report)
 
 
 def test_a_local_cluster_gives_the_process_pools_table(tmp_path: Path, pool_table: dict[str, Any]) -> None:
-    result = run_tournament(Tournament(PLAYERS, openings=4, seed=11), workers=2, store=tmp_path / "dask.sqlite",
-                            dask="local", progress=False)
+    result = execute(Tournament(PLAYERS, openings=4, seed=11), Execution(workers=2, store=tmp_path / "dask.sqlite",
+                            dask="local", progress=False))
     assert result.report["info"]["executor"] == "dask" and result.report["games"] == 24
     assert table(result.report) == pool_table
 
@@ -46,16 +48,16 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[
             Client(cluster) as client:
         pids = client.run(os.getpid)
         victim = sorted(pids.values())[0]
-        seen: list[GameJob] = []
+        seen: list[GameRecord] = []
 
-        def kill_one(job: GameJob, record: GameRecord) -> None:
-            seen.append(job)
+        def kill_one(record: GameRecord) -> None:
+            seen.append(record)
             if len(seen) == 4:  # a third of the way in: one worker dies with games in flight
                 os.kill(victim, signal.SIGKILL)
 
         ex = Workers(client.get_executor(pure=False), 4, "dask", play_apart)
-        result = run_tournament(Tournament(PLAYERS, openings=4, seed=11), store=tmp_path / "killed.sqlite",
-                                progress=False, ex=ex, on_game=kill_one)
+        result = execute(Tournament(PLAYERS, openings=4, seed=11), Execution(store=tmp_path / "killed.sqlite",
+                                progress=False, ex=ex, on_game=kill_one))
         assert victim not in client.run(os.getpid).values()  # the nanny started a new worker
     assert result.report["games"] == 24 and result.report["info"]["played_now"] == 24
     assert table(result.report) == pool_table
@@ -70,21 +72,21 @@ def agent(obs, config):  # 200 MiB for each move, given back after it: within th
 
 def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
     # the job a Dask worker is sent carries the limits (and, slowed down, isolate: every player in a host)
-    slowed = Tournament(PLAYERS, openings=1, memory=512 * MIB, slowdown=2)
+    slowed = Tournament(PLAYERS, openings=1, game=GameSettings.of(memory=512 * MIB, slowdown=2))
     assert {(j.isolate, j.limits) for j in jobs_of(slowed, suite_of(slowed, progress=False))} == \
         {(True, Limits(memory=512 * MIB, slowdown=2))}
     # and the game on the worker is played under them: a file that fits in the default 2 GiB breaks at 128 MiB
     hoarder = tmp_path / "hoarder.py"
     hoarder.write_text(HOARDER)
-    t = Tournament((str(hoarder), "leftmost"), openings=1, memory=128 * MIB)
+    t = Tournament((str(hoarder), "leftmost"), openings=1, game=GameSettings.of(memory=128 * MIB))
     job = jobs_of(t, suite_of(t, progress=False))[0]
     assert job.limits is not None and job.limits.memory == 128 * MIB
     assert play(dataclasses.replace(job, settings=dataclasses.replace(job.settings, limits=None))).outcome \
         != "memory"  # the limit is what breaks it
-    result = run_tournament(t, workers=1, store=tmp_path / "dask.sqlite", dask="local", progress=False)
+    result = execute(t, Execution(workers=1, store=tmp_path / "dask.sqlite", dask="local", progress=False))
     assert result.report["info"]["executor"] == "dask" and result.report["games"] == 2
     assert result.report["failures"]["hoarder.py"] == {"memory": 2}  # the file named by its label
-    assert result.report["settings"]["memory"] == 128 * MIB
+    assert result.report["settings"]["game"]["memory"] == 128 * MIB
 
 
 def test_the_benchmark_plays_the_same_table_everywhere() -> None:

@@ -15,15 +15,16 @@ from typing import Any
 import pytest
 
 from connectx_forge.tools.arena import openings
-from connectx_forge.tools.arena.run import run_name
+from connectx_forge.tools.arena.run import Execution, execute, name_of
 from connectx_forge.tools.arena.schedule import play
-from connectx_forge.tools.arena.sprt_run import SprtSettings, run_sprt
+from connectx_forge.tools.arena.sprt_run import Sprt
 from connectx_forge.tools.arena.store import Store
-from connectx_forge.tools.arena.tournament import Tournament, jobs_of, run_tournament, suite_of
+from connectx_forge.tools.arena.tournament import Tournament, jobs_of, suite_of
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play import game
 from connectx_forge.tools.play.records import load_records
+from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import MIB, Limits
 
 CXFORGE = Path(sys.executable).parent / "cxforge"
@@ -38,7 +39,7 @@ def table(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path) -> None:
     t = Tournament(CHEAP, openings=3, seed=5)
-    result = run_tournament(t, workers=1, store=tmp_path / "t.sqlite", progress=False)
+    result = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False))
     report = result.report
     assert report["games"] == 3 * 3 * 2 == len(result.games)
     suite = suite_of(t)
@@ -63,7 +64,7 @@ def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path
 
 def test_a_game_replays_on_its_own(tmp_path: Path) -> None:
     t = Tournament(("lookahead", "kaggle:random"), openings=2, seed=3)
-    result = run_tournament(t, workers=1, store=tmp_path / "t.sqlite", progress=False)
+    result = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False))
     jobs = jobs_of(t, suite_of(t))
     for job in jobs[::-1]:  # in another order, one at a time
         again = play(job)
@@ -74,22 +75,22 @@ def test_a_game_replays_on_its_own(tmp_path: Path) -> None:
 
 def test_workers_and_resuming_give_the_same_table(tmp_path: Path) -> None:
     t = Tournament(CHEAP, openings=3, seed=1)
-    one = run_tournament(t, workers=1, store=tmp_path / "one.sqlite", progress=False)
-    two = run_tournament(t, workers=2, store=tmp_path / "two.sqlite", progress=False)
+    one = execute(t, Execution(workers=1, store=tmp_path / "one.sqlite", progress=False))
+    two = execute(t, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False))
     assert table(one.report) == table(two.report)
     # a shorter run first, then the same store asked for more openings: only the new games are played
     short = Tournament(CHEAP, openings=1, seed=1)
-    run_tournament(short, workers=1, store=tmp_path / "grow.sqlite", progress=False)
-    grown = run_tournament(t, workers=2, store=tmp_path / "grow.sqlite", progress=False)
+    execute(short, Execution(workers=1, store=tmp_path / "grow.sqlite", progress=False))
+    grown = execute(t, Execution(workers=2, store=tmp_path / "grow.sqlite", progress=False))
     assert grown.report["info"]["played_now"] == 18 - 6
     assert table(grown.report) == table(one.report)
-    again = run_tournament(t, workers=2, store=tmp_path / "grow.sqlite", progress=False)
+    again = execute(t, Execution(workers=2, store=tmp_path / "grow.sqlite", progress=False))
     assert again.report["info"]["played_now"] == 0 and table(again.report) == table(one.report)
 
 
 def test_a_gauntlet_measures_everyone_from_its_player(tmp_path: Path) -> None:
     t = Tournament(("random", "lookahead", "leftmost"), gauntlet="random", openings=2)
-    report = run_tournament(t, workers=1, store=tmp_path / "g.sqlite", progress=False).report
+    report = execute(t, Execution(workers=1, store=tmp_path / "g.sqlite", progress=False)).report
     assert {(p["a"], p["b"]) for p in report["pairs"]} == {("random", "lookahead"), ("random", "leftmost")}
     rating = {r["player"]: r for r in report["ratings"]}
     assert rating["random"]["elo"] == 0 and rating["random"]["elo_lo"] == rating["random"]["elo_hi"] == 0
@@ -99,8 +100,8 @@ def test_a_gauntlet_measures_everyone_from_its_player(tmp_path: Path) -> None:
 def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
     # submission files, played in agent hosts: one returns a column past the board, one raises
     invalid, error = str(BROKEN / "out_of_range.py"), str(BROKEN / "raises.py")
-    report = run_tournament(Tournament(("random", invalid, error), openings=2), workers=2,
-                            store=tmp_path / "f.sqlite", progress=False).report
+    report = execute(Tournament(("random", invalid, error), openings=2), Execution(workers=2,
+                            store=tmp_path / "f.sqlite", progress=False)).report
     failures = report["failures"]  # the files named by their labels, as in every table
     invalid, error = "out_of_range.py", "raises.py"
     assert failures["random"] == {}
@@ -113,8 +114,8 @@ def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
 # -- SPRT ------------------------------------------------------------------------------------------------------
 def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
     # default bounds: normalized Elo 0 against 10, alpha = beta = 0.05
-    report = run_sprt(SprtSettings("negamax-fast", "random"), workers=2, store=tmp_path / "s.sqlite",
-                      progress=False).report
+    report = execute(Sprt("negamax-fast", "random"), Execution(workers=2, store=tmp_path / "s.sqlite",
+                      progress=False)).report
     assert report["result"] == "H1" and report["llr"] >= report["upper"] == pytest.approx(2.944, abs=1e-3)
     assert report["games"] <= 200  # stated: within 200 games
     assert report["llr_history"][-2] < report["upper"] <= report["llr_history"][-1]
@@ -124,33 +125,33 @@ def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
 
 def test_sprt_accepts_h0_for_an_agent_against_itself(tmp_path: Path) -> None:
     # random against itself: H0 (0) against H1 (50 normalized Elo), within 600 games (stated)
-    wide = run_sprt(SprtSettings("random", "random", elo0=0, elo1=50), workers=2, store=tmp_path / "s.sqlite",
-                    progress=False).report
+    wide = execute(Sprt("random", "random", elo0=0, elo1=50), Execution(workers=2, store=tmp_path / "s.sqlite",
+                    progress=False)).report
     assert wide["result"] == "H0" and wide["llr"] <= wide["lower"] and wide["games"] <= 600
     # a deterministic agent against itself, default bounds (0 against 10): every pair is a win and a loss or two
     # draws, and the test takes H0 within 4,000 games (stated)
-    same = run_sprt(SprtSettings("leftmost", "leftmost"), workers=2, store=tmp_path / "l.sqlite",
-                    progress=False).report
+    same = execute(Sprt("leftmost", "leftmost"), Execution(workers=2, store=tmp_path / "l.sqlite",
+                    progress=False)).report
     assert same["result"] == "H0" and same["games"] <= 4000
     assert same["pentanomial"]["WL"] + same["pentanomial"]["DD"] == same["pairs"]
 
 
 def test_sprt_stops_at_the_same_pair_however_it_runs(tmp_path: Path) -> None:
-    s = SprtSettings("lookahead", "negamax-fast", elo0=0, elo1=40, seed=2, max_games=40)
-    one = run_sprt(s, workers=1, store=tmp_path / "one.sqlite", progress=False)
+    s = Sprt("lookahead", "negamax-fast", elo0=0, elo1=40, seed=2, max_games=40)
+    one = execute(s, Execution(workers=1, store=tmp_path / "one.sqlite", progress=False))
     calls = 0
 
-    def crash(job: Any, record: Any) -> None:
+    def crash(record: Any) -> None:
         nonlocal calls
         calls += 1
         if calls == 9:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_sprt(s, workers=2, store=tmp_path / "two.sqlite", progress=False, on_game=crash)
+        execute(s, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False, on_game=crash))
     with Store(tmp_path / "two.sqlite") as db:
         assert db.count(one.report["run"]) == 9
-    two = run_sprt(s, workers=2, store=tmp_path / "two.sqlite", progress=False)
+    two = execute(s, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False))
     assert table(two.report) == table(one.report)
     assert two.report["info"]["played_now"] <= one.report["games"] - 9 + 8  # at most 4 pairs past the decision
     if one.report["result"] == "none":
@@ -200,10 +201,10 @@ def test_a_slowed_down_run_plays_every_game_in_a_host_and_resumes_under_its_limi
     assert text.count(SLOWED) == 1 and text.rstrip().endswith("Kaggle's clock in wall time")
     with Store(store) as db:
         (_, _, config), = db.runs(kind)
-    assert config["slowdown"] == 2.0 and config["memory"] == 512 * MIB
+    assert config["game"]["slowdown"] == 2.0 and config["game"]["memory"] == 512 * MIB
     assert main([kind, "--resume", *common, "--json"]) == done
     report = json.loads(capsys.readouterr().out)
-    assert report["settings"]["slowdown"] == 2.0 and report["settings"]["memory"] == 512 * MIB
+    assert report["settings"]["game"]["slowdown"] == 2.0 and report["settings"]["game"]["memory"] == 512 * MIB
     assert report["info"]["played_now"] == 0 and report["games"] == 4
     # the same players at full speed are another run: registered agents in this process, the default limits
     assert main([*argv, *common]) == done
@@ -213,29 +214,27 @@ def test_a_slowed_down_run_plays_every_game_in_a_host_and_resumes_under_its_limi
         assert len(db.runs(kind)) == 2
 
 
-def test_runs_at_the_default_limits_keep_their_names(tmp_path: Path) -> None:
-    # a store written before --memory and --slowdown existed: its runs' names and settings still resume
+def test_the_default_limits_given_keep_the_runs_name(tmp_path: Path) -> None:
+    # a run's name hashes its games' settings, the host limits only where not the defaults
     t = Tournament(CHEAP, openings=1, seed=1)
-    old = {k: v for k, v in t.to_json().items() if k not in ("memory", "slowdown")}
-    report = run_tournament(t, workers=1, store=tmp_path / "t.sqlite", progress=False).report
-    assert report["run"] == run_name("tournament", {**old, "openings": None})
-    assert Tournament.from_json(old) == t
-    assert run_name("tournament", Tournament(CHEAP, openings=1, seed=1, memory=2048 * MIB).run_key()) == \
+    report = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False)).report
+    assert report["run"] == name_of(t.settled())
+    assert Tournament.from_json(t.to_json()) == t
+    assert name_of(Tournament(CHEAP, openings=1, seed=1, game=GameSettings.of(memory=2048 * MIB)).settled()) == \
         report["run"]  # the default, given
-    assert Tournament(CHEAP, slowdown=2).run_key()["slowdown"] == 2
-    s = SprtSettings("random", "leftmost")
-    assert "memory" not in s.games_key() and "slowdown" not in s.games_key()
-    assert SprtSettings.from_json({k: v for k, v in s.to_json().items() if k not in ("memory", "slowdown")}) == s
-    assert SprtSettings("random", "leftmost", memory=512 * MIB).games_key()["memory"] == 512 * MIB
+    assert Tournament(CHEAP, game=GameSettings.of(slowdown=2)).run_key()["game"]["slowdown"] == 2
+    s = Sprt("random", "leftmost")
+    assert "memory" not in s.run_key()["game"] and "slowdown" not in s.run_key()["game"]
+    assert Sprt.from_json(s.to_json()) == s
+    assert Sprt("random", "leftmost", game=GameSettings.of(memory=512 * MIB)).run_key()["game"]["memory"] == 512 * MIB
 
 
 @pytest.mark.parametrize(("settings", "why"), [({"slowdown": 0.5}, "--slowdown takes a factor from 1 to 100"),
                                                ({"memory": MIB}, "--memory must be at least 64 MiB")])
 def test_bad_host_limits_from_python_are_one_line(settings: dict[str, Any], why: str, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=why):
-        run_tournament(Tournament(CHEAP, **settings), store=tmp_path / "t.sqlite", progress=False)
-    with pytest.raises(UserError, match=why):
-        run_sprt(SprtSettings("random", "leftmost", **settings), store=tmp_path / "s.sqlite", progress=False)
+        Tournament(CHEAP, game=GameSettings.of(**settings))
+    assert not (tmp_path / "t.sqlite").exists()
 
 
 # -- kill -9 ----------------------------------------------------------------------------------------------------
@@ -352,7 +351,7 @@ def test_more_openings_than_the_suite_is_one_line(tmp_path: Path, monkeypatch: p
     monkeypatch.setattr(openings, "build_suite", lambda *a, **k: openings.read_suite(openings.suite_file(4)))
     monkeypatch.setattr(openings, "CACHE", tmp_path)
     with pytest.raises(UserError, match="has only"):
-        run_tournament(Tournament(CHEAP, openings=100000), store=tmp_path / "x.sqlite", progress=False)
+        execute(Tournament(CHEAP, openings=100000), Execution(store=tmp_path / "x.sqlite", progress=False))
 
 
 def test_dask_without_distributed_is_one_line(monkeypatch: pytest.MonkeyPatch,
@@ -367,7 +366,7 @@ def test_dask_without_distributed_is_one_line(monkeypatch: pytest.MonkeyPatch,
 @pytest.mark.slow
 def test_sprt_accepts_h1_for_solver_against_lookahead(tmp_path: Path) -> None:
     # default bounds (0 against 10 normalized Elo): H1 within 200 games (stated; BENCHMARKS.md gives the run)
-    report = run_sprt(SprtSettings("solver", "lookahead"), workers=2, store=tmp_path / "s.sqlite",
-                      progress=False).report
+    report = execute(Sprt("solver", "lookahead"), Execution(workers=2, store=tmp_path / "s.sqlite",
+                      progress=False)).report
     assert report["result"] == "H1" and report["games"] <= 200
     assert report["failures"] == {"solver": {}, "lookahead": {}}

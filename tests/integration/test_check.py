@@ -21,7 +21,7 @@ from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import game_seed
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.submit import check
-from connectx_forge.tools.submit.check import check_file
+from connectx_forge.tools.submit.check import Gate, check_file
 from connectx_forge.tools.submit.check_report import format_report
 from connectx_forge.tools.submit.kaggle_game import GameResult
 from connectx_forge.tools.submit.verdict import CheckReport, summarize
@@ -40,12 +40,12 @@ def write(folder: Path, name: str, source: str) -> Path:
 
 def quick(path: Path, games: int = 2, act_timeout: float = 2.0, overage: float = 60.0) -> CheckReport:
     """A check against random alone, without the validation episode, on one worker."""
-    return check_file(path, games, workers=1, opponents=("random",), validation=False,
+    return check_file(path, Gate(games, opponents=("random",), workers=1), validation=False,
                       settings=GameSettings(act_timeout=act_timeout, overage=overage))
 
 
 def test_a_legal_agent_passes_against_both_opponents_in_both_seats(tmp_path: Path) -> None:
-    report = check_file(write(tmp_path, "good.py", LEFTMOST), games=2, workers=2)
+    report = check_file(write(tmp_path, "good.py", LEFTMOST), Gate(2, workers=2))
     assert report.passed, report.problems
     assert [(s.opponent, s.seat, s.games) for s in report.seats] == [
         ("random", "first", 1), ("random", "second", 1), ("negamax", "first", 1), ("negamax", "second", 1)]
@@ -87,7 +87,7 @@ def test_the_validation_episode_is_the_file_against_itself_in_two_hosts(tmp_path
                 raise RuntimeError(f"shared state: call {calls} at step {obs.step}")
             return [c for c in range(config.columns) if obs.board[c] == 0][0]
     """)
-    report = check_file(path, 1, workers=1, opponents=("random",))
+    report = check_file(path, Gate(1, opponents=("random",), workers=1))
     assert report.validation is not None and report.validation.kind == "ok", report.validation
     assert report.passed, report.problems
 
@@ -188,7 +188,7 @@ def test_floors_from_the_manifest_are_enforced(tmp_path: Path) -> None:
     manifest = tmp_path / "submission.py.json"
     manifest.write_text(json.dumps({"agent": "leftmost", "floors": {"negamax": 0.9, "random": 0.05},
                                     "valid": True, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}))
-    report = check_file(path, 2, workers=2)
+    report = check_file(path, Gate(2, workers=2))
     assert report.agent == "leftmost" and report.manifest == str(manifest)
     assert (report.invalid, report.errors, report.timeouts) == (0, 0, 0)
     verdicts = {f.opponent: f.verdict for f in report.floors}

@@ -28,7 +28,7 @@ import pytest
 from connectx_forge.tools.play.rules import is_timeout
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.sandbox.limits import MIB, Limits
-from connectx_forge.tools.submit.check import check_file
+from connectx_forge.tools.submit.check import Gate, check_file
 from tests.harness import (
     BROKEN,
     FAKE_KEY,
@@ -84,7 +84,7 @@ def judge(name: str, report: dict[str, object]) -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_library_check_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
     before = set(live_descendants(os.getpid()))
-    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",),
+    report = check_file(agent_file(name, tmp_path), Gate(1, opponents=("random",), workers=1),
                         settings=GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB)))
     judge(name, report.to_json())
     left = wait_gone(lambda: new_descendants(before, warden_processes()))
@@ -98,7 +98,7 @@ def test_every_check_ends_in_bounded_time(name: str, tmp_path: Path) -> None:
     within actTimeout + the remaining overage + 1 s of its start."""
     start = time.monotonic()
     game = GameSettings(act_timeout=ACT, overage=OVERAGE, limits=Limits(memory=512 * MIB))
-    report = check_file(agent_file(name, tmp_path), 1, workers=1, opponents=("random",), settings=game).to_json()
+    report = check_file(agent_file(name, tmp_path), Gate(1, opponents=("random",), workers=1), settings=game).to_json()
     assert time.monotonic() - start < 15
     validation = report["validation"]
     assert isinstance(validation, dict)

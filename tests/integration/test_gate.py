@@ -23,7 +23,7 @@ from connectx_forge.build.errors import BuildError
 from connectx_forge.tools import errors
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.submit.check import check_file
+from connectx_forge.tools.submit.check import Gate, check_file
 from connectx_forge.tools.submit.check_report import format_report
 from connectx_forge.tools.submit.kaggle_game import GameResult
 from connectx_forge.tools.submit.verdict import summarize
@@ -136,7 +136,7 @@ def test_a_floor_the_check_cannot_decide_is_refused_before_any_game(tmp_path: Pa
                                                          "sha256": manifests.sha256(path.read_bytes())}))
     seen: list[dict] = []
     with pytest.raises(UserError) as raised:
-        check_file(path, 1, workers=1, opponents=("random",), on_game=seen.append)
+        check_file(path, Gate(1, opponents=("random",), workers=1), on_game=seen.append)
     assert all(part in str(raised.value) for part in parts), str(raised.value)
     assert seen == []
 

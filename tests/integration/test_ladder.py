@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import trueskill
 
-from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.arena.run import Execution, execute
+from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.episodes_in import episodes_of
@@ -20,7 +21,7 @@ from connectx_forge.tools.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.tools.ladder.rating import Model, RatingSettings, Skill
 from connectx_forge.tools.ladder.replicates import spread
 from connectx_forge.tools.ladder.report import ladder_report
-from connectx_forge.tools.ladder.simulate import Ladder, candidates_first, play_ladder, validate
+from connectx_forge.tools.ladder.simulate import Ladder, candidates_first, validate
 from connectx_forge.tools.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.tools.review.episodes import episode_row
 
@@ -30,7 +31,7 @@ CHEAP = Ladder(players=("lookahead",), pool=("random", "leftmost"), days=4, per_
 
 
 def report_of(t: Ladder, store: Path) -> dict:
-    played = play_ladder(t, workers=1, store=store, progress=False)
+    played = execute(t, Execution(workers=1, store=store, progress=False))
     band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
     return ladder_report(t, played, band, {"played_now": played.played_now, "executor": played.executor})
 
@@ -109,8 +110,8 @@ def test_only_the_latest_n_submissions_of_the_team_play(tmp_path: Path) -> None:
 def ordering_agrees(t: Ladder, tmp_path: Path, openings: int) -> None:
     ladder = report_of(t, tmp_path / "ladder.sqlite")
     by_ladder = [s["player"] for s in ladder["submissions"]]
-    tour = run_tournament(Tournament(t.specs(), openings=openings), workers=1, store=tmp_path / "t.sqlite",
-                          progress=False).report
+    tour = execute(Tournament(t.specs(), openings=openings), Execution(workers=1, store=tmp_path / "t.sqlite",
+                          progress=False)).report
     by_tournament = [r["player"] for r in tour["ratings"]]
     assert by_ladder == by_tournament
     for s in ladder["submissions"]:  # the intervals narrow as the days go by
@@ -322,9 +323,9 @@ def test_dask_plays_the_same_ladder_as_this_process(tmp_path: Path) -> None:
     t = Ladder(players=("lookahead",), pool=("random", "leftmost"), days=2, per_day=4, new_per_day=4,
                replicates=10)
     here = report_of(t, tmp_path / "here.sqlite")
-    played = play_ladder(t, workers=2, store=tmp_path / "dask.sqlite", dask="local", progress=False)
+    played = execute(t, Execution(workers=2, store=tmp_path / "dask.sqlite", dask="local", progress=False))
     assert played.executor == "dask"
     assert [[(s.mu, s.sigma) for s in day] for day in played.process.history] == \
-        [[(s.mu, s.sigma) for s in day] for day in play_ladder(t, workers=1, store=tmp_path / "here.sqlite",
-                                                               progress=False).process.history]
+        [[(s.mu, s.sigma) for s in day] for day in execute(t, Execution(workers=1, store=tmp_path / "here.sqlite",
+                                                               progress=False)).process.history]
     assert here["played_now"] > 0

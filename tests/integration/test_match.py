@@ -18,8 +18,8 @@ from agents.board import Board
 from agents.simple import random_agent
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.match import MatchResult, game_seed, run_match
-from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match
+from connectx_forge.tools.play.players import as_player, resolve
 from connectx_forge.tools.play.records import load_records
 from connectx_forge.tools.play.rules import RULE_BREAKS
 from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
@@ -219,7 +219,7 @@ def _games(result: MatchResult) -> list[tuple]:
 def test_same_seed_same_games_whatever_the_workers() -> None:
     one = run_match(flaky_agent, "random", games=16, workers=1, seed=42, progress=False)
     again = run_match(flaky_agent, "random", games=16, workers=1, seed=42, progress=False)
-    pooled = run_match(flaky_agent, "random", games=16, workers=2, seed=42, chunk=3, progress=False)
+    pooled = play_match(MatchPlan(as_player(flaky_agent), as_player("random"), 16, 42), 2, False, chunk=3)
     other = run_match(flaky_agent, "random", games=16, workers=1, seed=43, progress=False)
     assert _games(one) == _games(again) == _games(pooled)
     assert [r.moves for r in one.records] != [r.moves for r in other.records]

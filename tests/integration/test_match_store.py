@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.tools.arena.run import Execution, execute
 from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.cli import main
 from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match_store import MatchSettings, run_stored_match
+from connectx_forge.tools.play.match_store import Match
+from tests.integration.test_outputs import _interrupt
 from tests.unit.test_cli import _parsers
 from tests.unit.test_language import parser_of
-from tests.integration.test_outputs import _interrupt
 
 
 def _games(path: Path) -> list[dict[str, object]]:
@@ -50,8 +51,9 @@ def test_a_larger_n_plays_only_the_missing_games_and_reports_them_all(tmp_path: 
     assert sorted(_rows(store)) == [0, 1, 2]
     first = _rows(store)
     played: list[GameRecord] = []
-    result, chosen = run_stored_match(MatchSettings("leftmost", "random", games=6, seed=3), store, workers=1,
-                                      progress=False, on_game=played.append)
+    stored = execute(Match("leftmost", "random", games=6, seed=3),
+                     Execution(workers=1, store=store, progress=False, on_game=played.append))
+    result, chosen = stored.result, stored.chosen
     assert sorted(r.index for r in played) == [3, 4, 5]  # only the games the store lacked
     assert [r.index for r in result.records] == list(range(6)) and result.interrupted == 0
     assert {k: v for k, v in _rows(store).items() if k < 3} == first and chosen.note is None

@@ -24,7 +24,7 @@ from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import distinct, resolve
-from connectx_forge.tools.submit.check import check_file, read_manifest
+from connectx_forge.tools.submit.check import Gate, check_file, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY = {"board": [0] * 42, "mark": 1}
@@ -253,7 +253,7 @@ def test_a_swapped_file_is_refused_by_its_stale_manifest(new_project: Path, tmp_
     out.write_text("def agent(obs, config):\n    return 0\n")  # another file in its place
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
     with pytest.raises(UserError, match=f"s.py.json does not describe s.py .*the file's {digest[:12]}"):
-        check_file(out, games=1, workers=1, opponents=["random", "negamax"], validation=False)
+        check_file(out, Gate(1, opponents=("random", "negamax"), workers=1), validation=False)
 
 
 def test_a_manifest_with_null_floors_is_read(tmp_path: Path) -> None:

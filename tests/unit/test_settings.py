@@ -12,7 +12,8 @@ import pytest
 from agents.board import STANDARD
 from connectx_forge.tools.arena.schedule import pair_jobs
 from connectx_forge.tools.play.game import play_game, play_job
-from connectx_forge.tools.play.match import match_jobs, run_match
+from connectx_forge.tools.play.match import MatchPlan, match_jobs, play_match, run_match
+from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.tools.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.tools.sandbox.limits import Limits
@@ -81,7 +82,8 @@ def test_a_match_runs_on_the_arenas_scheduler_with_an_executor_of_your_own() -> 
 
     alone = run_match("leftmost", "random", games=6, workers=1, seed=5, progress=False)
     with ThreadPoolExecutor(2) as ex:
-        own = run_match("leftmost", "random", games=6, workers=2, seed=5, progress=False, executor=ex)
+        plan = MatchPlan(resolve("leftmost"), resolve("random"), games=6, seed=5)
+        own = play_match(plan, 2, False, executor=ex)
     assert [(r.index, r.moves) for r in own.records] == [(r.index, r.moves) for r in alone.records]
 
 

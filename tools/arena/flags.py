@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ from agents.board import STANDARD
 from connectx_forge.tools import options
 from connectx_forge.tools.arena.openings import DEFAULT_BAND
 from connectx_forge.tools.arena.openings_cmd import add_plies, band
-from connectx_forge.tools.arena.run import MIX, NEW_RUN, RunInterrupted, resume_hint
+from connectx_forge.tools.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
 from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.records import GameWriter
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.play.settings import GameSettings
 
 STORE_DEFAULT = "default: runs/arena/<run>.sqlite, named for the run"
 
@@ -89,9 +90,19 @@ def standard_board(args: argparse.Namespace) -> None:
                         "same --rows/--columns/--inarow")
 
 
-def clock(args: argparse.Namespace) -> tuple[float, float]:
-    """``(act_timeout, overage)`` as Kaggle's numbers."""
-    return kaggle_number(args.act_timeout), kaggle_number(args.overage)
+def game_of(args: argparse.Namespace) -> GameSettings:
+    """The games' settings the flags ask for: the board, Kaggle's clock (as Kaggle's numbers), the agent hosts'
+    limits and ``--isolate`` where the command has them."""
+    return GameSettings.of(options.size_of(args), args.act_timeout, args.overage, args.memory, args.slowdown,
+                           bool(getattr(args, "isolate", False)))
+
+
+def execution_of(args: argparse.Namespace, writer: GameWriter | None) -> Execution:
+    """How the flags ask for a run to be carried out: ``-w``, ``--dask``, ``--store``, ``--resume``,
+    ``--new-run``/``--mix-versions``, the bar, ``--save``'s writer given each game as it ends, and where ghosts
+    come from (``--replays``, ``--fallback``)."""
+    return Execution(args.workers, getattr(args, "dask", None), None, args.store, args.resume, args.on_change,
+                     options.progress_of(args), None if writer is None else writer.add, options.ghosts_of(args))
 
 
 def resumed_settings(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
@@ -128,13 +139,6 @@ def game_writer(args: argparse.Namespace) -> GameWriter | None:
     as it ends."""
     writer: GameWriter | None = options.writer_of(args)
     return writer
-
-
-def on_game(writer: GameWriter | None) -> Callable[[Any, Any], None] | None:
-    """The run's ``on_game`` callback that writes each game (job, record) as it ends."""
-    if writer is None:
-        return None
-    return lambda job, record: writer.add(record)
 
 
 def interrupted(args: argparse.Namespace, stop: RunInterrupted, writer: GameWriter | None) -> int:

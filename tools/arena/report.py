@@ -48,7 +48,7 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
 def slowdown_lines(report: dict[str, Any]) -> list[str]:
     """What a text report says of a run's ``--slowdown``: ``options.slowdown_line`` with the ways its games
     recorded, once, when above 1."""
-    slowdown = float(report.get("settings", {}).get("slowdown", 1.0))
+    slowdown = float(report.get("settings", {}).get("game", {}).get("slowdown", 1.0))
     return [options.slowdown_line(slowdown, report.get("slowed"))] if slowdown > 1 else []
 
 

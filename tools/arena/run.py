@@ -1,31 +1,38 @@
-"""What a tournament and an SPRT run share: a run's name and store, the live bar, and playing into the store.
+"""One run: what a match, a tournament, an SPRT and a ladder share, as fastchess's ``BaseTournament``.
 
-A run plays jobs (``schedule``) and commits each game to the store (``store``)
-the moment it comes back (``play_run``); ``RunResult`` is what it hands back.
+A run's settings (``Match``, ``Tournament``, ``Sprt``, ``Ladder``) implement ``Run``: the games' settings
+(``game``, a ``GameSettings``), its players, the settings its name hashes, its JSON, and ``play``: the jobs
+the store lacks, played into it, and the report.  ``execute`` is the one driver: it settles the players
+(absolute paths, labels, source digests), picks the run in the store (``choose_run``: ``--resume``,
+``--new-run``, ``--mix-versions``), registers it and hands the open store to ``play``.  How it is carried
+out (workers, Dask, the store's path, progress, a callback per game) is an ``Execution``: nothing there
+changes which games are played.  ``play_run`` commits each game to the store the moment it comes back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from connectx_forge.tools import options, paths
+from connectx_forge.tools import paths
 from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.tools.arena.store import Key, Store, StoredGame
 from connectx_forge.tools.errors import UsageError, UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.records import tag
+from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
 from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 STORE_DIR = paths.RUNS / "arena"
+R_co = TypeVar("R_co", covariant=True)
 
 
 def run_name(kind: str, settings: dict[str, Any]) -> str:
@@ -37,38 +44,6 @@ def run_name(kind: str, settings: dict[str, Any]) -> str:
     """
     text = json.dumps(settings, sort_keys=True)
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-
-
-def host_limits(memory: int | None, slowdown: float) -> tuple[Limits | None, bool]:
-    """A run's agent-host limits (``--memory``, ``--slowdown``) and whether every player plays in a host.
-
-    As in ``cxforge match``: a slowed-down run plays every player in an agent
-    host (only a host can be slowed down); otherwise registered agents play in
-    the worker's process and only files in hosts.  ``UserError`` for values the
-    flags refuse.
-    """
-    if not 1 <= slowdown <= 100:
-        raise UserError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {slowdown:g}")
-    if memory is not None and memory < 64 * MIB:
-        raise UserError(f"--memory must be at least 64 MiB (Python itself needs it), got {memory} bytes")
-    return options.limits(memory, slowdown), slowdown > 1
-
-
-def game_settings(act_timeout: float, overage: float, memory: int | None, slowdown: float) -> GameSettings:
-    """The ``GameSettings`` every game of a tournament or SPRT is played under (6x7x4: the suites' board)."""
-    limits, isolate = host_limits(memory, slowdown)
-    return GameSettings(act_timeout=act_timeout, overage=overage, limits=limits, isolate=isolate)
-
-
-def limits_key(memory: int | None, slowdown: float) -> dict[str, Any]:
-    """The host limits as part of a run's name: nothing at the defaults, so that a run named before these
-    settings existed keeps its name (and its stored games)."""
-    out: dict[str, Any] = {}
-    if memory is not None and memory != DEFAULT_MEMORY:
-        out["memory"] = memory
-    if slowdown != 1.0:
-        out["slowdown"] = slowdown
-    return out
 
 
 def file_versions(specs: Sequence[str]) -> dict[str, str]:
@@ -96,12 +71,13 @@ def labels_of(specs: Sequence[str]) -> dict[str, str]:
     return {spec: p.name for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
 
 
-def canonical_specs(specs: Sequence[str]) -> tuple[str, ...]:
-    """The players as a run stores them: paths (and, inside a project, its own name) made absolute, so that
-    ``--resume`` works from any folder (``players.canonical``)."""
+def canonical_specs(specs: Sequence[str], ghosts: Ghosts = NO_GHOSTS) -> tuple[str, ...]:
+    """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
+    its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
+    plays what this process named (``players.canonical``)."""
     from connectx_forge.tools.play.players import canonical
 
-    return tuple(canonical(s) for s in specs)
+    return tuple(canonical(s, ghosts) for s in specs)
 
 
 # what --resume may do when a player's sources changed since the run's stored games (``--new-run``,
@@ -299,3 +275,106 @@ def store_path(store: Path | str | None, run: str, require: bool) -> Path:
     if require and not path.is_file():
         raise UserError(f"nothing to resume: no results store at {path}")
     return path
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How a run is carried out, nothing of which changes its games: ``workers`` processes (default all
+    cores), on ``dask`` (``"local"`` or a scheduler's address) or an executor of one's own (``ex``); the results
+    ``store`` (default ``runs/arena/<run>.sqlite``), which must exist with ``resume`` (``--resume``);
+    ``on_change`` (``NEW_RUN`` or ``MIX``) for a player whose sources changed since the stored games
+    (``choose_run``); a bar unless ``progress`` is False; ``on_game`` sees each game played now as it ends;
+    ``ghosts``: where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``)."""
+
+    workers: int | None = None
+    dask: str | None = None
+    ex: Workers | None = None
+    store: Path | str | None = None
+    resume: bool = False
+    on_change: str | None = None
+    progress: bool = True
+    on_game: Callable[[GameRecord], None] | None = None
+    ghosts: Ghosts = NO_GHOSTS
+
+    @property
+    def n_workers(self) -> int:
+        """The worker processes: those asked for, else all cores."""
+        return self.workers if self.workers is not None else (os.cpu_count() or 1)
+
+    def seen(self, job: GameJob, record: GameRecord) -> None:
+        """``play_run``'s ``on_game``: hands the record to ``on_game``."""
+        if self.on_game is not None:
+            self.on_game(record)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A run open in its store, as ``execute`` hands it to ``Run.play``: the store, the run chosen in it, each
+    player's label and the store's path."""
+
+    db: Store
+    chosen: Chosen
+    labels: dict[str, str]
+    path: Path
+
+    @property
+    def run(self) -> str:
+        return self.chosen.run
+
+    def info(self, played: int, kind: str, seconds: float, how: Execution) -> dict[str, Any]:
+        """What a report says of how the run went: the store, the time, the games played now, the executor."""
+        return {"store": str(self.path), "seconds": round(seconds, 3), "played_now": played, "executor": kind,
+                "workers": how.n_workers if how.ex is None else None}
+
+
+class Run(Protocol[R_co]):
+    """A run's settings, as ``execute`` plays them: ``Match``, ``Tournament``, ``Sprt``, ``Ladder``."""
+
+    kind: ClassVar[str]  # the store's kind of run: "match", "tournament", "sprt", "ladder"
+
+    @property
+    def game(self) -> GameSettings:
+        """What every game of the run is played under."""
+        ...
+
+    def specs(self) -> tuple[str, ...]:
+        """Every player, as given."""
+        ...
+
+    def settled(self, ghosts: Ghosts) -> Run[R_co]:
+        """The run as a store keeps it (players' paths absolute, a ghost its file's: ``canonical_specs``),
+        ``UserError`` for settings that make none."""
+        ...
+
+    def run_key(self) -> dict[str, Any]:
+        """The settings its name hashes: those that decide its games, less what only extends it."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        ...
+
+    def play(self, opened: Opened, how: Execution) -> R_co:
+        """Play the games the store lacks into it; the report."""
+        ...
+
+
+def name_of(run: Run[Any]) -> str:
+    """The run's settings' name (``run_name``: its kind and the hash of ``run_key``)."""
+    return run_name(run.kind, run.run_key())
+
+
+def execute(run: Run[R_co], how: Execution | None = None) -> R_co:
+    """Play (or finish, or extend) ``run`` as ``how`` says (default: all cores, ``runs/arena/<run>.sqlite``): its
+    players settled, its run chosen and registered in the store, then its own ``play``.  Ctrl-C raises
+    ``RunInterrupted`` naming the store."""
+    how = how or Execution()
+    run = run.settled(how.ghosts)
+    specs = list(dict.fromkeys(run.specs()))
+    labels = labels_of(specs)
+    versions = file_versions(specs)
+    base = name_of(run)
+    path = store_path(how.store, base, how.resume)
+    with interruptible(path), Store(path) as db:
+        chosen = choose_run(db, run.kind, base, versions, labels, how.resume, how.on_change)
+        db.register(chosen.run, run.kind, run_config(run.to_json(), base, versions, labels, chosen))
+        return run.play(Opened(db, chosen, labels, path), how)

@@ -1,15 +1,14 @@
-"""``cxforge sprt``: the command-line face of ``sprt_run.run_sprt``."""
+"""``cxforge sprt``: the command-line face of ``sprt_run.Sprt`` (played by ``run.execute``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.report import make_folder, write_json
-from connectx_forge.tools.arena.run import RunInterrupted
+from connectx_forge.tools.arena.run import RunInterrupted, execute
 from connectx_forge.tools.arena.sprt import MODELS
-from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, SprtSettings, format_sprt, run_sprt
+from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
 from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py
@@ -65,18 +64,15 @@ def run(args: argparse.Namespace) -> int:
     flags.standard_board(args)
     old = flags.resumed_settings(args, "sprt")
     if old is not None:
-        s = SprtSettings.from_json(old)
+        s = Sprt.from_json(old)
     else:
         if args.new is None or args.base is None:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
-        act_timeout, overage = flags.clock(args)
-        s = SprtSettings(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
-                         args.band, args.seed, args.games, act_timeout, overage, args.memory, args.slowdown)
+        s = Sprt(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
+                 args.band, args.seed, args.games, flags.game_of(args))
     writer = flags.game_writer(args)
     try:
-        result = run_sprt(s, args.workers, args.store, args.dask, options.progress_of(args),
-                          require_store=args.resume, on_game=flags.on_game(writer),
-                          on_change=args.on_change)
+        result = execute(s, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     notes: list[str] = []

@@ -9,20 +9,18 @@ first: a resumed run, or one on more workers, stops at the same pair with the
 same LLR (for agents whose moves do not depend on the clock).  Games still in
 flight when the test decides are never counted.
 
-The run is named by a hash of the players, suite, seed, clock and agent-host
-limits (``--memory`` and ``--slowdown``, where not the defaults), not of the
+The run is named by a hash of the players, suite, seed and games' settings
+(``--memory`` and ``--slowdown`` where not the defaults), not of the
 test's bounds: they only decide when to stop, so a store's games serve any
 bounds, and a longer ``max_games`` continues a run.
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from connectx_forge.tools import options
 from connectx_forge.tools import progress as bars
@@ -32,40 +30,34 @@ from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text, slowdown_lines
 from connectx_forge.tools.arena.run import (
+    Execution,
     Live,
+    Opened,
     RunResult,
     canonical_specs,
-    choose_run,
-    file_versions,
-    game_settings,
-    host_limits,
-    interruptible,
     key_of,
-    labels_of,
-    limits_key,
     play_run,
-    run_config,
-    run_name,
     settings_only,
-    store_path,
     version_lines,
 )
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
-from connectx_forge.tools.arena.store import Store, StoredGame, a_score
+from connectx_forge.tools.arena.store import StoredGame, a_score
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.tools.play.settings import GameSettings
 
 DEFAULT_MAX_GAMES = 20000
 
 
 @dataclass(frozen=True)
-class SprtSettings:
-    """An SPRT run's settings: the players, the test, the suite, the seed, Kaggle's clock and the agent hosts'
-    limits (``memory``, ``slowdown``: as ``tournament.Tournament``'s)."""
+class Sprt:
+    """An SPRT run's settings: the players, the test, the suite, the seed, the most games (``max_games``) and
+    what every game is played under (``game``: Kaggle's clock, the agent hosts' limits)."""
 
+    kind: ClassVar[str] = "sprt"
     new: str
     base: str
     elo0: float = 0.0
@@ -77,10 +69,13 @@ class SprtSettings:
     band: tuple[int, int] = suites.DEFAULT_BAND
     seed: int = 0
     max_games: int = DEFAULT_MAX_GAMES
-    act_timeout: float = ACT_TIMEOUT
-    overage: float = OVERAGE
-    memory: int | None = None
-    slowdown: float = 1.0
+    game: GameSettings = field(default_factory=GameSettings)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "band", (self.band[0], self.band[1]))
+        self.test()
+        if self.max_games < 2:
+            raise UserError(f"-n/--games must be at least 2 (one pair), got {self.max_games}")
 
     @property
     def pairing(self) -> str:
@@ -93,21 +88,74 @@ class SprtSettings:
         except ValueError as exc:
             raise UserError(str(exc)) from None
 
+    def specs(self) -> tuple[str, ...]:
+        return (self.new, self.base)
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["band"] = list(self.band)
+        out["band"], out["game"] = list(self.band), self.game.to_json()
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SprtSettings:
+    def from_json(cls, data: dict[str, Any]) -> Sprt:
         data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
-        data["band"] = tuple(data["band"])
-        return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
+        data["band"], data["game"] = tuple(data["band"]), GameSettings.from_json(data["game"])
+        return cls(**data)
 
-    def games_key(self) -> dict[str, Any]:
-        """The settings that decide which games are played (the run's name hashes these)."""
+    def run_key(self) -> dict[str, Any]:
+        """The settings that decide which games are played (the run's name hashes these): not the test's
+        bounds, which only decide when to stop, so a store's games serve any bounds."""
         return {"new": self.new, "base": self.base, "plies": self.plies, "band": list(self.band), "seed": self.seed,
-                "act_timeout": self.act_timeout, "overage": self.overage, **limits_key(self.memory, self.slowdown)}
+                "game": self.game.run_key()}
+
+    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Sprt:
+        """NEW and BASE as a run stores them (absolute paths); ``UserError`` for a player that names none."""
+        new, base = canonical_specs([self.new, self.base], ghosts)
+        resolve(new), resolve(base)
+        return replace(self, new=new, base=base)
+
+    def play(self, opened: Opened, how: Execution) -> RunResult:
+        """Count the store's pairs in order, then play pairs until the test decides; the report (``sprt_report``)
+        and the games it counted."""
+        test = self.test()
+        labels = opened.labels
+        pairing = f"{labels[self.new]} vs {labels[self.base]}"
+        suite = suites.load_suite(self.plies, self.band, progress=how.progress)
+        seq = Sequential(test, self.max_games // 2)
+        start = time.perf_counter()
+        db, run = opened.db, opened.run
+        played, kind = 0, "none (the store's games decided it)"
+        for g in db.games(run, records=False):
+            seq.add(g.slot, g.key.colour, g.a_score)
+        if seq.result is None:
+            with bars.bar(None, f"sprt {pairing}", "game", how.progress) as bar:
+                bar.update(2 * seq.pairs)
+                live = Live(bar, lambda: f"LLR {seq.history[-1] if seq.history else 0:.2f} "
+                                         f"({test.lower:.2f}, {test.upper:.2f})")
+
+                def count(job: GameJob, record: GameRecord) -> None:
+                    seq.add(job.slot, job.colour, a_score(record, job.colour))
+                    how.seen(job, record)
+
+                todo = _jobs(self, suite, db.keys(run), pairing)
+
+                def stop() -> bool:
+                    return seq.result is not None
+
+                def play(w: Workers) -> int:  # no game more than a window of pairs past the last one counted
+                    return play_run(db, run, todo, w, live, stop, count, lambda job: job.slot < seq.pairs + w.slots,
+                                    labels)
+
+                if how.ex is not None:
+                    played, kind = play(how.ex), how.ex.kind
+                else:
+                    with executor(how.n_workers, how.dask) as made:
+                        played, kind = play(made), made.kind
+        games = [g for g in db.games(run) if g.slot < seq.pairs]
+        report = sprt_report(self, run, seq, games, opened.info(played, kind, time.perf_counter() - start, how),
+                             labels)
+        report["mixed_versions"], report["run_note"] = list(opened.chosen.mixed), opened.chosen.note
+        return RunResult(report, games)
 
 
 @dataclass
@@ -145,82 +193,16 @@ class Sequential:
                 self.result = "none"
 
 
-def _jobs(s: SprtSettings, suite: Sequence[suites.Opening], have: set[Any], pairing: str) -> Iterator[GameJob]:
+def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str) -> Iterator[GameJob]:
     """Pair k's two games, k = 0, 1, ..., those the store lacks (lazily: the test may stop early)."""
     n = len(suite)
-    game = game_settings(s.act_timeout, s.overage, s.memory, s.slowdown)
     for k in range(s.max_games // 2):
-        for job in pair_jobs(pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n, settings=game):
+        for job in pair_jobs(pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n, settings=s.game):
             if key_of(job) not in have:
                 yield job
 
 
-def run_sprt(s: SprtSettings, workers: int | None = None, store: Path | str | None = None, dask: str | None = None,
-             progress: bool = True, ex: Workers | None = None,
-             on_game: Callable[[GameJob, GameRecord], None] | None = None,
-             require_store: bool = False, on_change: str | None = None) -> RunResult:
-    """Run (or finish) an SPRT; its report (``sprt_report``) and the games it counted.
-
-    Arguments as ``tournament.run_tournament``'s (players named by their labels, stored by absolute paths,
-    ``on_change`` for a player whose sources changed since the stored games).
-    """
-    test = s.test()
-    if s.max_games < 2:
-        raise UserError(f"-n/--games must be at least 2 (one pair), got {s.max_games}")
-    host_limits(s.memory, s.slowdown)
-    new, base_spec = canonical_specs([s.new, s.base])
-    s = replace(s, new=new, base=base_spec)
-    resolve(s.new), resolve(s.base)
-    labels = labels_of([s.new, s.base])
-    pairing = f"{labels[s.new]} vs {labels[s.base]}"
-    suite = suites.load_suite(s.plies, s.band, progress=progress)
-    versions = file_versions([s.new, s.base])
-    base = run_name("sprt", s.games_key())
-    path = store_path(store, base, require_store)
-    seq = Sequential(test, s.max_games // 2)
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    start = time.perf_counter()
-    played, kind = 0, "none (the store's games decided it)"
-    with interruptible(path), Store(path) as db:
-        chosen = choose_run(db, "sprt", base, versions, labels, require_store, on_change)
-        run = chosen.run
-        db.register(run, "sprt", run_config(s.to_json(), base, versions, labels, chosen))
-        for g in db.games(run, records=False):
-            seq.add(g.slot, g.key.colour, g.a_score)
-        if seq.result is None:
-            with bars.bar(None, f"sprt {pairing}", "game", progress) as bar:
-                bar.update(2 * seq.pairs)
-                live = Live(bar, lambda: f"LLR {seq.history[-1] if seq.history else 0:.2f} "
-                                         f"({test.lower:.2f}, {test.upper:.2f})")
-
-                def count(job: GameJob, record: GameRecord) -> None:
-                    seq.add(job.slot, job.colour, a_score(record, job.colour))
-                    if on_game is not None:
-                        on_game(job, record)
-
-                todo = _jobs(s, suite, db.keys(run), pairing)
-
-                def stop() -> bool:
-                    return seq.result is not None
-
-                def play(w: Workers) -> int:  # no game more than a window of pairs past the last one counted
-                    return play_run(db, run, todo, w, live, stop, count, lambda job: job.slot < seq.pairs + w.slots,
-                                    labels)
-
-                if ex is not None:
-                    played, kind = play(ex), ex.kind
-                else:
-                    with executor(n_workers, dask) as made:
-                        played, kind = play(made), made.kind
-        games = [g for g in db.games(run) if g.slot < seq.pairs]
-    info = {"store": str(path), "seconds": round(time.perf_counter() - start, 3), "played_now": played,
-            "executor": kind, "workers": n_workers if ex is None else None}
-    report = sprt_report(s, run, seq, games, info, labels)
-    report["mixed_versions"], report["run_note"] = list(chosen.mixed), chosen.note
-    return RunResult(report, games)
-
-
-def sprt_report(s: SprtSettings, run: str, seq: Sequential, games: Sequence[StoredGame],
+def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
                 info: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
     """The report of an SPRT run from the games it counted, NEW and BASE named by their ``labels`` (as the
     store names them; default: their specs)."""

@@ -12,65 +12,69 @@ uninterrupted one would (for agents whose moves do not depend on the clock).
 
 API::
 
-    from connectx_forge.tools.arena.tournament import Tournament, run_tournament
-    report = run_tournament(Tournament(("lookahead", "random", "leftmost"), openings=10), workers=2)
-    report["ratings"][0]        # the best player, its Elo and 95% interval
+    from connectx_forge.tools.arena.run import Execution, execute
+    from connectx_forge.tools.arena.tournament import Tournament
+    result = execute(Tournament(("lookahead", "random", "leftmost"), openings=10), Execution(workers=2))
+    result.report["ratings"][0]        # the best player, its Elo and 95% interval
 """
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar
 
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import results
 from connectx_forge.tools.arena.run import (
+    Execution,
     Live,
+    Opened,
     RunResult,
     canonical_specs,
-    choose_run,
-    file_versions,
-    game_settings,
-    host_limits,
-    interruptible,
     key_of,
     labels_of,
-    limits_key,
     play_run,
-    run_config,
-    run_name,
     settings_only,
-    store_path,
 )
-from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
+from connectx_forge.tools.arena.schedule import GameJob, executor, pair_jobs
 from connectx_forge.tools.arena.store import Key, Store
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.tools.play.settings import GameSettings
 
 
 @dataclass(frozen=True)
 class Tournament:
-    """A tournament's settings: its players (specs), the gauntlet's player, the suite, the base seed, Kaggle's
-    clock and the agent hosts' limits (``memory`` in bytes, ``None``: the default; ``slowdown``: each host on
-    1/slowdown of a CPU, every player then in a host), as ``cxforge match`` takes them."""
+    """A tournament's settings: its players (specs), the gauntlet's player, the suite, the base seed, ``games``
+    (``-n``: the most games the run holds, the schedule's first N; None: all) and what every game is played
+    under (``game``: Kaggle's clock, the agent hosts' limits)."""
 
+    kind: ClassVar[str] = "tournament"
     players: tuple[str, ...]
     gauntlet: str | None = None
     plies: int = suites.DEFAULT_PLIES
     openings: int | None = None  # the first M openings of the suite (None: all)
     seed: int = 0
     band: tuple[int, int] = suites.DEFAULT_BAND
-    act_timeout: float = ACT_TIMEOUT
-    overage: float = OVERAGE
-    memory: int | None = None
-    slowdown: float = 1.0
+    games: int | None = None
+    game: GameSettings = field(default_factory=GameSettings)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "band", (self.band[0], self.band[1]))
+        if len(self.players) < 2:
+            raise UserError("a tournament needs at least two players")
+        if len(set(self.players)) != len(self.players):
+            dup = sorted({p for p in self.players if self.players.count(p) > 1})
+            raise UserError(f"each player may appear once; repeated: {', '.join(dup)}")
+        if self.openings is not None and self.openings < 1:
+            raise UserError(f"--openings must be at least 1, got {self.openings}")
+        if self.games is not None and self.games < 1:
+            raise UserError(f"-n/--games must be at least 1, got {self.games}")
 
     def pairings(self) -> list[tuple[str, str]]:
         """Every pairing ``(A, B)``: all pairs of players in order, or the gauntlet's player against each other."""
@@ -78,54 +82,71 @@ class Tournament:
             return [(self.gauntlet, p) for p in self.players if p != self.gauntlet]
         return [(a, b) for i, a in enumerate(self.players) for b in self.players[i + 1:]]
 
+    def specs(self) -> tuple[str, ...]:
+        return self.players
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["players"], out["band"] = list(self.players), list(self.band)
+        out["players"], out["band"], out["game"] = list(self.players), list(self.band), self.game.to_json()
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Tournament:
         data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
         data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
-        return cls(**data)  # a run stored before memory and slowdown existed lacks them: the defaults
+        data["game"] = GameSettings.from_json(data["game"])
+        return cls(**data)
 
     def run_key(self) -> dict[str, Any]:
-        """The settings the run's name hashes: all but M, and the host limits only where not the defaults."""
-        out = {k: v for k, v in self.to_json().items() if k not in ("memory", "slowdown")}
-        return {**out, "openings": None, **limits_key(self.memory, self.slowdown)}
+        """The settings the run's name hashes: all but M and N (more openings or games extend the run)."""
+        return {**self.to_json(), "openings": None, "games": None, "game": self.game.run_key()}
 
+    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Tournament:
+        """The tournament as a run stores it: paths made absolute (inside a project, its own name means it), the
+        gauntlet's player named by spec or label; ``UserError`` for a player that names none."""
+        players = canonical_specs(self.players, ghosts)
+        t = replace(self, players=players)
+        for p in players:
+            resolve(p)
+        if t.gauntlet is not None:
+            labels = labels_of(players)
+            (gauntlet,) = canonical_specs([t.gauntlet], ghosts)
+            by_label = [p for p in players if labels[p] == t.gauntlet]
+            gauntlet = gauntlet if gauntlet in players else by_label[0] if len(by_label) == 1 else t.gauntlet
+            if gauntlet not in players:
+                raise UserError(f"the gauntlet's player {t.gauntlet!r} is not among the players "
+                                f"({', '.join(self.players)})")
+            t = replace(t, gauntlet=gauntlet)
+        return t
 
-def settled(t: Tournament) -> tuple[Tournament, dict[str, str]]:
-    """``t`` as a run stores it, and each player's label (``run.labels_of``): paths made absolute (inside a
-    project, its own name means it), the gauntlet's player named by spec or label; ``UserError`` as
-    ``validate``."""
-    players = canonical_specs(t.players)
-    t = replace(t, players=players)
-    validate(t, gauntlet=False)
-    labels = labels_of(players)
-    if t.gauntlet is not None:
-        (gauntlet,) = canonical_specs([t.gauntlet])
-        by_label = [p for p in players if labels[p] == t.gauntlet]
-        gauntlet = gauntlet if gauntlet in players else by_label[0] if len(by_label) == 1 else t.gauntlet
-        t = replace(t, gauntlet=gauntlet)
-    validate(t)
-    return t, labels
+    def play(self, opened: Opened, how: Execution) -> RunResult:
+        """Play the games of the schedule's first N the store lacks, opening by opening; the report
+        (``report.tournament_report``) and games."""
+        suite = suite_of(self, how.progress)
+        scheduled = jobs_of(self, suite, opened.labels)
+        jobs = scheduled[:self.games]
+        wanted = {key_of(j) for j in jobs}
+        start = time.perf_counter()
+        db, run, labels = opened.db, opened.run, opened.labels
+        played, kind = 0, "none (all games were in the store)"
+        have = db.keys(run)
+        todo = [j for j in jobs if key_of(j) not in have]
+        with bars.bar(len(jobs), "tournament", "game", how.progress) as bar:
+            bar.update(len(jobs) - len(todo))
+            live = Live(bar, lambda: _leader(db, run, self, wanted, labels))
+            if todo and how.ex is not None:
+                played, kind = play_run(db, run, todo, how.ex, live, on_game=how.seen, labels=labels), how.ex.kind
+            elif todo:
+                with executor(how.n_workers, how.dask) as made:
+                    played, kind = play_run(db, run, todo, made, live, on_game=how.seen, labels=labels), made.kind
+        games = [g for g in db.games(run) if g.key in wanted]
+        from connectx_forge.tools.arena.report import tournament_report
 
-
-def validate(t: Tournament, gauntlet: bool = True) -> None:
-    """``UserError`` for settings that cannot make a tournament; resolves every player (a bad spec is one line)."""
-    if len(t.players) < 2:
-        raise UserError("a tournament needs at least two players")
-    if len(set(t.players)) != len(t.players):
-        dup = sorted({p for p in t.players if t.players.count(p) > 1})
-        raise UserError(f"each player may appear once; repeated: {', '.join(dup)}")
-    if gauntlet and t.gauntlet is not None and t.gauntlet not in t.players:
-        raise UserError(f"the gauntlet's player {t.gauntlet!r} is not among the players ({', '.join(t.players)})")
-    if t.openings is not None and t.openings < 1:
-        raise UserError(f"--openings must be at least 1, got {t.openings}")
-    host_limits(t.memory, t.slowdown)
-    for p in t.players:
-        resolve(p)
+        info = opened.info(played, kind, time.perf_counter() - start, how)
+        report = tournament_report(self, run, suite, games, info, labels)
+        report["scheduled"], report["max_games"] = len(scheduled), self.games
+        report["mixed_versions"], report["run_note"] = list(opened.chosen.mixed), opened.chosen.note
+        return RunResult(report, games)
 
 
 def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
@@ -143,68 +164,9 @@ def jobs_of(t: Tournament, suite: Sequence[suites.Opening], labels: dict[str, st
     named by its players' labels (default: ``run.labels_of``), its games played by their specs."""
     pairings = t.pairings()
     names = labels if labels is not None else labels_of(t.players)
-    game = game_settings(t.act_timeout, t.overage, t.memory, t.slowdown)
     return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
             for job in pair_jobs(f"{names[a]} vs {names[b]}", a, b, opening.moves, o * len(pairings) + p, t.seed,
-                                 settings=game)]
-
-
-def run_tournament(t: Tournament, workers: int | None = None, store: Path | str | None = None,
-                   dask: str | None = None, progress: bool = True, ex: Workers | None = None,
-                   on_game: Callable[[GameJob, GameRecord], None] | None = None,
-                   require_store: bool = False, max_games: int | None = None,
-                   on_change: str | None = None) -> RunResult:
-    """Play (or finish) a tournament; its report (``report.tournament_report``) and games.
-
-    ``max_games``: the most games the run holds (``-n``): the schedule's first N, those the store lacks
-    played, the rest left for a later run with a larger N (or none).
-
-    ``workers``: processes (default all cores); ``dask``: ``"local"`` or a
-    scheduler's address; ``ex``: an executor of your own instead.  ``store``: the
-    results database (default ``runs/arena/<run>.sqlite``; ``require_store``: it
-    must exist, as ``--resume`` asks).  ``on_game`` is called with each game as
-    it comes back.  Players are named by their labels (a project's name) in the
-    report and the store; the store keeps their specs as absolute paths and their
-    sources' digests: ``on_change`` (``run.NEW_RUN`` or ``run.MIX``) says what to
-    do when a player's sources changed since the stored games (``run.choose_run``).
-    """
-    t, labels = settled(t)
-    suite = suite_of(t, progress)
-    versions = file_versions(t.players)
-    base = run_name("tournament", t.run_key())
-    path = store_path(store, base, require_store)
-    if max_games is not None and max_games < 1:
-        raise UserError(f"-n/--games must be at least 1, got {max_games}")
-    scheduled = jobs_of(t, suite, labels)
-    jobs = scheduled[:max_games]
-    wanted = {key_of(j) for j in jobs}
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
-    start = time.perf_counter()
-    played, kind = 0, "none (all games were in the store)"
-    with interruptible(path), Store(path) as db:
-        chosen = choose_run(db, "tournament", base, versions, labels, require_store, on_change)
-        run = chosen.run
-        db.register(run, "tournament", run_config(t.to_json(), base, versions, labels, chosen))
-        have = db.keys(run)
-        todo = [j for j in jobs if key_of(j) not in have]
-        with bars.bar(len(jobs), "tournament", "game", progress) as bar:
-            bar.update(len(jobs) - len(todo))
-            live = Live(bar, lambda: _leader(db, run, t, wanted, labels))
-            if todo and ex is not None:
-                played, kind = play_run(db, run, todo, ex, live, on_game=on_game, labels=labels), ex.kind
-            elif todo:
-                with executor(n_workers, dask) as made:
-                    played = play_run(db, run, todo, made, live, on_game=on_game, labels=labels)
-                    kind = made.kind
-        games = [g for g in db.games(run) if g.key in wanted]
-    from connectx_forge.tools.arena.report import tournament_report
-
-    info = {"store": str(path), "seconds": round(time.perf_counter() - start, 3), "played_now": played,
-            "executor": kind, "workers": n_workers if ex is None else None}
-    report = tournament_report(t, run, suite, games, info, labels)
-    report["scheduled"], report["max_games"] = len(scheduled), max_games
-    report["mixed_versions"], report["run_note"] = list(chosen.mixed), chosen.note
-    return RunResult(report, games)
+                                 settings=t.game)]
 
 
 def _leader(db: Store, run: str, t: Tournament, wanted: set[Key], labels: dict[str, str]) -> str:

@@ -1,15 +1,16 @@
-"""``cxforge tournament``: the command-line face of ``tournament.run_tournament``."""
+"""``cxforge tournament``: the command-line face of ``tournament.Tournament`` (played by ``run.execute``)."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
 from connectx_forge.tools.arena.openings import DEFAULT_SIZE
 from connectx_forge.tools.arena.report import format_tournament, write_outputs
-from connectx_forge.tools.arena.run import RunInterrupted
-from connectx_forge.tools.arena.tournament import Tournament, run_tournament
+from connectx_forge.tools.arena.run import RunInterrupted, execute
+from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.errors import UserError
 
 HELP = "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with intervals, crash-safe"
@@ -45,18 +46,15 @@ def run(args: argparse.Namespace) -> int:
     flags.standard_board(args)
     old = flags.resumed_settings(args, "tournament")
     if old is not None:
-        t = Tournament.from_json(old)
+        t = replace(Tournament.from_json(old), games=args.games)
     else:
         if len(args.players) < 2:
             raise UserError("give at least two players (or --resume with --store FILE)")
-        act_timeout, overage = flags.clock(args)
         t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
-                       act_timeout, overage, args.memory, args.slowdown)
+                       args.games, flags.game_of(args))
     writer = flags.game_writer(args)
     try:
-        result = run_tournament(t, args.workers, args.store, args.dask, options.progress_of(args),
-                                require_store=args.resume, on_game=flags.on_game(writer), max_games=args.games,
-                                on_change=args.on_change)
+        result = execute(t, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     notes = write_outputs(result.report, args.out) if args.out is not None else []

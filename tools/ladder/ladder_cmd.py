@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.run import RunInterrupted
+from connectx_forge.tools.arena.run import Execution, RunInterrupted, execute
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.rating import RatingSettings
 
@@ -97,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
         return _fit(args)
     from connectx_forge.tools.ladder.report import format_ladder
     from connectx_forge.tools.ladder.simulate import Ladder
-    from connectx_forge.tools.play.rules import kaggle_number
 
     if args.resume and not args.players:
         t = stored_ladder(args.store, args.days)
@@ -108,12 +106,10 @@ def run(args: argparse.Namespace) -> int:
                                 draw_probability=args.draw_probability)
         t = Ladder(tuple(args.players), tuple(args.pool), args.days or Ladder(()).days, args.per_day,
                    args.new_per_day, args.window, args.active, args.stagger, rating, args.seed, args.replicates,
-                   args.settle, kaggle_number(args.act_timeout), kaggle_number(args.overage), args.memory,
-                   args.slowdown)
+                   args.settle, flags.game_of(args))
     writer = flags.game_writer(args)
     try:
-        report = simulate(t, args.workers, args.store, args.dask, options.progress_of(args),
-                          on_game=flags.on_game(writer), resume=args.resume, on_change=args.on_change)
+        report = simulate(t, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     if writer is not None:
@@ -144,20 +140,12 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
     return replace(stored, days=days or stored.days)
 
 
-def simulate(t: Ladder, workers: int | None, store: Path | None, dask: str | None, progress: bool,
-             on_game: Callable[[Any, Any], None] | None = None, resume: bool = False,
-             on_change: str | None = None) -> dict[str, Any]:
-    """Play (or finish, or extend) ladder ``t`` and rate its replicates: the report (``--json``'s).
-
-    ``store``, ``resume`` and ``on_change`` as ``--store``, ``--resume`` and ``--new-run``/``--mix-versions``;
-    ``on_game(job, record)`` is called as each game ends.  ``RunInterrupted`` on Ctrl-C.
-    """
+def simulate(t: Ladder, how: Execution) -> dict[str, Any]:
+    """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report (``--json``'s).
+    ``RunInterrupted`` on Ctrl-C."""
     from connectx_forge.tools.ladder.replicates import spread
     from connectx_forge.tools.ladder.report import ladder_report
-    from connectx_forge.tools.ladder.simulate import play_ladder
-
-    played = play_ladder(t, workers, store, dask, progress, on_game=on_game, require_store=resume,
-                         on_change=on_change)
+    played = execute(t, how)
     band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
     return ladder_report(played.ladder, played, band, {"store": str(played.store), "played_now": played.played_now,
                                                        "executor": played.executor})

@@ -13,38 +13,23 @@ days.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from connectx_forge.tools import progress as bars
-from connectx_forge.tools.arena.run import (
-    canonical_specs,
-    choose_run,
-    file_versions,
-    game_settings,
-    interruptible,
-    key_of,
-    labels_of,
-    limits_key,
-    play_run,
-    run_config,
-    run_name,
-    settings_only,
-    store_path,
-)
+from connectx_forge.tools.arena.run import Execution, Opened, canonical_specs, key_of, play_run, settings_only
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, seed_of
-from connectx_forge.tools.arena.store import Key, Store, a_score
+from connectx_forge.tools.arena.store import Key, a_score
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.tools.ladder.rating import Model, RatingSettings
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.tools.play.settings import GameSettings
 
 # the default reference pool: shipped agents of spread strength, weakest first
 DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net-search", "solver")
@@ -56,8 +41,9 @@ class Ladder:
     """A ladder's settings: the candidates (your team's submissions, in the order submitted, ``stagger`` days
     apart), the reference pool, the days, Kaggle's process (``per_day``, ``new_per_day``, ``window``,
     ``active``) and rating model (``rating``), the seed, the replicates and settling band (``replicates``),
-    Kaggle's clock and the agent hosts' limits."""
+    and what every game is played under (``game``: Kaggle's clock, the agent hosts' limits)."""
 
+    kind: ClassVar[str] = "ladder"
     players: tuple[str, ...]
     pool: tuple[str, ...] = DEFAULT_POOL
     days: int = 10
@@ -70,14 +56,24 @@ class Ladder:
     seed: int = 0
     replicates: int = 200
     settle: float = 25.0
-    act_timeout: float = ACT_TIMEOUT
-    overage: float = OVERAGE
-    memory: int | None = None
-    slowdown: float = 1.0
+    game: GameSettings = field(default_factory=GameSettings)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "pool", tuple(self.pool))
+        for name in ("days", "per_day", "new_per_day", "replicates"):
+            if getattr(self, name) < 1:
+                raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.active is not None and self.active < 1:
+            raise UserError(f"--active must be at least 1, got {self.active}")
+        if self.stagger < 0:
+            raise UserError(f"--stagger must be at least 0, got {self.stagger}")
+        if not self.window > 0 or not self.settle > 0:
+            raise UserError("--window and --settle must be positive")
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out["players"], out["pool"] = list(self.players), list(self.pool)
+        out["players"], out["pool"], out["game"] = list(self.players), list(self.pool), self.game.to_json()
         return out
 
     @classmethod
@@ -85,14 +81,27 @@ class Ladder:
         data = settings_only(data)
         data["players"], data["pool"] = tuple(data["players"]), tuple(data["pool"])
         data["rating"] = RatingSettings(**data["rating"])
+        data["game"] = GameSettings.from_json(data["game"])
         return cls(**data)
 
     def run_key(self) -> dict[str, Any]:
         """What the run's name hashes: the settings that decide its games (not the days, the replicates or the
         settling band, which only extend or read the run)."""
-        out = {k: v for k, v in self.to_json().items()
-               if k not in ("days", "replicates", "settle", "memory", "slowdown")}
-        return {**out, **limits_key(self.memory, self.slowdown)}
+        out = {k: v for k, v in self.to_json().items() if k not in ("days", "replicates", "settle")}
+        return {**out, "game": self.game.run_key()}
+
+    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Ladder:
+        """The ladder as played: paths absolute, the default pool less the candidates (``candidates_first``);
+        ``UserError`` for settings that cannot make a ladder (``validate``)."""
+        t = replace(self, players=canonical_specs(self.players, ghosts), pool=canonical_specs(self.pool, ghosts))
+        t = candidates_first(t)
+        validate(t)
+        return t
+
+    def play(self, opened: Opened, how: Execution) -> Played:
+        """Play (or finish, or extend) the ladder's days into the store; the process after the last day and the
+        games' results."""
+        return _play_days(self, opened, how)
 
     def specs(self) -> tuple[str, ...]:
         return (*self.players, *self.pool)
@@ -122,13 +131,6 @@ def validate(t: Ladder) -> None:
         raise UserError(f"each player may appear once (candidates and pool together); repeated: {', '.join(dup)}")
     if not t.pool and len(t.players) < 2:
         raise UserError("a ladder needs opponents: give a --pool, or it has only your team")
-    for name in ("days", "per_day", "new_per_day", "replicates"):
-        if getattr(t, name) < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(t, name)}")
-    if t.active is not None and t.active < 1:
-        raise UserError(f"--active must be at least 1, got {t.active}")
-    if not t.window > 0 or not t.settle > 0:
-        raise UserError("--window and --settle must be positive")
     for p in specs:
         resolve(p)
 
@@ -152,49 +154,35 @@ class Played:
     note: str | None = None
 
 
-def _episode_job(t: Ladder, spec_a: str, spec_b: str, name: str, slot: int, labels: dict[str, str],
-                 game: Any) -> GameJob:
-    return GameJob(spec_a, spec_b, 1, seed_of(t.seed, name, "", 1), slot, (), game,
+def _episode_job(t: Ladder, spec_a: str, spec_b: str, name: str, slot: int, labels: dict[str, str]) -> GameJob:
+    return GameJob(spec_a, spec_b, 1, seed_of(t.seed, name, "", 1), slot, (), t.game,
                    f"{labels[spec_a]} vs {labels[spec_b]}")
 
 
-def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None = None, dask: str | None = None,
-                progress: bool = True, ex: Workers | None = None,
-                on_game: Callable[[GameJob, GameRecord], None] | None = None, require_store: bool = False,
-                on_change: str | None = None) -> Played:
-    """Play (or finish, or extend) the ladder's days; the process after the last day and the games' results."""
-    t = candidates_first(replace(t, players=canonical_specs(t.players), pool=canonical_specs(t.pool)))
-    validate(t)
+def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
+    """Each day: its new submissions' validation episodes, then its pairings, drawn on the ratings at the start
+    of the day; the games the store lacks played, the day rated once they are all in."""
     specs = t.specs()
-    labels = labels_of(specs)
+    db, run, labels, path = opened.db, opened.run, opened.labels, opened.path
     plan = t.plan(labels)
-    game = game_settings(t.act_timeout, t.overage, t.memory, t.slowdown)
-    base = run_name("ladder", t.run_key())
-    path = store_path(store, base, require_store)
-    versions = file_versions(specs)
-    n_workers = workers if workers is not None else (os.cpu_count() or 1)
     kind = "none (all games were in the store)"
     played = 0
-    with interruptible(path), Store(path) as db, ExitStack() as stack:
-        chosen = choose_run(db, "ladder", base, versions, labels, require_store, on_change)
-        run = chosen.run
-        db.register(run, "ladder", run_config(t.to_json(), base, versions, labels, chosen))
+    with ExitStack() as stack:
         results: dict[Key, GameRecord | None] = {g.key: g.record for g in db.games(run)}
-        open_workers: list[Workers] = [] if ex is None else [ex]
-        bar = stack.enter_context(bars.bar(None, "ladder", "game", progress))
+        open_workers: list[Workers] = [] if how.ex is None else [how.ex]
+        bar = stack.enter_context(bars.bar(None, "ladder", "game", how.progress))
 
         def batch(jobs: list[GameJob]) -> list[GameRecord]:
             nonlocal played, kind
             todo = [j for j in jobs if key_of(j) not in results]
             if todo:
                 if not open_workers:
-                    open_workers.append(stack.enter_context(executor(n_workers, dask)))
+                    open_workers.append(stack.enter_context(executor(how.n_workers, how.dask)))
                 kind = open_workers[0].kind
 
                 def keep(job: GameJob, record: GameRecord) -> None:
                     results[key_of(job)] = record
-                    if on_game is not None:
-                        on_game(job, record)
+                    how.seen(job, record)
 
                 played += play_run(db, run, todo, open_workers[0], None, on_game=keep, labels=labels)
             bar.update(len(jobs))
@@ -211,21 +199,21 @@ def play_ladder(t: Ladder, workers: int | None = None, store: Path | str | None 
         for day in range(t.days):
             new = [i for i, d in enumerate(plan.submitted) if d == day]
             if new:  # the validation episodes: each new submission against itself
-                checks = batch([_episode_job(t, specs[i], specs[i], f"validation {i}", day * 100000 + k, labels,
-                                             game) for k, i in enumerate(new)])
+                checks = batch([_episode_job(t, specs[i], specs[i], f"validation {i}", day * 100000 + k, labels)
+                                for k, i in enumerate(new)])
                 errored |= {i for i, r in zip(new, checks, strict=True) if r.culprit is not None}
                 process.errored = frozenset(errored)
                 validations += len(new)
             pairs = process.day_pairings(day, matchmaking_rng(t.seed, day))
             records = batch([_episode_job(t, specs[i], specs[j], f"day {day} episode {k}",
-                                          day * 100000 + 1000 + k, labels, game) for k, (i, j) in enumerate(pairs)])
+                                          day * 100000 + 1000 + k, labels) for k, (i, j) in enumerate(pairs)])
             day_scores = [a_score(r, 1) for r in records]
             process.rate_day(pairs, day_scores)
             days.append(pairs)
             scores.append(day_scores)
-            if progress and not bars.wanted(progress):
+            if how.progress and not bars.wanted(how.progress):
                 day_line(day, t.days, len(pairs), played)
-    return Played(t, process, days, scores, validations, run, path, played, kind, labels, chosen.note)
+    return Played(t, process, days, scores, validations, run, path, played, kind, labels, opened.chosen.note)
 
 
 def day_line(day: int, days: int, episodes: int, played: int) -> None:

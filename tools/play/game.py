@@ -219,8 +219,8 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
                                       template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
         with SeatRandoms([None if hosted[i] else seat_seed(seed, i) for i in range(2)]) as randoms:
-            record = _play(players, agents, hosts, game, seed, index, a_seat, Struct, config_items, after, opened,
-                           logs, randoms=randoms)
+            record = _play(_Seats(players, agents, hosts, logs, randoms), game, seed, index, a_seat, Struct,
+                           config_items, after, opened)
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
         if any(hosted):
@@ -260,11 +260,22 @@ def is_hosted(player: Player, isolate: bool) -> bool:
     return player.fresh or (isolate and player.by_spec)
 
 
-def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], hosts: list[Any], game: GameSettings,
-          seed: int, index: int, a_seat: int, Struct: Callable[..., Any], config_items: dict[str, Any],
-          after: Board | None = None, opening: list[int] | None = None, logs: list[AgentLog] | None = None, *,
-          randoms: SeatRandoms) -> GameRecord:
-    """The game itself; ``randoms``: the own generators of the seats played in this process."""
+@dataclass(frozen=True)
+class _Seats:
+    """The two seats of a game: the players, the agents called in this process, the agent hosts (None where a
+    seat plays here), the logs of the seats played here, and their own generators (``randoms``)."""
+
+    players: tuple[Player, Player]
+    agents: list[Callable[..., Any]]
+    hosts: list[Any]
+    logs: list[AgentLog]
+    randoms: SeatRandoms
+
+
+def _play(seats: _Seats, game: GameSettings, seed: int, index: int, a_seat: int, Struct: Callable[..., Any],
+          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None) -> GameRecord:
+    """The game itself."""
+    players, agents, hosts, logs, randoms = seats.players, seats.agents, seats.hosts, seats.logs, seats.randoms
     rows, columns, inarow = game.size
     act_timeout, overage = game.act_timeout, game.overage
     argcs = [rules.arg_count(a) for a in agents]
@@ -303,7 +314,7 @@ def _play(players: tuple[Player, Player], agents: list[Callable[..., Any]], host
             obs = Struct(remainingOverageTime=left[i], step=ply, board=grid[:], mark=mark)
             args = (obs, Struct(**config_items))[:argcs[i]]
             error = None
-            sink = logs[i] if logs is not None else AgentLog(0)
+            sink = logs[i]
             randoms.turn(i)
             with redirect_stdout(sink), redirect_stderr(sink):
                 start = perf_counter()

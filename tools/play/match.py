@@ -206,22 +206,42 @@ def _check_picklable(*players: Player) -> None:
                             "level, or use workers=1)") from None
 
 
-def _validate(games: int, seed: int, seats: str, workers: int) -> None:
+def _validate(games: int, seed: int, seats: str) -> None:
     if not isinstance(games, int) or games < 1:
         raise UserError(f"the number of games must be a positive integer, got {games!r}")
     if not isinstance(seed, int) or seed < 0:
         raise UserError(f"the seed must be a non-negative integer, got {seed!r}")
     if seats not in SEATS:
         raise UserError(f"seats must be one of {', '.join(SEATS)}, got {seats!r}")
-    if workers < 1:
-        raise UserError(f"workers must be at least 1, got {workers}")
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """The games of a match: players A and B (resolved), how many, the base seed, what every game is played
+    under, A's seats and the openings (0-based columns each); ``UserError`` for values that make no match."""
+
+    a: Player
+    b: Player
+    games: int = 100
+    seed: int = 0
+    settings: GameSettings = field(default_factory=GameSettings)
+    seats: str = "both"
+    openings: tuple[tuple[int, ...], ...] = ()
+
+    def __post_init__(self) -> None:
+        _validate(self.games, self.seed, self.seats)
+        geometry(*self.settings.size)
+        for p in (self.a, self.b):
+            check_size(p, self.settings.size)
+
+    def jobs(self) -> list[GameJob]:
+        return match_jobs(self.a, self.b, self.games, self.seed, self.settings, self.seats, tuple(self.openings))
 
 
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0, *,
               settings: GameSettings | None = None, seats: str = "both",
-              openings: tuple[tuple[int, ...], ...] = (), progress: bool = True, chunk: int | None = None,
-              executor: Executor | None = None, on_game: Callable[[GameRecord], None] | None = None,
-              stored: Sequence[GameRecord] = ()) -> MatchResult:
+              openings: tuple[tuple[int, ...], ...] = (), progress: bool = True,
+              on_game: Callable[[GameRecord], None] | None = None) -> MatchResult:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``settings`` (``settings.GameSettings``): the board size (default 6x7x4),
@@ -234,29 +254,34 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     so with seats alternating each opening is played once from each seat.
 
     ``workers`` processes (all cores by default; 1 plays in this process) play
-    the games on the arena's scheduler (``schedule.run_jobs``), ``chunk`` games
-    a task (default ``batch_size``); pass ``executor`` to use your own instead
-    (players then must pickle: specs, registered agents and module-level
-    functions do).
-    Game ``i`` is seeded with ``game_seed(seed, i)``, so results do not depend on
-    ``workers``.  A bar on stderr shows progress unless ``progress`` is False.
+    the games on the arena's scheduler (``schedule.run_jobs``).  Game ``i`` is
+    seeded with ``game_seed(seed, i)``, so results do not depend on ``workers``.
+    A bar on stderr shows progress unless ``progress`` is False.  ``play_match``
+    takes an executor of your own, and games played before.
 
     ``on_game`` sees each game as it comes back.  Ctrl-C does not lose the
     finished games: it raises ``MatchInterrupted`` (a KeyboardInterrupt) whose
     ``result`` holds them, with ``interrupted`` the number not played.
-
-    ``stored``: games of this match played before (``match_store``: a results
-    store, ``--resume``); the games of their indices are not played again, and
-    the result counts them with the new ones (``on_game`` sees only the new).
     """
-    game = settings if settings is not None else GameSettings()
-    board = game.size
+    plan = MatchPlan(as_player(a), as_player(b), games, seed, settings or GameSettings(), seats, tuple(openings))
+    return play_match(plan, workers, progress, on_game=on_game)
+
+
+def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = True, *,
+               executor: Executor | None = None, on_game: Callable[[GameRecord], None] | None = None,
+               stored: Sequence[GameRecord] = (), chunk: int | None = None) -> MatchResult:
+    """Play the games of ``plan`` (``run_match``'s arguments).
+
+    ``workers`` processes (all cores by default; 1 plays in this process), ``chunk`` games a task (default
+    ``batch_size``); ``executor``: an executor of your own instead (players then must pickle: specs,
+    registered agents and module-level functions do).  ``stored``: games of this match played before
+    (``match_store``: a results store, ``--resume``); the games of their indices are not played again, and the
+    result counts them with the new ones (``on_game`` sees only the new).
+    """
+    pa, pb, game, games = plan.a, plan.b, plan.settings, plan.games
     workers = (os.cpu_count() or 1) if workers is None else workers
-    _validate(games, seed, seats, workers)
-    geometry(*board)
-    pa, pb = as_player(a), as_player(b)
-    for p in (pa, pb):
-        check_size(p, board)
+    if workers < 1:
+        raise UserError(f"workers must be at least 1, got {workers}")
     n_workers = 1 if executor is None and workers == 1 else workers
     if n_workers > 1 or executor is not None:
         _check_picklable(pa, pb)
@@ -264,7 +289,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
     # had not come back yet
     spool = tempfile.mkdtemp(prefix="cxforge-spool-") if n_workers > 1 and executor is None else None
     have = {rec.index for rec in stored}
-    jobs = [job for job in match_jobs(pa, pb, games, seed, game, seats, tuple(openings)) if job.slot not in have]
+    jobs = [job for job in plan.jobs() if job.slot not in have]
     # in this process a game a task costs nothing (and Ctrl-C then loses no finished game); a worker gets a few
     # at a time (one pickled task a game would cost more than a quick game)
     batch = 1 if n_workers == 1 and executor is None else batch_size(max(1, len(jobs)), n_workers, chunk)
@@ -278,7 +303,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
 
     def result() -> MatchResult:
         records = sorted(finished, key=lambda r: r.index)
-        return MatchResult(pa.name, pb.name, board, seed, n_workers, time.perf_counter() - start, records,
+        return MatchResult(pa.name, pb.name, game.size, plan.seed, n_workers, time.perf_counter() - start, records,
                            game.act_timeout, (is_hosted(pa, game.isolate), is_hosted(pb, game.isolate)),
                            games - len(records))
 

@@ -1,4 +1,4 @@
-"""``cxforge match``: the command-line face of ``run_match`` (flags in, report out, nothing else).
+"""``cxforge match``: the command-line face of ``play_match`` (flags in, report out, nothing else).
 
 The shared flags come from ``tools/options`` (-n, -w, --seed, the board size,
 --json, --save, --no-progress); the flags of
@@ -17,15 +17,15 @@ from collections.abc import Callable
 
 from connectx_forge.tools import options
 from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, version_lines
+from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, run_match
-from connectx_forge.tools.play.match_store import MatchSettings, match_run, run_stored_match
-from connectx_forge.tools.play.players import Player, distinct, resolve
+from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, play_match
+from connectx_forge.tools.play.match_store import Match, match_run
 from connectx_forge.tools.play.records import GameWriter, tag
+from connectx_forge.tools.play.reference import Ghosts
 from connectx_forge.tools.play.report import format_match
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, Size, kaggle_number
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
@@ -71,20 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_progress(parser)
 
 
-def _openings(m: int | None, size: Size, progress: bool) -> tuple[tuple[int, ...], ...]:
-    """The suite's first ``m`` openings as columns (a larger suite is labelled once, and cached, when asked)."""
-    if m is None:
-        return ()
-    from agents.board import STANDARD
-    from connectx_forge.tools.arena import openings as suites
-
-    if tuple(size) != tuple(STANDARD):
-        raise UserError("--openings plays the 6x7 four-in-a-row suite; it cannot be used with another board size")
-    suite = suites.load_suite(size=max(suites.DEFAULT_SIZE, m), progress=progress)
-    return tuple(tuple(o.columns) for o in suite[:m])
-
-
-def _settings(args: argparse.Namespace) -> MatchSettings:
+def _settings(args: argparse.Namespace) -> Match:
     """The match asked for: the flags', or with ``--resume`` and no players the store's last match's."""
     if args.store is None and (args.resume or args.on_change is not None):
         flag = "--resume" if args.resume else "--new-run" if args.on_change == NEW_RUN else "--mix-versions"
@@ -92,28 +79,22 @@ def _settings(args: argparse.Namespace) -> MatchSettings:
                         "asked (--store FILE)")
     old = flags.resumed_settings(args, "match")
     if old is not None:
-        return MatchSettings.from_json(old)
+        return Match.from_json(old)
     if args.a is None or args.b is None:
         raise UserError("give players A and B (or --resume with --store FILE)")
-    if args.overage < 0:
-        raise UserError(f"--overage must not be negative, got {args.overage:g}")
-    return MatchSettings(args.a, args.b, args.games, args.seed, options.size_of(args), kaggle_number(args.act_timeout),
-                         kaggle_number(args.overage), args.seats, args.isolate, args.openings, args.memory,
-                         args.slowdown)
+    return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, flags.game_of(args))
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the match (with --store: the games the store lacks), save its games if asked, print the report; 0."""
     s = _settings(args)
-    a, b = distinct([resolve(s.a), resolve(s.b)])
-    openings = _openings(s.openings, s.size, options.progress_of(args))
     writer = options.writer_of(args)
     if args.store is not None:
-        return _stored(args, s, a, b, openings, writer)
+        return _stored(args, s, writer)
+    ghosts = options.ghosts_of(args)
+    plan = s.plan(options.progress_of(args), ghosts)
     try:
-        result = run_match(a, b, s.games, args.workers, s.seed, settings=s.game_settings(),
-                           progress=options.progress_of(args), seats=s.seats, openings=openings,
-                           on_game=_saver(s, writer))
+        result = play_match(plan, args.workers, options.progress_of(args), on_game=_saver(s, writer, ghosts))
     except MatchInterrupted as stop:
         if writer is not None:
             writer.close()
@@ -123,40 +104,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"cxforge match: interrupted: the table counts the {len(result.records)} finished game(s) of "
               f"{s.games}{kept} (with --store FILE a match resumes where it stopped)", file=sys.stderr)
         return 130
-    _report(args, s, result, writer)
+    _report(args, s, result, writer, result.to_json())
     return 0
 
 
-def _saver(s: MatchSettings, writer: GameWriter | None) -> Callable[[GameRecord], None] | None:
+def _saver(s: Match, writer: GameWriter | None, ghosts: Ghosts) -> Callable[[GameRecord], None] | None:
     """``--save``'s ``on_game``: each game, named by the match's run and pairing (its stable key), written as
     it ends."""
     if writer is None:
         return None
-    run, pairing = match_run(s)
+    run, pairing = match_run(s, ghosts)
     return lambda rec: writer.add(tag(rec, run, pairing))
 
 
-def _stored(args: argparse.Namespace, s: MatchSettings, a: Player, b: Player,
-            openings: tuple[tuple[int, ...], ...], writer: GameWriter | None) -> int:
+def _stored(args: argparse.Namespace, s: Match, writer: GameWriter | None) -> int:
     """The match as a run of the store at --store: only the games it lacks are played; Ctrl-C: the resume hint."""
     try:
-        result, chosen = run_stored_match(s, args.store, args.workers, options.progress_of(args), openings, (a, b),
-                                          args.resume, args.on_change, writer.add if writer is not None else None)
+        stored = execute(s, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
-    notes = version_lines({"mixed_versions": list(chosen.mixed), "run_note": chosen.note})
-    _report(args, s, result, writer, {"store": str(args.store), "run": chosen.run,
-                                      "mixed_versions": list(chosen.mixed), "run_note": chosen.note})
+    notes = version_lines({"mixed_versions": list(stored.chosen.mixed), "run_note": stored.chosen.note})
+    _report(args, s, stored.result, writer, stored.to_json())
     for note in notes:
         print(f"cxforge match: {note}", file=sys.stderr)
     return 0
 
 
-def _report(args: argparse.Namespace, s: MatchSettings, result: MatchResult, writer: GameWriter | None,
-            extra: dict[str, object] | None = None) -> None:
-    """Save the games in order (--save), print the table or the JSON summary (with ``extra``: the store's)."""
+def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: GameWriter | None,
+            summary: dict[str, object]) -> None:
+    """Save the games in order (--save), print the table or the JSON ``summary``."""
     if writer is not None:
         writer.close(result.records)
-    print(json.dumps({**result.to_json(), **(extra or {})}, indent=2) if args.json else format_match(result))
-    if s.slowdown > 1 and not args.json:
-        print(options.slowdown_line(s.slowdown, options.slowed_games(r.slowed for r in result.records)))
+    print(json.dumps(summary, indent=2) if args.json else format_match(result))
+    if s.game.slowdown > 1 and not args.json:
+        print(options.slowdown_line(s.game.slowdown, options.slowed_games(r.slowed for r in result.records)))

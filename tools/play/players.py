@@ -40,11 +40,14 @@ from connectx_forge.tools.play.reference import (
     FAST,
     FAST_NEGAMAX,  # noqa: F401  (re-exported: the names are reference.py's)
     FILE,
+    GHOST_PREFIX,
     KAGGLE,
     KAGGLE_BUILTINS,  # noqa: F401
     KAGGLE_PREFIX,  # noqa: F401
+    NO_GHOSTS,
     PROJECT,
     REGISTERED,
+    Ghosts,
     reference,
 )
 
@@ -138,12 +141,12 @@ def _check_source(path: str) -> None:
         archive.check(Path(path))
 
 
-def canonical(spec: str) -> str:
+def canonical(spec: str, ghosts: Ghosts = NO_GHOSTS) -> str:
     """The spec as a run stores it, valid from any folder and in any process (``PlayerRef.canonical``: a
-    project's own name and a path as the absolute path, anything else as given); a spec that names no player
-    as given (``resolve`` refuses it as the user wrote it)."""
+    project's own name, a path and a ghost as the absolute path, anything else as given); a spec that names no
+    player as given (``resolve`` refuses it as the user wrote it)."""
     try:
-        return reference(spec).canonical
+        return reference(spec, ghosts=ghosts).canonical
     except UserError:
         return spec
 
@@ -152,12 +155,17 @@ class _Resolve:
     """``resolve``: cached per spec, a project's own name first turned into its root (the name means the
     project only inside its folder, so the cache never holds it)."""
 
-    def __call__(self, spec: str) -> Player:
-        """The player a spec names; ``UserError`` with the accepted forms otherwise (``reference``)."""
+    def __call__(self, spec: str, ghosts: Ghosts = NO_GHOSTS) -> Player:
+        """The player a spec names (a ghost's from ``ghosts``); ``UserError`` with the accepted forms otherwise
+        (``reference``)."""
         from connectx_forge.build.project import own_project
 
         own = own_project(spec)
-        return _resolve_spec(str(own) if own is not None else spec)
+        if own is not None:
+            spec = str(own)
+        elif spec.startswith(GHOST_PREFIX):  # its agent file: the player pickles as the file's path
+            spec = reference(spec, ghosts=ghosts).spec
+        return _resolve_spec(spec)
 
     def cache_clear(self) -> None:
         _resolve_spec.cache_clear()
@@ -216,7 +224,7 @@ def _resolve(spec: str) -> Player:
         file = playable_of(ref)
     except BuildError as exc:
         raise UserError(f"player {spec}: {exc}") from None
-    return Player(spec, file.label, FILE, path=str(file.path))
+    return Player(ref.spec, file.label, FILE, path=str(file.path))  # a ghost: its file's path
 
 
 def label_of(spec: str) -> str:

@@ -59,6 +59,21 @@ ANY = PLAYERS | {CALLABLE}  # and a function: the API's match (a function cannot
 SUBMISSIONS = frozenset({REGISTERED, FILE, PROJECT})  # what check, upload and build take (built first)
 OPPONENTS = frozenset({KAGGLE})  # check's --opponents and a project's floors: Kaggle's built-ins, bare or prefixed
 
+
+
+@dataclass(frozen=True)
+class Ghosts:
+    """Where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``, the API's ``replays=`` and
+    ``fallback=``): replay files or folders (none: ``$CXFORGE_REPLAYS``, else ``./replays``) and the agent a
+    ghost plays off its record (None: ``$CXFORGE_GHOST_FALLBACK``, else ``lookahead``).  Passed to ``reference``,
+    which makes a ghost its agent file: a run's workers get the file's path, never the team's name."""
+
+    replays: tuple[str, ...] = ()
+    fallback: str | None = None
+
+
+NO_GHOSTS = Ghosts()
+
 _WORDS = {REGISTERED: "a registered agent", KAGGLE: "Kaggle's built-in agent", FAST: "the fast negamax",
           FILE: "a file", PROJECT: "an agent project", CALLABLE: "a function"}
 _NOUNS = {SUBMISSIONS: "a submission", OPPONENTS: "an opponent of the check"}
@@ -115,22 +130,24 @@ def looks_like_path(spec: str) -> bool:
     return spec.endswith((".py", ".tar.gz")) or os.sep in spec or "/" in spec or spec in (".", "..")
 
 
-def reference(spec: Any, *, allow: Iterable[str] = PLAYERS, role: str = "player") -> PlayerRef:
+def reference(spec: Any, *, allow: Iterable[str] = PLAYERS, role: str = "player",
+              ghosts: Ghosts = NO_GHOSTS) -> PlayerRef:
     """The player ``spec`` names (a string, a path, or a function where ``allow`` takes one); ``UserError``,
     one line, for anything else: ``unknown {role} 'x' (did you mean 'y'?); use`` the forms ``allow`` takes.
 
     ``allow``: the kinds the caller takes (``PLAYERS``, ``ANY``, ``SUBMISSIONS``, ``OPPONENTS``); a
     kind it does not take is refused in the same shape.  ``role``: the noun of the messages (``opponent``).
+    ``ghosts``: where a ``ghost:TEAM`` comes from.
     """
     allowed = frozenset(allow)
-    ref = _decide(spec, allowed, role)
+    ref = _decide(spec, allowed, role, ghosts)
     if ref.kind not in allowed:
         noun = _NOUNS.get(allowed, f"a {role} here")
         raise UserError(f"{role} {ref.spec!r} is {_WORDS[ref.kind]}, not {noun}; use {forms(allowed)}")
     return ref
 
 
-def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
+def _decide(spec: Any, allowed: frozenset[str], role: str, ghosts: Ghosts) -> PlayerRef:
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str):
@@ -145,7 +162,7 @@ def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
         if own is not None:
             return PlayerRef(PROJECT, spec, name_of(own), own)
     if spec.startswith(GHOST_PREFIX) and FILE in allowed:
-        return _ghost(spec[len(GHOST_PREFIX):])
+        return _ghost(spec[len(GHOST_PREFIX):], ghosts)
     if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in KAGGLE_BUILTINS:
         return PlayerRef(KAGGLE, spec, spec, name=spec[len(KAGGLE_PREFIX):])
     if KAGGLE in allowed and REGISTERED not in allowed:  # the check's opponents: random is Kaggle's, not ours
@@ -167,14 +184,14 @@ def _decide(spec: Any, allowed: frozenset[str], role: str) -> PlayerRef:
     raise UserError(f"unknown {role} {spec!r}{_hint(spec, allowed)}; use {forms(allowed)}")
 
 
-def _ghost(team: str) -> PlayerRef:
-    """``ghost:TEAM``: the ghost's agent file (replays and fallback from ``--replays``/``$CXFORGE_REPLAYS`` or
-    ./replays, and ``--fallback``/``$CXFORGE_GHOST_FALLBACK``: see ``tools/ghosts``), as a file player labelled
-    ``ghost:TEAM`` (its file says so: the label holds wherever the file goes, a stored run's path included)."""
+def _ghost(team: str, ghosts: Ghosts) -> PlayerRef:
+    """``ghost:TEAM``: the ghost's agent file (its replays and fallback from ``ghosts``: see ``tools/ghosts``), as
+    a file player labelled ``ghost:TEAM`` (its file says so: the label holds wherever the file goes, a stored
+    run's path included)."""
     from connectx_forge.tools.ghosts.agent_file import ghost_file
     from connectx_forge.tools.ghosts.observed_moves import load_books
 
-    path = ghost_file(load_books().team(team)).resolve()
+    path = ghost_file(load_books(list(ghosts.replays) or None).team(team), ghosts.fallback).resolve()
     return PlayerRef(FILE, str(path), GHOST_PREFIX + team, path)
 
 

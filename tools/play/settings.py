@@ -9,6 +9,10 @@
   ``--slowdown``, ...; None: the defaults); ``slowdown`` reads it;
 * ``isolate``: every player given by a spec plays in an agent host too (files always do).
 
+Every run (``Match``, ``Tournament``, ``Sprt``, ``Ladder``: ``tools/arena/run.Run``) holds one; the
+command line builds it from the flags (``arena/flags.game_of``), the notebook API takes it (``game=``) or
+builds it from the same keywords (``of``).  Its checks are here, once: a bad value is one ``UserError``.
+
 A ``GameJob`` is one seeded game under those settings: players A and B, A's mark
 (``colour``), the game's own seed, its place in the schedule (``slot``: a match's
 game index, a run's pair), the opening as 0-based columns (``opening``; ``digits``
@@ -26,8 +30,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.board import STANDARD, Size
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.sandbox.limits import Limits
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
+
+MIN_MEMORY = 64 * MIB  # Python itself needs it
+
+
+def host_limits(memory: int | None, slowdown: float = 1.0) -> Limits | None:
+    """The agent hosts' ``Limits`` of ``--memory`` (bytes; None: the default) and ``--slowdown``; None when both
+    are the defaults."""
+    if memory is None and slowdown == 1.0:
+        return None
+    return Limits(memory=DEFAULT_MEMORY if memory is None else memory, slowdown=slowdown)
 
 
 @dataclass(frozen=True)
@@ -42,12 +57,56 @@ class GameSettings:
 
     def __post_init__(self) -> None:
         rows, columns, inarow = self.size  # a list or any 3-sequence is kept as the one tuple type
-        object.__setattr__(self, "size", (rows, columns, inarow))
+        object.__setattr__(self, "size", (int(rows), int(columns), int(inarow)))
+        if not self.act_timeout > 0:
+            raise UserError(f"--act-timeout must be positive, got {self.act_timeout:g}")
+        if not self.overage >= 0:
+            raise UserError(f"--overage must not be negative, got {self.overage:g}")
+        if not 1 <= self.slowdown <= 100:
+            raise UserError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {self.slowdown:g}")
+        if self.limits is not None and self.limits.memory < MIN_MEMORY:
+            raise UserError(f"--memory must be at least 64 MiB (Python itself needs it), got {self.limits.memory} "
+                            "bytes")
+
+    @classmethod
+    def of(cls, size: Size = STANDARD, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
+           memory: int | None = None, slowdown: float = 1.0, isolate: bool = False) -> GameSettings:
+        """The settings of the flags (``--act-timeout``, ``--overage`` as Kaggle's numbers, ``--memory`` in bytes,
+        ``--slowdown``, ``--isolate``): a slowed-down run plays every player in an agent host (only a host can
+        be slowed down)."""
+        if not 1 <= slowdown <= 100:  # before Limits takes it
+            raise UserError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {slowdown:g}")
+        return cls(size, kaggle_number(act_timeout), kaggle_number(overage), host_limits(memory, slowdown),
+                   isolate or slowdown > 1)
 
     @property
     def slowdown(self) -> float:
         """The agent hosts' slowdown (``--slowdown``): 1 unless ``limits`` say otherwise."""
         return 1.0 if self.limits is None else self.limits.slowdown
+
+    @property
+    def memory(self) -> int | None:
+        """The agent hosts' address space (``--memory``, bytes): None unless ``limits`` say otherwise."""
+        return None if self.limits is None else self.limits.memory
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as a run stores them (its flags' values)."""
+        return {"size": list(self.size), "act_timeout": self.act_timeout, "overage": self.overage,
+                "memory": self.memory, "slowdown": self.slowdown, "isolate": self.isolate}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameSettings:
+        return cls.of(tuple(data["size"]), data["act_timeout"], data["overage"], data["memory"], data["slowdown"],
+                      data["isolate"])
+
+    def run_key(self) -> dict[str, Any]:
+        """What a run's name hashes of these settings: the host limits only where not the defaults."""
+        out = self.to_json()
+        if out["memory"] in (None, DEFAULT_MEMORY):
+            del out["memory"]
+        if out["slowdown"] == 1.0:
+            del out["slowdown"]
+        return out
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import dataclasses
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,12 +66,12 @@ class Gate:
     workers: int | None = None
 
 
-def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers: int | None = None,
-               *, opponents: Iterable[str] = OPPONENTS, settings: GameSettings | None = None, seed: int | None = 0,
-               progress: bool = False, validation: bool = True, max_games: int | None = None, floors: bool = True,
-               on_look: Look | None = None, on_game: Callable[[GameResult], None] | None = None) -> CheckReport:
-    """Check the submission at ``path``: the validation episode, then ``games`` games per opponent, and more
-    against an opponent whose floor is not decided yet, up to ``max_games`` (``sequential.py``).
+def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
+               progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
+               on_game: Callable[[GameResult], None] | None = None) -> CheckReport:
+    """Check the submission at ``path`` as ``gate`` says (default ``Gate()``): the validation episode, then
+    ``games`` games per opponent, and more against an opponent whose floor is not decided yet, up to
+    ``max_games`` (``sequential.py``).
 
     Game ``i`` is seeded with ``game_seed(seed, i)`` (``seed=None``: unseeded),
     and each of its seats (the file's host, the built-in opponent) has its own
@@ -86,6 +86,8 @@ def check_file(path: str | os.PathLike[str], games: int = DEFAULT_GAMES, workers
     and what comes next ("playing on to N games", or the verdict); ``on_game(result)``
     with each game's result as it comes in (the validation episode's first).
     """
+    gate = gate or Gate()
+    games, workers, opponents, seed, max_games = gate.games, gate.workers, gate.opponents, gate.seed, gate.max_games
     game = settings if settings is not None else GameSettings()
     act_timeout, overage, limits, size = float(game.act_timeout), float(game.overage), game.limits, game.size
     source = Path(path)
@@ -166,9 +168,9 @@ def submission_of(spec: str) -> Playable:
     return playable_of(reference(spec, allow=SUBMISSIONS))
 
 
-def check_agent(spec: str, games: int = DEFAULT_GAMES, workers: int | None = None, **kwargs: Any) -> CheckReport:
+def check_agent(spec: str, gate: Gate | None = None, **kwargs: Any) -> CheckReport:
     """``check_file`` of whatever ``spec`` names (``submission_of``)."""
-    return check_file(submission_of(spec).path, games, workers, **kwargs)
+    return check_file(submission_of(spec).path, gate, **kwargs)
 
 
 def validation_job(act_timeout: float, overage: float, seed: int | None) -> Job:

@@ -135,11 +135,10 @@ def run(args: argparse.Namespace) -> int:
     talk = options.progress_of(args)
     saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
     try:
-        report = check.check_file(file.path, gate.games, gate.workers, opponents=gate.opponents,
+        report = check.check_file(file.path, gate,
                                   settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
-                                  seed=gate.seed, progress=talk, validation=args.validation,
-                                  max_games=gate.max_games, floors=args.floors, on_look=floor_talk(talk),
-                                  on_game=saver)
+                                  progress=talk, validation=args.validation, floors=args.floors,
+                                  on_look=floor_talk(talk), on_game=saver)
     finally:
         if saver is not None:
             saver.close()

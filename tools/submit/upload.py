@@ -68,9 +68,7 @@ def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool
     kaggle = None if dry_run else kaggle_executable()
     if not dry_run and credential_source() is None:
         raise UserError(CREDENTIALS_HELP)
-    gate = gate or Gate()
-    report = check_file(path, gate.games, gate.workers, opponents=gate.opponents, seed=gate.seed,
-                        max_games=gate.max_games, progress=progress)
+    report = check_file(path, gate, progress=progress)
     show(format_report(report))
     if not report.passed:
         raise Verdict(f"refusing to upload {path}: the check's verdict is {report.verdict} "
