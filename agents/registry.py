@@ -176,7 +176,7 @@ _SPECS: list[AgentSpec] = [
         floors={"random": 0.90, "negamax": 0.50}, strength=15, move_budget_s=0.5, sizes="standard",
     ),
     AgentSpec(
-        name="net-search", module="agents.net.search",
+        name="net-search", module="agents.net.net_search",
         description=("A policy+value MLP (its own weight file: the 512-512-256 network its figures were measured with) "
                      "guiding iterative-deepening alpha-beta with exact win/block/non-losing-move pruning, 0.3 s a "
                      "move; from 20 stones the exact solver gets half the budget first."),

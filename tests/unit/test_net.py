@@ -128,7 +128,7 @@ def _tactic(board: Board) -> tuple[list[int], list[int]]:
 @given(standard_positions(min_moves=6))
 @settings(max_examples=25)
 def test_net_search_takes_wins_and_blocks_losses(board: Board) -> None:
-    from agents.net.search import search_move
+    from agents.net.net_search import search_move
 
     wins, threats = _tactic(board)
     move = search_move(board, budget_s=0.05)
@@ -166,7 +166,7 @@ def test_net_search_values_are_plain_minimax(board: Board) -> None:
 
 
 def test_net_search_stays_within_its_budget() -> None:
-    from agents.net.search import MAX_BUDGET_S, search_move
+    from agents.net.net_search import MAX_BUDGET_S, search_move
 
     board = Board.from_pons("4453")
     search_move(board, 0.01)  # load the weights
