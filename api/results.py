@@ -387,18 +387,15 @@ class ReviewResult(Result):
     summary_text: str = field(repr=False)
     report: dict[str, Any] = field(repr=False)  # {"summary": ..., "games": ...}: review --json and --json --summary
     text: str = field(repr=False)
-    reviews: tuple[Review, ...] = field(repr=False, default=())
+    reviews: tuple[Review, ...] = field(repr=False)  # the reviews themselves (``games`` is their JSON)
     default_table = "moves"
 
     @property
     def mistakes(self) -> list[Row]:
-        rows = []
-        for i, g in enumerate(self.games):
-            rows.append({"game": i, "source": g["source"], "first": g["players"][0], "second": g["players"][1],
-                         "outcome": g["outcome"], "blunders_first": g["blunders"]["1"],
-                         "blunders_second": g["blunders"]["2"], "first_losing_first": g["first_losing_move"]["1"],
-                         "first_losing_second": g["first_losing_move"]["2"], "unlabelled": g["unlabelled_moves"]})
-        return rows
+        return [{"game": i, "source": r.game.source, "first": r.game.names[0], "second": r.game.names[1],
+                 "outcome": r.game.outcome, "blunders_first": r.blunders(1), "blunders_second": r.blunders(2),
+                 "first_losing_first": r.first_losing[1], "first_losing_second": r.first_losing[2],
+                 "unlabelled": r.unlabelled()} for i, r in enumerate(self.reviews)]
 
     def moves(self) -> list[Row]:
         return [{"game": i, **m, "player": g["players"][m["mark"] - 1]}
@@ -420,7 +417,7 @@ class ReviewResult(Result):
         return str(write_html(list(self.reviews), Path(folder), self.summary_text))
 
     def __repr__(self) -> str:
-        blunders = sum(g["blunders"]["1"] + g["blunders"]["2"] for g in self.games)
+        blunders = sum(r.blunders(1) + r.blunders(2) for r in self.reviews)
         return f"<ReviewResult {len(self.games)} games, {blunders} blunders>"
 
     def _summary_html(self) -> str:

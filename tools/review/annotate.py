@@ -95,6 +95,10 @@ class Review:
         """The first losing move of ``mark``, if it made one."""
         return next((m for m in self.moves if m.first_losing and m.mark == mark), None)
 
+    def blunders(self, mark: int) -> int:
+        """How many of ``mark``'s moves were blunders (a move down a win/draw/loss class)."""
+        return sum(1 for m in self.moves if m.mark == mark and m.tag == "blunder")
+
     def unlabelled(self) -> int:
         """Moves whose verdict is incomplete (before or after unknown)."""
         return sum(1 for m in self.moves if m.before is None or m.after is None)
@@ -104,8 +108,7 @@ class Review:
         return {"source": g.source, "episode_id": g.episode_id, "players": list(g.names), "size": list(g.size),
                 "outcome": g.outcome, "winner": g.winner, "culprit": g.culprit, "opening": g.opening,
                 "first_losing_move": {str(k): v for k, v in self.first_losing.items()},
-                "blunders": {str(k): sum(1 for m in self.moves if m.mark == k and m.tag == "blunder")
-                             for k in (1, 2)},
+                "blunders": {str(k): self.blunders(k) for k in (1, 2)},
                 "unlabelled_moves": self.unlabelled(), "engine": self.engine, "time_limit_s": self.time_limit,
                 "moves": [m.to_json() for m in self.moves]}
 

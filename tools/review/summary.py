@@ -101,7 +101,7 @@ def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
             games += 1
             result = g.result(mark)
             by_seat[SEATS[mark]].update(("games", result))
-            blunders += sum(1 for m in r.moves if m.mark == mark and m.tag == "blunder")
+            blunders += r.blunders(mark)
             if result != "loss":
                 continue
             if g.culprit == mark:
