@@ -1,5 +1,5 @@
 """No function of the package takes more than ten parameters: a long list is a settings object waiting to be
-named (``GameSettings``, a run's settings, ``Execution``), as issue 46 asks.  ``*args`` and ``**kwargs`` count
+named (``GameSettings``, a run's settings, ``Execution``, ``Gate``).  ``*args`` and ``**kwargs`` count
 one each; ``self`` and ``cls`` do not."""
 
 from __future__ import annotations
