@@ -14,6 +14,7 @@ OUT    ?= submissions/submission.py
 MSG    ?=
 GAMES  ?=
 MAX_GAMES ?=
+TEST_WORKERS ?= auto
 
 .PHONY: setup setup-test submission test test-slow lint upload bench bench-reference native clean
 
@@ -57,8 +58,9 @@ submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge build $(AGENT) -o $(OUT) --force
 	$(BIN)/cxforge check $(OUT) $(if $(GAMES),--games $(GAMES)) $(if $(MAX_GAMES),--max-games $(MAX_GAMES))
 
+# the suite on every core (pytest-xdist); tests/conftest.py keeps the tests that share the machine on one worker
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # ruff, mypy and the layers' import contracts alone (make test runs them too: tests/unit/test_static.py,
 # tests/unit/test_layers.py)

@@ -1,4 +1,5 @@
-"""Test setup: Hypothesis profiles, picked by CXFORGE_HYPOTHESIS_PROFILE (dev by default, ci on CI)."""
+"""Test setup: Hypothesis profiles, picked by CXFORGE_HYPOTHESIS_PROFILE (dev by default, ci on CI), and the one
+pytest-xdist group of the tests that share the machine or the checkout."""
 
 from __future__ import annotations
 
@@ -17,6 +18,19 @@ settings.load_profile(os.environ.get("CXFORGE_HYPOTHESIS_PROFILE", "dev"))
 
 ROOT = Path(__file__).resolve().parent.parent
 PONS_DIR = ROOT.parent / "shared" / "data" / "pons"
+SECURITY = ROOT / "tests" / "security"
+MACHINE = "machine"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put tests/security/ and the tests marked ``checkout`` in one xdist group: ``make test`` runs the suite on
+    every core (``-n auto --dist loadgroup``), and a group runs on one worker, one test after another.  The attack
+    files' checks count processes on the whole machine (as the unprivileged re-run of them does too) and plant files
+    in the checkout; a ``checkout`` test builds a wheel from the checkout or checks that it is unchanged."""
+    for item in items:
+        if item.path.is_relative_to(SECURITY) or item.get_closest_marker("checkout"):
+            item.add_marker(pytest.mark.xdist_group(MACHINE))
 
 
 @pytest.fixture(scope="session")

@@ -125,6 +125,7 @@ def test_a_package_named_build_beside_the_project_keeps_its_name(tmp_path: Path)
     assert target.is_file() and "def agent(" in target.read_text()
 
 
+@pytest.mark.checkout
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="needs the source tree")
 def test_building_a_wheel_writes_nothing_into_build_and_ships_only_our_names(tmp_path: Path) -> None:
     pytest.importorskip("setuptools")
