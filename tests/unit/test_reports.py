@@ -45,7 +45,7 @@ PLUMBING = {
 # the runs' reports and keys (issue 46 item 3, under way): each leaves this list as it becomes an object
 PENDING = {
     "tools/arena/flags.py:resumed_settings", "tools/arena/report.py:tournament_report",
-    "tools/arena/results.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
+    "tools/arena/standings.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
     "tools/arena/run.py:info", "tools/arena/run.py:run_key", "tools/arena/sprt_run.py:sprt_report",
     "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
     "tools/arena/tournament.py:run_key", "tools/bench/arena.py:_table_of", "tools/ladder/ladder_cmd.py:simulate",

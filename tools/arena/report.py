@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools import options, table
-from connectx_forge.tools.arena import elo, results
+from connectx_forge.tools.arena import elo, standings
 from connectx_forge.tools.arena.openings import Opening
 from connectx_forge.tools.arena.run import version_lines
 from connectx_forge.tools.arena.store import StoredGame
@@ -31,15 +31,15 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
     players = [names.get(p, p) for p in t.players]
     gauntlet = None if t.gauntlet is None else names.get(t.gauntlet, t.gauntlet)
     seen = {g.a for g in games} | {g.b for g in games}
-    ratings = (results.ratings_json(results.ratings(games, players, gauntlet), games)
+    ratings = (standings.ratings_json(standings.ratings(games, players, gauntlet), games)
                if seen == set(players) else [])
     return {
         "kind": "tournament", "run": run, "settings": t.to_json(), "players": players, "gauntlet": gauntlet,
         "openings": len(suite), "plies": t.plies, "band": list(t.band), "games": len(games),
         "rating_method": elo.METHOD, "pair_method": elo.PAIR_METHOD, "ratings": ratings,
-        "pairs": [table.to_json() for table in results.pairing_tables(games)],
-        "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in results.seats(games, players).items()},
-        "failures": results.failures(games, players),
+        "pairs": [table.to_json() for table in standings.pairing_tables(games)],
+        "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in standings.seats(games, players).items()},
+        "failures": standings.failures(games, players),
         "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info,
     }

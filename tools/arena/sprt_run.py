@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from connectx_forge.tools import options
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
-from connectx_forge.tools.arena import results
+from connectx_forge.tools.arena import standings
 from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.report import elo_text, slowdown_lines
@@ -210,7 +210,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
     new, base = names.get(s.new, s.new), names.get(s.base, s.base)
     test = seq.test
     penta = seq.penta()
-    wdl = results.WDL()
+    wdl = standings.WDL()
     for g in games:
         wdl.add(g.a_score)
     return {
@@ -220,7 +220,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
         "alpha": s.alpha, "beta": s.beta, "model": s.model,
         "pairs": seq.pairs, "games": 2 * seq.pairs, **wdl.to_json(), "pentanomial": penta.to_json(),
         "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
-        "failures": results.failures(games, [new] if new == base else [new, base]),
+        "failures": standings.failures(games, [new] if new == base else [new, base]),
         "llr_history": [round(x, 4) for x in seq.history],
         "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info,

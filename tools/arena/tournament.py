@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
-from connectx_forge.tools.arena import results
+from connectx_forge.tools.arena import standings
 from connectx_forge.tools.arena.run import (
     Execution,
     Live,
@@ -179,7 +179,7 @@ def _leader(db: Store, run: str, t: Tournament, wanted: set[Key], labels: dict[s
     if seen != set(players):
         return f"{len(games)} games"
     try:
-        r = results.ratings(games, players, None if t.gauntlet is None else labels[t.gauntlet])
+        r = standings.ratings(games, players, None if t.gauntlet is None else labels[t.gauntlet])
     except ValueError:
         return ""
     best = r.order()[0]
