@@ -33,11 +33,11 @@ from dataclasses import dataclass, fields
 from time import perf_counter
 from typing import Any
 
-from agents.board import Board, BoardError, geometry
+from agents.board import Board, BoardError, Size, geometry
 from connectx_forge.tools import kaggle_env
 from connectx_forge.tools.play import rules
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
-from connectx_forge.tools.play.rules import KAGGLE_STATUS, Size
+from connectx_forge.tools.play.rules import KAGGLE_STATUS
 from connectx_forge.tools.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.sandbox.host import error_place

@@ -37,14 +37,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agents.board import STANDARD, geometry
+from agents.board import STANDARD, Size, geometry
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.arena import schedule
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord, is_hosted, play_job
 from connectx_forge.tools.play.players import Player, PlayerLike, as_player
 from connectx_forge.tools.play.reference import REGISTERED
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, Size
+from connectx_forge.tools.play.rules import ACT_TIMEOUT
 from connectx_forge.tools.play.settings import GameJob, GameSettings
 from connectx_forge.tools.play.tally import Tally
 

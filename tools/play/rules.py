@@ -23,9 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-# the board-size type and Kaggle's size belong to the game core; named here too for the tools that play by the rules
-from agents.board import STANDARD as STANDARD
-from agents.board import Size as Size
+from agents.board import Size
 
 RULE_BREAKS = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 # crash, memory, protocol and load only happen to an agent in a host (tools/sandbox): on Kaggle they are ERRORs

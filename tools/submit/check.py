@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.board import STANDARD, Size
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import Playable, playable_of
 from connectx_forge.tools import kaggle_env
@@ -35,7 +36,7 @@ from connectx_forge.tools.archive import unpack
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import game_seed
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, STANDARD, Size
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.sandbox.limits import Limits
