@@ -206,8 +206,8 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
     from connectx_forge.tools.play.match import MatchInterrupted, play_match
+    from connectx_forge.tools.play.match_report import format_match
     from connectx_forge.tools.play.players import distinct
-    from connectx_forge.tools.play.report import format_match
 
     progress = bool(given.pop("progress", False))
     ghosts = _ghosts(replays, fallback)
@@ -298,7 +298,7 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
     ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
     ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
-    from connectx_forge.tools.arena.report import format_tournament, write_outputs
+    from connectx_forge.tools.arena.tournament_report import format_tournament, write_outputs
 
     ghosts = _ghosts(replays, fallback)
     if players or settings is None:
@@ -360,8 +360,8 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
     ``replays``, ``fallback``: as ``tournament``'s.
     """
-    from connectx_forge.tools.arena.report import make_folder, write_json
     from connectx_forge.tools.arena.sprt_run import format_sprt
+    from connectx_forge.tools.arena.tournament_report import make_folder, write_json
 
     ghosts = _ghosts(replays, fallback)
     for name, p in (("new", new), ("base", base)):

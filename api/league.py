@@ -60,7 +60,7 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     """
     from connectx_forge.tools.arena.store import Store
     from connectx_forge.tools.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
-    from connectx_forge.tools.ladder.report import format_ladder
+    from connectx_forge.tools.ladder.ladder_report import format_ladder
 
     if given.get("days", 0) is None:  # the default: the command's, or the stored ladder's
         del given["days"]

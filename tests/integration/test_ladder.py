@@ -17,10 +17,10 @@ from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ladder.episodes_in import episodes_of
 from connectx_forge.tools.ladder.fit import fit
+from connectx_forge.tools.ladder.ladder_report import ladder_report
 from connectx_forge.tools.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.tools.ladder.rating import Model, RatingSettings, Skill
 from connectx_forge.tools.ladder.replicates import spread
-from connectx_forge.tools.ladder.report import ladder_report
 from connectx_forge.tools.ladder.simulate import Ladder, candidates_first, validate
 from connectx_forge.tools.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.tools.review.episodes import episode_row

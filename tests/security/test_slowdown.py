@@ -114,7 +114,7 @@ def test_a_report_names_the_ways_its_games_recorded() -> None:
     """A report of stored games says how they were slowed, wherever it is printed (a tournament on Dask
     workers, a store read on another machine); a store from before games recorded it says this machine's."""
     from connectx_forge.tools import options
-    from connectx_forge.tools.arena.report import slowdown_lines
+    from connectx_forge.tools.arena.tournament_report import slowdown_lines
 
     assert slowdown_lines({"settings": {"slowdown": 2}, "slowed": {"a recorded way": 4}}) == [
         "slowdown 2x: each agent host ran on 1/2 of a CPU (a recorded way); Kaggle's clock in wall time"]

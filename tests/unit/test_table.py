@@ -16,10 +16,9 @@ from types import SimpleNamespace
 import pytest
 
 from connectx_forge.tools import table
-from connectx_forge.tools.arena.report import format_tournament
+from connectx_forge.tools.arena.tournament_report import format_tournament
 from connectx_forge.tools.bench.arena import markdown as arena_markdown
-from connectx_forge.tools.play import report as match_report
-from connectx_forge.tools.play import winrates
+from connectx_forge.tools.play import match_report, winrates
 from connectx_forge.tools.play.tally import Tally
 from connectx_forge.tools.review import submissions_cmd
 from connectx_forge.tools.review.summary import Summary, format_summary

@@ -18,7 +18,7 @@ import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -308,6 +308,21 @@ class Execution:
 
 
 @dataclass(frozen=True)
+class RunInfo:
+    """What a report says of how a run went, the one part of it that depends on this invocation: the store,
+    the seconds, the games played now, the executor and its workers (None: an executor of one's own)."""
+
+    store: str
+    seconds: float
+    played_now: int
+    executor: str
+    workers: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Opened:
     """A run open in its store, as ``execute`` hands it to ``Run.play``: the store, the run chosen in it, each
     player's label and the store's path."""
@@ -321,10 +336,9 @@ class Opened:
     def run(self) -> str:
         return self.chosen.run
 
-    def info(self, played: int, kind: str, seconds: float, how: Execution) -> dict[str, Any]:
+    def info(self, played: int, kind: str, seconds: float, how: Execution) -> RunInfo:
         """What a report says of how the run went: the store, the time, the games played now, the executor."""
-        return {"store": str(self.path), "seconds": round(seconds, 3), "played_now": played, "executor": kind,
-                "workers": how.n_workers if how.ex is None else None}
+        return RunInfo(str(self.path), round(seconds, 3), played, kind, how.n_workers if how.ex is None else None)
 
 
 class Run(Protocol[R_co]):

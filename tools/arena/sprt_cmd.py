@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 
 from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.report import make_folder, write_json
 from connectx_forge.tools.arena.run import RunInterrupted, execute
 from connectx_forge.tools.arena.sprt import MODELS
 from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
+from connectx_forge.tools.arena.tournament_report import make_folder, write_json
 from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py

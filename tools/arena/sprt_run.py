@@ -28,11 +28,11 @@ from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import standings
 from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
-from connectx_forge.tools.arena.report import elo_text, slowdown_lines
 from connectx_forge.tools.arena.run import (
     Execution,
     Live,
     Opened,
+    RunInfo,
     RunResult,
     canonical_specs,
     key_of,
@@ -43,6 +43,7 @@ from connectx_forge.tools.arena.run import (
 from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.tools.arena.sprt import SPRT
 from connectx_forge.tools.arena.store import StoredGame, a_score
+from connectx_forge.tools.arena.tournament_report import elo_text, slowdown_lines
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
@@ -203,7 +204,7 @@ def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str
 
 
 def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
-                info: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+                info: RunInfo, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """The report of an SPRT run from the games it counted, NEW and BASE named by their ``labels`` (as the
     store names them; default: their specs)."""
     names = labels or {}
@@ -223,7 +224,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
         "failures": standings.failures(games, [new] if new == base else [new, base]),
         "llr_history": [round(x, 4) for x in seq.history],
         "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
-        "info": info,
+        "info": info.to_json(),
     }
 
 

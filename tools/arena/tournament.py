@@ -121,7 +121,7 @@ class Tournament:
 
     def play(self, opened: Opened, how: Execution) -> RunResult:
         """Play the games of the schedule's first N the store lacks, opening by opening; the report
-        (``report.tournament_report``) and games."""
+        (``tournament_report``) and games."""
         suite = suite_of(self, how.progress)
         scheduled = jobs_of(self, suite, opened.labels)
         jobs = scheduled[:self.games]
@@ -140,7 +140,7 @@ class Tournament:
                 with executor(how.n_workers, how.dask) as made:
                     played, kind = play_run(db, run, todo, made, live, on_game=how.seen, labels=labels), made.kind
         games = [g for g in db.games(run) if g.key in wanted]
-        from connectx_forge.tools.arena.report import tournament_report
+        from connectx_forge.tools.arena.tournament_report import tournament_report
 
         info = opened.info(played, kind, time.perf_counter() - start, how)
         report = tournament_report(self, run, suite, games, info, labels)

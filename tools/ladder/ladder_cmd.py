@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     """Simulate (or finish, or extend) the ladder and print its report; or fit its parameters; 0."""
     if args.fit is not None:
         return _fit(args)
-    from connectx_forge.tools.ladder.report import format_ladder
+    from connectx_forge.tools.ladder.ladder_report import format_ladder
     from connectx_forge.tools.ladder.simulate import Ladder
 
     if args.resume and not args.players:
@@ -143,8 +143,8 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
 def simulate(t: Ladder, how: Execution) -> dict[str, Any]:
     """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report (``--json``'s).
     ``RunInterrupted`` on Ctrl-C."""
+    from connectx_forge.tools.ladder.ladder_report import ladder_report
     from connectx_forge.tools.ladder.replicates import spread
-    from connectx_forge.tools.ladder.report import ladder_report
     played = execute(t, how)
     band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
     return ladder_report(played.ladder, played, band, {"store": str(played.store), "played_now": played.played_now,
@@ -154,7 +154,7 @@ def simulate(t: Ladder, how: Execution) -> dict[str, Any]:
 def write_outputs(report: dict[str, Any], out: Path) -> list[str]:
     """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
     from connectx_forge.tools.arena.plots import draw
-    from connectx_forge.tools.ladder.report import ladder_png
+    from connectx_forge.tools.ladder.ladder_report import ladder_png
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")

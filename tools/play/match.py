@@ -9,7 +9,7 @@ process pool or an executor of your own); games come back as ``GameRecord``s in
 a ``MatchResult``, which tallies them from A's side::
 
     from connectx_forge.tools.play.match import run_match
-    from connectx_forge.tools.play.report import format_match
+    from connectx_forge.tools.play.match_report import format_match
     result = run_match("lookahead", "kaggle:negamax", games=200, seed=0)
     print(format_match(result))     # the table cxforge match prints
     result.tally().win_rate         # A's wins / games, both seats

@@ -21,10 +21,10 @@ from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, execute, ver
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, play_match
+from connectx_forge.tools.play.match_report import format_match
 from connectx_forge.tools.play.match_store import Match, match_run
 from connectx_forge.tools.play.records import GameWriter, tag
 from connectx_forge.tools.play.reference import Ghosts
-from connectx_forge.tools.play.report import format_match
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"

@@ -18,13 +18,13 @@ from typing import Any
 from connectx_forge.tools import options, table
 from connectx_forge.tools.arena import elo, standings
 from connectx_forge.tools.arena.openings import Opening
-from connectx_forge.tools.arena.run import version_lines
+from connectx_forge.tools.arena.run import RunInfo, version_lines
 from connectx_forge.tools.arena.store import StoredGame
 from connectx_forge.tools.errors import UserError
 
 
 def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequence[StoredGame],
-                      info: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+                      info: RunInfo, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """The report of tournament ``t`` (a ``tournament.Tournament``) from its stored games, its players named by
     their ``labels`` (as the store names them; default: their specs)."""
     names = labels or {}
@@ -41,7 +41,7 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in standings.seats(games, players).items()},
         "failures": standings.failures(games, players),
         "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
-        "info": info,
+        "info": info.to_json(),
     }
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools import table
+from connectx_forge.tools.arena.plots import _pyplot, _save
 from connectx_forge.tools.ladder.replicates import Spread
 from connectx_forge.tools.ladder.simulate import YOU, Ladder, Played
 
@@ -94,8 +95,6 @@ def format_ladder(report: dict[str, Any]) -> str:
 
 def ladder_png(report: dict[str, Any], path: Path) -> None:
     """Each submission's mu +/- sigma (the main run) against days."""
-    from connectx_forge.tools.arena.plots import _pyplot, _save
-
     plt = _pyplot(path)
     fig, ax = plt.subplots(figsize=(8, 5))
     try:
