@@ -34,6 +34,7 @@ from connectx_forge.build.manifest import (
     tool_version,
 )
 from connectx_forge.build.reads import check_reads
+from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import agents_root
 
 if TYPE_CHECKING:
@@ -128,7 +129,6 @@ def resolve_target(name: str | None, root: Path | None = None, module: str | Non
         spec = strongest()
         return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
                       root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
-    from connectx_forge.tools.errors import UserError
     from connectx_forge.tools.play.reference import SUBMISSIONS, reference
 
     try:

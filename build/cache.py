@@ -25,6 +25,7 @@ from connectx_forge.build.bundle import HEADER
 from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
+from connectx_forge.tools.paths import user_cache
 
 if TYPE_CHECKING:
     from connectx_forge.tools.play.reference import PlayerRef
@@ -42,8 +43,6 @@ class Playable:
 
 
 def cache_dir() -> Path:
-    from connectx_forge.tools.paths import user_cache
-
     return user_cache() / "builds"
 
 

@@ -39,6 +39,7 @@ from pathlib import Path, PurePosixPath
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside, under
+from connectx_forge.tools.sandbox import jail
 
 C_SUFFIXES = (".c", ".h", ".inc")
 SOURCES = "/build"  # where the jail shows the copied files, read-only
@@ -82,8 +83,6 @@ class Folders:
 
 def jail_arguments(folders: Folders) -> list[str]:
     """bwrap's command line (without the compiler's) that shows only the toolchain and ``folders``."""
-    from connectx_forge.tools.sandbox import jail
-
     bwrap = shutil.which("bwrap") or "bwrap"
     zig = toolchain_dir()
     unshare = jail.UNSHARE[1:] if os.geteuid() == 0 else jail.UNSHARE  # as jail.arguments: no user namespace as root
@@ -97,8 +96,6 @@ def jail_arguments(folders: Folders) -> list[str]:
 def run(folders: Folders, args: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
     """``zig ARGS`` in ``folders`` (jailed when they say so), its output captured; ``BuildError`` past
     ``timeout`` seconds."""
-    from connectx_forge.tools.sandbox import jail
-
     zig = os.path.join(toolchain_dir(), "zig")
     env = {"PATH": jail.PATH, "ZIG_GLOBAL_CACHE_DIR": folders.cache, "ZIG_LOCAL_CACHE_DIR": f"{folders.out}/.zig"}
     command = [*jail_arguments(folders), zig, *args] if folders.jailed else [zig, *args]
@@ -113,8 +110,6 @@ def run(folders: Folders, args: list[str], timeout: int) -> subprocess.Completed
 @cache
 def jail_refused() -> str | None:
     """None where the compiler runs jailed here; else why not, in a few words (found once per process)."""
-    from connectx_forge.tools.sandbox import jail
-
     if jail._off():
         return "CXFORGE_JAIL=off"
     if shutil.which("bwrap") is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from connectx_forge.build import native
 from connectx_forge.build.builder import (
     DEFAULT_SIZE_LIMIT,
     FORMATS,
@@ -72,8 +73,6 @@ def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
 
 def write_native(target: Target) -> None:
     """Compile the target's C libraries and write them beside their sources (``--write-native``)."""
-    from connectx_forge.build import native
-
     root, declared = native.declared_for(target.module, target.root or default_root(), target.native)
     if not declared:
         raise BuildError(f"{target.name}: --write-native, but the project's settings declare no [native] library")

@@ -33,10 +33,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from connectx_forge.build import cc
 from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import PROJECT_PACKAGE, SourceModule
+from connectx_forge.runtime import import_root
 from connectx_forge.tools.paths import agents_root, user_cache
 
 LOADER = "load_native"
@@ -212,7 +214,6 @@ def library(root: Path, name: str, sources: list[str], where: str, prebuilt: boo
         if content is not None:
             return Library(content, known.files, known.extra)
     toolchain()
-    from connectx_forge.build import cc
 
     files, content = cc.compile_c(root, sources, ("-target", TARGET, *FLAGS), cache / "zig",
                                   f"{where}: native library {name!r}")
@@ -240,7 +241,6 @@ def library_for(name: str, module: str, file: str) -> bytes:
     project's from its settings; compiled (or prebuilt) as a build would embed it.  For ``load_native`` in a
     source tree."""
     from connectx_forge.build import project as projects
-    from connectx_forge.runtime import import_root
 
     root, libraries = Path(), {}
     if not is_shipped(module):  # its project's settings, found from its file

@@ -136,7 +136,6 @@ def parse_entry(entry: Any, where: str) -> tuple[str, str]:
 
 def parse_floors(floors: Any, where: str) -> dict[str, float]:
     """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
-    from connectx_forge.tools.errors import UserError
     from connectx_forge.tools.play.reference import OPPONENTS, reference
 
     if not isinstance(floors, dict):

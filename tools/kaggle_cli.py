@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectx_forge.tools import boundedread
 from connectx_forge.tools.credentials import scrub, secrets
 from connectx_forge.tools.errors import UserError
 
@@ -146,8 +147,6 @@ def run_python_api(body: str, args: Sequence[str] = (), timeout: float = DEFAULT
 def require_json(result: CliResult, what: str) -> object:
     """The JSON the CLI printed (from its first line that opens a JSON value), parsed within ``boundedread``'s
     bounds (it is what Kaggle's server sent); ``UserError`` when none."""
-    from connectx_forge.tools import boundedread
-
     lines = result.stdout.splitlines()
     starts = [i for i, line in enumerate(lines) if line.startswith(("[", "{"))]  # after any warning lines
     if not starts:

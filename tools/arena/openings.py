@@ -33,7 +33,9 @@ from functools import cache
 from pathlib import Path
 
 from agents.board import Board, BoardError
-from connectx_forge.tools import paths
+from agents.solver.book import Book
+from connectx_forge.tools import paths, tool_engines
+from connectx_forge.tools import progress as bars
 from connectx_forge.tools.errors import UserError
 
 DATASETS = paths.PROJECT_ROOT / "datasets" / "openings"
@@ -163,9 +165,6 @@ Solve = Callable[[Board], int]
 
 def _solver(engine: str) -> Solve:
     """A function giving a board's exact score: the engine ``engine`` names (C where it loads), with the book."""
-    from agents.solver.book import Book
-    from connectx_forge.tools import tool_engines
-
     return tool_engines.engine(engine, book=Book.load()).solve
 
 
@@ -173,8 +172,6 @@ class Labeller:
     """Exact scores: the shipped labels, then the opening book, then the solver (made on first need)."""
 
     def __init__(self, engine: str = "auto") -> None:
-        from agents.solver.book import Book
-
         self.engine = engine
         self.book = Book.load()
         self.solve: Solve | None = None
@@ -200,8 +197,6 @@ class Labeller:
 
 def label(moves: list[str], engine: str = "auto", progress: bool = True) -> list[Opening]:
     """Each position with its exact score (``Labeller``)."""
-    from connectx_forge.tools import progress as bars
-
     labeller = Labeller(engine)
     with bars.bar(len(moves), "labelling openings", "position", progress) as bar:
         out = []
@@ -215,8 +210,6 @@ def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND
                 engine: str = "auto", progress: bool = True) -> list[Opening]:
     """The suite: positions after ``plies`` moves in suite order, kept while their score is in ``band``
     (inclusive), until there are ``size`` (None: every position in the band)."""
-    from connectx_forge.tools import progress as bars
-
     lo, hi = band
     labeller = Labeller(engine)
     suite: list[Opening] = []

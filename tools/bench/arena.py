@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.tools.arena.run import Execution, execute
-from connectx_forge.tools.arena.schedule import Workers, play_apart
+from connectx_forge.tools.arena.schedule import Workers, our_packages_first, play_apart
 from connectx_forge.tools.arena.tournament import Tournament
 from connectx_forge.tools.table import GAMES, render
 
@@ -86,7 +86,6 @@ def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None)
     except ImportError:
         return ExecutorRow("dask LocalCluster", n, 0, None, None, None,
                            "skipped: distributed is not installed (pip install -e '.[dask]')")
-    from connectx_forge.tools.arena.schedule import our_packages_first
 
     our_packages_first()
     begin = time.perf_counter()

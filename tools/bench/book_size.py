@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.board import Board
+from agents.solver.book import NO_MOVE, Book, Entry
 from agents.solver.policy import POLICY
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.solver.book_builder import (
@@ -86,8 +87,6 @@ class Cut:
 
 def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> Cut:
     """One cut-off's book: entries, sizes, load time, and the largest search it leaves to the agent."""
-    from agents.solver.book import NO_MOVE, Book, Entry
-
     kept, worst, missing = walk(done, side, easy_nodes, max_plies)
     book = Book.from_entries([Entry(r.key, r.score, r.move if r.move is not None else NO_MOVE)
                               for r in kept if r.score is not None],

@@ -27,6 +27,7 @@ import socket
 import time
 
 from connectx_forge.tools.play.worker_pool import fork_pool
+from connectx_forge.tools.sandbox import limits, warden
 
 COLUMNS, ROWS = 7, 6
 
@@ -60,8 +61,6 @@ def _template(control: socket.socket) -> None:
     """Hand over a host (the referee's end of its channel) per request, forking the next one ahead."""
     import gc
 
-    from connectx_forge.tools.sandbox import warden
-
     warden.preload()
     gc.freeze()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # ended hosts are reaped by the kernel
@@ -75,8 +74,6 @@ def _template(control: socket.socket) -> None:
 
 def _play(plies: int, games: int) -> int:
     """``games`` games of ``plies`` moves each, against a template of this process's own: how many ran."""
-    from connectx_forge.tools.sandbox import limits
-
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     parent = os.getpid()
     pid = os.fork()

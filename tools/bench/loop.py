@@ -32,7 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from connectx_forge.build.builder import build, default_root, resolve_target, write
 from connectx_forge.tools.bench.floor import floor_rate
+from connectx_forge.tools.kaggle_env import load
 from connectx_forge.tools.play.match import run_match
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.reference import KAGGLE, reference
@@ -103,8 +105,6 @@ class LoopRow:
 
 def _evaluate_share(job: tuple[str, str, int]) -> int:
     """Run ``n`` episodes of ``evaluate`` (in a worker process); returns how many ran."""
-    from connectx_forge.tools.kaggle_env import load
-
     evaluate = load().evaluate
     a, b, n = job
     players = [p if p.endswith(".py") else resolve(p).new_agent() for p in (a, b)]  # a path: loaded per episode
@@ -150,8 +150,6 @@ def alternate(timers: dict[str, Callable[[], float]], rounds: int) -> dict[str, 
 def built_file(name: str, folder: str) -> str:
     """Agent ``name`` bundled into a submission file in ``folder`` (what ``cxforge build`` writes)."""
     from pathlib import Path
-
-    from connectx_forge.build.builder import build, default_root, resolve_target, write
 
     path = Path(folder) / f"{name}.py"
     write(build(resolve_target(name, default_root())), path)

@@ -17,6 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from agents.board import Board
+from agents.net.agent import net_move, policy_value_net
+from agents.net.features import encode, feature_size
+from agents.net.mlp import load_mlp, masked_argmax
 from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import PONS_DIR
@@ -32,9 +35,6 @@ def pons_positions(folder: Path, limit: int) -> list[Board]:
 
 def picks(weights: bytes, boards: list[Board]) -> list[int]:
     """The legal column a weight file's policy ranks highest, for each board."""
-    from agents.net.features import encode
-    from agents.net.mlp import load_mlp, masked_argmax
-
     logits, _ = load_mlp(weights).policy_value(np.stack([encode(b) for b in boards]))
     return [masked_argmax(row, b.legal_moves()) for row, b in zip(logits, boards, strict=True)]
 
@@ -47,8 +47,6 @@ def compare(checkpoint: Path, positions: int = 3000, pons: Path = PONS_DIR) -> i
         raise UserError(f"no Pons sets at {pons}")
     import torch
 
-    from agents.net.agent import net_move, policy_value_net
-    from agents.net.features import feature_size
     from connectx_forge.tools.train.netlib import build_mlp, export_bytes
 
     ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)

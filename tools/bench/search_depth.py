@@ -15,16 +15,16 @@ import statistics
 import time
 from pathlib import Path
 
+from agents.board import Board
 from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.solver.mistakes import SETS
 
 
 def run(folder: Path, positions: int, budget: float) -> int:
     """Print the mean depth reached and the node rate over the first ``positions`` of Begin-Medium; 0."""
-    from agents.board import Board
     from agents.net.agent import policy_value_net
     from agents.net.tree import NetSearch
-    from connectx_forge.tools.solver.mistakes import SETS
 
     path = Path(folder) / next(fname for fname, name in SETS if name == "Begin-Medium")
     if not path.exists():

@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from agents.board import Board
+from agents.solver.engine import Kind, describe
 from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools import tool_engines
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.solver.mistakes import measure, solver_mover
+from connectx_forge.tools.stats import format_rate
 from connectx_forge.tools.table import render
 
 T = TypeVar("T")
@@ -74,8 +78,6 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
                c_entries: int | None = None) -> SolverFigures:
     """Solve each position with a cleared table (the clearing untimed); the figures for one file, timed by
     ``clock``, the compiled table of ``c_entries`` (default: the tools' size)."""
-    from connectx_forge.tools import tool_engines
-
     solver = tool_engines.engine(engine) if c_entries is None else tool_engines.engine(engine, c_entries=c_entries)
     correct = nodes = 0
     elapsed = 0.0
@@ -105,10 +107,7 @@ def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: 
                    engine: str = "python", limit: int | None = None, sample: int | None = None, seed: int = 0,
                    progress: bool = True) -> int:
     """Print the solver agent's mistake rate per file (tools/solver/mistakes.py's harness); 0."""
-    from agents.solver.engine import describe
     from agents.solver.policy import POLICY
-    from connectx_forge.tools.solver.mistakes import measure, solver_mover
-    from connectx_forge.tools.stats import format_rate
 
     budget = POLICY.move_budget if budget is None else budget
     if budget <= 0:
@@ -182,9 +181,6 @@ def side_by_side(files: Sequence[tuple[Path, list[tuple[str, int]]]], weak: bool
                  progress: bool = True) -> int:
     """Print, per file, the compiled and the Python solver (and ``reference``) on the same positions in one run,
     with each one's nodes per second as a ratio to the first row's; 1 if any score was wrong, else 0."""
-    from agents.solver.engine import Kind
-    from connectx_forge.tools import tool_engines
-
     tool_engines.resolve(Kind.C)  # both engines run: one line if the compiled one cannot
     cells = []
     failed = False

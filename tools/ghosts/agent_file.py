@@ -22,6 +22,7 @@ from pathlib import Path
 
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.ghosts.observed_moves import TeamBook
+from connectx_forge.tools.paths import user_cache
 
 FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"
 # A quick, pure-Python tactical player: it builds in a moment into a small file, needs no weights or native code,
@@ -129,7 +130,6 @@ def ghost_file(book: TeamBook, fallback: str | None = None, folder: Path | None 
     """The ghost's agent file, written once into ``folder`` (default: the user cache's ``ghosts/``), named
     ``ghost-TEAM.py`` in a folder named by its content's sha256 (the same book and fallback, the same file)."""
     from connectx_forge.build.cache import atomic_write
-    from connectx_forge.tools.paths import user_cache
 
     text = render(book, fallback_name(fallback))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]

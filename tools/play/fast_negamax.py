@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.board import Board
+from connectx_forge.tools.kaggle_env import load
 
 MAX_DEPTH = 4  # Kaggle's max_depth
 _MEMOS: dict[tuple[int, int, int], dict[tuple[int, int], float]] = {}  # per board size
@@ -116,8 +117,6 @@ def bench(positions: int = 60, seed: int = 1) -> tuple[float, float]:
     """CPU ms per move of Kaggle's negamax and of this clone with an empty memo, same positions."""
     import time
     from types import SimpleNamespace
-
-    from connectx_forge.tools.kaggle_env import load
 
     load()  # kaggle_environments, without its noise
     from kaggle_environments.envs.connectx.connectx import negamax_agent

@@ -15,6 +15,7 @@ from typing import Any
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.game import GameRecord
+from connectx_forge.tools.play.players import label_of
 from connectx_forge.tools.play.records import read_games
 from connectx_forge.tools.sandbox.escape import escape
 
@@ -39,8 +40,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def label(agent: str) -> str:
     """The name games record for ``--agent``: a project folder or file (or, inside a project, its own name) as
     its label (``players.label_of``); anything else, or a folder that is no player, as given."""
-    from connectx_forge.tools.play.players import label_of
-
     return label_of(agent)
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.sandbox.limits import die_with_parent
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -53,7 +54,6 @@ def worker_start(parent: int) -> None:
     """A worker's start: Ctrl-C is the parent's to handle, and the worker dies with ``parent`` (Linux),
     exiting at once if that parent is already gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from connectx_forge.tools.sandbox.limits import die_with_parent
 
     die_with_parent(signal.SIGKILL, parent)
 

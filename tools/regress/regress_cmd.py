@@ -17,9 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from connectx_forge.build.project import find_root, name_of
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.regress import data
+from connectx_forge.tools.regress.find import first_losing_case
+from connectx_forge.tools.review.labels import Labeller
+from connectx_forge.tools.review.review_cmd import add_game_options, load_all
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render
 
@@ -67,7 +71,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _project(add)
     add.add_argument("--us", action="append", default=None, metavar="NAME",
                      help="our team or player name in the games; repeat for several (default: the project's name)")
-    from connectx_forge.tools.review.review_cmd import add_game_options
 
     add_game_options(add)
     options.add_json(add, "print the cases added as JSON instead of the summary")
@@ -84,8 +87,6 @@ def _project(parser: argparse.ArgumentParser) -> None:
 
 def project_root(folder: Path) -> Path:
     """The project folder at or above ``folder``; ``UserError`` when there is none."""
-    from connectx_forge.build.project import find_root
-
     root = find_root(folder.expanduser().resolve())
     if root is None:
         raise UserError(f"{folder}: not inside an agent project (no cxforge.toml here or above); create one with "
@@ -105,9 +106,6 @@ def expand(specs: list[str]) -> list[str]:
 
 def add(args: argparse.Namespace) -> int:
     """Find the lost games' first losing moves and keep the new ones; 0."""
-    from connectx_forge.tools.review.labels import Labeller
-    from connectx_forge.tools.review.review_cmd import load_all
-
     root = project_root(args.project)
     games = load_all(expand(args.games), args.episodes)
 
@@ -137,9 +135,6 @@ def add_cases(root: Path, games: list[Game], us: list[str] | None, labeller: Lab
     A lost game without such a move is passed to ``note``.  Returns the report (what ``--json`` prints: games
     of ours, lost, added, cases in all, the new cases) and whether the test file was written now.
     """
-    from connectx_forge.build.project import name_of
-    from connectx_forge.tools.regress.find import first_losing_case
-
     us = us or [name_of(root)]
     found: list[data.Case] = []
     ours = lost = 0

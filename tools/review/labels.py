@@ -27,6 +27,7 @@ from agents.solver.book import Book
 from agents.solver.engine import Engine
 from agents.solver.search import Solver, Timeout
 from agents.solver.search import score_class as sign
+from connectx_forge.tools import tool_engines
 from connectx_forge.tools.errors import UserError
 
 DEFAULT_TIME_LIMIT = 2.0  # seconds of solving per position (all its moves together)
@@ -89,8 +90,6 @@ class Labeller:
     """
 
     def __init__(self, engine: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT, book: Book | None = None) -> None:
-        from connectx_forge.tools import tool_engines
-
         if not time_limit > 0:
             raise UserError(f"the time limit must be positive, got {time_limit}")
         self.time_limit = time_limit

@@ -11,9 +11,11 @@ from connectx_forge.tools import options, table
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.players import label_of
+from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.review.annotate import MOVE_HEADERS, Review, move_row, review_game
 from connectx_forge.tools.review.games import Game, load_games
 from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, Labeller
+from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
 from connectx_forge.tools.review.summary import format_summary, summarise
 from connectx_forge.tools.sandbox.escape import escape
 
@@ -97,7 +99,6 @@ def review_all(games: list[Game], args: argparse.Namespace) -> list[Review]:
     if workers <= 1:
         with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args)) as bar:
             return [review_game(g, labeller, bar.update) for g in games]
-    from connectx_forge.tools.play.worker_pool import Progress, in_processes
 
     progress = Progress("review", "move", total, options.progress_of(args), count=lambda r: len(r.moves))
     return in_processes(_review_one, [(g, args.engine, args.time_limit) for g in games], workers, progress=progress)
@@ -122,8 +123,6 @@ def format_review(review: Review) -> str:
 
 def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
     """A page per game and an index in ``folder``; the index's path."""
-    from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
-
     try:
         folder.mkdir(parents=True, exist_ok=True)
         entries = []

@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from agents.board import Board
+from agents.solver.book import Book, BookError, Entry, key_stones
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
+from agents.solver.search import Timeout
 from connectx_forge.tools import boundedread, tool_engines
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
@@ -105,9 +107,6 @@ _ENGINES: dict[str, Engine] = {}  # the worker process's solver of each kind (no
 def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
     """Score and best move of the position after ``line`` (weak, then exact, like the agent: from an empty
     table)."""
-    from agents.solver.search import Timeout
-    from connectx_forge.tools import tool_engines
-
     board = Board.from_pons(line)
     start = time.perf_counter()
     move: int | None
@@ -195,8 +194,6 @@ def append_progress(path: Path, result: Result) -> None:
 
 def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> int:
     """Write the solved positions that are not easy; return how many."""
-    from agents.solver.book import Book, Entry
-
     kept = [r for r in results.values() if r.score is not None and not easy(r, easy_nodes)]
     entries = [Entry(r.key, r.score, r.move if r.move is not None else 255) for r in kept if r.score is not None]
     save_book(Book.from_entries(entries, max((len(r.moves) for r in kept), default=0)), out)
@@ -337,8 +334,6 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
 
 def info(path: Path = DEFAULT_BOOK) -> int:
     """Print a book file's entries, depth, size and load time; 0."""
-    from agents.solver.book import Book, BookError, key_stones
-
     path = Path(path)
     try:
         data = path.read_bytes()

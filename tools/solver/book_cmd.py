@@ -21,6 +21,7 @@ from connectx_forge.tools.solver.book_practical import (
     PracticalRun,
     practical,
 )
+from connectx_forge.tools.solver.solve_cmd import parse_moves
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
 EXAMPLE = """\
@@ -123,7 +124,6 @@ def run(args: argparse.Namespace) -> int:
     """Build the book, or print a summary of a book file."""
     if args.book_command == "info":
         return info(args.path)
-    from connectx_forge.tools.solver.solve_cmd import parse_moves
 
     parse_moves(args.root)  # one line naming what is wrong with a bad --root
     if args.book_command == "practical":

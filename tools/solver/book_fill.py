@@ -37,6 +37,7 @@ from agents.board import Board
 from agents.solver import engine as engines
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
+from agents.solver.search import Timeout
 from connectx_forge.tools import tool_engines
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.worker_pool import worker_pool
@@ -76,8 +77,6 @@ _SOLVERS: dict[str, engines.Engine] = {}  # the worker's solver: its table persi
 
 def solve_exact(line: str, seconds: float, engine: str) -> Result:
     """The exact score of the position after ``line`` (no best move), from this worker's warm table."""
-    from agents.solver.search import Timeout
-
     solver = _SOLVERS.get(engine)
     if solver is None:
         solver = _SOLVERS[engine] = tool_engines.engine(engine)

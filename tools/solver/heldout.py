@@ -49,10 +49,11 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from agents.board import Board
+from agents.solver.search import Timeout, score_class
 from connectx_forge.tools import boundedread, paths
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.train.labels import Label
+from connectx_forge.tools.train.labels import Label, read_labels_file, shards
 
 
 @dataclass(frozen=True)
@@ -176,8 +177,6 @@ def _candidates(name: str, seed: int, start: int, want: int, seen: set[int],
 # -- training overlap ------------------------------------------------------------
 def training_files(folders: Iterable[Path]) -> list[Path]:
     """The label shards of the training folders that exist."""
-    from connectx_forge.tools.train.labels import shards
-
     return [f for folder in folders if Path(folder).is_dir() for f in shards(Path(folder))]
 
 
@@ -205,7 +204,6 @@ def overlapping(candidates: Sequence[str], files: Sequence[Path]) -> set[str]:
     The shards are streamed; a label becomes a board only when its column
     heights could match, so memory holds the candidates, not the training set.
     """
-    from connectx_forge.tools.train.labels import read_labels_file
     from connectx_forge.tools.train.train import family_keys
 
     owners: dict[int, set[str]] = {}
@@ -232,8 +230,6 @@ def label(solver: Any, board: Board, budget_s: float) -> tuple[list[int | None] 
     the process was paused or starved is run again with the CPU time left, its
     table kept.
     """
-    from agents.solver.search import Timeout
-
     solver.reset()
     start = time.process_time()
     while True:
@@ -320,8 +316,6 @@ def read_set(folder: Path, name: str) -> list[Label]:
 
 def summary(folder: Path, name: str) -> Summary:
     """Labelled, contested and skipped counts of a set's scores file."""
-    from agents.solver.search import score_class
-
     records = read_records(set_files(folder, name)[1])[1]
     classes = [{score_class(s) for s in r.scores if s is not None} for r in records if r.scores is not None]
     return Summary(name, len(classes), len(records) - len(classes), contested=sum(len(c) > 1 for c in classes))

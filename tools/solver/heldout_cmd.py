@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from agents.registry import did_you_mean
-from connectx_forge.tools import options, table
+from connectx_forge.tools import options, table, tool_engines
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.tools.solver import heldout
@@ -84,7 +84,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--training: no such folder: {', '.join(missing)}")
     if args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out must be a folder, {args.out} is a file")
-    from connectx_forge.tools import tool_engines
 
     if not tool_engines.available():  # one clear line before any drawing
         raise UserError(f"the held-out sets are labelled by the compiled solver, and {tool_engines.why_not()}")

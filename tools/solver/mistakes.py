@@ -49,12 +49,18 @@ from typing import Any
 from agents.board import Board
 from agents.registry import did_you_mean
 from agents.solver.engine import Engine
+from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
-from connectx_forge.tools import boundedread
+from connectx_forge.tools import boundedread, table, tool_engines
 from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.tools.play.players import resolve
+from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+from connectx_forge.tools.play.rules import ACT_TIMEOUT, kaggle_config
+from connectx_forge.tools.sandbox.seat import HostedAgent
 from connectx_forge.tools.solver import heldout
+from connectx_forge.tools.stats import format_rate
 from connectx_forge.tools.train.labels import Label
 
 SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2", "Middle-Medium"),
@@ -105,8 +111,6 @@ def agent_mover(name: str) -> Mover:
     """An agent called with Kaggle's ``obs`` and ``config``: a registered one in this process; a file (a
     project built on the fly included) in an agent host, loaded afresh for each position as for a new game,
     never in this process.  A hosted move that breaks (error, timeout, crash...) is an invalid move."""
-    from connectx_forge.tools.play.players import resolve
-
     player = resolve(name)
     if player.fresh:
         return _hosted_mover(player)
@@ -122,8 +126,6 @@ def agent_mover(name: str) -> Mover:
 
 def _hosted_mover(player: Any) -> Mover:
     from connectx_forge.tools.play.game import MARGIN
-    from connectx_forge.tools.play.rules import ACT_TIMEOUT, kaggle_config
-    from connectx_forge.tools.sandbox.seat import HostedAgent
 
     def move(board: Board) -> tuple[int, str]:
         size = (board.rows, board.columns, board.inarow)
@@ -187,9 +189,6 @@ def labeller(engine: str = "python", budget_s: float | None = None, cache: WeakC
     The solver is made at the first score not in ``cache`` (none for a
     held-out set, whose cache holds every score).
     """
-    from agents.solver.search import Timeout
-    from connectx_forge.tools import tool_engines
-
     solvers: list[Engine] = []
 
     def solver() -> Engine:
@@ -306,8 +305,6 @@ MISTAKE_HEADERS = ("set", "agent", "mistakes", "rate [95% CI]", "skipped", "mean
 def table_row(res: Mistakes) -> list[object]:
     """One result as a row under ``MISTAKE_HEADERS``: mistakes of judged moves, their rate, the positions
     skipped past the budget, the mean and the longest time to move."""
-    from connectx_forge.tools.stats import format_rate
-
     n = len(res.mistakes)
     think = res.think_s or [0.0]
     return [res.set, res.agent, f"{n}/{res.judged}", format_rate(n, res.judged), res.skipped,
@@ -316,8 +313,6 @@ def table_row(res: Mistakes) -> list[object]:
 
 def format_table(results: Sequence[Mistakes], color: bool | None = None) -> str:
     """The results as one table (``tools/table``, style ``rule``), a row per agent and set."""
-    from connectx_forge.tools import table
-
     return table.render(MISTAKE_HEADERS, [table_row(r) for r in results], "rule", align="llrrrrr", color=color)
 
 
@@ -351,8 +346,6 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
     set not built, an agent that cannot load, no C compiler for ``engine`` c)
     is a ``UserError`` before any solving.
     """
-    from connectx_forge.tools.play.reference import SUBMISSIONS, reference
-
     run = run if run is not None else MistakeRun()
     sample, hard_sample, seed, engine = run.sample, run.hard_sample, run.seed, run.engine
 

@@ -12,7 +12,8 @@ import argparse
 import time
 
 from agents.board import Board
-from connectx_forge.tools import options
+from agents.solver.book import Book
+from connectx_forge.tools import options, tool_engines
 from connectx_forge.tools.errors import UserError
 
 HELP = ("solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
@@ -63,9 +64,6 @@ def describe(score: int, moves: int, weak: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Solve the position; print its score (or each column's with ``--all``), nodes and time."""
-    from agents.solver.book import Book
-    from connectx_forge.tools import tool_engines
-
     board = parse_moves(args.moves)
     solver = tool_engines.engine(options.engine_of(args), book=Book.load())  # the book's scores where it has them
     start = time.perf_counter()

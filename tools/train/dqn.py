@@ -31,7 +31,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from connectx_forge.tools.play.players import FAST_NEGAMAX
+from agents.board import Board
+from agents.net.features import VERSION, encode, feature_size
+from agents.net.mlp import checked, load_mlp
+from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import agent_data
+from connectx_forge.tools.play.match import run_match
+from connectx_forge.tools.play.players import FAST_NEGAMAX, resolve
+from connectx_forge.tools.train.labels import tactical_random
 
 if TYPE_CHECKING:
     from agents.board import Board
@@ -40,16 +48,11 @@ if TYPE_CHECKING:
 
 def greedy_move(q_of: Callable[[np.ndarray], np.ndarray], board: Board) -> int:
     """The legal column the learner's current Q-network values most."""
-    from agents.net.features import encode
-
     q = q_of(encode(board))
     return max(board.legal_moves(), key=lambda c: q[c])
 
 
 def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random) -> Any:
-    from agents.board import Board
-    from connectx_forge.tools.train.labels import tactical_random
-
     if spec == "tactical":
         return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
     if spec == FAST_NEGAMAX:  # seeded coin flips, so that a run is reproducible
@@ -67,10 +70,6 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
 
 def load_init(path: Path) -> MLP:
     """The weight file to start from (a network of this project, e.g. the supervised ``net``)."""
-    from agents.net.features import VERSION
-    from agents.net.mlp import checked, load_mlp
-    from connectx_forge.tools.errors import UserError
-
     try:
         return checked(load_mlp(Path(path).read_bytes()), str(path), VERSION)
     except OSError as exc:
@@ -97,9 +96,6 @@ def warm_start(q_net: Any, init: MLP, scale: float) -> None:
 
 def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, games: int, seed: int) -> float:
     """The learner's win rate, playing greedily, over ``games`` seeded games (seats swapped)."""
-    from agents.board import Board
-    from connectx_forge.tools.play.match import run_match
-
     def greedy(obs: Any, config: Any) -> int:
         return greedy_move(q_of, Board.from_obs(obs, config))
 
@@ -111,11 +107,6 @@ def run_dqn(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
 
-    from agents.net.features import feature_size
-    from connectx_forge.tools import progress as progress_bars
-    from connectx_forge.tools.errors import UserError
-    from connectx_forge.tools.paths import agent_data
-    from connectx_forge.tools.play.players import resolve
     from connectx_forge.tools.train.netlib import (
         DQN_PANELS,
         build_mlp,

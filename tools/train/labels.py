@@ -45,7 +45,9 @@ from pathlib import Path
 
 from agents.board import Board
 from agents.solver.engine import Engine
+from agents.solver.search import Timeout
 from connectx_forge.tools import progress as progress_bars
+from connectx_forge.tools import tool_engines
 
 DEFAULT_DIR = Path(".cache/labels")
 
@@ -127,8 +129,6 @@ def label_game(moves: list[int], solver: Engine, budget_s: float, min_stones: in
     ``solver`` is a solver engine (``agents.solver.engine``: the Python ``Solver`` or its C engine);
     ``budget_s`` bounds each ``analyze``.
     """
-    from agents.solver.search import Timeout
-
     boards = [Board()]
     for col in moves[:-1]:
         boards.append(boards[-1].play(col))
@@ -170,8 +170,6 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
 
     Returns how many positions were labelled in this call.
     """
-    from connectx_forge.tools import tool_engines
-
     path = shard_path(cache_dir, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     start = _last_game(path) + 1

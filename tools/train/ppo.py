@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import time
 
+from connectx_forge.tools.stats import format_rate
+
 
 def train_and_test(steps: int = 60_000, games: int = 400, seed: int = 0, opponent: str = "random") -> str:
     """Train PPO for ``steps`` against ``opponent``, play ``games`` test games; the one-line report."""
     import torch
     from stable_baselines3 import PPO
 
-    from connectx_forge.tools.stats import format_rate
     from connectx_forge.tools.train.rl_env import ConnectXEnv
 
     torch.set_num_threads(1)

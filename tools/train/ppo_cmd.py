@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from connectx_forge.tools import options
+from connectx_forge.tools.train.ppo import train_and_test
 
 HELP = "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"
 EXAMPLE = """\
@@ -30,7 +31,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Train, then play the test games and print the outcomes."""
-    from connectx_forge.tools.train.ppo import train_and_test
-
     print(train_and_test(args.steps, args.games, args.seed, args.opponent))
     return 0

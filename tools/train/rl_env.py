@@ -31,6 +31,7 @@ from gymnasium import spaces
 from agents.board import Board
 from agents.net.features import encode, feature_size
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.play.players import resolve
 
 Opponent = str | Callable[[Any, Any], int]
 
@@ -50,7 +51,6 @@ def resolve_opponent(spec: Opponent) -> Callable[[Any, Any], int]:
     """An agent function for ``spec`` (a callable or a player spec string)."""
     if callable(spec):
         return spec
-    from connectx_forge.tools.play.players import resolve
 
     player = resolve(spec)
     return player.new_agent()

@@ -29,9 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from agents.board import Board
+from agents.net.features import encode, feature_size
 from agents.solver.search import score_class
+from connectx_forge.tools import paths, tool_engines
+from connectx_forge.tools import progress as progress_bars
 from connectx_forge.tools.boundedread import read_positions
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.paths import agent_data
+from connectx_forge.tools.train import labels as labelling
+from connectx_forge.tools.train.labels import BestMove
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
 
@@ -73,8 +80,6 @@ def holdout_keys(paths: Iterable[Path]) -> set[int]:
     Training leaves these out, so that mistake rates measured on the files are
     on positions the network never saw, and never saw one move on.
     """
-    from agents.board import Board
-
     keys: set[int] = set()
     for file in (f for path in paths for f in pons_files(path)):
         for moves, _ in read_positions(file):
@@ -96,9 +101,6 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
     ``full`` True where every legal column's class is known (the rows move
     metrics use), ``val`` True for validation rows.
     """
-    from agents.net.features import encode
-    from connectx_forge.tools.train.labels import BestMove
-
     seen: set[int] = set()
     rows: list[tuple[Any, ...]] = []
     pending: list[tuple[Any, float, bool]] = []
@@ -163,19 +165,15 @@ def move_metrics(logits: np.ndarray, p: np.ndarray, cls: np.ndarray) -> tuple[fl
 # -- runs ----------------------------------------------------------------------
 def _label_engine(name: str) -> str:
     """The labelling engine: ``auto`` picks the C engine where it can be built."""
-    from connectx_forge.tools import tool_engines
-
     return tool_engines.resolve(name, check=False)
 
 
 def _holdout_paths(args: argparse.Namespace) -> list[Path]:
     """The test files training must not see: by default Pons' sets and our held-out sets, where present."""
-    from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
-
     if args.no_holdout:
         return []
     if args.holdout is None:
-        return [folder for folder in (PONS_DIR, HELDOUT_DIR) if folder.is_dir() and pons_files(folder)]
+        return [folder for folder in (paths.PONS_DIR, paths.HELDOUT_DIR) if folder.is_dir() and pons_files(folder)]
     missing = [str(p) for p in args.holdout if not Path(p).exists()]
     if missing:
         raise UserError(f"--holdout: no such file or folder: {', '.join(missing)}")
@@ -186,10 +184,6 @@ def run_supervised(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
 
-    from agents.net.features import feature_size
-    from connectx_forge.tools import progress as progress_bars
-    from connectx_forge.tools.paths import agent_data
-    from connectx_forge.tools.train import labels as labelling
     from connectx_forge.tools.train.netlib import (
         SUPERVISED_PANELS,
         build_mlp,
