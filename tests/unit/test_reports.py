@@ -51,7 +51,7 @@ PENDING = {
     "tools/arena/tournament.py:run_key", "tools/bench/arena.py:_table_of", "tools/ladder/ladder_cmd.py:simulate",
     "tools/ladder/ladder_report.py:ladder_report", "tools/ladder/simulate.py:run_key",
     "tools/play/logs_cmd.py:game_json",
-    "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key", "tools/play/winrates.py:win_rates",
+    "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key",
     "api/functions.py:_take", "api/functions.py:_game_args", "api/functions.py:_without_store",
     "api/results.py:overall", "api/results.py:elo",
 }

@@ -63,22 +63,27 @@ def default_agents() -> list[str]:
 def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games: int = 400,
               workers: int | None = None, seed: int = 0, size: Size = STANDARD,
               progress: bool = True, table: bool = True,
-              on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[dict[str, Any]]]:
+              on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[MatchResult]]:
     """Play every agent against every opponent; print the Markdown table when done (unless ``table`` is False).
 
-    Returns each agent's match summaries (``MatchResult.to_json``), in opponent order.
+    Returns each agent's matches, in opponent order (``summaries``: as ``--json`` prints them).
     """
     for spec in [*names, *opponents]:
         resolve(spec)  # a bad spec: one clear line before any game
     if table:
         print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}", flush=True)
-    raw: dict[str, list[dict[str, Any]]] = {}
+    raw: dict[str, list[MatchResult]] = {}
     rows = []
     for name in names:
         results = [run_match(name, opp, games, workers=workers, seed=seed, settings=GameSettings(size),
                              progress=progress, on_game=on_game) for opp in opponents]
-        raw[name] = [r.to_json() for r in results]
+        raw[name] = results
         rows.append(table_row(resolve(name).name, results))
     if table:
         print(format_table(rows, opponents))
     return raw
+
+
+def summaries(matches: dict[str, list[MatchResult]]) -> dict[str, list[Any]]:
+    """Each agent's match summaries (``MatchResult.to_json``), as ``cxforge winrates --json`` prints them."""
+    return {name: [m.to_json() for m in results] for name, results in matches.items()}

@@ -10,7 +10,7 @@ import argparse
 import json
 
 from connectx_forge.tools import options
-from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, win_rates
+from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, summaries, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
 EXAMPLE = """\
@@ -38,12 +38,13 @@ def run(args: argparse.Namespace) -> int:
     to_stdout, out = args.json, args.out
     writer = options.writer_of(args)
     try:
-        raw = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
+        matches = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
                         options.size_of(args), options.progress_of(args), table=not to_stdout,
                         on_game=writer.add if writer is not None else None)
     finally:
         if writer is not None:
             writer.close()
+    raw = summaries(matches)
     if to_stdout:
         print(json.dumps(raw, indent=1))
     if out is not None:
