@@ -17,9 +17,7 @@ from typing import Any
 from agents.board import Board, standard_board
 from agents.net.agent import policy_value_net
 from agents.net.mlp import MLP
-from agents.net.tree import NetSearch, forced_moves
-
-__all__ = ["NetSearch", "forced_moves", "search_move", "agent"]
+from agents.net.tree import NetSearch
 
 DEFAULT_BUDGET_S = 0.3
 MAX_BUDGET_S = 1.5  # Kaggle allows 2 s a move; keep a margin for load and overhead

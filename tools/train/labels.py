@@ -98,7 +98,7 @@ def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:
 
 def tactical_random(board: Board, rng: random.Random) -> int:
     """A move that wins in one, else blocks a loss in one, else a random safe column."""
-    from agents.net.net_search import forced_moves
+    from agents.net.tree import forced_moves
 
     legal = board.legal_moves()
     wins = [c for c in legal if board.is_winning_move(c)]
