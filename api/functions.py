@@ -419,7 +419,7 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
     from connectx_forge.tools import progress as bars
     from connectx_forge.tools.play.players import label_of
     from connectx_forge.tools.review.annotate import review_game
-    from connectx_forge.tools.review.labels import Labeller
+    from connectx_forge.tools.review.labeller import Labeller
     from connectx_forge.tools.review.review_cmd import format_review, write_html
     from connectx_forge.tools.review.summary import format_summary, summarise
 

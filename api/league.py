@@ -152,7 +152,7 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
     """
     from connectx_forge.tools.regress import data
     from connectx_forge.tools.regress.regress_cmd import add_cases, added_text, expand
-    from connectx_forge.tools.review.labels import Labeller
+    from connectx_forge.tools.review.labeller import Labeller
 
     def problem(line: str) -> None:
         if on_problem is not None:

@@ -52,7 +52,7 @@ COMMANDS: dict[str, Command] = {
                    "tests"),
     "agents": Command("connectx_forge.tools.agents_cmd",
                       "list the registered agents, their sources and win-rate floors"),
-    "build": Command("connectx_forge.build.cli",
+    "build": Command("connectx_forge.build.build_cmd",
                      "bundle an agent and what it uses into one self-contained submission file"),
     "check": Command("connectx_forge.tools.submit.check_cmd",
                      "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"),

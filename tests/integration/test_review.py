@@ -17,7 +17,7 @@ from connectx_forge.tools.cli import main
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.review.annotate import review_game, tag_of
 from connectx_forge.tools.review.games import read_file, read_replay
-from connectx_forge.tools.review.labels import Labeller, sign
+from connectx_forge.tools.review.labeller import Labeller, sign
 from connectx_forge.tools.review.replay_page import FONT_URLS, replay_of
 from connectx_forge.tools.review.summary import summarise
 from connectx_forge.tools.solver.solve_cmd import parse_moves

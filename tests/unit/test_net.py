@@ -270,7 +270,7 @@ def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
 @given(standard_positions())
 def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
     from agents.net.agent import policy_value_net
-    from connectx_forge.tools.train.dqn import warm_start
+    from connectx_forge.tools.train.dqn_training import warm_start
     from connectx_forge.tools.train.netlib import build_mlp
 
     net = policy_value_net()

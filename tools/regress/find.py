@@ -12,7 +12,7 @@ from agents.board import Board
 from connectx_forge.tools.regress.data import Case
 from connectx_forge.tools.review.annotate import wdl_name
 from connectx_forge.tools.review.games import Game
-from connectx_forge.tools.review.labels import Labeller
+from connectx_forge.tools.review.labeller import Labeller
 from connectx_forge.tools.review.summary import pons_moves
 
 

@@ -22,14 +22,14 @@ from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.regress import data
 from connectx_forge.tools.regress.find import first_losing_case
-from connectx_forge.tools.review.labels import Labeller
+from connectx_forge.tools.review.labeller import Labeller
 from connectx_forge.tools.review.review_cmd import add_game_options, load_all
 from connectx_forge.tools.sandbox.escape import escape
 from connectx_forge.tools.table import render
 
 if TYPE_CHECKING:
     from connectx_forge.tools.review.games import Game
-    from connectx_forge.tools.review.labels import Labeller
+    from connectx_forge.tools.review.labeller import Labeller
 
 HELP = ("turn the first losing move of each lost replay into a regression test of your project (add), and list "
         "them (list)")

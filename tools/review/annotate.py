@@ -20,7 +20,7 @@ from typing import Any
 
 from agents.board import Board
 from connectx_forge.tools.review.games import Game
-from connectx_forge.tools.review.labels import Labeller, Position
+from connectx_forge.tools.review.labeller import Labeller, Position
 
 WDL = {1: "win", 0: "draw", -1: "loss"}
 

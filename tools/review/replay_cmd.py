@@ -11,7 +11,7 @@ from pathlib import Path
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.review.annotate import Review, review_game
-from connectx_forge.tools.review.labels import Labeller
+from connectx_forge.tools.review.labeller import Labeller
 from connectx_forge.tools.review.replay_page import game_page, replay_of, visualizer
 from connectx_forge.tools.review.review_cmd import add_game_options, load_all
 

@@ -14,7 +14,7 @@ from connectx_forge.tools.play.players import label_of
 from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.review.annotate import MOVE_HEADERS, Review, move_row, review_game
 from connectx_forge.tools.review.games import Game, load_games
-from connectx_forge.tools.review.labels import DEFAULT_TIME_LIMIT, Labeller
+from connectx_forge.tools.review.labeller import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
 from connectx_forge.tools.review.summary import format_summary, summarise
 from connectx_forge.tools.sandbox.escape import escape

@@ -7,7 +7,7 @@ loss class, favouring higher scores inside it; the value target is that class
 (+1, 0, -1).  Positions are deduplicated, mirrored for augmentation, and split
 into training and validation sets by position (a mirror pair stays together).
 
-``--method dqn`` trains the ``dqn`` agent's Q-network instead (tools/train/dqn.py).
+``--method dqn`` trains the ``dqn`` agent's Q-network instead (tools/train/dqn_training.py).
 
 A run lives in ``runs/<name>/``: ``checkpoint.pt`` after every epoch (``--resume``
 continues from it), ``history.json``, ``curves.png`` (loss, accuracy and mistake

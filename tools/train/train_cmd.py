@@ -1,4 +1,4 @@
-"""``cxforge train``: the command-line face of the training (tools/train/train.py and tools/train/dqn.py).
+"""``cxforge train``: the command-line face of the training (tools/train/train.py and tools/train/dqn_training.py).
 
 ``--method supervised`` (default) fits the policy+value network of ``net`` and
 ``net-search`` to exact solver labels; ``--method dqn`` trains the ``dqn``
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available")
     if args.method == "dqn":
-        from connectx_forge.tools.train.dqn import run_dqn
+        from connectx_forge.tools.train.dqn_training import run_dqn
 
         return run_dqn(args)
     from connectx_forge.tools.train.train import run_supervised
