@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -136,29 +134,6 @@ def _slowdown(text: str) -> float:
     if not 1 <= value <= 100:
         raise argparse.ArgumentTypeError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {text!r}")
     return value
-
-
-def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str:
-    """What a report says of ``--slowdown``: the factor and the method that ran, as the games recorded it
-    (``methods``: each way hosts were held -> its games, ``slowed_games``); where no game recorded one (a run
-    stored before they did), the way this machine would hold them."""
-    from connectx_forge.tools.sandbox import cgroup, jail, throttle
-
-    if methods and len(methods) == 1:
-        how = next(iter(methods))
-    elif methods:
-        how = "; ".join(f"{n} game{'s' * (n != 1)}: {m}" for m, n in methods.items())
-    else:
-        hold = "namespace" if jail.probe().alone else "group"
-        how = throttle.method(cgroup.holding(cgroup.available(), "cpu"), hold)
-    return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({how}); "
-            "Kaggle's clock in wall time")
-
-
-def slowed_games(ways: Iterable[str | None]) -> dict[str, int]:
-    """How many games each way of slowing hosts held, most first, from each game's ``slowed`` (None: a game
-    not slowed, or stored before games said)."""
-    return dict(Counter(way for way in ways if way).most_common())
 
 
 def limits_of(args: argparse.Namespace) -> Any:

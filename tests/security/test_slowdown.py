@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.tools.cli import main
-from connectx_forge.tools.sandbox import cgroup, warden
+from connectx_forge.tools.sandbox import cgroup, jail, warden
 
 BURN = """
 import time
@@ -113,15 +113,14 @@ def test_check_says_how_it_slowed_the_file(tmp_path: Path, capsys: pytest.Captur
 def test_a_report_names_the_ways_its_games_recorded() -> None:
     """A report of stored games says how they were slowed, wherever it is printed (a tournament on Dask
     workers, a store read on another machine); a store from before games recorded it says this machine's."""
-    from connectx_forge.tools import options
     from connectx_forge.tools.arena.tournament_report import slowdown_lines
 
     assert slowdown_lines({"settings": {"slowdown": 2}, "slowed": {"a recorded way": 4}}) == [
         "slowdown 2x: each agent host ran on 1/2 of a CPU (a recorded way); Kaggle's clock in wall time"]
-    assert "(3 games: way A; 1 game: way B)" in options.slowdown_line(2, {"way A": 3, "way B": 1})
+    assert "(3 games: way A; 1 game: way B)" in jail.slowdown_line(2, {"way A": 3, "way B": 1})
     assert slowdown_lines({"settings": {"slowdown": 1}, "slowed": {"way": 1}}) == []
     cgroup.available.cache_clear()
-    here = options.slowdown_line(2, {})
+    here = jail.slowdown_line(2, {})
     assert ("a CPU quota" in here) == (cgroup.holding(cgroup.available(), "cpu") is not None), here
 
 

@@ -22,7 +22,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-from connectx_forge.tools import options
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import standings
@@ -49,6 +48,7 @@ from connectx_forge.tools.play.game import GameRecord
 from connectx_forge.tools.play.players import resolve
 from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
 from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.tools.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000
 
@@ -223,7 +223,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
         "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
         "failures": standings.failures(games, [new] if new == base else [new, base]),
         "llr_history": [round(x, 4) for x in seq.history],
-        "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
+        "slowed": jail.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info.to_json(),
     }
 

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import options, table
+from connectx_forge.tools import table
 from connectx_forge.tools.arena import elo, standings
 from connectx_forge.tools.arena.openings import Opening
 from connectx_forge.tools.arena.run import RunInfo, version_lines
 from connectx_forge.tools.arena.store import StoredGame
 from connectx_forge.tools.errors import UserError
+from connectx_forge.tools.sandbox import jail
 
 
 def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequence[StoredGame],
@@ -40,16 +41,16 @@ def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequenc
         "pairs": [table.to_json() for table in standings.pairing_tables(games)],
         "seats": {p: {s: w.to_json() for s, w in by.items()} for p, by in standings.seats(games, players).items()},
         "failures": standings.failures(games, players),
-        "slowed": options.slowed_games(g.record.slowed for g in games if g.record is not None),
+        "slowed": jail.slowed_games(g.record.slowed for g in games if g.record is not None),
         "info": info.to_json(),
     }
 
 
 def slowdown_lines(report: dict[str, Any]) -> list[str]:
-    """What a text report says of a run's ``--slowdown``: ``options.slowdown_line`` with the ways its games
+    """What a text report says of a run's ``--slowdown``: ``jail.slowdown_line`` with the ways its games
     recorded, once, when above 1."""
     slowdown = float(report.get("settings", {}).get("game", {}).get("slowdown", 1.0))
-    return [options.slowdown_line(slowdown, report.get("slowed"))] if slowdown > 1 else []
+    return [jail.slowdown_line(slowdown, report.get("slowed"))] if slowdown > 1 else []
 
 
 def _wdl(d: dict[str, int]) -> str:

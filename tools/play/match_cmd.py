@@ -26,6 +26,7 @@ from connectx_forge.tools.play.match_store import Match, match_run
 from connectx_forge.tools.play.records import GameWriter, tag
 from connectx_forge.tools.play.reference import Ghosts
 from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.tools.sandbox import jail
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\
@@ -137,4 +138,4 @@ def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: Gam
         writer.close(result.records)
     print(json.dumps(summary, indent=2) if args.json else format_match(result))
     if s.game.slowdown > 1 and not args.json:
-        print(options.slowdown_line(s.game.slowdown, options.slowed_games(r.slowed for r in result.records)))
+        print(jail.slowdown_line(s.game.slowdown, jail.slowed_games(r.slowed for r in result.records)))

@@ -32,6 +32,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -284,3 +286,24 @@ SHELL = ('root=$1; cgs=$2; shift 2; trap \'kill -KILL $jail 2>/dev/null\' TERM I
          'for i in 1 2 3 4 5 6 7 8 9 10; do left=; for cg in $cgs; do [ -d "$cg" ] || continue; '
          f'rmdir -- "$cg"/{cgroup.HOST}* "$cg" 2>/dev/null; [ -d "$cg" ] && left=1; done; '
          '[ -z "$left" ] && break; sleep 0.1; done; exit 0')
+
+
+def slowdown_line(slowdown: float, methods: dict[str, int] | None = None) -> str:
+    """What a report says of ``--slowdown``: the factor and the method that ran, as the games recorded it
+    (``methods``: each way hosts were held -> its games, ``slowed_games``); where no game recorded one (a run
+    stored before they did), the way this machine would hold them."""
+    if methods and len(methods) == 1:
+        how = next(iter(methods))
+    elif methods:
+        how = "; ".join(f"{n} game{'s' * (n != 1)}: {m}" for m, n in methods.items())
+    else:
+        hold = "namespace" if probe().alone else "group"
+        how = throttle.method(cgroup.holding(cgroup.available(), "cpu"), hold)
+    return (f"slowdown {slowdown:g}x: each agent host ran on 1/{slowdown:g} of a CPU ({how}); "
+            "Kaggle's clock in wall time")
+
+
+def slowed_games(ways: Iterable[str | None]) -> dict[str, int]:
+    """How many games each way of slowing hosts held, most first, from each game's ``slowed`` (None: a game
+    not slowed, or stored before games said)."""
+    return dict(Counter(way for way in ways if way).most_common())

@@ -12,6 +12,7 @@ from agents.board import Size
 from connectx_forge.tools import options
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.tools.sandbox import jail
 from connectx_forge.tools.submit import check
 from connectx_forge.tools.submit.check_report import format_report
 from connectx_forge.tools.submit.kaggle_game import GameResult
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             saver.close()
     print(json.dumps(report.to_json(), indent=2) if args.json else format_report(report))
     if args.slowdown > 1 and not args.json:
-        print(options.slowdown_line(args.slowdown, report.slowed))
+        print(jail.slowdown_line(args.slowdown, report.slowed))
     return report.exit_code
 
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.manifest import Manifest
-from connectx_forge.tools import options
 from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
 from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.tools.play.tally import Tally
+from connectx_forge.tools.sandbox import jail
 from connectx_forge.tools.stats import wilson
 from connectx_forge.tools.submit import sequential
 from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
@@ -205,7 +205,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         slowest_move_s=max(later_moves, default=0.0), slowest_first_move_s=max(first_moves, default=0.0),
         moves=len(all_moves), moves_over_act_timeout=over, validation=validation, breaks=_breaks(results),
         problems=problems, notes=notes, errors_seen=errors_seen[:5], log_tail=log_tail, log_game=log_game,
-        slowed=options.slowed_games(r.slowed for r in played), max_games=plan.cap if plan else games,
+        slowed=jail.slowed_games(r.slowed for r in played), max_games=plan.cap if plan else games,
         undecided=undecided)
 
 
