@@ -95,3 +95,55 @@ def test_what_a_namespace_wrote_is_read_from_outside() -> None:
         pytest.skip(found["skip"])
     assert found["own"] == [[False, False]] + [[True, False]] * 4, found
     assert found["unlayered"] == [[False, True]], found
+
+
+KILL = textwrap.dedent("""
+    import json, os, signal, time
+    from connectx_forge.tools.sandbox import limits, namespace
+
+    ready_r, ready_w = os.pipe()
+    root = os.fork()
+    if root == 0:  # spared: a subreaper, so that what its tree orphans stays under it, as under an init
+        limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
+        if os.fork() == 0:  # a tree that forks for as long as it runs (each child for a minute at most)
+            for n in range(300):
+                if n == 3:
+                    os.write(ready_w, b"x")
+                if os.fork() == 0:
+                    time.sleep(60)
+                    os._exit(0)
+                time.sleep(0.005)
+            os._exit(0)
+        while True:
+            signal.pause()
+    os.read(ready_r, 1)
+    before = len(namespace.members({root}))
+    done = namespace.kill_all_but({root}, {root})
+    left = [p for p in namespace.members({root}) if p != root]
+    for pid in left:  # what the call missed: killed here, so that the test leaves nothing
+        os.kill(pid, signal.SIGKILL)
+    os.kill(root, signal.SIGKILL)
+    os.waitpid(root, 0)
+    print(json.dumps({"tree": before > 3, "done": done, "left": left}))
+""")
+
+
+def test_every_process_but_the_spared_ones_is_killed_and_gone() -> None:
+    """``kill_all_but`` kills a tree that forks while it is killed and spares what it is told to: when it returns,
+    none of the rest is left (but zombies)."""
+    run = subprocess.run([sys.executable, "-c", KILL], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found == {"tree": True, "done": True, "left": []}, found
+
+
+def test_the_message_queues_folder_never_holds_a_game_back() -> None:
+    """A budget's ``mq`` folder (its mount's times count whole seconds) is no reason for ``settled`` to wait: a
+    queue is an entry of its own, which changes what ``written`` reads; a queue and a file just changed are."""
+    from connectx_forge.tools.sandbox import namespace
+
+    now = 1_700_000_000_123_456_789
+    assert namespace._due("./mq", now, now) == 0
+    assert namespace._due("./mq/cxforge-note", now, now) == 1_700_000_001_000_000_000
+    assert namespace._due("./tmp", now, now) == now + 1
+    assert namespace._due("./tmp", now - 1, now) == 0

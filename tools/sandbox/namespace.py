@@ -463,21 +463,62 @@ def members(roots: set[int]) -> list[int]:
 
 
 SWEEPS = 50  # passes of ``kill_all_but`` at most: a tree that forks as fast as it is killed is still bounded
+KILL_SECONDS = 2.0  # the longest ``kill_all_but`` waits for the processes it killed to be gone
 
 
-def kill_all_but(roots: set[int], spared: set[int]) -> None:
-    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left (each pass stops them
-    first, so that none forks while the others are killed)."""
+def kill_all_but(roots: set[int], spared: set[int]) -> bool:
+    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left: True once all are
+    gone (zombies at most: they run nothing and write nothing more), False where some were still there after
+    ``KILL_SECONDS`` or ``SWEEPS`` passes.  Each pass stops them first, so that none forks while the others are
+    killed, then sleeps until they have exited (on their pidfds, not by reading ``/proc`` again and again),
+    and the next pass finds what forked before it was stopped or was passed to the namespace's init."""
+    deadline = time.monotonic() + KILL_SECONDS
     for _ in range(SWEEPS):
         left = [p for p in members(roots) if p not in spared]
         if not left:
-            return
-        for sig in (signal.SIGSTOP, signal.SIGKILL):
-            for victim in left:
+            return True
+        pidfds = []
+        try:
+            for pid in left:
                 try:
-                    os.kill(victim, sig)
-                except (ProcessLookupError, PermissionError):
-                    pass
+                    pidfds.append(os.pidfd_open(pid))
+                except ProcessLookupError:  # it exited meanwhile
+                    continue
+                except OSError:  # no pidfd (no fd left): it cannot be waited for
+                    return False
+            for sig in (signal.SIGSTOP, signal.SIGKILL):
+                for fd in pidfds:
+                    _signal(fd, sig)
+            if not _all_exited(pidfds, deadline):
+                return False
+        finally:
+            for fd in pidfds:
+                os.close(fd)
+    return False
+
+
+def _signal(pidfd: int, sig: int) -> None:
+    try:
+        signal.pidfd_send_signal(pidfd, sig)
+    except ProcessLookupError:  # it exited meanwhile
+        pass
+
+
+def _all_exited(pidfds: list[int], deadline: float) -> bool:
+    """Wait until every process of ``pidfds`` has exited (a pidfd reads ready then), at most until ``deadline``
+    (``time.monotonic``)."""
+    poller = select.poll()
+    for fd in pidfds:
+        poller.register(fd, select.POLLIN)
+    waiting = len(pidfds)
+    while waiting:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        for fd, _ in poller.poll(left * 1000):
+            poller.unregister(fd)
+            waiting -= 1
+    return True
 
 
 IPC_RMID = 0
@@ -576,7 +617,9 @@ def settled(init: int) -> Mark | None:
 def _due(path: str, changed: int, now: int) -> int:
     """When a change to the entry at ``path`` (changed at ``changed``) would give it another change time, where
     that is after ``now`` (0: it is not): a message queue's next second, a file's next tick."""
-    if path.startswith("./mq"):
+    if path == "./mq":  # the queues' folder: what it holds are entries of their own, its times no agent reads
+        return 0
+    if path.startswith("./mq/"):
         return (changed // 10**9 + 1) * 10**9 if changed >= now // 10**9 * 10**9 else 0
     return changed + 1 if changed >= now else 0
 

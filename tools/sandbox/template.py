@@ -23,7 +23,8 @@ in every game, which reports the failure as before.  What stays different
 from fresh loads: randomness drawn during the load (a generator seeded from the
 system at import) is the same in every game, and the load's prints are copied
 into each game's log.  A template's games share its namespace's writable
-folders, which hold what the load wrote there: a game that writes anything
+folders, which hold what the load wrote there (and one HOME for all its
+hosts, so that nothing changes there between games): a game that writes anything
 there (its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME,
 read from outside by ``namespace.written`` when it ends, before the template
 runs again) drops the template, so that neither it nor a later game sees that.
@@ -42,7 +43,8 @@ that does not come: the template is dropped and the file loaded afresh).  What
 matters is done from outside, by the warden: before each game it stops the
 template (``SIGSTOP``; it runs again only when its host has ended), kills every
 other process of the template's namespace but the game's spare (whatever the
-load forked, whatever an earlier game left), and removes the System V IPC of its
+load forked, whatever an earlier game left) and waits until they are gone
+(on their pidfds: ``namespace.kill_all_but``), and removes the System V IPC of its
 namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
 host itself when its game ends.  A template that used more than ``SPARE_CPU``
 seconds of CPU between two games (or a spare before its game) is dropped: that is
@@ -212,7 +214,7 @@ class Template:
         except ProcessLookupError:
             self.gone = True
         if self.init:
-            namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare})
+            self.gone = not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare}) or self.gone
             namespace.clear_ipc(self.init)
             self.mark = namespace.settled(self.init)
             # what its games write could not be seen (none could be read, its own folders write to the disk), or
@@ -264,8 +266,8 @@ class Template:
         except ProcessLookupError:
             self.gone = True
             return
-        namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid})
-        if self.mark is None or namespace.written(self.init) != self.mark:
+        if (not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid}) or self.mark is None
+                or namespace.written(self.init) != self.mark):
             self.gone = True
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
@@ -387,14 +389,20 @@ def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable
     spare, waiting for the game's fds, which the warden sends it straight), so that a game's start costs
     neither a fork nor a message to this process; a host killed by ``end`` is reaped at once."""
     hosts = reap.Hosts()
-    homes: dict[int, str] = {}  # each host's HOME, a new folder: alone, in this namespace's own /tmp
+    # alone, one HOME for all its hosts, in its own /tmp (a game that writes there drops this template:
+    # ``Template._unwritten``; none made between games, none is held back by ``namespace.settled``); else each
+    # host's own, removed when it ends (``homes``)
+    if setup.get("alone"):
+        setup = {**setup, "spare_home": _home(setup)}
+    homes: dict[int, str] = {}
     for message, fds in protocol.requests(control):
         for fd in fds:  # no request carries any
             os.close(fd)
         if message["op"] == "spare":
             spare = _spare(setup, loaded, log, output, sorted(hosts.running))
             hosts.running.add(spare.pid)
-            homes[spare.pid] = spare.home
+            if spare.home != setup.get("spare_home"):
+                homes[spare.pid] = spare.home
             socket.send_fds(control, [json.dumps({"pid": spare.pid}).encode()], [spare.sock.fileno()])
             spare.sock.close()
             continue
@@ -474,13 +482,18 @@ class Spare(NamedTuple):
     home: str
 
 
+def _home(setup: dict[str, Any]) -> str:
+    """A new empty folder for a host's HOME (alone: in this namespace's own ``/tmp``, which the referee's folders
+    are not shown in; else beside the template's)."""
+    folder = "/tmp" if setup.get("alone") else os.path.dirname(setup["home"])
+    return tempfile.mkdtemp(prefix="cxforge-home-", dir=folder)
+
+
 def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes,
            before: list[int]) -> Spare:
-    """Fork a host ahead of its game, with a new empty folder for its HOME (alone: in this namespace's own
-    ``/tmp``, which the referee's folders are not shown in; else beside the template's); ``before``: the
-    hosts running now, which must be gone before its game starts."""
-    home = tempfile.mkdtemp(prefix="cxforge-home-",
-                            dir="/tmp" if setup.get("alone") else os.path.dirname(setup["home"]))
+    """Fork a host ahead of its game, its HOME the template's ``spare_home`` where it has one, else a new one
+    (``_home``); ``before``: the hosts running now, which must be gone before its game starts."""
+    home = setup.get("spare_home") or _home(setup)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     me = os.getpid()
     pid = os.fork()
