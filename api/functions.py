@@ -339,11 +339,14 @@ def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: Pat
     return result, records, path, kept
 
 
+TEMPORARY = "(temporary, removed)"  # a report's store when the run played into a temporary one
+
+
 def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
     """The report, its temporary store's path (gone by now) said as such."""
     if kept:
         return report
-    return {**report, "info": {**report["info"], "store": "(temporary, removed)"}}
+    return {**report, "info": {**report["info"], "store": TEMPORARY}}
 
 
 def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
@@ -373,10 +376,10 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
         from connectx_forge.tools.arena import plots
 
         make_folder(Path(out))
-        write_json(result.report, Path(out) / "report.json")
-        plots.draw(plots.llr_png, result.report, Path(out) / "llr.png")
-    report = _without_store(result.report, kept)
-    return SprtResult(report["new"], report["base"], [r.to_json() for r in records], report, format_sprt(report),
+        write_json(result.report.to_json(), Path(out) / "report.json")
+        plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
+    report = result.report if kept else replace(result.report, info=replace(result.report.info, store=TEMPORARY))
+    return SprtResult(report.new, report.base, [r.to_json() for r in records], report.to_json(), format_sprt(report),
                       str(path) if kept else None, None if save is None else os.fspath(save))
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.functions import (
+    TEMPORARY,
     PathLike,
     Spec,
     _closed_on_error,
@@ -87,7 +88,7 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     if writer is not None:
         writer.close()
     if not kept:
-        report = {**report, "store": "(temporary, removed)"}
+        report = {**report, "store": TEMPORARY}
     if out is not None:
         write_outputs(report, Path(out))
     candidates = tuple(s["player"] for s in report["submissions"] if s["role"] == "candidate")

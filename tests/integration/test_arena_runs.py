@@ -17,7 +17,7 @@ import pytest
 from connectx_forge.tools.arena import openings
 from connectx_forge.tools.arena.run import Execution, execute, name_of
 from connectx_forge.tools.arena.schedule import play
-from connectx_forge.tools.arena.sprt_run import Sprt
+from connectx_forge.tools.arena.sprt_run import Sprt, SprtReport
 from connectx_forge.tools.arena.store import Store
 from connectx_forge.tools.arena.tournament import Tournament, jobs_of, suite_of
 from connectx_forge.tools.cli import main
@@ -114,8 +114,10 @@ def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
 # -- SPRT ------------------------------------------------------------------------------------------------------
 def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
     # default bounds: normalized Elo 0 against 10, alpha = beta = 0.05
-    report = execute(Sprt("negamax-fast", "random"), Execution(workers=2, store=tmp_path / "s.sqlite",
-                      progress=False)).report
+    sprt = execute(Sprt("negamax-fast", "random"), Execution(workers=2, store=tmp_path / "s.sqlite",
+                    progress=False)).report
+    report = sprt.to_json()
+    assert SprtReport.from_json(report).to_json() == report and sprt.result == "H1" and sprt.pairs > 0
     assert report["result"] == "H1" and report["llr"] >= report["upper"] == pytest.approx(2.944, abs=1e-3)
     assert report["games"] <= 200  # stated: within 200 games
     assert report["llr_history"][-2] < report["upper"] <= report["llr_history"][-1]
@@ -126,19 +128,19 @@ def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
 def test_sprt_accepts_h0_for_an_agent_against_itself(tmp_path: Path) -> None:
     # random against itself: H0 (0) against H1 (50 normalized Elo), within 600 games (stated)
     wide = execute(Sprt("random", "random", elo0=0, elo1=50), Execution(workers=2, store=tmp_path / "s.sqlite",
-                    progress=False)).report
+                    progress=False)).report.to_json()
     assert wide["result"] == "H0" and wide["llr"] <= wide["lower"] and wide["games"] <= 600
     # a deterministic agent against itself, default bounds (0 against 10): every pair is a win and a loss or two
     # draws, and the test takes H0 within 4,000 games (stated)
     same = execute(Sprt("leftmost", "leftmost"), Execution(workers=2, store=tmp_path / "l.sqlite",
-                    progress=False)).report
+                    progress=False)).report.to_json()
     assert same["result"] == "H0" and same["games"] <= 4000
     assert same["pentanomial"]["WL"] + same["pentanomial"]["DD"] == same["pairs"]
 
 
 def test_sprt_stops_at_the_same_pair_however_it_runs(tmp_path: Path) -> None:
     s = Sprt("lookahead", "negamax-fast", elo0=0, elo1=40, seed=2, max_games=40)
-    one = execute(s, Execution(workers=1, store=tmp_path / "one.sqlite", progress=False))
+    one = execute(s, Execution(workers=1, store=tmp_path / "one.sqlite", progress=False)).report.to_json()
     calls = 0
 
     def crash(record: Any) -> None:
@@ -150,12 +152,12 @@ def test_sprt_stops_at_the_same_pair_however_it_runs(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         execute(s, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False, on_game=crash))
     with Store(tmp_path / "two.sqlite") as db:
-        assert db.count(one.report["run"]) == 9
-    two = execute(s, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False))
-    assert table(two.report) == table(one.report)
-    assert two.report["info"]["played_now"] <= one.report["games"] - 9 + 8  # at most 4 pairs past the decision
-    if one.report["result"] == "none":
-        assert one.report["games"] == 40
+        assert db.count(one["run"]) == 9
+    two = execute(s, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False)).report.to_json()
+    assert table(two) == table(one)
+    assert two["info"]["played_now"] <= one["games"] - 9 + 8  # at most 4 pairs past the decision
+    if one["result"] == "none":
+        assert one["games"] == 40
 
 
 # -- agent-host limits: --memory and --slowdown ------------------------------------------------------------------
@@ -367,6 +369,6 @@ def test_dask_without_distributed_is_one_line(monkeypatch: pytest.MonkeyPatch,
 def test_sprt_accepts_h1_for_solver_against_lookahead(tmp_path: Path) -> None:
     # default bounds (0 against 10 normalized Elo): H1 within 200 games (stated; BENCHMARKS.md gives the run)
     report = execute(Sprt("solver", "lookahead"), Execution(workers=2, store=tmp_path / "s.sqlite",
-                      progress=False)).report
+                      progress=False)).report.to_json()
     assert report["result"] == "H1" and report["games"] <= 200
     assert report["failures"] == {"solver": {}, "lookahead": {}}

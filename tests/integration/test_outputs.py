@@ -45,7 +45,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: P
 
     (tmp_path / "afile").write_text("")
     matches: list[object] = []
-    monkeypatch.setattr(match_cmd, "run_match", lambda *args, **kwargs: matches.append(args))
+    monkeypatch.setattr(match_cmd, "play_match", lambda *args, **kwargs: matches.append(args))
     assert main(["match", "kaggle:negamax", "random", "-n", "100", "--save", str(tmp_path / "afile" / "g.jsonl")]) \
         == 2
     err = capsys.readouterr().err

@@ -46,9 +46,10 @@ PLUMBING = {
 PENDING = {
     "tools/arena/flags.py:resumed_settings", "tools/arena/tournament_report.py:tournament_report",
     "tools/arena/standings.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
-    "tools/arena/run.py:run_key", "tools/arena/sprt_run.py:sprt_report",
+    "tools/arena/run.py:run_key",
     "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
-    "tools/arena/tournament.py:run_key", "tools/bench/arena.py:_table_of", "tools/ladder/ladder_cmd.py:simulate",
+    "tools/arena/tournament.py:run_key", "tools/arena/tournament.py:play", "tools/bench/arena.py:_table_of",
+    "tools/ladder/ladder_cmd.py:simulate",
     "tools/ladder/ladder_report.py:ladder_report", "tools/ladder/simulate.py:run_key",
     "tools/play/logs_cmd.py:game_json",
     "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key",

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -91,6 +92,12 @@ class PairElo:
         return {"pairs": self.pairs, "score": json_number(self.score), "elo": json_number(self.elo),
                 "elo_lo": json_number(self.lo), "elo_hi": json_number(self.hi), "nelo": json_number(self.nelo),
                 "nelo_error": json_number(self.nelo_error), "los": json_number(self.los)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PairElo:
+        """The figures ``to_json`` wrote (an infinite one as ``"+inf"`` or ``"-inf"``)."""
+        return cls(int(data["pairs"]), *(float(data[k]) for k in ("score", "elo", "elo_lo", "elo_hi", "nelo",
+                                                                    "nelo_error", "los")))
 
 
 def json_number(x: float, digits: int = 4) -> float | str:

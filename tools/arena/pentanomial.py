@@ -65,6 +65,10 @@ class Pentanomial:
     def to_json(self) -> dict[str, int]:
         return {"LL": self.ll, "LD": self.ld, "WL": self.wl, "DD": self.dd, "WD": self.wd, "WW": self.ww}
 
+    @classmethod
+    def from_json(cls, data: dict[str, int]) -> Pentanomial:
+        return cls(*(int(data[n]) for n in NAMES))
+
 
 def bucket(x: float, y: float) -> str:
     """The outcome name of a pair where A scored ``x`` and ``y`` (each 0, 0.5 or 1)."""

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from connectx_forge.tools import paths
 from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
@@ -33,6 +33,7 @@ from connectx_forge.tools.play.settings import GameSettings
 
 STORE_DIR = paths.RUNS / "arena"
 R_co = TypeVar("R_co", covariant=True)
+Report = TypeVar("Report")
 
 
 def run_name(kind: str, settings: dict[str, Any]) -> str:
@@ -257,10 +258,11 @@ def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, 
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """A finished run: its report (a JSON-ready dict) and its stored games, in schedule order."""
+class RunResult(Generic[Report]):
+    """A finished run: its report (a tournament's JSON-ready dict, an ``SprtReport``) and its stored games, in
+    schedule order."""
 
-    report: dict[str, Any]
+    report: Report
     games: list[StoredGame]
 
     def records(self) -> list[GameRecord]:

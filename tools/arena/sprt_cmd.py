@@ -75,13 +75,14 @@ def run(args: argparse.Namespace) -> int:
         result = execute(s, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
+    report = result.report.to_json()
     notes: list[str] = []
     if args.out is not None:
         from connectx_forge.tools.arena import plots
 
         make_folder(args.out)
-        write_json(result.report, args.out / "report.json")
-        skipped = plots.draw(plots.llr_png, result.report, args.out / "llr.png")
+        write_json(report, args.out / "report.json")
+        skipped = plots.draw(plots.llr_png, report, args.out / "llr.png")
         notes = [skipped] if skipped else []
-    flags.finish(args, result.report, result.records(), format_sprt(result.report), notes, writer)
-    return EXIT_STATUS[result.report["result"]]
+    flags.finish(args, report, result.records(), format_sprt(result.report), notes, writer)
+    return EXIT_STATUS[result.report.result]

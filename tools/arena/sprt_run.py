@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from connectx_forge.tools import progress as bars
 from connectx_forge.tools.arena import openings as suites
 from connectx_forge.tools.arena import standings
-from connectx_forge.tools.arena.elo import PAIR_METHOD, pentanomial_elo
+from connectx_forge.tools.arena.elo import PAIR_METHOD, PairElo, pentanomial_elo
 from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.tools.arena.run import (
     Execution,
@@ -115,7 +115,7 @@ class Sprt:
         resolve(new), resolve(base)
         return replace(self, new=new, base=base)
 
-    def play(self, opened: Opened, how: Execution) -> RunResult:
+    def play(self, opened: Opened, how: Execution) -> RunResult[SprtReport]:
         """Count the store's pairs in order, then play pairs until the test decides; the report (``sprt_report``)
         and the games it counted."""
         test = self.test()
@@ -155,8 +155,7 @@ class Sprt:
         games = [g for g in db.games(run) if g.slot < seq.pairs]
         report = sprt_report(self, run, seq, games, opened.info(played, kind, time.perf_counter() - start, how),
                              labels)
-        report["mixed_versions"], report["run_note"] = list(opened.chosen.mixed), opened.chosen.note
-        return RunResult(report, games)
+        return RunResult(replace(report, mixed_versions=opened.chosen.mixed, run_note=opened.chosen.note), games)
 
 
 @dataclass
@@ -203,53 +202,94 @@ def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str
                 yield job
 
 
-def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
-                info: RunInfo, labels: dict[str, str] | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SprtReport:
+    """An SPRT run's report, from the games it counted alone (``info`` aside): NEW and BASE by their labels,
+    the decision (``H1``, ``H0`` or ``none``), the LLR after each pair and its bounds, the counts, and
+    NEW's Elo from the pairs.  ``to_json`` is ``cxforge sprt --json``."""
+
+    run: str
+    settings: Sprt
+    new: str
+    base: str
+    result: str
+    llr_history: tuple[float, ...]
+    lower: float
+    upper: float
+    wdl: tuple[int, int, int]  # NEW's wins, draws, losses
+    pentanomial: Pentanomial
+    elo: PairElo
+    failures: dict[str, dict[str, int]]
+    slowed: dict[str, int]
+    info: RunInfo
+    mixed_versions: tuple[str, ...] = ()
+    run_note: str | None = None
+
+    @property
+    def llr(self) -> float:
+        return self.llr_history[-1] if self.llr_history else 0.0
+
+    @property
+    def pairs(self) -> int:
+        return len(self.llr_history)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.settings
+        wins, draws, losses = self.wdl
+        return {
+            "kind": "sprt", "run": self.run, "settings": s.to_json(), "new": self.new, "base": self.base,
+            "result": self.result, "llr": self.llr, "lower": self.lower, "upper": self.upper, "elo0": s.elo0,
+            "elo1": s.elo1, "alpha": s.alpha, "beta": s.beta, "model": s.model, "pairs": self.pairs,
+            "games": 2 * self.pairs, "wins": wins, "draws": draws, "losses": losses,
+            "pentanomial": self.pentanomial.to_json(), "elo": self.elo.to_json(), "elo_method": PAIR_METHOD,
+            "failures": self.failures, "llr_history": list(self.llr_history), "slowed": self.slowed,
+            "info": self.info.to_json(), "mixed_versions": list(self.mixed_versions), "run_note": self.run_note,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SprtReport:
+        """The report ``to_json`` wrote."""
+        return cls(data["run"], Sprt.from_json(data["settings"]), data["new"], data["base"], data["result"],
+                   tuple(data["llr_history"]), data["lower"], data["upper"],
+                   (data["wins"], data["draws"], data["losses"]), Pentanomial.from_json(data["pentanomial"]),
+                   PairElo.from_json(data["elo"]), data["failures"], data["slowed"], RunInfo(**data["info"]),
+                   tuple(data["mixed_versions"]), data["run_note"])
+
+
+def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame], info: RunInfo,
+                labels: dict[str, str]) -> SprtReport:
     """The report of an SPRT run from the games it counted, NEW and BASE named by their ``labels`` (as the
-    store names them; default: their specs)."""
-    names = labels or {}
-    new, base = names.get(s.new, s.new), names.get(s.base, s.base)
+    store names them)."""
+    new, base = labels[s.new], labels[s.base]
     test = seq.test
     penta = seq.penta()
     wdl = standings.WDL()
     for g in games:
         wdl.add(g.a_score)
-    return {
-        "kind": "sprt", "run": run, "settings": s.to_json(), "new": new, "base": base,
-        "result": seq.result or "none", "llr": round(seq.history[-1], 4) if seq.history else 0.0,
-        "lower": round(test.lower, 4), "upper": round(test.upper, 4), "elo0": s.elo0, "elo1": s.elo1,
-        "alpha": s.alpha, "beta": s.beta, "model": s.model,
-        "pairs": seq.pairs, "games": 2 * seq.pairs, **wdl.to_json(), "pentanomial": penta.to_json(),
-        "elo": pentanomial_elo(penta).to_json(), "elo_method": PAIR_METHOD,
-        "failures": standings.failures(games, [new] if new == base else [new, base]),
-        "llr_history": [round(x, 4) for x in seq.history],
-        "slowed": jail.slowed_games(g.record.slowed for g in games if g.record is not None),
-        "info": info.to_json(),
-    }
+    return SprtReport(run, s, new, base, seq.result or "none", tuple(round(x, 4) for x in seq.history),
+                      round(test.lower, 4), round(test.upper, 4), (wdl.wins, wdl.draws, wdl.losses), penta,
+                      pentanomial_elo(penta), standings.failures(games, [new] if new == base else [new, base]),
+                      jail.slowed_games(g.record.slowed for g in games if g.record is not None), info)
 
 
-def format_sprt(report: dict[str, Any]) -> str:
+def format_sprt(report: SprtReport) -> str:
     """The plain-text report ``cxforge sprt`` prints."""
-    e = report["elo"]
-    verdict = {"H1": f"H1 accepted: {report['new']} is stronger by at least about {report['elo1']:g}",
-               "H0": f"H0 accepted: {report['new']} is not stronger by {report['elo1']:g} (at most about "
-                     f"{report['elo0']:g})",
-               "none": "no decision: the game limit came first"}[report["result"]]
-
-
-    penta = " ".join(f"{k} {v}" for k, v in report["pentanomial"].items())
-    info = report["info"]
+    r, s, e, info = report, report.settings, report.elo, report.info
+    verdict = {"H1": f"H1 accepted: {r.new} is stronger by at least about {s.elo1:g}",
+               "H0": f"H0 accepted: {r.new} is not stronger by {s.elo1:g} (at most about {s.elo0:g})",
+               "none": "no decision: the game limit came first"}[r.result]
+    penta = " ".join(f"{k} {v}" for k, v in r.pentanomial.to_json().items())
+    wins, draws, losses = r.wdl
     return "\n".join([
-        f"SPRT {report['new']} vs {report['base']}: H0 {report['elo0']:g}, H1 {report['elo1']:g} "
-        f"({report['model']} Elo), alpha {report['alpha']:g}, beta {report['beta']:g}",
+        f"SPRT {r.new} vs {r.base}: H0 {s.elo0:g}, H1 {s.elo1:g} ({s.model} Elo), alpha {s.alpha:g}, "
+        f"beta {s.beta:g}",
         f"{verdict}",
-        f"LLR {report['llr']:.2f}, bounds [{report['lower']:.2f}, {report['upper']:.2f}], after {report['games']} "
-        f"games ({report['pairs']} pairs)",
-        f"{report['new']}: {report['wins']} wins, {report['draws']} draws, {report['losses']} losses; pairs: {penta}",
-        f"Elo {elo_text(e['elo'], 1)} [{elo_text(e['elo_lo'], 1)}, {elo_text(e['elo_hi'], 1)}] (95%, pentanomial), "
-        f"normalized Elo {elo_text(e['nelo'], 1)} +/- {elo_text(e['nelo_error'], 1).lstrip('+')}, "
-        f"LOS {100 * e['los']:.1f}% ({report.get('elo_method', 'pentanomial')})",
-        f"store: {info['store']} ({info['played_now']} games played now, {info['seconds']:.1f} s, {info['executor']})",
-        *slowdown_lines(report),
-        *version_lines(report),
+        f"LLR {r.llr:.2f}, bounds [{r.lower:.2f}, {r.upper:.2f}], after {2 * r.pairs} games ({r.pairs} pairs)",
+        f"{r.new}: {wins} wins, {draws} draws, {losses} losses; pairs: {penta}",
+        f"Elo {elo_text(e.elo, 1)} [{elo_text(e.lo, 1)}, {elo_text(e.hi, 1)}] (95%, pentanomial), "
+        f"normalized Elo {elo_text(e.nelo, 1)} +/- {elo_text(e.nelo_error, 1).lstrip('+')}, "
+        f"LOS {100 * e.los:.1f}% ({PAIR_METHOD})",
+        f"store: {info.store} ({info.played_now} games played now, {info.seconds:.1f} s, {info.executor})",
+        *slowdown_lines(r.to_json()),
+        *version_lines(r.to_json()),
     ])

@@ -119,7 +119,7 @@ class Tournament:
             t = replace(t, gauntlet=gauntlet)
         return t
 
-    def play(self, opened: Opened, how: Execution) -> RunResult:
+    def play(self, opened: Opened, how: Execution) -> RunResult[dict[str, Any]]:
         """Play the games of the schedule's first N the store lacks, opening by opening; the report
         (``tournament_report``) and games."""
         suite = suite_of(self, how.progress)
