@@ -356,21 +356,21 @@ def test_save_writes_every_game_as_a_games_file_and_never_replaces_one(tmp_path:
 def test_later_batches_keep_each_games_seat_and_seed() -> None:
     full = check.jobs_for(("random", "negamax"), 8, 2.0, 60.0, 5)
     later = check.jobs_for(("random", "negamax"), 8, 2.0, 60.0, 5, start=4, only="negamax")
-    assert later == [j for j in full if j["opponent"] == "negamax" and j["index"] >= 8]
+    assert later == [j for j in full if j.opponent == "negamax" and j.index >= 8]
 
 
 def test_games_are_split_evenly_across_seats() -> None:
     jobs = check.jobs_for(("random", "negamax"), 5, 2.0, 60.0, None)
     for opponent in ("random", "negamax"):
-        seats = [j["seat"] for j in jobs if j["opponent"] == opponent]
+        seats = [j.seat for j in jobs if j.opponent == opponent]
         assert sorted(seats) == [0, 0, 0, 1, 1]
-    assert [j["index"] for j in jobs] == list(range(10)) and {j["seed"] for j in jobs} == {None}
+    assert [j.index for j in jobs] == list(range(10)) and {j.seed for j in jobs} == {None}
 
 
 def test_each_game_is_seeded_from_the_base_seed_as_in_match() -> None:
     jobs = check.jobs_for(("random",), 4, 2.0, 60.0, 3)
-    assert [j["seed"] for j in jobs] == [game_seed(3, i) for i in range(4)]
-    assert [j["seed"] for j in check.jobs_for(("random",), 4, 2.0, 60.0, 4)] != [j["seed"] for j in jobs]
+    assert [j.seed for j in jobs] == [game_seed(3, i) for i in range(4)]
+    assert [j.seed for j in check.jobs_for(("random",), 4, 2.0, 60.0, 4)] != [j.seed for j in jobs]
     with pytest.raises(UserError, match="unknown opponent 'minimax'"):
         check.jobs_for(("random", "minimax"), 1, 2.0, 60.0, 0)
 

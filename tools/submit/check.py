@@ -19,12 +19,11 @@ source ``.py``, a registered agent: built on the fly first).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from connectx_forge.tools.play.settings import GameSettings
 from connectx_forge.tools.play.worker_pool import Progress, in_processes
 from connectx_forge.tools.sandbox.limits import Limits
 from connectx_forge.tools.submit import kaggle_game, sequential
-from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
+from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
 from connectx_forge.tools.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
 OPPONENTS = ("random", "negamax")
@@ -50,7 +49,6 @@ DEFAULT_MAX_GAMES = 256  # per opponent with a floor: the sequential test's cap
 KAGGLE_ACT_TIMEOUT = float(ACT_TIMEOUT)
 KAGGLE_OVERAGE = float(OVERAGE)
 VALIDATION_SEED_INDEX = (1 << 32) - 1  # the validation episode is seeded apart from every game
-Job = dict[str, Any]
 Look = Callable[[FloorResult, str], None]  # told each floor's state after each look
 
 
@@ -104,12 +102,11 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
     kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
-        common = {"path": str(alone), "beside": source.name.endswith(".tar.gz"),
-                  "limits": (limits or Limits()).to_json(), "size": list(size),
-                  "shown_folder": str(source.resolve().parent)}  # logs name the file where it is, not its stage
+        staged = Staged(str(alone), source.name.endswith(".tar.gz"), limits or Limits(), size,
+                        str(source.resolve().parent))  # logs name the file where it is, not its stage
         first = None
         if validation:
-            first = kaggle_game.play({**validation_job(act_timeout, overage, seed), **common})
+            first = kaggle_game.play(replace(validation_job(act_timeout, overage, seed), file=staged))
             if on_game is not None:
                 on_game(first)
         results: list[GameResult] = []
@@ -117,10 +114,10 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
             played = {o: 0 for o in chosen}
             target = {o: games for o in chosen}
             while True:
-                batch = [{**job, **common} for o in chosen if target.get(o, 0) > played[o]
+                batch = [replace(job, file=staged) for o in chosen if target.get(o, 0) > played[o]
                          for job in jobs_for(chosen, target[o], act_timeout, overage, seed, start=played[o],
                                              only=o)]
-                batch.sort(key=lambda job: job["index"])
+                batch.sort(key=lambda job: job.index)
                 results += in_processes(kaggle_game.play, batch, workers or os.cpu_count() or 1,
                                         progress=Progress("check", "game", enabled=progress),
                                         on_result=None if on_game is None else
@@ -139,7 +136,7 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
     if tuple(size) != STANDARD:
         notes = notes + [f"played on a {size[0]}x{size[1]} board, {size[2]} in a row: Kaggle's leaderboard "
                          "plays 6x7, 4 in a row"]
-    return dataclasses.replace(report, notes=notes)
+    return replace(report, notes=notes)
 
 
 def _next_targets(floors: dict[str, float], results: list[GameResult], plan: sequential.Plan,
@@ -174,10 +171,10 @@ def check_agent(spec: str, gate: Gate | None = None, **kwargs: Any) -> CheckRepo
     return check_file(submission_of(spec).path, gate, **kwargs)
 
 
-def validation_job(act_timeout: float, overage: float, seed: int | None) -> Job:
+def validation_job(act_timeout: float, overage: float, seed: int | None) -> CheckJob:
     """Kaggle's validation episode: the file against itself."""
-    return {"index": -1, "opponent": kaggle_game.SELF, "seat": 0, "act_timeout": act_timeout,
-            "overage": overage, "seed": None if seed is None else game_seed(seed, VALIDATION_SEED_INDEX)}
+    return CheckJob(-1, kaggle_game.SELF, 0, act_timeout, overage,
+                    None if seed is None else game_seed(seed, VALIDATION_SEED_INDEX))
 
 
 def stage(source: Path, folder: Path) -> Path:
@@ -266,21 +263,21 @@ def builtin_opponent(spec: str) -> str:
 
 
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,
-             seed: int | None, *, start: int = 0, only: str | None = None) -> list[Job]:
+             seed: int | None, *, start: int = 0, only: str | None = None) -> list[CheckJob]:
     """``games`` per opponent, half in each seat (the first seat takes an odd one), interleaved.
 
     ``start`` and ``only``: the games ``start`` to ``games`` against ``only``, as a later batch of the floor
     test plays them: game ``g`` against the ``i``-th opponent is always index ``g * len(opponents) + i``, so
     its seat and seed do not depend on the batches."""
     opponents = tuple(builtin_opponent(o) for o in opponents)  # kaggle:random is random; an unknown one refused
-    jobs: list[Job] = []
+    jobs: list[CheckJob] = []
     for g in range(start, games):
         for i, opponent in enumerate(opponents):
             if only is not None and opponent != only:
                 continue
             index = g * len(opponents) + i
-            jobs.append({"index": index, "opponent": opponent, "seat": g % 2, "act_timeout": act_timeout,
-                         "overage": overage, "seed": None if seed is None else game_seed(seed, index)})
+            jobs.append(CheckJob(index, opponent, g % 2, act_timeout, overage,
+                                 None if seed is None else game_seed(seed, index)))
     return jobs
 
 

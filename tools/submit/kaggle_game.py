@@ -43,7 +43,34 @@ from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply, slowed
 
 FAILED_STATUSES = ("INVALID", "ERROR", "TIMEOUT")
 SELF = "self"  # the opponent of the validation episode
-Job = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The file a check plays, as staged: ``path`` (what is loaded), ``beside`` (whether files beside it are
+    importable: a .tar.gz's), the hosts' ``limits`` (None: the defaults), the board ``size``, and
+    ``shown_folder`` (where the logs say the file is, not its stage)."""
+
+    path: str
+    beside: bool = False
+    limits: Limits | None = None
+    size: Size = STANDARD
+    shown_folder: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    """One check game: its ``index`` (-1: the validation episode), the ``opponent`` (a Kaggle built-in's name,
+    or ``SELF``), the file's ``seat`` (0: first), the clock, the ``seed`` (None: drawn), and the ``file``
+    (None until staged)."""
+
+    index: int
+    opponent: str
+    seat: int
+    act_timeout: float
+    overage: float
+    seed: int | None
+    file: Staged | None = None
 
 
 @dataclass(frozen=True)
@@ -55,8 +82,8 @@ class GameResult:
     "ok" when none), ``error`` its line of detail; ``durations`` the file's move times as the environment
     measured them (the first includes the load).  ``log`` is the breaking host's log, ``native`` what its native
     library said, ``slowed`` how ``--slowdown`` held the hosts; ``columns`` the moves, ``times`` every call's
-    seconds, both seats in turn.  ``to_json`` is a game of ``check``'s results (a key whose value is None, or no
-    slowing, is left out).
+    seconds, both seats in turn.  ``to_json`` is a game of ``check``'s results (``error``, ``log`` and ``slowed``
+    only where there are).
     """
 
     status: str
@@ -171,27 +198,26 @@ def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> Any:
 NATIVE_LINE = "cxforge: native library "  # what connectx_forge.runtime.load_native says once per process
 
 
-def play(job: Job) -> GameResult:
-    """Play one check game ``job`` (``path``, ``beside``, ``opponent``, ``seat``, ``act_timeout``,
-    ``overage``, ``seed``, ``index``, ``limits``); its result, judged by kaggle_environments."""
+def play(job: CheckJob) -> GameResult:
+    """Play one check game ``job`` of a staged file; its result, judged by kaggle_environments."""
     import numpy as np
 
-    seed = job["seed"] if job["seed"] is not None else random.randrange(1 << 31)
+    file = job.file
+    if file is None:
+        raise ValueError(f"check game {job.index} has no staged file to play")
+    seed = job.seed if job.seed is not None else random.randrange(1 << 31)
     random.seed(seed)
     np.random.seed(seed)
-    size = tuple(job.get("size") or STANDARD)
-    env = make_env(job["act_timeout"], job["overage"], size)
-    seat = job["seat"]
-    hosted = (0, 1) if job["opponent"] == SELF else (seat,)
-    player = Player(job["path"], job["path"], "file")
-    limits = Limits(**job["limits"]) if job.get("limits") else None
+    env = make_env(job.act_timeout, job.overage, file.size)
+    seat = job.seat
+    hosted = (0, 1) if job.opponent == SELF else (seat,)
+    player = Player(file.path, file.path, "file")
     seats: dict[int, HostSeat] = {}
     try:
         for i in hosted:
-            seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), size, job["act_timeout"], job["overage"],
-                                            limits, beside=job.get("beside", False),
-                                            shown_folder=job.get("shown_folder")))
-        players: list[Any] = [seats[i] if i in seats else SeatAgent(env.agents[job["opponent"]], seat_seed(seed, i))
+            seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), file.size, job.act_timeout, job.overage,
+                                            file.limits, beside=file.beside, shown_folder=file.shown_folder))
+        players: list[Any] = [seats[i] if i in seats else SeatAgent(env.agents[job.opponent], seat_seed(seed, i))
                               for i in range(2)]
         result = _run(env, players, seat, seats)
         culprit = result.culprit
@@ -203,8 +229,8 @@ def play(job: Job) -> GameResult:
     finally:
         for s in seats.values():
             s.host.close()
-    return dataclasses.replace(result, log=log, native=native, slowed=slowed, index=job["index"],
-                               opponent=job["opponent"], seat=seat, plies=len(env.steps) - 1, seed=seed,
+    return dataclasses.replace(result, log=log, native=native, slowed=slowed, index=job.index,
+                               opponent=job.opponent, seat=seat, plies=len(env.steps) - 1, seed=seed,
                                columns=tuple(_columns(env)), times=tuple(_call_times(env)))
 
 
