@@ -1,8 +1,8 @@
 """``Policy``: how the ``solver`` agent spends its time, in one frozen dataclass (agent.py reads only this).
 
 The defaults are the shipped agent's, measured in BENCHMARKS.md ("The
-``solver`` agent's mistake rate", "The solver agent on its C engine"); the
-CHANGELOG gives the runs that chose them.  ``Policy(fallback=Fallback.NET)``
+``solver`` agent's mistake rate", "The solver agent on its C engine");
+docs/solver.md says why they were chosen.  ``Policy(fallback=Fallback.NET)``
 or ``dataclasses.replace(POLICY, move_budget=0.5)`` make another; a bad value
 is a ``ValueError`` naming the field.
 """
