@@ -59,22 +59,6 @@ def _spec(p: Any, what: str, allow: Any = None, ghosts: Ghosts = NO_GHOSTS) -> s
     return reference(p, allow=PLAYERS if allow is None else allow, ghosts=ghosts).spec
 
 
-def _player(p: Any, ghosts: Ghosts) -> Any:
-    """A match's player: a spec resolved as ``cxforge match`` resolves it (a ghost from ``ghosts``), or a function
-    ``agent(obs, config)`` (``reference``, allowing a function too)."""
-    from connectx_forge.tools.play.players import Player, from_callable, resolve
-    from connectx_forge.tools.play.reference import ANY, CALLABLE, reference
-
-    if isinstance(p, Player):
-        return p
-    if isinstance(p, (str, os.PathLike)):  # by name or path: as the command takes it, and its message
-        return resolve(reference(p, ghosts=ghosts).spec)
-    ref = reference(p, allow=ANY)
-    if ref.kind == CALLABLE and ref.agent is not None:
-        return from_callable(ref.agent)
-    return resolve(ref.spec)
-
-
 def _picklable(*players: Any) -> bool:
     for p in players:
         try:
@@ -207,11 +191,11 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     """
     from connectx_forge.tools.play.match import MatchInterrupted, play_match
     from connectx_forge.tools.play.match_report import format_match
-    from connectx_forge.tools.play.players import distinct
+    from connectx_forge.tools.play.players import as_player, distinct
 
     progress = bool(given.pop("progress", False))
     ghosts = _ghosts(replays, fallback)
-    pa, pb = distinct([_player(a, ghosts), _player(b, ghosts)])
+    pa, pb = distinct([as_player(a, ghosts), as_player(b, ghosts)])
     if games is not None:
         given["games"] = games
     m = configured(Match, settings, {**given, "a": pa.spec, "b": pb.spec}, "match")

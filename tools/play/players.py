@@ -26,6 +26,7 @@ wrapping a Python function (``from_callable``) pickles with its function.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -36,6 +37,7 @@ from agents import registry
 from connectx_forge.tools import archive, kaggle_env
 from connectx_forge.tools.errors import UserError
 from connectx_forge.tools.play.reference import (
+    ANY,
     CALLABLE,
     FAST,
     FAST_NEGAMAX,  # noqa: F401  (re-exported: the names are reference.py's)
@@ -246,12 +248,13 @@ def from_callable(agent: Agent, name: str | None = None) -> Player:
 PlayerLike = Player | str | Agent
 
 
-def as_player(p: PlayerLike) -> Player:
-    """A player from a spec string, a ``Player`` or an agent function."""
+def as_player(p: PlayerLike | os.PathLike[str], ghosts: Ghosts = NO_GHOSTS) -> Player:
+    """A player from a spec (a string or a path; a ghost's from ``ghosts``), a ``Player`` or an agent function;
+    anything else is ``reference``'s one ``UserError`` line."""
     if isinstance(p, Player):
         return p
-    if isinstance(p, str):
-        return resolve(p)
-    if callable(p):
-        return from_callable(p)
-    raise TypeError(f"a player is a spec string, a Player or an agent function, got {p!r}")
+    if isinstance(p, (str, os.PathLike)):
+        return resolve(os.fspath(p), ghosts)
+    ref = reference(p, allow=ANY)  # a function: the one kind that is neither a name nor a path
+    assert ref.agent is not None
+    return from_callable(ref.agent)
