@@ -88,7 +88,7 @@ bench-reference: $(TEST_STAMP)
 # the shipped agents' C libraries, compiled with the pinned toolchain and committed beside their sources
 # (agents/solver/native/solver.so and .key), so that make submission needs no toolchain; run after editing solver.c
 native: $(TEST_STAMP)
-	$(BIN)/python -m connectx_forge.build.native
+	$(BIN)/python -m connectx_forge.build.native_libs
 
 clean:
 	rm -rf $(VENV) submissions/*.py submissions/*.json submissions/*.tar.gz

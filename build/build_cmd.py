@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge.build import native
+from connectx_forge.build import native_libs
 from connectx_forge.build.builder import (
     DEFAULT_SIZE_LIMIT,
     FORMATS,
@@ -73,11 +73,11 @@ def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
 
 def write_native(target: Target) -> None:
     """Compile the target's C libraries and write them beside their sources (``--write-native``)."""
-    root, declared = native.declared_for(target.module, target.root or default_root(), target.native)
+    root, declared = native_libs.declared_for(target.module, target.root or default_root(), target.native)
     if not declared:
         raise BuildError(f"{target.name}: --write-native, but the project's settings declare no [native] library")
     for name, sources in sorted(declared.items()):
-        path = native.write_prebuilt(root, name, sources)
+        path = native_libs.write_prebuilt(root, name, sources)
         print(f"wrote native library {name!r}: {path} (and {path.name}.key)")
 
 

@@ -62,7 +62,7 @@ class Target:
     tops: frozenset[str] | None = None
     floors: dict[str, float] = field(default_factory=dict)
     settings: Path | None = None  # the project's settings file, if any
-    native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> sources (build/native.py)
+    native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> sources (build/native_libs.py)
 
 
 @dataclass(frozen=True)
@@ -217,25 +217,25 @@ def build(target: Target, root: Path | None = None, fmt: str = "py",
 def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tuple[DataFile, ...]:
     """The C libraries the modules load (``load_native("NAME")``), compiled and ready to embed as data files.
 
-    A shipped agent's module names the shipped libraries (``native.SHIPPED``), the project's its settings'.
+    A shipped agent's module names the shipped libraries (``native_libs.SHIPPED``), the project's its settings'.
     """
-    from connectx_forge.build import native
+    from connectx_forge.build import native_libs
 
     wanted: dict[str, tuple[str, str]] = {}
     for module in modules:
-        if module.library and not native.is_shipped(module.name):
+        if module.library and not native_libs.is_shipped(module.name):
             continue
-        for name, line in native.native_names(module).items():
+        for name, line in native_libs.native_names(module).items():
             wanted.setdefault(name, (f"{module.path}:{line}", module.name))
     out = []
     for name, (where, module_name) in sorted(wanted.items()):
-        base, declared = native.declared_for(module_name, root, target.native)
+        base, declared = native_libs.declared_for(module_name, root, target.native)
         if name not in declared:
             listed = ", ".join(sorted(declared)) or "none"
             raise BuildError(f"{where}: load_native({name!r}), but the project's settings declare no such library "
                              f"(declared: {listed}); add [native] {name} = [\"native/{name}.c\"] to cxforge.toml")
-        content = native.compile_library(base, name, declared[name], where)
-        out.append(DataFile(native.data_name(name), content))
+        content = native_libs.compile_library(base, name, declared[name], where)
+        out.append(DataFile(native_libs.data_name(name), content))
     return tuple(out)
 
 

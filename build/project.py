@@ -9,7 +9,7 @@ or under ``[tool.cxforge]`` in its ``pyproject.toml``::
     [floors]                        # the check's win-rate floors against each opponent
     random = 0.9
     "kaggle:negamax" = 0.5
-    [native]                        # C libraries: name -> sources (build/native.py)
+    [native]                        # C libraries: name -> sources (build/native_libs.py)
     engine = ["native/engine.c"]
 
 A folder with no settings file builds ``main:agent``; a single ``.py`` file

@@ -139,7 +139,7 @@ def _compiled(name: str, module: str, file: str) -> bytes:
     hold (so the import is dynamic: the bundler must not follow it)."""
     import importlib
 
-    native = importlib.import_module("connectx_forge.build.native")
+    native = importlib.import_module("connectx_forge.build.native_libs")
     content: bytes = native.library_for(name, module, file)
     return content
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build import native
+from connectx_forge.build import native_libs
 from connectx_forge.build.builder import build, resolve_target
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools.cli import main
@@ -82,12 +82,12 @@ def test_a_corrupt_or_foreign_library_falls_back_and_says_so(tmp_path: Path, cap
 
     monkeypatch.setattr(runtime, "ANNOUNCE", True)  # as in an agent's process (the tools turn it off)
 
-    good = native.compile_library(project(tmp_path / "p"), "fast", ["native/fast.c"], "test")
+    good = native_libs.compile_library(project(tmp_path / "p"), "fast", ["native/fast.c"], "test")
     library, why = runtime._from_bytes("junk", good[:64] + bytes(200))  # its header, then nothing: truncated
     assert library is None and "OSError" in why and not list(Path.cwd().glob("cxforge-junk-*"))
     assert runtime._from_bytes("text", b"hello") == (None, "not an ELF shared object")
     foreign = tmp_path / "arm.so"
-    subprocess.run([*native.toolchain(), "-target", "aarch64-linux-gnu", "-shared", "-fPIC", "-o", str(foreign),
+    subprocess.run([*native_libs.toolchain(), "-target", "aarch64-linux-gnu", "-shared", "-fPIC", "-o", str(foreign),
                     "-x", "c", "-"], input=C, text=True, check=True, capture_output=True, timeout=300)
     assert runtime._from_bytes("arm", foreign.read_bytes()) == (None, "built for aarch64, and this machine is x86_64")
     runtime.EMBEDDED["native/arm.so"] = foreign.read_bytes()
@@ -106,7 +106,7 @@ def test_rebuilding_gives_the_same_bytes(tmp_path: Path, monkeypatch: pytest.Mon
     builds = []
     for i in range(2):
         monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / f"cache{i}"))  # compiled afresh each time
-        builds.append(native.compile_library(root, "fast", ["native/fast.c"], "test"))
+        builds.append(native_libs.compile_library(root, "fast", ["native/fast.c"], "test"))
     assert builds[0] == builds[1] and builds[0][:4] == b"\x7fELF"
     assert str(tmp_path).encode() not in builds[0]  # no path of this machine in the object
 
@@ -160,7 +160,7 @@ def test_a_library_written_beside_its_source_builds_without_the_toolchain_while_
     def no_toolchain() -> list[str]:
         raise BuildError("no toolchain here")
 
-    monkeypatch.setattr(native, "toolchain", no_toolchain)
+    monkeypatch.setattr(native_libs, "toolchain", no_toolchain)
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "empty-cache"))  # nothing cached: only the written file
     import hashlib
 

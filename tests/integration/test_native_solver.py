@@ -12,7 +12,7 @@ from agents.board import Board
 from agents.solver.book import Book
 from agents.solver.native import NativeSolver, native_solver
 from agents.solver.search import Solver
-from connectx_forge.build import native
+from connectx_forge.build import native_libs
 from connectx_forge.build.builder import build, resolve_target
 from connectx_forge.build.errors import BuildError
 from connectx_forge.tools.cli import main
@@ -20,7 +20,7 @@ from connectx_forge.tools.paths import agents_root
 from tests.integration.test_native import run_bundle
 from tests.unit.test_solver import read_set, sample
 
-COMMITTED = native.prebuilt_path(agents_root(), "solver", native.SHIPPED["solver"])
+COMMITTED = native_libs.prebuilt_path(agents_root(), "solver", native_libs.SHIPPED["solver"])
 loads = pytest.mark.skipif(native_solver(entries=131101) is None, reason="the solver's C library does not load here")
 
 
@@ -28,10 +28,10 @@ def test_the_committed_library_is_the_source_compiled_with_the_pinned_toolchain(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path))  # nothing cached: compiled here and now
-    sources = native.SHIPPED["solver"]
-    rebuilt = native.compile_library(agents_root(), "solver", sources, "test", prebuilt=False)
+    sources = native_libs.SHIPPED["solver"]
+    rebuilt = native_libs.compile_library(agents_root(), "solver", sources, "test", prebuilt=False)
     assert rebuilt == COMMITTED.read_bytes(), "run make native and commit agents/solver/native/solver.so"
-    key = native.cache_key(native.read_sources(agents_root(), "solver", sources, "test"))
+    key = native_libs.cache_key(native_libs.read_sources(agents_root(), "solver", sources, "test"))
     assert COMMITTED.with_name("solver.so.key").read_text().strip() == key
 
 
@@ -42,7 +42,7 @@ def test_without_the_toolchain_the_solver_builds_from_the_committed_library(
     def no_toolchain() -> list[str]:
         raise BuildError("no toolchain in this test")
 
-    monkeypatch.setattr(native, "toolchain", no_toolchain)
+    monkeypatch.setattr(native_libs, "toolchain", no_toolchain)
     built = build(resolve_target("solver"))
     [entry] = [d for d in built.manifest["data"] if d["name"] == "native/solver.so"]
     import hashlib

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build import cc, native
+from connectx_forge.build import cc, native_libs
 from connectx_forge.tools.cli import main
 from tests.harness import ROOT
 
@@ -285,7 +285,7 @@ def test_a_committed_library_linked_out_is_refused(tmp_path: Path, home: Path, c
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "cache"))
     root = native_project(tmp_path / "p", "")
-    key = native.cache_key(native.read_sources(root, "fast", ["native/fast.c"], "test"))
+    key = native_libs.cache_key(native_libs.read_sources(root, "fast", ["native/fast.c"], "test"))
     (root / "native" / "fast.so.key").write_text(key + "\n")  # a key that matches: the library would be used
     (root / "native" / "fast.so").symlink_to(home / ".kaggle" / "kaggle.json")
     refused(root, tmp_path / "s.py", capsys, "fast.so", "a link leading out of the project")
@@ -296,21 +296,21 @@ def test_the_key_covers_the_headers_a_library_includes(tmp_path: Path, monkeypat
     root = native_project(tmp_path / "p", '#include "v.h"\nint value(void) { return V; }\n')
     header = root / "native" / "v.h"
     header.write_text("#define V 1\n")
-    first = native.compile_library(root, "fast", ["native/fast.c"], "test")
-    assert native.compile_library(root, "fast", ["native/fast.c"], "test") == first
+    first = native_libs.compile_library(root, "fast", ["native/fast.c"], "test")
+    assert native_libs.compile_library(root, "fast", ["native/fast.c"], "test") == first
     header.write_text("#define V 2\n")  # the source is the same: only the header it includes changed
-    second = native.compile_library(root, "fast", ["native/fast.c"], "test")
+    second = native_libs.compile_library(root, "fast", ["native/fast.c"], "test")
     assert second != first
-    written = native.write_prebuilt(root, "fast", ["native/fast.c"])
+    written = native_libs.write_prebuilt(root, "fast", ["native/fast.c"])
     assert written.read_bytes() == second
     assert written.with_name("fast.so.key").read_text().splitlines()[1:] == ["native/v.h"]
 
     def no_toolchain() -> list[str]:
-        raise native.BuildError("no toolchain in this test")
+        raise native_libs.BuildError("no toolchain in this test")
 
-    monkeypatch.setattr(native, "toolchain", no_toolchain)
+    monkeypatch.setattr(native_libs, "toolchain", no_toolchain)
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "empty-cache"))
-    assert native.compile_library(root, "fast", ["native/fast.c"], "test") == second  # the committed one
+    assert native_libs.compile_library(root, "fast", ["native/fast.c"], "test") == second  # the committed one
     header.write_text("#define V 3\n")  # the committed library no longer matches its header
-    with pytest.raises(native.BuildError, match="no toolchain in this test"):
-        native.compile_library(root, "fast", ["native/fast.c"], "test")
+    with pytest.raises(native_libs.BuildError, match="no toolchain in this test"):
+        native_libs.compile_library(root, "fast", ["native/fast.c"], "test")

@@ -258,7 +258,7 @@ def library_for(name: str, module: str, file: str) -> bytes:
 
 
 def main() -> None:
-    """``python -m connectx_forge.build.native``: refresh the shipped agents' prebuilt libraries."""
+    """``python -m connectx_forge.build.native_libs``: refresh the shipped agents' prebuilt libraries."""
     for name, sources in SHIPPED.items():
         print(write_prebuilt(agents_root(), name, sources))
 
