@@ -191,7 +191,7 @@ def test_ghosts_play_tournaments_and_ladders_from_the_flags_labelled_by_team(
     """--replays and --fallback mean the same in every command that plays; the ghost is ghost:TEAM in the
     tables and the store (its file says so), from a `cxforge new` project outside the checkout."""
     for name in ("CXFORGE_REPLAYS", "CXFORGE_GHOST_FALLBACK"):
-        monkeypatch.delenv(name, raising=False)  # restored after the test: the flags set them in this process
+        monkeypatch.delenv(name, raising=False)  # the flags reach the resolver as an argument, not through them
     assert main(["new", str(tmp_path / "mybot")]) == 0
     monkeypatch.chdir(tmp_path / "mybot")  # no ./replays here: only the flag finds them
     capsys.readouterr()
@@ -205,4 +205,4 @@ def test_ghosts_play_tournaments_and_ladders_from_the_flags_labelled_by_team(
     assert main(["ladder", "mybot", "--pool", "ghost:Oracle", "random", "--days", "1", "--store",
                  str(tmp_path / "l.sqlite"), *flags]) == 0
     assert "ghost:Oracle" in capsys.readouterr().out
-    assert os.environ["CXFORGE_GHOST_FALLBACK"] == "leftmost"
+    assert "CXFORGE_GHOST_FALLBACK" not in os.environ and "CXFORGE_REPLAYS" not in os.environ
