@@ -12,6 +12,7 @@ command, and each seat of each game has namespaces of its own.
   and a game's System V IPC does not outlive it;
 * (f) what a game writes in /tmp, /dev/shm, a POSIX message queue, its game folder or its HOME is seen neither by
   a later game of the same worker nor by its template, and what the load wrote in /tmp is seen by every game.
+* (g) the load maps writable shared memory: no game shares it with a later one (the file is loaded afresh).
 """
 
 from __future__ import annotations
@@ -514,3 +515,24 @@ def test_every_templated_game_sees_what_the_load_wrote(tmp_path: Path) -> None:
     result = run_match(_file(tmp_path, "load_note.py", LOAD_NOTE), "kaggle:random", games=3, workers=1, seed=0,
                        seats="first", progress=False)
     assert _lines(result, "LOADED") == ["LOADED load templated"] * 3
+
+
+# (g): the load maps writable shared memory (anonymous here; a shared file or a System V segment alike), which every
+# fork of the template would map too: each game counts its own games there, and must find only itself
+SHARED = """
+import mmap
+SHARED = mmap.mmap(-1, 4096)  # MAP_SHARED | MAP_ANONYMOUS
+
+
+def agent(obs, config):
+    if obs.step < 2:
+        SHARED[0] = (SHARED[0] + 1) % 256
+        print("SHARED", SHARED[0], flush=True)
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+def test_no_game_shares_memory_the_load_mapped_with_a_later_game(tmp_path: Path) -> None:
+    result = run_match(_file(tmp_path, "shared.py", SHARED), "kaggle:random", games=3, workers=1, seed=0,
+                       seats="first", progress=False)
+    assert _lines(result, "SHARED") == ["SHARED 1"] * 3

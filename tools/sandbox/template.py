@@ -15,13 +15,14 @@ checked; a malformed answer drops the template, and the file is loaded afresh.
 ``check`` keeps loading afresh in every game.
 
 A template is used only where a fork copies the load faithfully: after the
-load it must have one thread, no child process and no open file beyond its
-own (a thread would be missing in the copies; a process or a file offset would
-be shared by all of them).  Otherwise, or when the load fails or takes longer
-than move 1 may, the warden answers ``fresh`` and that file is loaded afresh
-in every game, which reports the failure as before.  What stays different
-from fresh loads: randomness drawn during the load (a generator seeded from the
-system at import) is the same in every game, and the load's prints are copied
+load it must have one thread, no child process, no open file beyond its own
+and no writable shared memory (a thread would be missing in the copies; a
+process, a file offset or shared pages would be shared by all of them).
+Otherwise, or when the load fails or takes longer than move 1 may, the warden
+answers ``fresh`` and that file is loaded afresh in every game, which reports
+the failure as before.  What stays different from fresh loads: randomness
+drawn during the load (a generator seeded from the system at import) is the
+same in every game, and the load's prints are copied
 into each game's log.  A template's games share its namespace's writable
 folders, which hold what the load wrote there (and one HOME for all its
 hosts, so that nothing changes there between games): a game that writes anything
@@ -471,7 +472,17 @@ def unforkable(control: int) -> str:
                 pass  # the listing's own fd, closed by now
     if opened:
         return f"its load left {len(opened)} file(s) open"
+    shared = shared_writable()
+    if shared:  # every fork maps the same pages: a game would leave there what a later game reads
+        return f"its load mapped {shared} piece(s) of writable shared memory"
     return ""
+
+
+def shared_writable() -> int:
+    """How many writable shared mappings this process holds (``/proc/self/maps``: shared anonymous memory, a
+    mapped file or System V segment), each of which its forks would share."""
+    with open("/proc/self/maps") as fh:
+        return sum(1 for line in fh if len(line.split()) > 1 and line.split()[1][1::2] == "ws")
 
 
 class Spare(NamedTuple):
