@@ -116,7 +116,7 @@ def spooled(folder: str) -> list[GameRecord]:
     return records
 
 
-@dataclass
+@dataclass(frozen=True)
 class MatchResult:
     """The games of ``run_match``, sorted by index, with tallies and move times from A's side."""
 
