@@ -22,14 +22,19 @@ SECURITY = ROOT / "tests" / "security"
 MACHINE = "machine"
 
 
+def shares_the_machine(path: Path, checkout: bool) -> bool:
+    """Whether a test runs in the one serial xdist group: an attack file of tests/security/ (its checks count
+    processes on the whole machine, the unprivileged re-run repeats them all, and some plant files in the checkout),
+    or a test marked ``checkout`` (it builds a wheel from the checkout or checks that the checkout is unchanged)."""
+    return (path.parent == SECURITY and path.name.startswith("test_attack_")) or checkout
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put tests/security/ and the tests marked ``checkout`` in one xdist group: ``make test`` runs the suite on
-    every core (``-n auto --dist loadgroup``), and a group runs on one worker, one test after another.  The attack
-    files' checks count processes on the whole machine (as the unprivileged re-run of them does too) and plant files
-    in the checkout; a ``checkout`` test builds a wheel from the checkout or checks that it is unchanged."""
+    """Mark the tests that share the machine with one xdist group: ``make test`` runs the suite on every core
+    (``-n auto --dist loadgroup``), and a group runs on one worker, one test after another."""
     for item in items:
-        if item.path.is_relative_to(SECURITY) or item.get_closest_marker("checkout"):
+        if shares_the_machine(item.path, item.get_closest_marker("checkout") is not None):
             item.add_marker(pytest.mark.xdist_group(MACHINE))
 
 

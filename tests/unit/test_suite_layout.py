@@ -1,6 +1,6 @@
 """The suite's layout: every test file in ``tests/unit`` (functions alone), ``tests/integration`` (commands and games
 end to end) or ``tests/security`` (the jail and its attacks), so that its folder says what it needs; the attack
-files, which the unprivileged re-run repeats, in ``tests/security``; and that folder in the one xdist group that
+files, which the unprivileged re-run repeats, in ``tests/security``; and those in the one xdist group that
 ``make test`` runs on one worker (``tests/conftest.py``)."""
 
 from __future__ import annotations
@@ -42,10 +42,12 @@ class _Item:
         self.marks.append(marker.mark)
 
 
-def test_security_and_checkout_tests_share_one_group() -> None:
-    items = [_Item(TESTS / "security" / "test_attack_jail.py"), _Item(TESTS / "integration" / "test_install.py",
-                                                                      pytest.mark.checkout),
-             _Item(TESTS / "integration" / "test_match.py"), _Item(TESTS / "unit" / "test_board.py")]
+def test_the_attack_files_and_checkout_tests_share_one_group() -> None:
+    items = [_Item(TESTS / "security" / "test_attack_jail.py"),
+             _Item(TESTS / "security" / "test_attack_unprivileged.py"),
+             _Item(TESTS / "integration" / "test_install.py", pytest.mark.checkout),
+             _Item(TESTS / "security" / "test_jail.py"), _Item(TESTS / "integration" / "test_match.py"),
+             _Item(TESTS / "unit" / "test_board.py")]
     conftest.pytest_collection_modifyitems(cast(list[pytest.Item], items))
     groups = [[m.args for m in item.marks if m.name == "xdist_group"] for item in items]
-    assert groups == [[(conftest.MACHINE,)], [(conftest.MACHINE,)], [], []]
+    assert groups == [[(conftest.MACHINE,)]] * 3 + [[]] * 3
