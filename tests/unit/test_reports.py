@@ -1,4 +1,4 @@
-"""Reports are typed objects, not dicts (issue 46): no function of the package returns ``dict[str, Any]`` (or a
+"""Reports are typed objects, not dicts: no function of the package returns ``dict[str, Any]`` (or a
 list or tuple holding one) but a report's ``to_json``, and the JSON plumbing listed in ``PLUMBING`` (a format
 someone else defines, or raw data before it is checked).  A report is a frozen dataclass with typed fields
 (``to_json``/``from_json`` where it is written or read as JSON); a record of a file format may be a
@@ -42,7 +42,7 @@ PLUMBING = {
     "tools/ladder/synthetic.py:agent": "a made-up Kaggle API answer, for tests and demonstrations",
 }
 
-# the runs' reports and keys (issue 46 item 3, under way): each leaves this list as it becomes an object
+# the runs' reports and keys: each leaves this list as it becomes an object
 PENDING = {
     "tools/arena/flags.py:resumed_settings", "tools/arena/tournament_report.py:tournament_report",
     "tools/arena/standings.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
