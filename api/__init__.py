@@ -27,8 +27,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-# connectx_forge.build is a namespace package (build/ has no __init__.py: tests/integration/test_install.py says why).  A
-# wheel holds it in this package's folder; an editable install (this file in a checkout's api/) maps it through
+# connectx_forge.build is a namespace package (build/ has no __init__.py: tests/integration/test_install.py says
+# why).  A wheel holds it in this package's folder; an editable install (this file in a checkout's api/) maps it through
 # setuptools' namespace path hook, which the import system consults only for the path entries of a package's
 # __path__: so that entry joins ours.  Where the hook is missing (a wheel, or an agent host that removed the
 # editable hooks) this adds nothing.

@@ -31,8 +31,8 @@ from connectx_forge.tools.review.annotate import review_game
 from connectx_forge.tools.review.games import read_replay
 from connectx_forge.tools.review.labeller import Labeller
 from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
-from tests.review_games import BLUNDER_PLY, blunder_replay
 from tests.integration.test_review_browser import chromium, local_only
+from tests.review_games import BLUNDER_PLY, blunder_replay
 
 PWN = "window.cxPwned=(window.cxPwned||0)+1;document.title='pwned'"
 WINNER = f'<img src=x onerror="{PWN}">'  # the blunder game's second player wins: the visualizer names it
