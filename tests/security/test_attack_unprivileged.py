@@ -1,7 +1,8 @@
 """The attack suite (``tests/security/test_attack_*.py``) again, as an unprivileged user: the promises of
 docs/security.md hold whether cxforge runs as root (as CI, containers and hosted notebooks often do) or as a
 plain user, whose jail is a user namespace.  Run from a root run of the suite; a plain user's run is already
-the unprivileged one.  ``make test`` makes the user and lets it reach the checkout and interpreter (``tests/grant_test_user.sh``)."""
+the unprivileged one.  ``make test`` makes the user and lets it reach the checkout and interpreter
+(``tests/grant_test_user.sh``)."""
 
 from __future__ import annotations
 
