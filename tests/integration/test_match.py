@@ -269,7 +269,7 @@ def test_cli_openings_start_from_the_suite(tmp_path: Path) -> None:
     from connectx_forge.tools.arena.openings import load_suite
 
     save = tmp_path / "games.jsonl"
-    out = cli("leftmost", "random", "-n", "2", "-w", "1", "--openings", "1", "--json", "-o", str(save),
+    out = cli("leftmost", "random", "-n", "2", "-w", "1", "--openings", "1", "--json", "--save", str(save),
               "--no-progress")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["games"] == 2
@@ -369,13 +369,13 @@ def _without_times(path: Path) -> list[dict]:
     return lines
 
 
-def test_save_and_the_old_out_write_the_same_games(tmp_path: Path, capsys) -> None:
+def test_save_writes_the_seeded_games(tmp_path: Path, capsys) -> None:
     from connectx_forge.tools.cli import main
 
     args = ["match", "random", "leftmost", "-n", "8", "-w", "2", "--seed", "5", "--rows", "5", "--no-progress"]
-    assert main([*args, "-o", str(tmp_path / "out.jsonl")]) == 0
+    assert main([*args, "--save", str(tmp_path / "out.jsonl")]) == 0
     assert main([*args, "--save", str(tmp_path / "save.jsonl")]) == 0
-    assert main([*args, "--seed", "6", "--out", str(tmp_path / "other.jsonl")]) == 0
+    assert main([*args, "--seed", "6", "--save", str(tmp_path / "other.jsonl")]) == 0
     capsys.readouterr()
     games = _without_times(tmp_path / "out.jsonl")
     assert len(games) == 8 and [g["index"] for g in games] == list(range(8))

@@ -164,7 +164,7 @@ def test_a_template_that_hands_the_warden_a_full_socket_cannot_hang_the_match(tm
     games = tmp_path / "games.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match",
                              _file(tmp_path, "full.py", FULL_SOCKET), "kaggle:random", "-n", "1", "-w", "1",
-                             "--no-progress", "-o", str(games)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             "--no-progress", "--save", str(games)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=120)  # a liveness bound, not a measure: a hung match never ends

@@ -208,7 +208,7 @@ def test_cli_names_every_way_of_breaking(name: str, world: dict[str, str], tmp_p
     games = tmp_path / "games.jsonl"
     out = cxforge(world, str(agent_file(name, tmp_path)), CASES[name][1], "-n", "1", "-w", "1",
                   "--seats", "first", "--act-timeout", str(ACT), "--overage", str(OVERAGE),
-                  "--memory", "512", "--no-progress", "-o", str(games))
+                  "--memory", "512", "--no-progress", "--save", str(games))
     assert out.returncode == 0, out.stderr  # within run_cxforge's 60 s: a hung harness fails
     assert "overall" in out.stdout and "isolated (agent hosts" in out.stdout
     text = out.stdout + out.stderr + games.read_text()

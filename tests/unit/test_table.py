@@ -17,6 +17,7 @@ import pytest
 
 from connectx_forge.tools import table
 from connectx_forge.tools.arena.tournament_report import format_tournament
+from connectx_forge.tools.bench.arena import ExecutorRow
 from connectx_forge.tools.bench.arena import markdown as arena_markdown
 from connectx_forge.tools.play import match_report, winrates
 from connectx_forge.tools.play.tally import Tally
@@ -82,10 +83,8 @@ def every_table() -> str:
     summary.by_seat["first"].update(games=3, win=2, draw=0, loss=1)
     summary.by_seat["second"].update(games=2, win=1, draw=1, loss=0)
     parts.append(f"== review summary\n{format_summary(summary, color=False)}")
-    bench = [{"executor": "process pool", "workers": 2, "games": 4, "seconds": 1.5, "games_per_s": 2.7,
-              "same_table": True, "note": ""},
-             {"executor": "dask LocalCluster", "workers": 1, "games": 4, "seconds": None, "games_per_s": None,
-              "same_table": None, "note": "not installed"}]
+    bench = [ExecutorRow("process pool", 2, 4, 1.5, 2.7, True),
+             ExecutorRow("dask LocalCluster", 1, 4, None, None, None, "not installed")]
     parts.append(f"== bench arena\n{arena_markdown(bench, ('lookahead', 'random'), 2)}")
     return "\n\n".join(parts) + "\n"
 

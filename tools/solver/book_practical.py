@@ -111,9 +111,9 @@ def search_one(job: Job) -> Choice:
     book = Book.from_bytes(Path(job.book).read_bytes())
     board = Board.from_pons(job.line)
     found_entry = book.lookup(board.current, board.mask)
-    if found_entry is None or found_entry[1] is None:
+    score, book_move = found_entry if found_entry is not None else (0, None)
+    if book_move is None:
         raise UserError(f"{job.line}: not in the book with a move")
-    score, book_move = found_entry
     start = time.perf_counter()
     found = practical_search(solver, board, book_move, score, layout().order, start + job.seconds,
                              named(job.opponent, policy_prior), job.depth)
