@@ -65,7 +65,7 @@ test: $(TEST_STAMP)
 # ruff, mypy and the layers' import contracts alone (make test runs them too: tests/unit/test_static.py,
 # tests/unit/test_layers.py)
 lint: $(TEST_STAMP)
-	$(BIN)/ruff check agents api build runtime testing tools tests
+	$(BIN)/ruff check agents build tools tests
 	$(BIN)/python -m tests.typecheck
 	$(BIN)/python -m tests.importlayers
 
@@ -82,8 +82,8 @@ bench: $(TEST_STAMP)
 # bitbully (AGPL), the reference of cxforge bench solver --reference bitbully, into a bench-only layer of the user's
 # cache: never a dependency of the package, never embedded or shipped (tools/bench/reference_bitbully.py)
 bench-reference: $(TEST_STAMP)
-	$(PIP) --no-deps --target "$$($(BIN)/python -c 'from connectx_forge.tools.bench import reference_bitbully as r; print(r.LAYER)')" \
-		"bitbully==$$($(BIN)/python -c 'from connectx_forge.tools.bench import reference_bitbully as r; print(r.PIN)')"
+	$(PIP) --no-deps --target "$$($(BIN)/python -c 'from connectx_forge.bench import reference_bitbully as r; print(r.LAYER)')" \
+		"bitbully==$$($(BIN)/python -c 'from connectx_forge.bench import reference_bitbully as r; print(r.PIN)')"
 
 # the shipped agents' C libraries, compiled with the pinned toolchain and committed beside their sources
 # (agents/solver/native/solver.so and .key), so that make submission needs no toolchain; run after editing solver.c

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from connectx_forge import options
 from connectx_forge.build import native_libs
 from connectx_forge.build.builder import (
     DEFAULT_SIZE_LIMIT,
@@ -24,8 +25,7 @@ from connectx_forge.build.builder import (
     write,
 )
 from connectx_forge.build.errors import BuildError
-from connectx_forge.tools import options
-from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+from connectx_forge.play.reference import SUBMISSIONS, reference
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
 EXAMPLE = """\

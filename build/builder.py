@@ -34,11 +34,11 @@ from connectx_forge.build.manifest import (
     tool_version,
 )
 from connectx_forge.build.reads import check_reads
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import agents_root
+from connectx_forge.errors import UserError
+from connectx_forge.paths import agents_root
 
 if TYPE_CHECKING:
-    from connectx_forge.tools.play.reference import PlayerRef
+    from connectx_forge.play.reference import PlayerRef
 
 DEFAULT_SIZE_LIMIT = 5_000_000
 FORMATS = ("py", "tar.gz")
@@ -129,7 +129,7 @@ def resolve_target(name: str | None, root: Path | None = None, module: str | Non
         spec = strongest()
         return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
                       root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
-    from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+    from connectx_forge.play.reference import SUBMISSIONS, reference
 
     try:
         ref = reference(name, allow=SUBMISSIONS)
@@ -141,7 +141,7 @@ def resolve_target(name: str | None, root: Path | None = None, module: str | Non
 def target_of(ref: PlayerRef, root: Path | None = None, function: str | None = None) -> Target:
     """The target that builds a reference (``tools/play/reference.py``): a project, a ``.py`` file (under
     ``root``, default the shipped agents' folder, a module of the shipped agents) or a registered agent."""
-    from connectx_forge.tools.play.reference import PROJECT, REGISTERED
+    from connectx_forge.play.reference import PROJECT, REGISTERED
 
     shipped = default_root() if root is None else root
     if ref.kind == PROJECT and ref.path is not None:

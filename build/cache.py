@@ -25,10 +25,10 @@ from connectx_forge.build.bundle import HEADER
 from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
-from connectx_forge.tools.paths import user_cache
+from connectx_forge.paths import user_cache
 
 if TYPE_CHECKING:
-    from connectx_forge.tools.play.reference import PlayerRef
+    from connectx_forge.play.reference import PlayerRef
 
 BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes
 
@@ -118,7 +118,7 @@ def atomic_write(path: Path, content: bytes) -> None:
 
 def playable(spec: str) -> Playable:
     """The file that plays for a path spec (a project folder, a ``.py``, a ``.tar.gz``), built when it must be."""
-    from connectx_forge.tools.play.reference import FILE, PROJECT, reference
+    from connectx_forge.play.reference import FILE, PROJECT, reference
 
     return playable_of(reference(spec, allow={FILE, PROJECT}))
 
@@ -126,7 +126,7 @@ def playable(spec: str) -> Playable:
 def playable_of(ref: PlayerRef) -> Playable:
     """The file that plays or is checked for a reference (``tools/play/reference.py``): a project, a source
     ``.py`` that needs its project and a registered agent built into the cache; any other file as it is."""
-    from connectx_forge.tools.play.reference import FILE, PROJECT, REGISTERED
+    from connectx_forge.play.reference import FILE, PROJECT, REGISTERED
 
     if ref.kind == REGISTERED:
         return registered(str(ref.name))

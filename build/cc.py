@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside, under
-from connectx_forge.tools.sandbox import jail
+from connectx_forge.sandbox import jail
 
 C_SUFFIXES = (".c", ".h", ".inc")
 SOURCES = "/build"  # where the jail shows the copied files, read-only

@@ -1,6 +1,6 @@
 """The one error type of the bundler; the CLI prints it as one line, without a traceback."""
 
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 
 class BuildError(UserError):

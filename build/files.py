@@ -21,9 +21,9 @@ import os
 import stat
 from pathlib import Path
 
+from connectx_forge import boundedread
 from connectx_forge.build.errors import BuildError
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.paths import agents_root, runtime_file
+from connectx_forge.paths import agents_root, runtime_file
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
-from connectx_forge.tools.paths import agents_root, runtime_file
+from connectx_forge.paths import agents_root, runtime_file
 
 PROJECT_PACKAGE = "agents"  # the shipped agents' package, a library for every project
 TOOLKIT = "connectx_forge"

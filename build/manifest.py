@@ -14,11 +14,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypedDict
 
+from connectx_forge import boundedread
 from connectx_forge.build.embed import DataFile
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import SourceModule
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 DISTRIBUTION = "connectx-forge"
 

@@ -38,8 +38,8 @@ from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import PROJECT_PACKAGE, SourceModule
+from connectx_forge.paths import agents_root, user_cache
 from connectx_forge.runtime import import_root
-from connectx_forge.tools.paths import agents_root, user_cache
 
 LOADER = "load_native"
 TOOLCHAIN = "ziglang"

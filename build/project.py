@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import did_you_mean
+from connectx_forge import boundedread
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
@@ -136,7 +136,7 @@ def parse_entry(entry: Any, where: str) -> tuple[str, str]:
 
 def parse_floors(floors: Any, where: str) -> dict[str, float]:
     """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
-    from connectx_forge.tools.play.reference import OPPONENTS, reference
+    from connectx_forge.play.reference import OPPONENTS, reference
 
     if not isinstance(floors, dict):
         raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")

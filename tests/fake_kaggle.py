@@ -248,7 +248,7 @@ def played_replay(first: str, second: str, teams: tuple[str, str]) -> dict[str, 
     """A real game of two registered agents played by kaggle-environments: ``env.toJSON()``, with
     ``info.TeamNames`` set as Kaggle's replays carry it."""
     from agents.registry import REGISTRY
-    from connectx_forge.tools import kaggle_env
+    from connectx_forge import kaggle_env
 
     kaggle_env.load()
     from kaggle_environments import make

@@ -59,7 +59,7 @@ class Run:
 def run_cxforge(env: dict[str, str], *args: str, timeout: float = 60) -> Run:
     """``cxforge ARGS`` in a session of its own; killed (its whole group) if it outlives ``timeout``."""
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", *args], cwd=ROOT, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -149,7 +149,7 @@ def new_descendants(before: set[int], keep: set[int] | None = None) -> list[int]
 def warden_processes() -> set[int]:
     """This thread's warden and its templates, which outlive a game: its process; jailed, the chain that starts it
     (a shell, bubblewrap, the jail's init, then the warden: three levels below the shell; hosts are forks below)."""
-    from connectx_forge.tools.sandbox import warden
+    from connectx_forge.sandbox import warden
 
     w = getattr(warden._local, "warden", None)
     if w is None:
@@ -171,8 +171,8 @@ def templates_of(wardens: set[int]) -> set[int]:
     """The templates (``tools/sandbox/template.py``) that ``wardens`` keep between games: their children that
     name themselves so, each one's namespace init (``namespace.py``: in the template's process namespace) and
     the spare host each one forks ahead of its next game."""
-    from connectx_forge.tools.sandbox.namespace import NAME as INIT
-    from connectx_forge.tools.sandbox.template import NAME, SPARE
+    from connectx_forge.sandbox.namespace import NAME as INIT
+    from connectx_forge.sandbox.template import NAME, SPARE
 
     def pid_namespace(pid: int) -> str:
         try:

@@ -1,8 +1,8 @@
 """import-linter's contracts (pyproject.toml's ``[tool.importlinter]``) over the packages the project installs.
 
-import-linter reads a package from its folder, but ``connectx_forge`` is assembled from several folders
-(pyproject.toml's ``package-dir``: api/ is ``connectx_forge``, tools/ is ``connectx_forge.tools``...), which it
-cannot see from the editable install.  So this lays out the installed tree as links in a temporary folder
+import-linter reads a package from its folder, but ``connectx_forge.build`` is build/ beside the folder of
+``connectx_forge`` (tools/; pyproject.toml's ``package-dir``), which it cannot see from the editable install.  So this
+lays out the installed tree as links in a temporary folder
 (what a wheel holds, without copying a file) and runs ``lint-imports`` against it in a fresh interpreter, whose
 import path finds that tree first.  Run it with ``make lint`` or
 ``python -m tests.importlayers``; the test suite runs it too (tests/unit/test_layers.py).

@@ -18,7 +18,7 @@ from agents.board import Board
 from agents.solver.agent import perfect_agent
 from agents.solver.book import Book
 from agents.solver.search import Solver
-from connectx_forge.tools import kaggle_env
+from connectx_forge import kaggle_env
 
 BLUNDER_PLY = 9
 C_FROM = 8  # stones from which the reference uses the compiled twin, where there is one
@@ -61,7 +61,7 @@ def exact_truth(moves: list[int]) -> list[tuple[int, int, list[int]]]:
 @functools.lru_cache(maxsize=1)
 def _c_solver() -> Any:
     """The compiled solver where it loads (fast once the book's early plies are past), else None."""
-    from connectx_forge.tools import tool_engines
+    from connectx_forge import tool_engines
 
     return tool_engines.CSolver() if tool_engines.available() else None
 

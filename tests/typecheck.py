@@ -1,10 +1,8 @@
-"""mypy over agents/, api/, build/ and tools/, under the import names the project installs.
+"""mypy over agents/, build/ and tools/, under the import names the project installs.
 
-api/, build/ and tools/ are imported as ``connectx_forge``, ``connectx_forge.build`` and
-``connectx_forge.tools`` (pyproject.toml maps them), a mapping that mypy cannot
-read from the editable install.  So this hands mypy each file with its module
-name.  Run it with ``make lint`` or ``python -m tests.typecheck``; the test suite
-runs it too (tests/unit/test_static.py).
+tools/ and build/ are imported as ``connectx_forge`` and ``connectx_forge.build`` (pyproject.toml maps them), a
+mapping that mypy cannot read from the editable install.  So this hands mypy each file with its module name.  Run
+it with ``make lint`` or ``python -m tests.typecheck``; the test suite runs it too (tests/unit/test_static.py).
 """
 
 from __future__ import annotations

@@ -1,1 +1,107 @@
-"""Everything around the agents: checking, matches, solving, books, training, upload."""
+"""connectx-forge from Python and notebooks: ``import connectx_forge as cf``.
+
+::
+
+    import connectx_forge as cf
+
+    m = cf.match("lookahead", "kaggle:negamax", games=20)   # players as the CLI takes them, or agent(obs, config)
+    m.score, m.wins, m.win_interval                        # A's side
+    m.games[0]                                             # a game, as a line of ``cxforge match --save``
+    m.to_pandas()                                          # where pandas is installed
+    cf.check("random"), cf.tournament("a", "b", "c", openings=4), cf.sprt("new", "base"), cf.review(m)
+
+Each function is the command of the same name (``cxforge match``, ``check``, ``tournament``, ``sprt``,
+``review``; ``ladder``, ``ladder_fit``, ``ghosts``, ``regress_add`` and ``regress_list`` are ``cxforge ladder``,
+``ladder --fit``, ``ghosts``, ``regress add`` and ``regress list``) and returns a result object
+(``connectx_forge.api.results``, ``connectx_forge.api.league_results``): ``.games`` (the records), ``.to_pandas()``,
+``.text`` (what the command prints), and an HTML table in a notebook.  Nothing is written into the working folder
+unless asked (``save=``, ``store=``, ``out=``, ``html=``, ``write=``; ``regress_add`` writes into the project it
+is given).  docs/notebook.md.
+
+This module imports nothing until a name is used: ``import connectx_forge`` stays cheap (it runs before every
+``connectx_forge.runtime`` import an agent makes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from connectx_forge.api.functions import check, match, review, sprt, tournament
+    from connectx_forge.api.league import ghosts, ladder, ladder_fit, regress_add, regress_list
+    from connectx_forge.api.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
+    from connectx_forge.api.results import (
+        CheckResult,
+        MatchResult,
+        Replay,
+        ReviewResult,
+        SprtResult,
+        TournamentResult,
+    )
+    from connectx_forge.arena.sprt_run import Sprt
+    from connectx_forge.arena.tournament import Tournament
+    from connectx_forge.errors import UserError
+    from connectx_forge.leaderboard.ladder.simulate import Ladder
+    from connectx_forge.play.match_store import Match
+    from connectx_forge.play.settings import GameSettings
+
+_FUNCTIONS = ("match", "check", "tournament", "sprt", "review")
+_RESULTS = ("MatchResult", "CheckResult", "TournamentResult", "SprtResult", "ReviewResult", "Replay")
+_LEAGUE = ("ladder", "ladder_fit", "ghosts", "regress_add", "regress_list")
+_LEAGUE_RESULTS = ("LadderResult", "LadderFitResult", "GhostsResult", "RegressResult")
+_SETTINGS = {"GameSettings": "connectx_forge.play.settings", "Match": "connectx_forge.play.match_store",
+             "Tournament": "connectx_forge.arena.tournament", "Sprt": "connectx_forge.arena.sprt_run",
+             "Ladder": "connectx_forge.leaderboard.ladder.simulate"}  # what settings= takes
+__all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
+           "SprtResult", "ReviewResult", "Replay", "UserError", "ladder", "ladder_fit", "ghosts", "regress_add",
+           "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult", "GameSettings", "Match",
+           "Tournament", "Sprt", "Ladder"]
+
+
+def _user_errors(function: Any) -> Any:
+    """``function`` raising ``UserError`` for every bad input: the one-line errors of the game core (a bad board
+    size, an unknown agent name), which the command line prints as its own, become ``UserError`` too."""
+    import functools
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from agents.board import BoardError
+        from agents.registry import UnknownAgent
+        from connectx_forge.errors import UserError
+
+        try:
+            return function(*args, **kwargs)
+        except (BoardError, UnknownAgent) as exc:
+            raise UserError(str(exc)) from None
+
+    return call
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
+    import importlib
+
+    if name in _FUNCTIONS or name in _LEAGUE:
+        module = "connectx_forge.api.functions" if name in _FUNCTIONS else "connectx_forge.api.league"
+        function = globals()[name] = _user_errors(getattr(importlib.import_module(module), name))
+        return function
+    if name in _RESULTS:
+        return getattr(importlib.import_module("connectx_forge.api.results"), name)
+    if name in _LEAGUE_RESULTS:
+        return getattr(importlib.import_module("connectx_forge.api.league_results"), name)
+    if name in _SETTINGS:
+        return getattr(importlib.import_module(_SETTINGS[name]), name)
+    if name == "UserError":
+        return importlib.import_module("connectx_forge.errors").UserError
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("connectx-forge")
+        except PackageNotFoundError:
+            return "unknown"
+    raise AttributeError(f"module 'connectx_forge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})

@@ -1,10 +1,10 @@
-"""``python -m connectx_forge.tools``: the ``cxforge`` command line, for an environment without the script."""
+"""``python -m connectx_forge``: the ``cxforge`` command line, for an environment without the script."""
 
 from __future__ import annotations
 
 import sys
 
-from connectx_forge.tools.cli import main
+from connectx_forge.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

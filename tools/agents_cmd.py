@@ -11,7 +11,7 @@ import argparse
 import json
 
 from agents.registry import REGISTRY, strongest
-from connectx_forge.tools import options, table
+from connectx_forge import options, table
 
 HEADERS = ("agent", "floors", "boards", "notes")
 HELP = "list the registered agents, their sources and win-rate floors"

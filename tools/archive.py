@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 NO_MAIN = "no main.py at the top of the archive (Kaggle runs main.py)"
 REBUILD = "rebuild it with `cxforge build --format tar.gz`"

@@ -36,7 +36,7 @@ import tomllib
 from typing import Any
 
 from agents.board import Board, BoardError, Size
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 PathLike = str | os.PathLike[str]
 

@@ -7,7 +7,7 @@ is one error line naming it, never a missing entry.  A command module (a
 ``*_cmd.py`` next to the code it drives) defines ``HELP`` (the registry's line),
 ``EXAMPLE`` (one or more example lines, shown under ``--help``),
 ``add_arguments(parser)`` and ``run(args) -> int``.  The flags several commands
-share come from ``connectx_forge.tools.options``.
+share come from ``connectx_forge.options``.
 
 Bad input is one line on stderr: ``cxforge CMD: error: ...``, exit status 2, as
 for a bad command line or a missing package; every command exits by the one
@@ -26,11 +26,11 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from agents.registry import did_you_mean
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
-from connectx_forge.tools.options import HelpFormatter
-from connectx_forge.tools.sandbox.escape import escape
-from connectx_forge.tools.table import render
+from connectx_forge import options
+from connectx_forge.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
+from connectx_forge.options import HelpFormatter
+from connectx_forge.sandbox.escape import escape
+from connectx_forge.table import render
 
 PROG = "cxforge"
 TRAINING_LAYER = ("torch", "gymnasium", "matplotlib")
@@ -47,72 +47,72 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {
-    "new": Command("connectx_forge.tools.new_cmd",
+    "new": Command("connectx_forge.new_cmd",
                    "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and "
                    "tests"),
-    "agents": Command("connectx_forge.tools.agents_cmd",
+    "agents": Command("connectx_forge.agents_cmd",
                       "list the registered agents, their sources and win-rate floors"),
     "build": Command("connectx_forge.build.build_cmd",
                      "bundle an agent and what it uses into one self-contained submission file"),
-    "check": Command("connectx_forge.tools.submit.check_cmd",
+    "check": Command("connectx_forge.submit.check_cmd",
                      "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"),
-    "upload": Command("connectx_forge.tools.submit.upload_cmd",
+    "upload": Command("connectx_forge.submit.upload_cmd",
                       "check a submission file, then submit it to Kaggle's ConnectX competition"),
-    "match": Command("connectx_forge.tools.play.match_cmd",
+    "match": Command("connectx_forge.play.match_cmd",
                      "play games between two agents with Kaggle's rules and report win rates"),
-    "logs": Command("connectx_forge.tools.play.logs_cmd",
+    "logs": Command("connectx_forge.play.logs_cmd",
                     "show what the agents printed, and their tracebacks, in games saved with --save"),
-    "compare": Command("connectx_forge.tools.play.compare_cmd",
+    "compare": Command("connectx_forge.play.compare_cmd",
                        "is NEW better than BASE? their scores in the same saved games, paired game by game, with "
                        "intervals"),
-    "winrates": Command("connectx_forge.tools.play.winrates_cmd",
+    "winrates": Command("connectx_forge.play.winrates_cmd",
                         "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"),
-    "openings": Command("connectx_forge.tools.arena.openings_cmd",
+    "openings": Command("connectx_forge.arena.openings_cmd",
                         "write a suite of solver-labelled openings after K plies, mirror duplicates removed, "
                         "filtered by score"),
-    "tournament": Command("connectx_forge.tools.arena.tournament_cmd",
+    "tournament": Command("connectx_forge.arena.tournament_cmd",
                           "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with "
                           "intervals, crash-safe"),
-    "sprt": Command("connectx_forge.tools.arena.sprt_cmd",
+    "sprt": Command("connectx_forge.arena.sprt_cmd",
                     "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"),
-    "ladder": Command("connectx_forge.tools.ladder.ladder_cmd",
+    "ladder": Command("connectx_forge.leaderboard.ladder.ladder_cmd",
                       "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted "
                       "score, interval, days to settle; --fit its parameters to episode lists"),
-    "solve": Command("connectx_forge.tools.solver.solve_cmd",
+    "solve": Command("connectx_forge.solver.solve_cmd",
                      "solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
                      "with the C engine where it loads (the pure-Python one can take minutes to hours below ~12 "
                      "stones)"),
-    "book": Command("connectx_forge.tools.solver.book_cmd",
+    "book": Command("connectx_forge.solver.book_cmd",
                     "build or fill (resumable, parallel), or inspect, the solver's opening book"),
-    "mistakes": Command("connectx_forge.tools.solver.mistakes_cmd",
+    "mistakes": Command("connectx_forge.solver.mistakes_cmd",
                         "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by "
                         "the exact solver"),
-    "heldout": Command("connectx_forge.tools.solver.heldout_cmd",
+    "heldout": Command("connectx_forge.solver.heldout_cmd",
                        "build our held-out sets of arbitrary positions, every column labelled by the exact solver "
                        "(resumable)"),
-    "train": Command("connectx_forge.tools.train.train_cmd",
+    "train": Command("connectx_forge.train.train_cmd",
                      "train the net / net-search (supervised on solver labels) or dqn networks"),
-    "labels": Command("connectx_forge.tools.train.labels_cmd",
+    "labels": Command("connectx_forge.train.labels_cmd",
                       "generate, import and pack the exact solver labels that train uses"),
-    "ppo": Command("connectx_forge.tools.train.ppo_cmd",
+    "ppo": Command("connectx_forge.train.ppo_cmd",
                    "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"),
-    "bench": Command("connectx_forge.tools.bench.bench_cmd",
+    "bench": Command("connectx_forge.bench.bench_cmd",
                      "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"),
-    "submissions": Command("connectx_forge.tools.review.submissions_cmd",
+    "submissions": Command("connectx_forge.leaderboard.review.submissions_cmd",
                            "list your ConnectX submissions on Kaggle, their status and score (through the kaggle CLI)"),
-    "episodes": Command("connectx_forge.tools.review.episodes_cmd",
+    "episodes": Command("connectx_forge.leaderboard.review.episodes_cmd",
                         "list a submission's Kaggle episodes (opponent, seat, result, agent states); download their "
                         "replays"),
-    "ghosts": Command("connectx_forge.tools.ghosts.ghosts_cmd",
+    "ghosts": Command("connectx_forge.leaderboard.ghosts.ghosts_cmd",
                       "list the Kaggle teams your replays show, to play as ghost:TEAM (their recorded moves, else "
                       "a fallback agent)"),
-    "regress": Command("connectx_forge.tools.regress.regress_cmd",
+    "regress": Command("connectx_forge.leaderboard.regress.regress_cmd",
                        "turn the first losing move of each lost replay into a regression test of your project "
                        "(add), and list them (list)"),
-    "review": Command("connectx_forge.tools.review.review_cmd",
+    "review": Command("connectx_forge.leaderboard.review.review_cmd",
                       "annotate every move of Kaggle replays, episodes or saved games with the exact solver; "
                       "where we lose"),
-    "replay": Command("connectx_forge.tools.review.replay_cmd",
+    "replay": Command("connectx_forge.leaderboard.review.replay_cmd",
                       "write one game as an HTML page: Kaggle's ConnectX visualizer, offline, beside the solver's "
                       "review"),
 }

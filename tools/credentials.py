@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.errors import UserError
+from connectx_forge import boundedread
+from connectx_forge.errors import UserError
 
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 MIN_SECRET = 4  # shorter values (e.g. "1") would mask ordinary text

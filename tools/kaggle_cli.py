@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.credentials import scrub, secrets
-from connectx_forge.tools.errors import UserError
+from connectx_forge import boundedread
+from connectx_forge.credentials import scrub, secrets
+from connectx_forge.errors import UserError
 
 COMPETITION = "connectx"
 DEFAULT_TIMEOUT_S = 300

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge.tools import scaffold
-from connectx_forge.tools.errors import UserError
+from connectx_forge import scaffold
+from connectx_forge.errors import UserError
 
 HELP = "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and tests"
 EXAMPLE = """\

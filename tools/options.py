@@ -24,7 +24,7 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 
 def _whole(text: str) -> int:
@@ -111,7 +111,7 @@ def add_memory(parser: argparse.ArgumentParser) -> None:
 
 
 def _memory(text: str) -> int:
-    from connectx_forge.tools.sandbox.limits import parse_memory
+    from connectx_forge.sandbox.limits import parse_memory
 
     try:
         return parse_memory(text)
@@ -138,7 +138,7 @@ def _slowdown(text: str) -> float:
 
 def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
-    from connectx_forge.tools.play.settings import host_limits
+    from connectx_forge.play.settings import host_limits
 
     return host_limits(args.memory, args.slowdown)
 
@@ -227,7 +227,7 @@ def writer_of(args: argparse.Namespace) -> Any:
     path = getattr(args, "save", None)
     if path is None:
         return None
-    from connectx_forge.tools.play.records import GameWriter
+    from connectx_forge.play.records import GameWriter
 
     return GameWriter(path, append=bool(getattr(args, "append", False)))
 
@@ -239,7 +239,8 @@ def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> No
 
 
 def add_ghosts(parser: argparse.ArgumentParser) -> None:
-    """``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from (``tools/ghosts``), the same in
+    """``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from (``tools/leaderboard/ghosts``), the same
+    in
     every command that plays games."""
     parser.add_argument("--replays", nargs="+", default=None, metavar="PATH",
                         help="for ghost:TEAM players: Kaggle replay files or folders of them (default "
@@ -252,7 +253,7 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
 def ghosts_of(args: argparse.Namespace) -> Any:
     """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
     ``reference.Ghosts``: the commands pass it to the players' resolver)."""
-    from connectx_forge.tools.play.reference import Ghosts
+    from connectx_forge.play.reference import Ghosts
 
     replays = getattr(args, "replays", None) or ()
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))
@@ -325,7 +326,7 @@ def add_engine(parser: Any, default: str | None = "auto", what: str = "the solve
 
 def engine_of(args: argparse.Namespace) -> str:
     """``--engine`` with auto resolved: c where the compiled solver loads, else python (a ``Kind``, a str)."""
-    from connectx_forge.tools import tool_engines
+    from connectx_forge import tool_engines
 
     return tool_engines.resolve(getattr(args, "engine", None) or "auto", check=False)
 

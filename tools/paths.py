@@ -25,18 +25,19 @@ def agents_root() -> Path:
 @cache
 def runtime_file() -> Path:
     """The source file of ``connectx_forge.runtime``, the one part of the toolkit a submission may import (in a
-    checkout, ``runtime/__init__.py``)."""
+    checkout, ``tools/runtime/__init__.py``)."""
     spec = importlib.util.find_spec("connectx_forge.runtime")
     assert spec is not None and spec.origin is not None
     return Path(spec.origin).resolve()
 
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the checkout (or site-packages, when installed)
+DATASETS = Path(__file__).resolve().parent / "datasets"  # the shipped data sets
 AGENTS_ROOT = agents_root()  # the folder the shipped agents import from
 AGENTS_DATA = AGENTS_ROOT / "agents" / "data"  # the shipped agents' data files (weights, opening book)
 PONS_DIR = PROJECT_ROOT.parent / "shared" / "data" / "pons"  # Pascal Pons' benchmark sets, when present
-HELDOUT_DIR = PROJECT_ROOT / "datasets" / "heldout"  # our own labelled test sets (cxforge heldout build)
-EXAMPLE_REPLAYS = PROJECT_ROOT / "datasets" / "replays"  # three real kaggle-environments replays (docs/review.md)
+HELDOUT_DIR = DATASETS / "heldout"  # our own labelled test sets (cxforge heldout build)
+EXAMPLE_REPLAYS = DATASETS / "replays"  # three real kaggle-environments replays (docs/review.md)
 RUNS = Path("runs")  # training runs, arena stores and build progress files, in the working folder
 
 

@@ -23,7 +23,7 @@ import json
 import keyword
 import re
 
-from connectx_forge.tools.regress.data import TEST as REGRESSION_TEST
+from connectx_forge.leaderboard.regress.data import TEST as REGRESSION_TEST
 
 SETTINGS = '''\
 # connectx-forge settings of this agent project (see docs/your-agent.md)

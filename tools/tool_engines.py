@@ -22,7 +22,7 @@ from agents.solver.book import Book
 from agents.solver.engine import Engine, EngineError, Kind
 from agents.solver.native import NativeSolver, NativeTimeout, library
 from connectx_forge import runtime
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 DEFAULT_ENTRIES = 20000003  # a prime far from a power of two (5 bytes each, 100 MB): structured keys spread evenly
 SolverTimeout = NativeTimeout

@@ -1,4 +1,5 @@
-"""The notebook API (``import connectx_forge as cf``, api/): each function on cheap agents, few games, fixed seeds.
+"""The notebook API (``import connectx_forge as cf``, tools/api/): each function on cheap agents, few games, fixed
+seeds.
 
 Every run happens in an empty working folder that must stay empty; the notebook docs/notebook.ipynb is run
 cell by cell in this process (no Jupyter kernel needed), its last expressions shown as Jupyter would show them.
@@ -17,9 +18,9 @@ from typing import Any
 import pytest
 
 import connectx_forge as cf
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import run_match
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.match import run_match
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "docs" / "notebook.ipynb"
@@ -41,8 +42,8 @@ def first_legal(obs: Any, config: Any) -> int:
 
 
 def test_the_import_is_light_and_the_packages_keep_their_names() -> None:
-    code = ("import sys, connectx_forge as cf; heavy = [m for m in ('torch', 'numpy', 'connectx_forge.tools') "
-            "if m in sys.modules]; import connectx_forge.build.builder, connectx_forge.tools.cli, "
+    code = ("import sys, connectx_forge as cf; heavy = [m for m in ('torch', 'numpy', 'connectx_forge.cli') "
+            "if m in sys.modules]; import connectx_forge.build.builder, connectx_forge.cli, "
             "connectx_forge.runtime; print(heavy, callable(cf.match), 'tournament' in dir(cf))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -1,5 +1,5 @@
 """The notebook API's ``cf.ladder``, ``cf.ladder_fit``, ``cf.ghosts``, ``cf.regress_add`` and ``cf.regress_list``
-(api/league.py): the same results as their commands, the commands' defaults and one-line errors, nothing written
+(tools/api/league.py): the same results as their commands, the commands' defaults and one-line errors, nothing written
 into the working folder unless asked, and a ``cxforge new`` project outside the repository as a player, a ghost's
 fallback and the project regress works on.  Cheap agents, few days, fixed seeds.
 """
@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 import connectx_forge as cf
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.ghosts.agent_file import team_of
-from connectx_forge.tools.ladder import ladder_cmd
-from connectx_forge.tools.ladder.simulate import DEFAULT_POOL
-from connectx_forge.tools.ladder.synthetic import kaggle_episodes, of_submission
-from connectx_forge.tools.regress import data, regress_cmd
+from connectx_forge.cli import main
+from connectx_forge.leaderboard.ghosts.agent_file import team_of
+from connectx_forge.leaderboard.ladder import ladder_cmd
+from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL
+from connectx_forge.leaderboard.ladder.synthetic import kaggle_episodes, of_submission
+from connectx_forge.leaderboard.regress import data, regress_cmd
 from tests.fake_kaggle import played_replay
 
 CHEAP = {"pool": ["random", "leftmost"], "days": 2, "per_day": 4, "new_per_day": 4, "replicates": 10}
@@ -143,7 +143,7 @@ def test_ladder_fit_is_the_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def _true() -> Any:
-    from connectx_forge.tools.ladder.rating import RatingSettings
+    from connectx_forge.leaderboard.ladder.rating import RatingSettings
 
     return RatingSettings(sigma0=180.0, beta=120.0, tau=3.0, draw_probability=0.08)
 

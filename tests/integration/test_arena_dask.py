@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena.run import Execution, execute
-from connectx_forge.tools.arena.schedule import Workers, play, play_apart
-from connectx_forge.tools.arena.tournament import Tournament, jobs_of, suite_of
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox.limits import MIB, Limits
+from connectx_forge.arena.run import Execution, execute
+from connectx_forge.arena.schedule import Workers, play, play_apart
+from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox.limits import MIB, Limits
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install -e '.[dask]')")
 
@@ -90,7 +90,7 @@ def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
 
 
 def test_the_benchmark_plays_the_same_table_everywhere() -> None:
-    from connectx_forge.tools.bench.arena import markdown, run_bench
+    from connectx_forge.bench.arena import markdown, run_bench
 
     rows = run_bench(("lookahead", "random"), openings=2, workers_list=[1, 2], dask_workers=1)
     assert [(r.executor, r.workers, r.games) for r in rows] == \
@@ -102,7 +102,7 @@ def test_the_benchmark_plays_the_same_table_everywhere() -> None:
 
 
 def test_a_bad_scheduler_address_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "no-port-here",
                  "--store", str(tmp_path / "x.sqlite")]) == 2

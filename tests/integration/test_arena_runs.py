@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena import openings
-from connectx_forge.tools.arena.run import Execution, execute, name_of
-from connectx_forge.tools.arena.schedule import play
-from connectx_forge.tools.arena.sprt_run import Sprt, SprtReport
-from connectx_forge.tools.arena.store import Store
-from connectx_forge.tools.arena.tournament import Tournament, jobs_of, suite_of
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play import game
-from connectx_forge.tools.play.records import load_records
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox.limits import MIB, Limits
+from connectx_forge.arena import openings
+from connectx_forge.arena.run import Execution, execute, name_of
+from connectx_forge.arena.schedule import play
+from connectx_forge.arena.sprt_run import Sprt, SprtReport
+from connectx_forge.arena.store import Store
+from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.play import game
+from connectx_forge.play.records import load_records
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox.limits import MIB, Limits
 
 CXFORGE = Path(sys.executable).parent / "cxforge"
 CHEAP = ("lookahead", "random", "leftmost")

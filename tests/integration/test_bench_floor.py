@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from connectx_forge.tools.bench.loop import GameCounts, IsolatedRates, LoopRow, markdown
+from connectx_forge.bench.loop import GameCounts, IsolatedRates, LoopRow, markdown
 
 # a subreaper of its own, so hosts orphaned by their template's end stay countable below it
 SCRIPT = """
 import os, sys, time
-from connectx_forge.tools.sandbox import limits
+from connectx_forge.sandbox import limits
 limits.prctl(limits.PR_SET_CHILD_SUBREAPER, 1)
-from connectx_forge.tools.bench.floor import floor_rate
+from connectx_forge.bench.floor import floor_rate
 rate = floor_rate(9, 5, int(sys.argv[1]))
 def left():
     me, n = str(os.getpid()), 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from connectx_forge.tools.bench.loop import GameCounts, alternate, markdown, row_of
+from connectx_forge.bench.loop import GameCounts, alternate, markdown, row_of
 
 
 def test_the_harnesses_take_turns_in_every_round() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.bench import reference_bitbully
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
+from connectx_forge import tool_engines
+from connectx_forge.bench import reference_bitbully
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
 
 
 def test_absent_reference_is_one_line_naming_the_install(tmp_path: Path, pons_dir: Path,

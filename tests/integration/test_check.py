@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.match import game_seed
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.submit import check
-from connectx_forge.tools.submit.check import Gate, check_file
-from connectx_forge.tools.submit.check_report import format_report
-from connectx_forge.tools.submit.kaggle_game import GameResult
-from connectx_forge.tools.submit.verdict import CheckReport, summarize
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.play.match import game_seed
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.submit import check
+from connectx_forge.submit.check import Gate, check_file
+from connectx_forge.submit.check_report import format_report
+from connectx_forge.submit.kaggle_game import GameResult
+from connectx_forge.submit.verdict import CheckReport, summarize
 
 LEFTMOST = """
 def agent(obs, config):
@@ -215,7 +215,7 @@ def _games(opponent: str, wins: int, n: int) -> list[GameResult]:
     (3, "FAIL", 1),  # P(3 or fewer of 10 | 70%) = 1.1%: the upper bound is below it
 ])
 def test_the_floor_rule_is_the_exact_bounds_at_95_percent(wins: int, verdict: str, exit_code: int) -> None:
-    from connectx_forge.tools.stats import clopper_pearson
+    from connectx_forge.stats import clopper_pearson
 
     floor = 0.7
     lower, upper = clopper_pearson(wins, 10, 0.05)  # one look: all of the 5% spent there
@@ -332,7 +332,7 @@ def test_opponents_are_named_as_floors_name_them() -> None:
 
 
 def test_save_writes_every_game_as_a_games_file_and_never_replaces_one(tmp_path: Path, capsys) -> None:
-    from connectx_forge.tools.play.records import load_records
+    from connectx_forge.play.records import load_records
 
     path = write(tmp_path, "left.py", LEFTMOST)
     games = tmp_path / "games.jsonl"

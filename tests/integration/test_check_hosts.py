@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.play.rules import is_timeout
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox.limits import MIB, Limits
-from connectx_forge.tools.submit.check import Gate, check_file
+from connectx_forge.play.rules import is_timeout
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox.limits import MIB, Limits
+from connectx_forge.submit.check import Gate, check_file
 from tests.harness import (
     BROKEN,
     FAKE_KEY,
@@ -140,7 +140,7 @@ def test_the_text_report_names_the_validation_episode_and_the_kinds(world: dict[
 
 def test_kill_9_of_the_checker_leaves_nothing_behind(world: dict[str, str], tmp_path: Path) -> None:
     env = dict(world, CXFORGE_TEST_MARKER=uuid.uuid4().hex, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "check", str(BROKEN / "hangs.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", "check", str(BROKEN / "hangs.py"),
                              "-n", "4", "-w", "2", "--no-validation", "--no-progress"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.paired import compare, summarise
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.paired import compare, summarise
 
 
 def _game(a: str, opponent: str, seed: int, outcome: str, opening: tuple[int, ...] = (3, 3)) -> GameRecord:

@@ -18,15 +18,15 @@ from pathlib import Path
 import pytest
 
 import connectx_forge as cf
+from connectx_forge import errors
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.errors import BuildError
-from connectx_forge.tools import errors
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.submit.check import Gate, check_file
-from connectx_forge.tools.submit.check_report import format_report
-from connectx_forge.tools.submit.kaggle_game import GameResult
-from connectx_forge.tools.submit.verdict import summarize
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.submit.check import Gate, check_file
+from connectx_forge.submit.check_report import format_report
+from connectx_forge.submit.kaggle_game import GameResult
+from connectx_forge.submit.verdict import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {"negamax": 0.5, "random": 0.85}  # cxforge new's floors, as the manifest names them
@@ -168,7 +168,7 @@ def test_a_floor_not_played_is_undecided_never_pass() -> None:
 
 
 def test_no_floors_reads_no_manifest_not_even_a_stale_one(tmp_path: Path) -> None:
-    from connectx_forge.tools.submit.check import read_manifest
+    from connectx_forge.submit.check import read_manifest
 
     path = tmp_path / "bot.py"
     path.write_text(LEFTMOST)
@@ -251,7 +251,7 @@ def test_sprt_says_the_same_for_every_count_below_a_pair(capsys) -> None:
 
 
 def test_sprt_exits_by_its_decision() -> None:
-    from connectx_forge.tools.arena.sprt_cmd import EXIT_STATUS
+    from connectx_forge.arena.sprt_cmd import EXIT_STATUS
 
     assert EXIT_STATUS == {"H1": 0, "H0": 1, "none": 3}
 

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from agents.board import Board
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.ghosts.agent_file import ghost_file
-from connectx_forge.tools.ghosts.observed_moves import key_of, load_books
-from connectx_forge.tools.play.reference import FILE, reference
-from connectx_forge.tools.review.games import read_replay
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.ghosts.agent_file import ghost_file
+from connectx_forge.leaderboard.ghosts.observed_moves import key_of, load_books
+from connectx_forge.leaderboard.review.games import read_replay
+from connectx_forge.play.reference import FILE, reference
 from tests.fake_kaggle import FakeKaggle, played_replay, scored_episode
 from tests.integration.test_review_kaggle import KEY, OURS, cxforge, fake  # noqa: F401  (fake: the fake Kaggle fixture)
 
@@ -175,7 +175,7 @@ def test_episodes_keep_the_scores_and_ghosts_read_the_downloaded_replays(fake: F
 
 
 def test_kaggle_environments_loads_and_plays_the_ghost_file(replays: Path) -> None:
-    from connectx_forge.tools import kaggle_env
+    from connectx_forge import kaggle_env
 
     path = ghost_file(load_books([str(replays)]).team("Oracle"), "leftmost")
     kaggle_env.load()

@@ -13,10 +13,10 @@ import pytest
 
 from agents.board import Board
 from agents.solver.search import Solver, Timeout
-from connectx_forge.tools import paths, tool_engines
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.solver import heldout
-from connectx_forge.tools.train.train import _holdout_paths, family_keys, holdout_keys
+from connectx_forge import paths, tool_engines
+from connectx_forge.cli import main
+from connectx_forge.solver import heldout
+from connectx_forge.train.train import _holdout_paths, family_keys, holdout_keys
 
 needs_cc = pytest.mark.skipif(not tool_engines.available(),
                               reason="the compiled solver does not load here: the held-out sets are labelled by "
@@ -264,21 +264,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_ships_the_heldout_sets_where_paths_finds_them() -> None:
-    """pyproject's package data holds every file of datasets/heldout, installed at connectx_forge/datasets/heldout:
-    the folder ``paths.HELDOUT_DIR`` names in an installed wheel (its PROJECT_ROOT is connectx_forge/)."""
+    """pyproject's package data holds every file of tools/datasets/heldout, installed at
+    connectx_forge/datasets/heldout:
+    the folder ``paths.HELDOUT_DIR`` names in an installed wheel (``paths.DATASETS``: beside paths.py)."""
     import fnmatch
     import tomllib
 
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    package = next(name for name, folder in setup["package-dir"].items() if folder == "datasets")
+    package = "connectx_forge.datasets"  # tools/datasets, inside connectx_forge = tools/
     assert package == "connectx_forge.datasets" and package in setup["packages"]
     globs = setup["package-data"][package]
-    shipped = sorted(p.relative_to(ROOT / "datasets").as_posix() for p in (ROOT / "datasets" / "heldout").iterdir())
+    data = ROOT / "tools" / "datasets"
+    shipped = sorted(p.relative_to(data).as_posix() for p in (data / "heldout").iterdir())
     assert {f"{name}{ext}" for name in heldout.SETS for ext in (".txt", ".scores.jsonl")} == {
         Path(p).name for p in shipped}
     assert all(any(fnmatch.fnmatch(p, g) for g in globs) for p in shipped), (shipped, globs)
     assert not any(fnmatch.fnmatch("labels/labels-seed1.jsonl.gz", g) for g in globs)  # not the training labels
-    assert paths.HELDOUT_DIR == paths.PROJECT_ROOT / "datasets" / "heldout"
+    assert paths.HELDOUT_DIR == paths.DATASETS / "heldout"
 
 
 def test_a_built_wheel_holds_the_heldout_sets(tmp_path: Path) -> None:
@@ -328,7 +330,7 @@ def test_missing_pons_sets_are_one_line_saying_where_to_get_them(sets: str, tmp_
 
 
 def test_set_groups_expand_in_order_once() -> None:
-    from connectx_forge.tools.solver.mistakes import SET_NAMES, expand_sets
+    from connectx_forge.solver.mistakes import SET_NAMES, expand_sets
 
     assert expand_sets(["heldout"]) == list(heldout.SETS)
     assert expand_sets(["pons"]) == list(SET_NAMES.values())

@@ -42,7 +42,7 @@ def test_kaggle_environments_is_the_pinned_release() -> None:
 
 
 def test_the_connectx_code_that_runs_is_byte_for_byte_the_release() -> None:
-    from connectx_forge.tools.kaggle_env import load
+    from connectx_forge.kaggle_env import load
 
     kaggle_environments = load()
     from kaggle_environments import agent as loader
@@ -57,7 +57,7 @@ def test_the_connectx_code_that_runs_is_byte_for_byte_the_release() -> None:
 
 
 def test_the_lean_install_plays_judges_and_renders_connectx() -> None:
-    from connectx_forge.tools.kaggle_env import load
+    from connectx_forge.kaggle_env import load
 
     load()
     from kaggle_environments import evaluate, make
@@ -72,7 +72,7 @@ def test_the_lean_install_plays_judges_and_renders_connectx() -> None:
 
 
 def test_importing_quietly_holds_back_the_loading_noise() -> None:
-    code = "from connectx_forge.tools.kaggle_env import load; load(); print('ok')"
+    code = "from connectx_forge.kaggle_env import load; load(); print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout == "ok\n"
 
@@ -86,14 +86,12 @@ def test_the_project_installs_only_its_own_import_names() -> None:
     package_dir, packages = _packages()
     tops = {p.split(".")[0] for p in packages}
     assert tops == {"agents", "connectx_forge"}
-    assert package_dir == {"agents": "agents", "connectx_forge": "api", "connectx_forge.build": "build",
-                           "connectx_forge.runtime": "runtime", "connectx_forge.testing": "testing",
-                           "connectx_forge.tools": "tools", "connectx_forge.datasets": "datasets"}
+    assert package_dir == {"agents": "agents", "connectx_forge": "tools", "connectx_forge.build": "build"}
 
 
 def test_every_source_package_is_listed_for_the_wheel() -> None:
     package_dir, packages = _packages()
-    found = set(package_dir)  # build/ is a namespace package: no __init__.py (see the next test)
+    found: set[str] = set()
     for name, folder in package_dir.items():
         for init in (ROOT / folder).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT / folder)
@@ -102,27 +100,31 @@ def test_every_source_package_is_listed_for_the_wheel() -> None:
 
 
 def test_a_package_named_build_beside_the_project_keeps_its_name(tmp_path: Path) -> None:
-    """With PyPA's ``build`` installed, ``python -m build`` is it, even from the project root, and ``cxforge build``
-    still works.
+    """With PyPA's ``build`` installed, its command ``pyproject-build`` is it, even run from the project root, and
+    ``cxforge build`` still works beside it.
 
-    ``python -m`` puts the working folder first on the path, so our build/ folder has no ``__init__.py``: a
-    namespace portion loses to any regular package named ``build`` later on the path.
+    A console script has its own folder first on the path, not the working folder, so the checkout's build/ (the
+    regular package ``connectx_forge.build``) shadows PyPA's ``build`` only for ``python -m build`` run from the
+    checkout's root; installed, our bundler is ``connectx_forge/build`` and shadows nothing.
     """
-    assert not (ROOT / "build" / "__init__.py").exists()
+    assert (ROOT / "build" / "__init__.py").is_file()
     fake = tmp_path / "site" / "build"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("__version__ = '9.9.9-pypa'\n")
-    (fake / "__main__.py").write_text("print('build', __import__('build').__version__)\n")
+    (fake / "__main__.py").write_text("def main() -> None:\n    print('build', __import__('build').__version__)\n")
+    script = tmp_path / "bin" / "pyproject-build"
+    script.parent.mkdir()
+    script.write_text("import sys\nfrom build.__main__ import main\nsys.exit(main())\n")
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
-    out = subprocess.run([sys.executable, "-m", "build", "--version"], capture_output=True, text=True, env=env,
-                         cwd=ROOT)
-    assert out.returncode == 0 and out.stdout.strip() == "build 9.9.9-pypa"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "build 9.9.9-pypa", out.stderr
     target = tmp_path / "r.py"
     cxforge = Path(sys.executable).with_name("cxforge")
-    out = subprocess.run([str(cxforge), "build", "random", "-o", str(target)], capture_output=True, text=True,
-                         env=env, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert target.is_file() and "def agent(" in target.read_text()
+    for where in (ROOT, tmp_path):
+        out = subprocess.run([str(cxforge), "build", "random", "-o", str(target), "--force"], capture_output=True,
+                             text=True, env=env, cwd=where)
+        assert out.returncode == 0, out.stderr
+        assert target.is_file() and "def agent(" in target.read_text()
 
 
 @pytest.mark.checkout
@@ -140,7 +142,7 @@ def test_building_a_wheel_writes_nothing_into_build_and_ships_only_our_names(tmp
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"agents", "connectx_forge"}
-    assert "connectx_forge/build/builder.py" in names and "connectx_forge/tools/cli.py" in names
-    assert "connectx_forge/__init__.py" in names and "connectx_forge/functions.py" in names
+    assert "connectx_forge/build/builder.py" in names and "connectx_forge/cli.py" in names
+    assert "connectx_forge/__init__.py" in names and "connectx_forge/api/functions.py" in names
     assert "agents/data/opening_book.bin" in names and "agents/solver/native/solver.c" in names
     assert "agents/solver/native/solver.so" in names and "agents/solver/native/solver.so.key" in names

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.play.game import play_game
-from connectx_forge.tools.play.players import from_callable
+from connectx_forge.cli import main
+from connectx_forge.play.game import play_game
+from connectx_forge.play.players import from_callable
 
 
 def project(root: Path) -> Path:

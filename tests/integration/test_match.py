@@ -16,14 +16,14 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match
-from connectx_forge.tools.play.players import as_player, resolve
-from connectx_forge.tools.play.records import load_records
-from connectx_forge.tools.play.rules import RULE_BREAKS
-from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
-from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord, play_game
+from connectx_forge.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match
+from connectx_forge.play.players import as_player, resolve
+from connectx_forge.play.records import load_records
+from connectx_forge.play.rules import RULE_BREAKS
+from connectx_forge.play.seat_random import SeatAgent, seat_seed
+from connectx_forge.play.settings import GameSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -251,7 +251,7 @@ def test_seats_alternate_and_tallies_add_up() -> None:
 
 def test_openings_are_played_once_from_each_seat_and_cycled() -> None:
     """Games 2k and 2k+1 start from opening k (mod M), A in each seat; the openings' moves are not A's or B's."""
-    from connectx_forge.tools.arena.openings import load_suite
+    from connectx_forge.arena.openings import load_suite
 
     suite = [tuple(o.columns) for o in load_suite()[:2]]
     result = run_match("leftmost", "random", games=6, workers=1, progress=False, openings=tuple(suite))
@@ -266,7 +266,7 @@ def test_openings_are_played_once_from_each_seat_and_cycled() -> None:
 
 
 def test_cli_openings_start_from_the_suite(tmp_path: Path) -> None:
-    from connectx_forge.tools.arena.openings import load_suite
+    from connectx_forge.arena.openings import load_suite
 
     save = tmp_path / "games.jsonl"
     out = cli("leftmost", "random", "-n", "2", "-w", "1", "--openings", "1", "--json", "--save", str(save),
@@ -344,7 +344,7 @@ def test_files_load_like_kaggle(tmp_path: Path) -> None:
 
 # -- the command line ----------------------------------------------------------------------
 def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "connectx_forge.tools.cli", "match", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "connectx_forge.cli", "match", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -370,7 +370,7 @@ def _without_times(path: Path) -> list[dict]:
 
 
 def test_save_writes_the_seeded_games(tmp_path: Path, capsys) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     args = ["match", "random", "leftmost", "-n", "8", "-w", "2", "--seed", "5", "--rows", "5", "--no-progress"]
     assert main([*args, "--save", str(tmp_path / "out.jsonl")]) == 0

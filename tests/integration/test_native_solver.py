@@ -15,8 +15,8 @@ from agents.solver.search import Solver
 from connectx_forge.build import native_libs
 from connectx_forge.build.builder import build, resolve_target
 from connectx_forge.build.errors import BuildError
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.paths import agents_root
+from connectx_forge.cli import main
+from connectx_forge.paths import agents_root
 from tests.integration.test_native import run_bundle
 from tests.unit.test_solver import read_set, sample
 

@@ -83,7 +83,7 @@ def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) ->
             assert proc.returncode == 0, f"cxforge {' '.join(args)}: {proc.stdout[-3000:]}{proc.stderr[-3000:]}"
         return proc.stdout
 
-    where = subprocess.run([str(venv / "python"), "-c", "import agents, connectx_forge.tools as t; "
+    where = subprocess.run([str(venv / "python"), "-c", "import agents, connectx_forge as t; "
                             "print(agents.__file__); print(t.__file__)"], env=env, capture_output=True, text=True,
                            cwd=work)
     assert str(site) in where.stdout and str(ROOT) not in where.stdout, where.stdout + where.stderr

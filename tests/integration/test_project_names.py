@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.arena.store import Store
 from connectx_forge.build.builder import resolve_target
 from connectx_forge.build.project import own_project
-from connectx_forge.tools.arena.store import Store
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.play.players import canonical, label_of, resolve
-from connectx_forge.tools.submit.check import submission_of
+from connectx_forge.cli import main
+from connectx_forge.play.players import canonical, label_of, resolve
+from connectx_forge.submit.check import submission_of
 
 CHEAP = ["--openings", "1", "-w", "1", "--no-progress"]
 

@@ -19,12 +19,12 @@ import pytest
 from connectx_forge.build import project as projects
 from connectx_forge.build.builder import build, resolve_target
 from connectx_forge.build.cache import needs_build, playable
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.play.match import run_match
+from connectx_forge.play.players import distinct, resolve
 from connectx_forge.runtime import import_root
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.players import distinct, resolve
-from connectx_forge.tools.submit.check import Gate, check_file, read_manifest
+from connectx_forge.submit.check import Gate, check_file, read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY = {"board": [0] * 42, "mark": 1}

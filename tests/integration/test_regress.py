@@ -16,8 +16,8 @@ from agents.solver.agent import perfect_agent
 from agents.solver.book import Book
 from agents.solver.search import Solver
 from connectx_forge import testing
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.regress import data
+from connectx_forge.cli import main
+from connectx_forge.leaderboard.regress import data
 from tests.fake_kaggle import played_replay
 from tests.integration.test_ghosts import assert_snapshot
 

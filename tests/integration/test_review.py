@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from agents.board import Board
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.review.annotate import review_game, tag_of
-from connectx_forge.tools.review.games import read_file, read_replay
-from connectx_forge.tools.review.labeller import Labeller, sign
-from connectx_forge.tools.review.replay_page import FONT_URLS, replay_of
-from connectx_forge.tools.review.summary import summarise
-from connectx_forge.tools.solver.solve_cmd import parse_moves
+from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.review.annotate import review_game, tag_of
+from connectx_forge.leaderboard.review.games import read_file, read_replay
+from connectx_forge.leaderboard.review.labeller import Labeller, sign
+from connectx_forge.leaderboard.review.replay_page import FONT_URLS, replay_of
+from connectx_forge.leaderboard.review.summary import summarise
+from connectx_forge.solver.solve_cmd import parse_moves
 from tests.review_games import BLUNDER_PLY, blunder_replay, exact_truth
 
 WDL = {1: "win", 0: "draw", -1: "loss"}
@@ -102,7 +102,7 @@ def test_a_value_not_found_in_time_is_unlabelled_never_guessed() -> None:
 
 
 def read_file_from_moves(moves: list[int], opening: int = 0):  # type: ignore[no-untyped-def]
-    from connectx_forge.tools.review.games import read_record
+    from connectx_forge.leaderboard.review.games import read_record
 
     return read_record({**LINE, "moves": moves, "opening": opening}, "test")
 
@@ -212,7 +212,7 @@ def _centre(obs, config):  # type: ignore[no-untyped-def]
 
 
 def test_a_replay_that_ends_by_a_broken_rule_names_the_culprit() -> None:
-    from connectx_forge.tools import kaggle_env
+    from connectx_forge import kaggle_env
 
     kaggle_env.load()
     from kaggle_environments import make

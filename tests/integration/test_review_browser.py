@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.review.games import read_replay
+from connectx_forge.cli import main
+from connectx_forge.leaderboard.review.games import read_replay
 from tests.review_games import BLUNDER_PLY, blunder_replay
 
 ROOT = Path(__file__).resolve().parents[2]

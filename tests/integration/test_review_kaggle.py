@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.cli import main
+from connectx_forge.cli import main
 from tests.fake_kaggle import FakeKaggle, FakeKaggleServer, isolate_cli
 from tests.review_games import BLUNDER_PLY, blunder_replay
 

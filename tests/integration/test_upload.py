@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools import credentials
-from connectx_forge.tools.cli import main
+from connectx_forge import credentials
+from connectx_forge.cli import main
 from tests.fake_kaggle import FakeKaggle, FakeKaggleServer, isolate_cli
 
 FAKE_USER = "forge-tester"

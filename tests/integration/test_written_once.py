@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.arena import tournament
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.records import game_key, read_games
+from connectx_forge.arena import tournament
+from connectx_forge.cli import main
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.records import game_key, read_games
 
 ROOT = Path(__file__).resolve().parents[2]
 CHEAP = ["-w", "1", "--no-progress"]

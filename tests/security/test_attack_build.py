@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.build import cc, native_libs
-from connectx_forge.tools.cli import main
+from connectx_forge.cli import main
 from tests.harness import ROOT
 
 SECRET = "cxforge-attack-secret-6f1c2b"
@@ -128,7 +128,7 @@ def test_a_fifo_does_not_hang_the_build(tmp_path: Path) -> None:
     os.mkfifo(root / "data" / "w.json")
     out = tmp_path / "s.py"
     # in a process of its own: opening the FIFO, as the build once did, would block forever
-    run = subprocess.run([sys.executable, "-m", "connectx_forge.tools", "build", str(root), "-o", str(out)],
+    run = subprocess.run([sys.executable, "-m", "connectx_forge", "build", str(root), "-o", str(out)],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode != 0 and not out.exists()
     errors = [line for line in run.stderr.splitlines() if "error:" in line]

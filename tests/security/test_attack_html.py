@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 
 import connectx_forge as cf
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.review.annotate import review_game
-from connectx_forge.tools.review.games import read_replay
-from connectx_forge.tools.review.labeller import Labeller
-from connectx_forge.tools.review.replay_page import game_page, index_page, replay_of, visualizer
+from connectx_forge.cli import main
+from connectx_forge.leaderboard.review.annotate import review_game
+from connectx_forge.leaderboard.review.games import read_replay
+from connectx_forge.leaderboard.review.labeller import Labeller
+from connectx_forge.leaderboard.review.replay_page import game_page, index_page, replay_of, visualizer
 from tests.integration.test_review_browser import chromium, local_only
 from tests.review_games import BLUNDER_PLY, blunder_replay
 

@@ -26,21 +26,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from connectx_forge import boundedread
+from connectx_forge.arena.store import Store
+from connectx_forge.boundedread import too_deep
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.project import read_settings
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.arena.store import Store
-from connectx_forge.tools.boundedread import too_deep
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.credentials import secrets
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.ladder.episodes_in import read_episodes
-from connectx_forge.tools.play.records import GameWriter, read_games
-from connectx_forge.tools.regress import data as regressions
-from connectx_forge.tools.review.games import read_file
-from connectx_forge.tools.solver.book_builder import read_progress
-from connectx_forge.tools.solver.heldout import read_records
-from connectx_forge.tools.solver.mistakes import WeakCache
+from connectx_forge.cli import main
+from connectx_forge.credentials import secrets
+from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.ladder.episodes_in import read_episodes
+from connectx_forge.leaderboard.regress import data as regressions
+from connectx_forge.leaderboard.review.games import read_file
+from connectx_forge.play.records import GameWriter, read_games
+from connectx_forge.solver.book_builder import read_progress
+from connectx_forge.solver.heldout import read_records
+from connectx_forge.solver.mistakes import WeakCache
 
 DEEP_JSON = "[" * 200_000 + "]" * 200_000
 DEEP_TOML = {
@@ -147,7 +147,7 @@ def test_a_file_declaring_a_huge_board_is_refused_within_memory(tmp_path: Path, 
     file.write_text(content)
     out = tmp_path / "out.html"
     argv = [*command, str(file)] + (["-o", str(out)] if command == ["replay"] else [])
-    proc = subprocess.run([sys.executable, "-m", "connectx_forge.tools", *argv], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "connectx_forge", *argv], capture_output=True, text=True,
                           timeout=120, preexec_fn=_limited(1024))
     one_line_error(proc.returncode, proc.stderr, str(file), "1000000000x1000000000 board",
                    "rows and columns 1 to 20")

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.sandbox import jail, syscalls
-from connectx_forge.tools.sandbox.limits import MIB, Limits
-from connectx_forge.tools.sandbox.seat import HostedAgent
+from connectx_forge.play.match import run_match
+from connectx_forge.play.players import resolve
+from connectx_forge.sandbox import jail, syscalls
+from connectx_forge.sandbox.limits import MIB, Limits
+from connectx_forge.sandbox.seat import HostedAgent
 from tests.harness import ROOT
 from tests.security.test_jail import CONFIG, OBS, fresh_warden, probe  # noqa: F401 (the fixture)
 
@@ -325,7 +325,7 @@ TREE = """
 
 
 def _tree_held(controller: str) -> None:
-    from connectx_forge.tools.sandbox import cgroup
+    from connectx_forge.sandbox import cgroup
 
     if cgroup.holding(cgroup.available(), controller) is None:
         pytest.skip(f"no cgroup with the {controller} controller is writable here: bounded per process only "
@@ -442,7 +442,7 @@ def test_a_daemon_does_not_outlive_its_game(tmp_path: Path) -> None:
     seen = [line for record in result.records for text in (record.logs or {}).values()
             for line in text.splitlines() if line.startswith("SEEN")]
     assert seen and set(seen) == {"SEEN 0"}, seen
-    from connectx_forge.tools.sandbox import warden
+    from connectx_forge.sandbox import warden
     warden.reset()
     assert _daemons_here() == 0
 

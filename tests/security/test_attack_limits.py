@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.sandbox import jail
-from connectx_forge.tools.sandbox.limits import MIB, Limits
-from connectx_forge.tools.sandbox.seat import HostedAgent
+from connectx_forge.play.players import resolve
+from connectx_forge.sandbox import jail
+from connectx_forge.sandbox.limits import MIB, Limits
+from connectx_forge.sandbox.seat import HostedAgent
 from tests.security.test_attack_jail import _bounded
 from tests.security.test_jail import CONFIG, OBS, fresh_warden, probe  # noqa: F401 (the fixture)
 from tests.security.test_slowdown import method  # noqa: F401 (the fixture)

@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox import jail, warden
+from connectx_forge.play.match import run_match
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox import jail, warden
 from tests.harness import ROOT, planted_world, wait_gone
 from tests.security.test_jail import probe
 
@@ -162,7 +162,7 @@ def _lines(result: Any, prefix: str) -> list[str]:
 def test_a_template_that_hands_the_warden_a_full_socket_cannot_hang_the_match(tmp_path: Path) -> None:
     env = dict(planted_world(tmp_path), TMPDIR=str(tmp_path))
     games = tmp_path / "games.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match",
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", "match",
                              _file(tmp_path, "full.py", FULL_SOCKET), "kaggle:random", "-n", "1", "-w", "1",
                              "--no-progress", "--save", str(games)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -264,7 +264,7 @@ def _warden_of(temp: Path) -> int | None:
             comm = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
             continue
-        if b"connectx_forge.tools.sandbox.warden" in cmd and comm not in (
+        if b"connectx_forge.sandbox.warden" in cmd and comm not in (
                 "cxforge-host", "cxforge-tmpl", "cxforge-spare", "cxforge-init"):
             return pid
     return None
@@ -289,7 +289,7 @@ def test_cxforge_killed_leaves_no_jail_process_and_no_folder(sig: signal.Signals
     temp.mkdir()
     os.chmod(tmp_path, 0o755)
     env = dict(planted_world(tmp_path), TMPDIR=str(temp), CXFORGE_TEST_MARKER=uuid.uuid4().hex)
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match",
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", "match",
                              _file(tmp_path, "deaf.py", DEAF), "kaggle:random", "-n", "1", "-w", "1",
                              "--seats", "first", "--act-timeout", "60", "--no-progress"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

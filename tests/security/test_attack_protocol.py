@@ -29,11 +29,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.records import load_records
-from connectx_forge.tools.play.rules import is_timeout
-from connectx_forge.tools.sandbox import protocol, template, warden
-from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply
+from connectx_forge.play.players import resolve
+from connectx_forge.play.records import load_records
+from connectx_forge.play.rules import is_timeout
+from connectx_forge.sandbox import protocol, template, warden
+from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply
 from tests.harness import run_cxforge
 
 ACT, OVERAGE = 1.0, 1.0  # move 1 may take 2 s in all; the clock attacks below spend more than that

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectx_forge.tools.cli import main
+from connectx_forge.cli import main
 from tests.harness import run_cxforge
 
 # everything an attacker would like a terminal to obey: SGR colours, OSC 0 title, OSC 52 clipboard, a carriage
@@ -143,8 +143,8 @@ def test_review_of_a_games_file_someone_gave_us_is_escaped(tmp_path: Path,
 def test_a_replays_team_names_neither_escape_nor_end_the_html_page(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A Kaggle team name is anyone's choice: on the page it is text, never markup, script or a control."""
-    from connectx_forge.tools.review.games import Game
-    from connectx_forge.tools.review.replay_page import replay_of
+    from connectx_forge.leaderboard.review.games import Game
+    from connectx_forge.leaderboard.review.replay_page import replay_of
 
     replay = replay_of(Game("made", (6, 7, 4), [3, 3, 2, 2, 1, 1, 0], ("a", "b"), "win", winner=1))
     replay["info"] = {"TeamNames": [f"x</script><script>alert(1)</script>{EVIL}", "y<!--\u202e"]}
@@ -165,7 +165,7 @@ def test_a_replays_team_names_neither_escape_nor_end_the_html_page(tmp_path: Pat
 
 
 def test_episode_team_names_from_kaggle_are_escaped() -> None:
-    from connectx_forge.tools.review.episodes import episode_row, format_rows
+    from connectx_forge.leaderboard.review.episodes import episode_row, format_rows
 
     episode = {"id": 7, "type": "EPISODE_TYPE_PUBLIC", "state": "EPISODE_STATE_COMPLETED",
                "agents": [{"index": 0, "submissionId": 1, "reward": 1, "teamName": "us",
@@ -180,7 +180,7 @@ def test_episode_team_names_from_kaggle_are_escaped() -> None:
 # -- escape itself ----------------------------------------------------------------------------------------------
 
 def test_escape_writes_each_control_as_a_visible_escape() -> None:
-    from connectx_forge.tools.sandbox.escape import escape
+    from connectx_forge.sandbox.escape import escape
 
     assert escape("\x1b[32mPASS\x1b[0m") == "\\x1b[32mPASS\\x1b[0m"
     assert escape("\x1b]52;c;ZXZpbA==\x07") == "\\x1b]52;c;ZXZpbA==\\x07"
@@ -191,7 +191,7 @@ def test_escape_writes_each_control_as_a_visible_escape() -> None:
 
 
 def test_scrub_and_one_line_escape() -> None:
-    from connectx_forge.tools.sandbox.scrub import one_line, scrub
+    from connectx_forge.sandbox.scrub import one_line, scrub
 
     assert scrub("a\x1b[2Jb\nc") == "a\\x1b[2Jb\nc"
     assert scrub("a\nb", keep_newlines=False) == "a\\nb"
@@ -206,7 +206,7 @@ ANY_TEXT = st.text(st.one_of(st.characters(exclude_categories=()),
 
 @given(ANY_TEXT, st.booleans())
 def test_escaped_text_holds_no_control_character(text: str, keep_newlines: bool) -> None:
-    from connectx_forge.tools.sandbox.escape import escape
+    from connectx_forge.sandbox.escape import escape
 
     out = escape(text, keep_newlines)
     assert raw_controls(out, keep_newlines) == []
@@ -216,7 +216,7 @@ def test_escaped_text_holds_no_control_character(text: str, keep_newlines: bool)
 
 @given(st.text(st.characters(categories=("L", "M", "N", "P", "S", "Zs"))))
 def test_printable_text_is_unchanged(text: str) -> None:
-    from connectx_forge.tools.sandbox.escape import escape
+    from connectx_forge.sandbox.escape import escape
 
     assert escape(text) == text and escape(text, keep_newlines=False) == text
     assert escape(f"{text}\n\t{text}") == f"{text}\n\t{text}"

@@ -48,7 +48,7 @@ def test_the_attacks_hold_for_an_unprivileged_user(shared_tmp: Path) -> None:
         pwd.getpwnam(USER)
     except KeyError:
         pytest.skip(f"no user {USER}: make test makes it (tests/grant_test_user.sh)")
-    reach = _as_user(tmp_path, "-c", "import connectx_forge.tools.sandbox.jail", timeout=60)
+    reach = _as_user(tmp_path, "-c", "import connectx_forge.sandbox.jail", timeout=60)
     if reach.returncode != 0:
         pytest.skip(f"{USER} cannot run this interpreter and checkout: make test lets it "
                     f"(tests/grant_test_user.sh): {reach.stderr.strip()[-200:]}")

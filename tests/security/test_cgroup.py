@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connectx_forge.tools.sandbox import cgroup, jail
+from connectx_forge.sandbox import cgroup, jail
 
 
 def tree(root: Path, controls: dict[str, str]) -> None:

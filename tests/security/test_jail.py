@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.sandbox import jail, warden
-from connectx_forge.tools.sandbox.seat import HostedAgent
+from connectx_forge.play.match import run_match
+from connectx_forge.play.players import resolve
+from connectx_forge.sandbox import jail, warden
+from connectx_forge.sandbox.seat import HostedAgent
 
 JAILED, HOW = jail.status()
 jailed = pytest.mark.skipif(not JAILED, reason=f"agents are {HOW}")

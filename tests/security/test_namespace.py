@@ -12,7 +12,7 @@ import pytest
 
 SCRIPT = textwrap.dedent("""
     import json, os, sys
-    from connectx_forge.tools.sandbox import limits, namespace
+    from connectx_forge.sandbox import limits, namespace
 
     if not namespace.possible():
         print(json.dumps({"skip": "this process may not make namespaces (root only)"}))
@@ -53,7 +53,7 @@ def test_a_host_is_pid_2_beside_its_init_and_a_failed_fork_leaves_nothing() -> N
 
 WRITTEN = textwrap.dedent("""
     import ctypes, json, os, sys, tempfile
-    from connectx_forge.tools.sandbox import limits, namespace
+    from connectx_forge.sandbox import limits, namespace
 
     if not namespace.possible():
         print(json.dumps({"skip": "this process may not make namespaces (root only)"}))
@@ -99,7 +99,7 @@ def test_what_a_namespace_wrote_is_read_from_outside() -> None:
 
 KILL = textwrap.dedent("""
     import json, os, signal, time
-    from connectx_forge.tools.sandbox import limits, namespace
+    from connectx_forge.sandbox import limits, namespace
 
     ready_r, ready_w = os.pipe()
     root = os.fork()
@@ -140,7 +140,7 @@ def test_every_process_but_the_spared_ones_is_killed_and_gone() -> None:
 def test_the_message_queues_folder_never_holds_a_game_back() -> None:
     """A budget's ``mq`` folder (its mount's times count whole seconds) is no reason for ``settled`` to wait: a
     queue is an entry of its own, which changes what ``written`` reads; a queue and a file just changed are."""
-    from connectx_forge.tools.sandbox import namespace
+    from connectx_forge.sandbox import namespace
 
     now = 1_700_000_000_123_456_789
     assert namespace._due("./mq", now, now) == 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from connectx_forge.tools.sandbox import host, protocol
+from connectx_forge.sandbox import host, protocol
 
 
 def snapshot() -> tuple[Any, Any]:

@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.play.game import play_game
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.records import load_records
-from connectx_forge.tools.play.rules import is_timeout
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox import scrub
-from connectx_forge.tools.sandbox.limits import MIB, Limits, parse_memory
-from connectx_forge.tools.sandbox.seat import MARGIN
+from connectx_forge.play.game import play_game
+from connectx_forge.play.match import run_match
+from connectx_forge.play.records import load_records
+from connectx_forge.play.rules import is_timeout
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox import scrub
+from connectx_forge.sandbox.limits import MIB, Limits, parse_memory
+from connectx_forge.sandbox.seat import MARGIN
 from tests.harness import (
     BROKEN,
     FAKE_KEY,
@@ -90,7 +90,7 @@ DETAILS = {"raises.py": "ValueError: this agent always fails", "sys_exit.py": "S
 
 
 def check_record(name: str, rec: object) -> None:
-    from connectx_forge.tools.play.game import GameRecord
+    from connectx_forge.play.game import GameRecord
 
     assert isinstance(rec, GameRecord)
     kind = CASES[name][0]
@@ -171,7 +171,7 @@ def test_details_are_scrubbed_of_the_referees_credentials(tmp_path: Path, monkey
 
 def test_a_file_plays_the_same_games_as_the_registered_agent(tmp_path: Path) -> None:
     built = tmp_path / "r.py"
-    out = subprocess.run([sys.executable, "-m", "connectx_forge.tools.cli", "build", "random", "-o", str(built)],
+    out = subprocess.run([sys.executable, "-m", "connectx_forge.cli", "build", "random", "-o", str(built)],
                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     hosted = run_match(str(built), "kaggle:random", games=10, workers=1, seed=3, progress=False)
@@ -186,7 +186,7 @@ def test_a_file_plays_the_same_games_as_the_registered_agent(tmp_path: Path) -> 
 def test_parse_memory() -> None:
     assert parse_memory("512") == 512 * MIB and parse_memory("1.5G") == 1536 * MIB
     assert parse_memory("300m") == 300 * MIB
-    from connectx_forge.tools.errors import UserError
+    from connectx_forge.errors import UserError
 
     for bad in ("lots", "12", "-5"):
         with pytest.raises(UserError):
@@ -233,7 +233,7 @@ def test_cli_json_says_who_was_isolated(world: dict[str, str]) -> None:
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_kill_9_of_the_harness_leaves_nothing_behind(workers: str, world: dict[str, str], tmp_path: Path) -> None:
     env = dict(world, CXFORGE_TEST_MARKER=uuid.uuid4().hex, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.tools.cli", "match", str(BROKEN / "hangs.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", "match", str(BROKEN / "hangs.py"),
                              "kaggle:random", "-n", "4", "-w", workers, "--act-timeout", "60", "--no-progress"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -270,7 +270,7 @@ def test_the_cpu_time_limit_ends_a_spinning_agent(tmp_path: Path) -> None:
 
 NPROC_PROBE = """
 import os, sys
-from connectx_forge.tools.sandbox import limits
+from connectx_forge.sandbox import limits
 if os.getuid() == 0:  # root ignores RLIMIT_NPROC: probe it as nobody
     os.setgid(65534)
     os.setuid(65534)
@@ -309,7 +309,7 @@ def test_a_threads_warden_is_closed_and_reaped_when_the_thread_ends() -> None:
     import threading
     import warnings
 
-    from connectx_forge.tools.sandbox import warden
+    from connectx_forge.sandbox import warden
 
     pids: list[int] = []
     thread = threading.Thread(target=lambda: pids.append(warden.get().pid))

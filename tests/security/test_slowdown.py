@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.cli import main
-from connectx_forge.tools.sandbox import cgroup, jail, warden
+from connectx_forge.cli import main
+from connectx_forge.sandbox import cgroup, jail, warden
 
 BURN = """
 import time
@@ -113,7 +113,7 @@ def test_check_says_how_it_slowed_the_file(tmp_path: Path, capsys: pytest.Captur
 def test_a_report_names_the_ways_its_games_recorded() -> None:
     """A report of stored games says how they were slowed, wherever it is printed (a tournament on Dask
     workers, a store read on another machine); a store from before games recorded it says this machine's."""
-    from connectx_forge.tools.arena.tournament_report import slowdown_lines
+    from connectx_forge.arena.tournament_report import slowdown_lines
 
     assert slowdown_lines({"settings": {"game": {"slowdown": 2}}, "slowed": {"a recorded way": 4}}) == [
         "slowdown 2x: each agent host ran on 1/2 of a CPU (a recorded way); Kaggle's clock in wall time"]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.sandbox import output, protocol, seat
+from connectx_forge.play.match import run_match
+from connectx_forge.sandbox import output, protocol, seat
 
 AGENT = '''
 import os, time{extra}

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from agents.board import Board, BoardError
-from connectx_forge.tools.arena import elo, openings
-from connectx_forge.tools.arena.pentanomial import Pentanomial, bucket
-from connectx_forge.tools.arena.sprt import SPRT
-from connectx_forge.tools.arena.store import Key, Store
-from connectx_forge.tools.play.game import GameRecord, play_game
-from connectx_forge.tools.play.records import tag
+from connectx_forge.arena import elo, openings
+from connectx_forge.arena.pentanomial import Pentanomial, bucket
+from connectx_forge.arena.sprt import SPRT
+from connectx_forge.arena.store import Key, Store
+from connectx_forge.play.game import GameRecord, play_game
+from connectx_forge.play.records import tag
 
 ROOT = Path(__file__).resolve().parents[2]
 CXFORGE = Path(sys.executable).parent / "cxforge"
@@ -281,7 +281,7 @@ def test_the_shipped_suite_is_mirror_free_in_band_and_agrees_with_the_book() -> 
 
 @pytest.mark.slow
 def test_the_shipped_labels_are_the_compiled_solvers() -> None:
-    from connectx_forge.tools.tool_engines import CSolver, available
+    from connectx_forge.tool_engines import CSolver, available
 
     if not available():
         pytest.skip("the compiled solver does not load here")
@@ -304,7 +304,7 @@ def test_the_filled_book_labels_every_four_and_five_ply_opening_at_once() -> Non
     """The book holds every position of up to 5 stones the solver finds hard (``cxforge book fill``):
     labelling all of them solves only the easy ones left out, and agrees with the shipped labels."""
     from agents.solver.search import Solver
-    from connectx_forge.tools.solver.book_builder import EASY_NODES
+    from connectx_forge.solver.book_builder import EASY_NODES
 
     shipped = {Board.from_pons(o.moves).canonical_key(): o.score for o in openings.read_suite(openings.scores_file(4))}
     for plies in (4, 5):
@@ -325,7 +325,7 @@ def test_the_filled_book_labels_every_four_and_five_ply_opening_at_once() -> Non
 
 
 def test_bad_suites_and_bands_are_one_line(tmp_path: Path) -> None:
-    from connectx_forge.tools.errors import UserError
+    from connectx_forge.errors import UserError
 
     bad = tmp_path / "bad.txt"
     bad.write_text("4444 0\n48 1\n")

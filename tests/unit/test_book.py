@@ -13,9 +13,9 @@ from agents.board import Board
 from agents.solver.book import NO_MOVE, Book, BookError, Entry
 from agents.solver.policy import POLICY
 from agents.solver.search import Solver
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.solver.book_builder import read_progress
-from connectx_forge.tools.solver.book_cmd import add_arguments, run
+from connectx_forge import tool_engines
+from connectx_forge.solver.book_builder import read_progress
+from connectx_forge.solver.book_cmd import add_arguments, run
 from tests.strategies import standard_positions
 
 LATE = "6614446666373154"  # a Middle-Medium position: its subtree solves in seconds
@@ -176,7 +176,7 @@ def test_torn_progress_lines_are_skipped(tmp_path: Path) -> None:
 
 
 def test_book_cli_errors(tmp_path: Path) -> None:
-    from connectx_forge.tools.errors import UserError
+    from connectx_forge.errors import UserError
 
     with pytest.raises(UserError, match="min-plies"):
         run(parse("build", "--plies", "2", "--min-plies", "3"))

@@ -10,10 +10,10 @@ import pytest
 from agents.board import Board
 from agents.solver.book import Book, Entry
 from agents.solver.search import Solver
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book_builder import canonical, read_progress
-from connectx_forge.tools.solver.book_cmd import add_arguments, run
-from connectx_forge.tools.solver.book_fill import FILL_STONES, back_up, levels
+from connectx_forge.errors import UserError
+from connectx_forge.solver.book_builder import canonical, read_progress
+from connectx_forge.solver.book_cmd import add_arguments, run
+from connectx_forge.solver.book_fill import FILL_STONES, back_up, levels
 from tests.unit.test_book import ENGINES, LATE
 
 
@@ -149,7 +149,7 @@ def test_shipped_book_is_its_own_minimax_up_to_the_filled_stones() -> None:
 
 def test_shipped_book_agrees_with_pons_on_begin_hard(pons_dir: Path) -> None:
     """The filled book's score of every Begin-Hard position of up to FILL_STONES stones is Pons' exact score."""
-    from connectx_forge.tools.boundedread import read_positions
+    from connectx_forge.boundedread import read_positions
 
     early = [(moves, score) for moves, score in read_positions(pons_dir / "Test_L1_R3") if len(moves) <= FILL_STONES]
     book = Book.load()

@@ -19,9 +19,9 @@ from agents.solver.engine import engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import named
 from agents.solver.position import layout
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book_builder import BookRun, canonical
-from connectx_forge.tools.solver.book_practical import PracticalRun, practical, read_choices, targets
+from connectx_forge.errors import UserError
+from connectx_forge.solver.book_builder import BookRun, canonical
+from connectx_forge.solver.book_practical import PracticalRun, practical, read_choices, targets
 
 INF = float("inf")
 DRAWN = "7362344453766637331"  # 19 stones, the second seat to move; four moves draw

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book_builder import DEFAULT_PROGRESS, BookRun, build
-from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, fill
+from connectx_forge.errors import UserError
+from connectx_forge.solver.book_builder import DEFAULT_PROGRESS, BookRun, build
+from connectx_forge.solver.book_fill import DEFAULT_FILL_PROGRESS, fill
 
 SHARED = "--seconds must be positive, --workers at least 1 and --easy-nodes at least 0"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools import cli
-from connectx_forge.tools.cli import COMMANDS, Command, main
+from connectx_forge import cli
+from connectx_forge.cli import COMMANDS, Command, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CXFORGE = Path(sys.executable).parent / "cxforge"
@@ -67,7 +67,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_top_level_parser_imports_no_command() -> None:
-    code = ("import sys; from connectx_forge.tools import cli; cli.build_parser().format_help(); "
+    code = ("import sys; from connectx_forge import cli; cli.build_parser().format_help(); "
             "mods = [c.module for c in cli.COMMANDS.values()]; "
             "print([m for m in mods + ['torch', 'kaggle_environments', 'matplotlib'] if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
@@ -76,17 +76,17 @@ def test_the_top_level_parser_imports_no_command() -> None:
 
 
 def test_python_dash_m_runs_the_same_command_line() -> None:
-    proc = subprocess.run([sys.executable, "-m", "connectx_forge.tools", "agents", "--json"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "connectx_forge", "agents", "--json"], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and "solver" in json.loads(proc.stdout)
 
 
 def test_a_command_that_cannot_be_imported_is_one_line(monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(COMMANDS, "ghost", Command("connectx_forge.tools.ghost_cmd", "a command not written"))
+    monkeypatch.setitem(COMMANDS, "ghost", Command("connectx_forge.ghost_cmd", "a command not written"))
     assert main(["ghost", "--help"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["cxforge ghost: error: its module connectx_forge.tools.ghost_cmd does not exist"]
+    assert err == ["cxforge ghost: error: its module connectx_forge.ghost_cmd does not exist"]
 
     monkeypatch.setitem(COMMANDS, "ghost", Command("cxforge_test_needs_torch", "needs torch"))
 
@@ -169,7 +169,7 @@ def test_the_shared_flags_mean_one_thing_everywhere() -> None:
         if "--no-progress" in flags:
             assert args.no_progress is True
         if "--rows" in flags:
-            from connectx_forge.tools.options import size_of
+            from connectx_forge.options import size_of
 
             assert size_of(args) == (5, 8, 4)
     for path, flags in EXPECTED.items():
@@ -219,7 +219,7 @@ def test_bad_input_is_one_line(argv: list[str], status: int, why: str, capsys: p
 
 def test_run_errors_interrupts_and_missing_packages(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.errors import UserError, Verdict
+    from connectx_forge.errors import UserError, Verdict
 
     def fake(raised: BaseException) -> types.ModuleType:
         module = types.ModuleType("cxforge_test_fake_cmd")

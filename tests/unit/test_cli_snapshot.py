@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools import cli
+from connectx_forge import cli
 from tests.unit.test_cli import _parsers
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "help.txt"

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 
 from agents.board import Board, BoardError
 from agents.solver.search import ETC_EMPTIES, Solver, Timeout
-from connectx_forge.tools import tool_engines
+from connectx_forge import tool_engines
 from tests.strategies import standard_positions
 from tests.unit.test_solver import read_set, sample
 

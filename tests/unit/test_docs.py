@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.tools import cli
-from connectx_forge.tools.paths import EXAMPLE_REPLAYS
+from connectx_forge import cli
+from connectx_forge.paths import EXAMPLE_REPLAYS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", ROOT / "BENCHMARKS.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -166,7 +166,7 @@ def test_the_example_replays_try_review_ghosts_and_regress_add(
     assert cli.main(["review", *replays, "--us", "Forge", "--summary", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("our agent (Forge): 3 games, 2 lost") and "cxforge solve " in out
-    assert cli.main(["ghosts", "datasets/replays"]) == 0
+    assert cli.main(["ghosts", "tools/datasets/replays"]) == 0
     teams = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:4]]
     assert sorted(teams) == ["Forge", "Rival"]
     project = tmp_path / "mybot"
@@ -217,8 +217,7 @@ def _shown(name: str, function: Callable[..., Any]) -> str:
 
 
 def test_your_agent_lists_what_cxforge_new_writes_and_what_testing_offers() -> None:
-    from connectx_forge import testing
-    from connectx_forge.tools import scaffold
+    from connectx_forge import scaffold, testing
 
     assert sorted(_table("your-agent.md", "| file | what it is |")) == sorted(scaffold.files("mybot", "mybot"))
     helpers = _table("your-agent.md", "| helper | what it does |")

@@ -21,12 +21,12 @@ from agents.solver.engine import KINDS, Engine, EngineError, Kind, available, de
 from agents.solver.native import NativeSolver
 from agents.solver.policy import POLICY, ByEngine, Fallback, Policy
 from agents.solver.search import Solver, Timeout
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.errors import UserError
+from connectx_forge import tool_engines
+from connectx_forge.errors import UserError
 from tests.unit.test_solver import read_set, sample
 
 ROOT = Path(__file__).resolve().parents[2]
-HELDOUT = ROOT / "datasets" / "heldout"
+HELDOUT = ROOT / "tools" / "datasets" / "heldout"
 SMALL = 131101  # a small compiled table: an odd size above 2**17
 compiled = pytest.mark.skipif(not available(Kind.C), reason="the solver's C library does not load here")
 
@@ -128,7 +128,7 @@ POKE = re.compile(r"(?<!self)\.deadline\s*=[^=]")
 
 
 def _sources() -> list[Path]:
-    folders = ("agents", "api", "build", "runtime", "testing", "tools")
+    folders = ("agents", "build", "tools")
     return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from connectx_forge.tools import options
-from connectx_forge.tools.arena import sprt_cmd
-from connectx_forge.tools.cli import main
+from connectx_forge import options
+from connectx_forge.arena import sprt_cmd
+from connectx_forge.cli import main
 from tests.unit.test_cli import _parsers
 
 PLAYING = ("match", "winrates", "tournament", "sprt")  # the commands that play games of the game loop
@@ -191,7 +191,7 @@ def test_append_adds_after_the_files_games_and_keeps_them(tmp_path, capsys: pyte
     after = _lines(games)
     assert after[:3] == first and len(after) == 5
     assert [json.loads(line)["index"] for line in after[3:]] == [0, 1]
-    from connectx_forge.tools.play.records import load_records
+    from connectx_forge.play.records import load_records
 
     assert len(load_records(games)) == 5  # still one games file: logs, review and replay read it
     capsys.readouterr()
@@ -206,8 +206,8 @@ def test_append_without_save_and_a_folder_are_one_line(tmp_path, capsys: pytest.
 
 
 def test_append_to_a_file_without_a_final_newline(tmp_path) -> None:
-    from connectx_forge.tools.play.match import run_match
-    from connectx_forge.tools.play.records import GameWriter
+    from connectx_forge.play.match import run_match
+    from connectx_forge.play.records import GameWriter
 
     path = tmp_path / "g.jsonl"
     path.write_text('{"x": 1}')

@@ -21,7 +21,7 @@ def test_the_import_contracts_hold() -> None:
 
 def test_an_import_that_goes_up_breaks_a_contract(tmp_path: Path) -> None:
     """The check sees every folder of the package: the CLI (tools/) importing the errors (tools/), the bundler
-    (build/, a namespace package) importing them too and the API (api/) importing the tools are each reported
+    (build/) importing them too and the API (tools/api/) importing the errors are each reported
     as a broken contract."""
     pytest.importorskip("importlinter")
     config = tmp_path / "contracts.toml"
@@ -32,24 +32,24 @@ root_packages = ["connectx_forge", "agents"]
 [[tool.importlinter.contracts]]
 name = "the CLI above the errors, upside down"
 type = "layers"
-layers = ["connectx_forge.tools.errors", "connectx_forge.tools.cli"]
+layers = ["connectx_forge.errors", "connectx_forge.cli"]
 
 [[tool.importlinter.contracts]]
 name = "the bundler above the errors, upside down"
 type = "forbidden"
 source_modules = ["connectx_forge.build"]
-forbidden_modules = ["connectx_forge.tools.errors"]
+forbidden_modules = ["connectx_forge.errors"]
 
 [[tool.importlinter.contracts]]
-name = "the API above the tools, upside down"
+name = "the API above the errors, upside down"
 type = "forbidden"
-source_modules = ["connectx_forge.functions"]
-forbidden_modules = ["connectx_forge.tools"]
+source_modules = ["connectx_forge.api.functions"]
+forbidden_modules = ["connectx_forge.errors"]
 """)
     result = importlayers.run(config)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Contracts: 0 kept, 3 broken." in result.stdout, result.stdout
-    assert "connectx_forge.tools.cli -> connectx_forge.tools.errors" in result.stdout, result.stdout
+    assert "connectx_forge.cli -> connectx_forge.errors" in result.stdout, result.stdout
 
 
 def test_the_tree_holds_every_source_file(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_every_module_is_named_by_a_contract() -> None:
         for key in ("layers", "source_modules", "forbidden_modules", "modules"):
             for entry in contract.get(key, []):
                 named.update(re.split(r"\s*[:|]\s*", entry.strip()))
-    roots = {"connectx_forge", "connectx_forge.tools"}  # folders of packages, named by no layer of their own
+    roots = {"connectx_forge"}  # folders of packages, named by no layer of their own
     named -= roots
     left_out = [module for _, module in module_sources() if module not in roots
                 and not any(module == name or module.startswith(name + ".") for name in named)]

@@ -36,7 +36,7 @@ def test_encoding_planes_follow_the_grid(board: Board) -> None:
 
 # -- numpy forward pass vs torch -------------------------------------------------
 def _torch_model(seed: int, outputs: int = 8):
-    from connectx_forge.tools.train.netlib import build_mlp
+    from connectx_forge.train.netlib import build_mlp
 
     torch.manual_seed(seed)
     return build_mlp(feature_size(6, 7), (64, 32), outputs)
@@ -44,7 +44,7 @@ def _torch_model(seed: int, outputs: int = 8):
 
 @pytest.mark.parametrize("dtype,atol", [("float32", 1e-5), ("float16", 2e-2), ("int8", 1e-1)])
 def test_numpy_forward_matches_torch(dtype: str, atol: float) -> None:
-    from connectx_forge.tools.train.netlib import export_bytes
+    from connectx_forge.train.netlib import export_bytes
 
     model = _torch_model(1)
     rng = np.random.default_rng(0)
@@ -217,7 +217,7 @@ def _tiny_labels(folder: Path) -> None:
 
 
 def _train(tmp: Path, labels: Path, name: str, *extra: str) -> int:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     holdout = () if "--holdout" in extra else ("--no-holdout",)
     return main(["train", "--labels", str(labels), "--out", str(tmp), "--name", name, "--hidden", "32,16",
@@ -243,7 +243,7 @@ def test_train_is_seeded_and_resumes(tmp_path: Path) -> None:
 
 
 def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     assert _train(tmp_path, tmp_path / "nothing", "x", "--epochs", "1") == 2
     err = capsys.readouterr().err.strip()
@@ -257,7 +257,7 @@ def test_train_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     assert main(["train", "--method", "dqn", "--episodes", "12", "--out", str(tmp_path), "--name", "q",
                  "--hidden", "16", "--threads", "1", "--no-progress", "--opponents", "random,tactical"]) == 0
@@ -270,8 +270,8 @@ def test_dqn_training_runs_end_to_end(tmp_path: Path) -> None:
 @given(standard_positions())
 def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
     from agents.net.agent import policy_value_net
-    from connectx_forge.tools.train.dqn_training import warm_start
-    from connectx_forge.tools.train.netlib import build_mlp
+    from connectx_forge.train.dqn_training import warm_start
+    from connectx_forge.train.netlib import build_mlp
 
     net = policy_value_net()
     hidden = [w.shape[1] for w in net.weights[:-1]]
@@ -285,8 +285,8 @@ def test_dqn_warm_start_keeps_the_nets_choice(board: Board) -> None:
 
 
 def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
-    from connectx_forge.tools.cli import main
-    from connectx_forge.tools.paths import agent_data
+    from connectx_forge.cli import main
+    from connectx_forge.paths import agent_data
 
     assert main(["train", "--method", "dqn", "--episodes", "6", "--out", str(tmp_path), "--name", "w",
                  "--init", str(agent_data("net_weights.npz")), "--threads", "1", "--no-progress",
@@ -297,8 +297,8 @@ def test_dqn_training_vs_fast_negamax_from_a_warm_start(tmp_path: Path) -> None:
 
 
 def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
-    from connectx_forge.tools import tool_engines
-    from connectx_forge.tools.train import labels
+    from connectx_forge import tool_engines
+    from connectx_forge.train import labels
 
     if not tool_engines.available():
         pytest.skip("the compiled solver does not load here")
@@ -311,7 +311,7 @@ def test_compiled_labels_match_the_python_labels(tmp_path: Path) -> None:
 
 def test_labels_are_exact_cached_and_resumable(tmp_path: Path) -> None:
     from agents.solver.search import Solver
-    from connectx_forge.tools.train import labels
+    from connectx_forge.train import labels
 
     assert labels.generate(tmp_path, seed=4, games=2, budget_s=5.0, min_stones=30, progress=False) >= 0
     first = (tmp_path / "labels-seed4.jsonl").read_text().splitlines()
@@ -332,9 +332,9 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
     import argparse
 
     from agents.solver.search import Solver
-    from connectx_forge.tools import tool_engines
-    from connectx_forge.tools.solver import book_builder, book_cmd
-    from connectx_forge.tools.train import labels
+    from connectx_forge import tool_engines
+    from connectx_forge.solver import book_builder, book_cmd
+    from connectx_forge.train import labels
 
     root = "6614446666373154"  # a Middle-Medium position (as in test_book)
     progress = tmp_path / "progress.jsonl"
@@ -362,8 +362,8 @@ def test_book_progress_becomes_exact_labels(tmp_path: Path) -> None:
 
 def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.train import labels
-    from connectx_forge.tools.train.train import build_arrays, holdout_keys
+    from connectx_forge.train import labels
+    from connectx_forge.train.train import build_arrays, holdout_keys
 
     folder = tmp_path / "labels"
     _tiny_labels(folder)
@@ -390,7 +390,7 @@ def test_held_out_positions_and_their_children_are_not_trained_on(tmp_path: Path
 
 
 def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     folder = tmp_path / "labels"
     _tiny_labels(folder)
@@ -408,7 +408,7 @@ def test_bench_net_compares_precisions_on_a_checkpoint(tmp_path: Path, capsys: p
 
 
 def test_pack_makes_a_gzipped_dataset_with_the_same_labels(tmp_path: Path) -> None:
-    from connectx_forge.tools.train import labels
+    from connectx_forge.train import labels
 
     src = tmp_path / "cache"
     _tiny_labels(src)
@@ -422,7 +422,7 @@ def test_pack_makes_a_gzipped_dataset_with_the_same_labels(tmp_path: Path) -> No
 
 
 def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.tools.cli import main
+    from connectx_forge.cli import main
 
     for argv, status, why in ([["book"], 2, "required: PROGRESS"],
                               [["book", str(tmp_path / "none.jsonl")], 2, "no progress file"],
@@ -443,8 +443,8 @@ def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.
 
 
 def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from connectx_forge.tools.cli import main
-    from connectx_forge.tools.train import labels_cmd
+    from connectx_forge.cli import main
+    from connectx_forge.train import labels_cmd
 
     calls = []
     monkeypatch.setattr(labels_cmd.os, "nice", lambda n: 0)  # not this test process

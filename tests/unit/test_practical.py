@@ -166,7 +166,7 @@ OPENING = [int(c) - 1 for c in "736234445376"]  # twelve stones: every later sol
 
 
 def _game(seed: int) -> list[int]:
-    from connectx_forge.tools.play.game import play_game
+    from connectx_forge.play.game import play_game
 
     return play_game("solver-eps20", "solver-eps20", seed=seed, opening=OPENING).moves
 

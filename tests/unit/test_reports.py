@@ -19,9 +19,10 @@ PLUMBING = {
     "tools/boundedread.py:read_toml": "a TOML file's raw tables, before they are checked",
     "tools/boundedread.py:parse_toml": "a TOML text's raw tables, before they are checked",
     "build/project.py:read_settings": "cxforge.toml's raw table, checked into a Project by its reader",
-    "tools/review/kaggle_client.py:list_submissions": "Kaggle's API answer, as it sends it",
-    "tools/review/kaggle_client.py:list_episodes": "Kaggle's API answer, as it sends it",
-    "tools/review/replay_page.py:replay_of": "a Kaggle replay, the format kaggle-environments' player reads",
+    "tools/leaderboard/review/kaggle_client.py:list_submissions": "Kaggle's API answer, as it sends it",
+    "tools/leaderboard/review/kaggle_client.py:list_episodes": "Kaggle's API answer, as it sends it",
+    "tools/leaderboard/review/replay_page.py:replay_of": "a Kaggle replay, the format kaggle-environments' player "
+                                                         "reads",
     "tools/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
     "tools/train/netlib.py:load_checkpoint": "a torch checkpoint (torch.load's dict)",
     "tools/train/rl_env.py:_info": "a Gymnasium step's info dict",
@@ -36,10 +37,11 @@ PLUMBING = {
     "tools/sandbox/warden.py:spawned": "the warden's message on its pipe",
     "tools/sandbox/warden_process.py:_end": "the warden's message on its pipe",
     "tools/sandbox/warden_process.py:_spawn": "the warden's message on its pipe",
-    "tools/ghosts/ghosts_cmd.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
-    "tools/ladder/synthetic.py:kaggle_episodes": "a made-up Kaggle API answer, for tests and demonstrations",
-    "tools/ladder/synthetic.py:of_submission": "a made-up Kaggle API answer, for tests and demonstrations",
-    "tools/ladder/synthetic.py:agent": "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/leaderboard/ghosts/ghosts_cmd.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
+    "tools/leaderboard/ladder/synthetic.py:kaggle_episodes": "a made-up Kaggle API answer, for tests and "
+                                                             "demonstrations",
+    "tools/leaderboard/ladder/synthetic.py:of_submission": "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/leaderboard/ladder/synthetic.py:agent": "a made-up Kaggle API answer, for tests and demonstrations",
 }
 
 # the runs' reports and keys: each leaves this list as it becomes an object
@@ -49,12 +51,12 @@ PENDING = {
     "tools/arena/run.py:run_key",
     "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
     "tools/arena/tournament.py:run_key", "tools/arena/tournament.py:play", "tools/bench/arena.py:_table_of",
-    "tools/ladder/ladder_cmd.py:simulate",
-    "tools/ladder/ladder_report.py:ladder_report", "tools/ladder/simulate.py:run_key",
+    "tools/leaderboard/ladder/ladder_cmd.py:simulate",
+    "tools/leaderboard/ladder/ladder_report.py:ladder_report", "tools/leaderboard/ladder/simulate.py:run_key",
     "tools/play/logs_cmd.py:game_json",
     "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key",
-    "api/functions.py:_take", "api/functions.py:_game_args", "api/functions.py:_without_store",
-    "api/results.py:overall", "api/results.py:elo",
+    "tools/api/functions.py:_take", "tools/api/functions.py:_game_args", "tools/api/functions.py:_without_store",
+    "tools/api/results.py:overall", "tools/api/results.py:elo",
 }
 
 

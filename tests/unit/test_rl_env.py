@@ -10,8 +10,8 @@ gym = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from agents.board import Board  # noqa: E402
-from connectx_forge.tools.errors import UserError  # noqa: E402
-from connectx_forge.tools.train.rl_env import ConnectXEnv, Rewards  # noqa: E402
+from connectx_forge.errors import UserError  # noqa: E402
+from connectx_forge.train.rl_env import ConnectXEnv, Rewards  # noqa: E402
 
 
 def _leftmost(obs, config) -> int:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectx_forge.tools.play import seat_random
-from connectx_forge.tools.play.seat_random import SeatAgent, SeatRandoms, seat_seed
+from connectx_forge.play import seat_random
+from connectx_forge.play.seat_random import SeatAgent, SeatRandoms, seat_seed
 
 
 def snapshot() -> tuple[Any, Any]:

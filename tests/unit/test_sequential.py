@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectx_forge.tools.stats import binomial_at_least, binomial_at_most, clopper_pearson
-from connectx_forge.tools.submit.sequential import FAIL, MORE, PASS, UNDECIDED, Plan
+from connectx_forge.stats import binomial_at_least, binomial_at_most, clopper_pearson
+from connectx_forge.submit.sequential import FAIL, MORE, PASS, UNDECIDED, Plan
 
 floors = st.floats(0.05, 0.95)
 plans = st.tuples(st.integers(1, 16), st.integers(0, 4)).map(lambda fc: Plan(fc[0], fc[0] * 2 ** fc[1] + fc[1]))

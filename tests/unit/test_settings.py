@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from agents.board import STANDARD
-from connectx_forge.tools.arena.schedule import pair_jobs
-from connectx_forge.tools.play.game import play_game, play_job
-from connectx_forge.tools.play.match import MatchPlan, match_jobs, play_match, run_match
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.play.settings import GameJob, GameSettings, from_digits
-from connectx_forge.tools.sandbox.limits import Limits
+from connectx_forge.arena.schedule import pair_jobs
+from connectx_forge.play.game import play_game, play_job
+from connectx_forge.play.match import MatchPlan, match_jobs, play_match, run_match
+from connectx_forge.play.players import resolve
+from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.play.settings import GameJob, GameSettings, from_digits
+from connectx_forge.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,10 +69,10 @@ def _sources(*folders: str) -> list[Path]:
 
 def test_the_standard_size_is_written_once() -> None:
     # the game core owns the board-size type and Kaggle's 6x7x4; the tools and the bundler import them
-    literal = [str(p.relative_to(ROOT)) for p in _sources("tools", "build", "api", "runtime", "testing")
+    literal = [str(p.relative_to(ROOT)) for p in _sources("tools", "build")
                if SIZE_LITERAL.search(p.read_text())]
     assert literal == []
-    aliases = [str(p.relative_to(ROOT)) for p in _sources("agents", "tools", "build", "api", "runtime", "testing")
+    aliases = [str(p.relative_to(ROOT)) for p in _sources("agents", "tools", "build")
                if SIZE_ALIAS.search(p.read_text())]
     assert aliases == ["agents/board.py"]
 
@@ -88,7 +88,7 @@ def test_a_match_runs_on_the_arenas_scheduler_with_an_executor_of_your_own() -> 
 
 
 def test_a_worker_spools_each_game_as_it_ends(tmp_path: Path) -> None:
-    from connectx_forge.tools.play.match import play_spooled, spooled
+    from connectx_forge.play.match import play_spooled, spooled
 
     jobs = match_jobs("leftmost", "random", 3, 0, GameSettings(size=(4, 5, 3)))
     records = [play_spooled(str(tmp_path), job) for job in jobs]
@@ -100,7 +100,7 @@ def test_a_worker_spools_each_game_as_it_ends(tmp_path: Path) -> None:
 def test_ctrl_c_hands_over_the_games_that_came_back(monkeypatch: pytest.MonkeyPatch) -> None:
     from concurrent.futures import Future
 
-    from connectx_forge.tools.arena import schedule
+    from connectx_forge.arena import schedule
 
     jobs = match_jobs("leftmost", "random", 3, 0, GameSettings(size=(4, 5, 3)))
     finished: Future[object] = Future()

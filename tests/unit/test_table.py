@@ -15,18 +15,18 @@ from types import SimpleNamespace
 
 import pytest
 
-from connectx_forge.tools import table
-from connectx_forge.tools.arena.tournament_report import format_tournament
-from connectx_forge.tools.bench.arena import ExecutorRow
-from connectx_forge.tools.bench.arena import markdown as arena_markdown
-from connectx_forge.tools.play import match_report, winrates
-from connectx_forge.tools.play.tally import Tally
-from connectx_forge.tools.review import submissions_cmd
-from connectx_forge.tools.review.summary import Summary, format_summary
-from connectx_forge.tools.solver.mistakes import Mistakes
-from connectx_forge.tools.solver.mistakes import format_table as mistakes_table
-from connectx_forge.tools.submit.check_report import _seat_rows
-from connectx_forge.tools.submit.verdict import SeatResult
+from connectx_forge import table
+from connectx_forge.arena.tournament_report import format_tournament
+from connectx_forge.bench.arena import ExecutorRow
+from connectx_forge.bench.arena import markdown as arena_markdown
+from connectx_forge.leaderboard.review import submissions_cmd
+from connectx_forge.leaderboard.review.summary import Summary, format_summary
+from connectx_forge.play import match_report, winrates
+from connectx_forge.play.tally import Tally
+from connectx_forge.solver.mistakes import Mistakes
+from connectx_forge.solver.mistakes import format_table as mistakes_table
+from connectx_forge.submit.check_report import _seat_rows
+from connectx_forge.submit.verdict import SeatResult
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "tables.txt"
 ANSI = "\x1b["
@@ -137,7 +137,7 @@ def test_bad_tables_are_refused() -> None:
 
 def test_a_piped_match_prints_its_table_without_ansi_codes(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm-256color", "FORCE_COLOR": "1"}
-    done = subprocess.run([sys.executable, "-m", "connectx_forge.tools.cli", "match", "leftmost", "random", "-n", "2",
+    done = subprocess.run([sys.executable, "-m", "connectx_forge.cli", "match", "leftmost", "random", "-n", "2",
                            "-w", "1", "--no-progress"], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     assert ANSI not in done.stdout
@@ -156,9 +156,12 @@ HAND_MADE = {
 }
 # (file under tools/, text on the line) -> why it is no table; every entry says why, and each must still be found
 NOT_TABLES = {
-    ("review/replay_page.py", "font-weight:"): "CSS of the replay page ({font-weight:600}), no format field",
-    ("review/replay_page.py", "line-height:1}"): "CSS of the replay page ({...;line-height:1}), no format field",
-    ("review/board_player.py", "min-width:30px"): "CSS of the board player ({min-width:30px;...}), no format field",
+    ("leaderboard/review/replay_page.py", "font-weight:"): "CSS of the replay page ({font-weight:600}), no format "
+                                                           "field",
+    ("leaderboard/review/replay_page.py", "line-height:1}"): "CSS of the replay page ({...;line-height:1}), no format "
+                                                             "field",
+    ("leaderboard/review/board_player.py", "min-width:30px"): "CSS of the board player ({min-width:30px;...}), no "
+                                                              "format field",
 }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.tools.play.worker_pool import Progress, in_processes
+from connectx_forge.play.worker_pool import Progress, in_processes
 
 
 def square_after(job: tuple[int, float]) -> tuple[int, int]:

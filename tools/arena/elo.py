@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from connectx_forge.tools.arena.pentanomial import Pentanomial
+from connectx_forge.arena.pentanomial import Pentanomial
 
 Z95 = 1.959963984540054
 METHOD = ("maximum likelihood, logistic Elo curve, a draw counts as half a win; one virtual draw per "

@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD
-from connectx_forge.tools import options
-from connectx_forge.tools.arena.openings import DEFAULT_BAND
-from connectx_forge.tools.arena.openings_cmd import add_plies, band
-from connectx_forge.tools.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
-from connectx_forge.tools.arena.store import Store
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.records import GameWriter
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge import options
+from connectx_forge.arena.openings import DEFAULT_BAND
+from connectx_forge.arena.openings_cmd import add_plies, band
+from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
+from connectx_forge.arena.store import Store
+from connectx_forge.errors import UserError
+from connectx_forge.play.records import GameWriter
+from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.play.settings import GameSettings
 
 STORE_DEFAULT = "default: runs/arena/<run>.sqlite, named for the run"
 

@@ -13,7 +13,7 @@ suite is as large as it needs to be, not every position.  A larger suite starts
 with the smaller one, so any first M openings of a suite are the same.
 
 Scores come from, in order: the labels shipped for that ply count
-(``datasets/openings/scores-K.txt``: the positions after K plies solved so far,
+(``tools/datasets/openings/scores-K.txt``: the positions after K plies solved so far,
 in suite order, computed once by the compiled solver), the opening book
 (``agents/data``), and the solver itself (the C engine where it loads,
 else the pure-Python search with the book).  A position is named by the moves that first reach it in a
@@ -34,11 +34,11 @@ from pathlib import Path
 
 from agents.board import Board, BoardError
 from agents.solver.book import Book
-from connectx_forge.tools import paths, tool_engines
-from connectx_forge.tools import progress as bars
-from connectx_forge.tools.errors import UserError
+from connectx_forge import paths, tool_engines
+from connectx_forge import progress as bars
+from connectx_forge.errors import UserError
 
-DATASETS = paths.PROJECT_ROOT / "datasets" / "openings"
+DATASETS = paths.DATASETS / "openings"
 DEFAULT_PLIES = 4
 DEFAULT_BAND = (-1, 1)
 DEFAULT_SIZE = 30

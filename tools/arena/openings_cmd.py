@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from connectx_forge.tools import options
-from connectx_forge.tools.arena import openings
+from connectx_forge import options
+from connectx_forge.arena import openings
 
 HELP = "write a suite of solver-labelled openings after K plies, mirror duplicates removed, filtered by score"
 EXAMPLE = """\

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 INSTALL = "make test, or pip install matplotlib (the train extra)"
 

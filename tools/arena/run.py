@@ -22,14 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from connectx_forge.tools import paths
-from connectx_forge.tools.arena.schedule import GameJob, Workers, run_jobs
-from connectx_forge.tools.arena.store import Key, Store, StoredGame
-from connectx_forge.tools.errors import UsageError, UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.records import tag
-from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
-from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge import paths
+from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
+from connectx_forge.arena.store import Key, Store, StoredGame
+from connectx_forge.errors import UsageError, UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.records import tag
+from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.settings import GameSettings
 
 STORE_DIR = paths.RUNS / "arena"
 R_co = TypeVar("R_co", covariant=True)
@@ -53,7 +53,7 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
     Kept with a run (``choose_run``), so that a tournament or SPRT of an agent
     whose sources changed never resumes the old agent's games unasked.
     """
-    from connectx_forge.tools.play.players import resolve
+    from connectx_forge.play.players import resolve
 
     out = {}
     for spec in specs:
@@ -66,7 +66,7 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
 def labels_of(specs: Sequence[str]) -> dict[str, str]:
     """Each player's label in a run's tables, files and store: a project's name, a file's name, a registered
     name; the path (the spec) only where two players' labels collide (``players.distinct``)."""
-    from connectx_forge.tools.play.players import distinct, resolve
+    from connectx_forge.play.players import distinct, resolve
 
     unique = list(dict.fromkeys(specs))
     return {spec: p.name for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
@@ -76,7 +76,7 @@ def canonical_specs(specs: Sequence[str], ghosts: Ghosts = NO_GHOSTS) -> tuple[s
     """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
     its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
     plays what this process named (``players.canonical``)."""
-    from connectx_forge.tools.play.players import canonical
+    from connectx_forge.play.players import canonical
 
     return tuple(canonical(s, ghosts) for s in specs)
 

@@ -38,10 +38,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord, play_job
-from connectx_forge.tools.play.settings import GameJob, GameSettings, from_digits
-from connectx_forge.tools.play.worker_pool import worker_pool, worker_start
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord, play_job
+from connectx_forge.play.settings import GameJob, GameSettings, from_digits
+from connectx_forge.play.worker_pool import worker_pool, worker_start
 
 DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 

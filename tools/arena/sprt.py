@@ -27,8 +27,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from connectx_forge.tools.arena.elo import NELO, elo_to_score
-from connectx_forge.tools.arena.pentanomial import SCORES, Pentanomial
+from connectx_forge.arena.elo import NELO, elo_to_score
+from connectx_forge.arena.pentanomial import SCORES, Pentanomial
 
 MODELS = ("normalized", "logistic")
 TRINOMIAL = (0.0, 0.5, 1.0)

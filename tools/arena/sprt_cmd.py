@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.run import RunInterrupted, execute
-from connectx_forge.tools.arena.sprt import MODELS
-from connectx_forge.tools.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
-from connectx_forge.tools.arena.tournament_report import make_folder, write_json
-from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
+from connectx_forge.arena import flags
+from connectx_forge.arena.run import RunInterrupted, execute
+from connectx_forge.arena.sprt import MODELS
+from connectx_forge.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
+from connectx_forge.arena.tournament_report import make_folder, write_json
+from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py
 MIN_GAMES = 2  # one pair of games: the least an SPRT counts
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     report = result.report.to_json()
     notes: list[str] = []
     if args.out is not None:
-        from connectx_forge.tools.arena import plots
+        from connectx_forge.arena import plots
 
         make_folder(args.out)
         write_json(report, args.out / "report.json")

@@ -22,12 +22,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-from connectx_forge.tools import progress as bars
-from connectx_forge.tools.arena import openings as suites
-from connectx_forge.tools.arena import standings
-from connectx_forge.tools.arena.elo import PAIR_METHOD, PairElo, pentanomial_elo
-from connectx_forge.tools.arena.pentanomial import NAMES, Pentanomial, bucket
-from connectx_forge.tools.arena.run import (
+from connectx_forge import progress as bars
+from connectx_forge.arena import openings as suites
+from connectx_forge.arena import standings
+from connectx_forge.arena.elo import PAIR_METHOD, PairElo, pentanomial_elo
+from connectx_forge.arena.pentanomial import NAMES, Pentanomial, bucket
+from connectx_forge.arena.run import (
     Execution,
     Live,
     Opened,
@@ -39,16 +39,16 @@ from connectx_forge.tools.arena.run import (
     settings_only,
     version_lines,
 )
-from connectx_forge.tools.arena.schedule import GameJob, Workers, executor, pair_jobs
-from connectx_forge.tools.arena.sprt import SPRT
-from connectx_forge.tools.arena.store import StoredGame, a_score
-from connectx_forge.tools.arena.tournament_report import elo_text, slowdown_lines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox import jail
+from connectx_forge.arena.schedule import GameJob, Workers, executor, pair_jobs
+from connectx_forge.arena.sprt import SPRT
+from connectx_forge.arena.store import StoredGame, a_score
+from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.players import resolve
+from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000
 

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from connectx_forge.tools.arena import elo
-from connectx_forge.tools.arena.pentanomial import Pentanomial
-from connectx_forge.tools.arena.store import StoredGame
+from connectx_forge.arena import elo
+from connectx_forge.arena.pentanomial import Pentanomial
+from connectx_forge.arena.store import StoredGame
 
 FAILURES = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 SEATS = {1: "first", 2: "second"}

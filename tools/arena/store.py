@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.records import record_of
+from connectx_forge import boundedread
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.records import record_of
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -12,8 +12,8 @@ uninterrupted one would (for agents whose moves do not depend on the clock).
 
 API::
 
-    from connectx_forge.tools.arena.run import Execution, execute
-    from connectx_forge.tools.arena.tournament import Tournament
+    from connectx_forge.arena.run import Execution, execute
+    from connectx_forge.arena.tournament import Tournament
     result = execute(Tournament(("lookahead", "random", "leftmost"), openings=10), Execution(workers=2))
     result.report["ratings"][0]        # the best player, its Elo and 95% interval
 """
@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
-from connectx_forge.tools import progress as bars
-from connectx_forge.tools.arena import openings as suites
-from connectx_forge.tools.arena import standings
-from connectx_forge.tools.arena.run import (
+from connectx_forge import progress as bars
+from connectx_forge.arena import openings as suites
+from connectx_forge.arena import standings
+from connectx_forge.arena.run import (
     Execution,
     Live,
     Opened,
@@ -39,12 +39,12 @@ from connectx_forge.tools.arena.run import (
     play_run,
     settings_only,
 )
-from connectx_forge.tools.arena.schedule import GameJob, executor, pair_jobs
-from connectx_forge.tools.arena.store import Key, Store
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
-from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
+from connectx_forge.arena.store import Key, Store
+from connectx_forge.errors import UserError
+from connectx_forge.play.players import resolve
+from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.settings import GameSettings
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ class Tournament:
                 with executor(how.n_workers, how.dask) as made:
                     played, kind = play_run(db, run, todo, made, live, on_game=how.seen, labels=labels), made.kind
         games = [g for g in db.games(run) if g.key in wanted]
-        from connectx_forge.tools.arena.tournament_report import tournament_report
+        from connectx_forge.arena.tournament_report import tournament_report
 
         info = opened.info(played, kind, time.perf_counter() - start, how)
         report = tournament_report(self, run, suite, games, info, labels)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from connectx_forge.tools import options
-from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.openings import DEFAULT_SIZE
-from connectx_forge.tools.arena.run import RunInterrupted, execute
-from connectx_forge.tools.arena.tournament import Tournament
-from connectx_forge.tools.arena.tournament_report import format_tournament, write_outputs
-from connectx_forge.tools.errors import UserError
+from connectx_forge import options
+from connectx_forge.arena import flags
+from connectx_forge.arena.openings import DEFAULT_SIZE
+from connectx_forge.arena.run import RunInterrupted, execute
+from connectx_forge.arena.tournament import Tournament
+from connectx_forge.arena.tournament_report import format_tournament, write_outputs
+from connectx_forge.errors import UserError
 
 HELP = "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with intervals, crash-safe"
 EXAMPLE = """\

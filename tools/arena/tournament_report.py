@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import table
-from connectx_forge.tools.arena import elo, standings
-from connectx_forge.tools.arena.openings import Opening
-from connectx_forge.tools.arena.run import RunInfo, version_lines
-from connectx_forge.tools.arena.store import StoredGame
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.sandbox import jail
+from connectx_forge import table
+from connectx_forge.arena import elo, standings
+from connectx_forge.arena.openings import Opening
+from connectx_forge.arena.run import RunInfo, version_lines
+from connectx_forge.arena.store import StoredGame
+from connectx_forge.errors import UserError
+from connectx_forge.sandbox import jail
 
 
 def tournament_report(t: Any, run: str, suite: Sequence[Opening], games: Sequence[StoredGame],
@@ -149,7 +149,7 @@ def write_json(report: dict[str, Any], path: Path) -> None:
 
 def write_outputs(report: dict[str, Any], folder: Path) -> list[str]:
     """Write the tournament's JSON, CSVs and ratings PNG into ``folder``; a line for each file not written."""
-    from connectx_forge.tools.arena import plots
+    from connectx_forge.arena import plots
 
     make_folder(folder)
     out = [folder / "report.json", folder / "ratings.csv", folder / "pairs.csv", folder / "ratings.png"]

@@ -26,10 +26,10 @@ from types import ModuleType
 from agents import alphabeta, improved, lookahead, minimax
 from agents.board import Board, Size
 from agents.heuristics import BERKELEY
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.table import render
+from connectx_forge import progress as progress_bars
+from connectx_forge.errors import UserError
+from connectx_forge.paths import PROJECT_ROOT
+from connectx_forge.table import render
 
 REFERENCE = PROJECT_ROOT / "tests" / "reference_agents.py"
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools.arena.run import Execution, execute
-from connectx_forge.tools.arena.schedule import Workers, our_packages_first, play_apart
-from connectx_forge.tools.arena.tournament import Tournament
-from connectx_forge.tools.table import GAMES, render
+from connectx_forge.arena.run import Execution, execute
+from connectx_forge.arena.schedule import Workers, our_packages_first, play_apart
+from connectx_forge.arena.tournament import Tournament
+from connectx_forge.table import GAMES, render
 
 PLAYERS = ("alphabeta", "minimax", "lookahead", "random")  # no caches across games: every row starts equal
 

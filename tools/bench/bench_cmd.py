@@ -18,10 +18,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.boundedread import read_positions
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import PONS_DIR
+from connectx_forge import options
+from connectx_forge.boundedread import read_positions
+from connectx_forge.errors import UserError
+from connectx_forge.paths import PONS_DIR
 
 HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"
 EXAMPLE = """\
@@ -45,7 +45,7 @@ def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, he
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """One subparser per benchmark, each with its own flags; none: the quick set."""
-    from connectx_forge.tools.bench.agents import FAST
+    from connectx_forge.bench.agents import FAST
 
     sub = parser.add_subparsers(dest="bench", metavar="[NAME]")
     sub.required = False
@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = _sub(sub, "solver", "run the solver on Pons-format benchmark files (<moves> <score> per line)",
              "cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100\n  "
-             "cxforge bench solver ../shared/data/pons/Test_L2_R2 datasets/heldout/Random-Middle.txt "
+             "cxforge bench solver ../shared/data/pons/Test_L2_R2 tools/datasets/heldout/Random-Middle.txt "
              "--reference bitbully --sample 100", _solver)
     p.add_argument("paths", metavar="PATH", nargs="+", type=Path, help="Pons-format files")
     p.add_argument("--limit", type=options.positive_int, metavar="N", help="only the first N positions of each file")
@@ -138,7 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _loop(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.loop import markdown, run_bench
+    from connectx_forge.bench.loop import markdown, run_bench
 
     rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
     print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows))
@@ -146,7 +146,7 @@ def _loop(args: argparse.Namespace) -> int:
 
 
 def _agents(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench import agents
+    from connectx_forge.bench import agents
 
     size = options.size_of(args)
     boards = agents.bench_positions(size, args.positions, args.seed)
@@ -157,8 +157,8 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _solver(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.reference_bitbully import against_bitbully
-    from connectx_forge.tools.bench.solver import (
+    from connectx_forge.bench.reference_bitbully import against_bitbully
+    from connectx_forge.bench.solver import (
         agent_mistakes,
         side_by_side,
         solve_files,
@@ -184,25 +184,25 @@ def _solver(args: argparse.Namespace) -> int:
 
 
 def _book(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.book_size import report
+    from connectx_forge.bench.book_size import report
 
     return report(args.progress, args.side)
 
 
 def _net(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.net import compare
+    from connectx_forge.bench.net import compare
 
     return compare(args.checkpoint, args.positions, args.pons)
 
 
 def _search(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.search_depth import run
+    from connectx_forge.bench.search_depth import run
 
     return run(args.pons, args.positions, args.budget)
 
 
 def _negamax(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.play.fast_negamax import bench
+    from connectx_forge.play.fast_negamax import bench
 
     kaggle_ms, fast_ms = bench(args.positions)
     print(f"Kaggle negamax {kaggle_ms:.1f} ms a move, negamax-fast (empty memo) {fast_ms:.1f} ms: "
@@ -211,7 +211,7 @@ def _negamax(args: argparse.Namespace) -> int:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from connectx_forge.tools.bench.arena import PLAYERS, markdown, run_bench
+    from connectx_forge.bench.arena import PLAYERS, markdown, run_bench
 
     rows = run_bench(PLAYERS, args.openings, args.workers, args.dask_workers)
     print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows, PLAYERS, args.openings))
@@ -220,7 +220,7 @@ def _arena(args: argparse.Namespace) -> int:
 
 def _quick(parser: argparse.ArgumentParser) -> int:
     """The quick set: each step's heading, then the benchmark run as ``cxforge bench NAME`` would."""
-    from connectx_forge.tools.bench.quick import steps
+    from connectx_forge.bench.quick import steps
 
     status = 0
     for i, step in enumerate(steps()):

@@ -21,8 +21,8 @@ from pathlib import Path
 from agents.board import Board
 from agents.solver.book import NO_MOVE, Book, Entry
 from agents.solver.policy import POLICY
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book_builder import (
+from connectx_forge.errors import UserError
+from connectx_forge.solver.book_builder import (
     DEFAULT_PROGRESS,
     Result,
     book_child,
@@ -32,7 +32,7 @@ from connectx_forge.tools.solver.book_builder import (
     read_progress,
     solves_at,
 )
-from connectx_forge.tools.table import render
+from connectx_forge.table import render
 
 CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000, 16), (100_000, 12),
         (100_000, 8)]

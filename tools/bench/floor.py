@@ -26,8 +26,8 @@ import signal
 import socket
 import time
 
-from connectx_forge.tools.play.worker_pool import fork_pool
-from connectx_forge.tools.sandbox import limits, warden
+from connectx_forge.play.worker_pool import fork_pool
+from connectx_forge.sandbox import limits, warden
 
 COLUMNS, ROWS = 7, 6
 

@@ -20,9 +20,9 @@ from agents.board import Board
 from agents.net.agent import net_move, policy_value_net
 from agents.net.features import encode, feature_size
 from agents.net.mlp import load_mlp, masked_argmax
-from connectx_forge.tools.boundedread import read_positions
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import PONS_DIR
+from connectx_forge.boundedread import read_positions
+from connectx_forge.errors import UserError
+from connectx_forge.paths import PONS_DIR
 
 
 def pons_positions(folder: Path, limit: int) -> list[Board]:
@@ -47,7 +47,7 @@ def compare(checkpoint: Path, positions: int = 3000, pons: Path = PONS_DIR) -> i
         raise UserError(f"no Pons sets at {pons}")
     import torch
 
-    from connectx_forge.tools.train.netlib import build_mlp, export_bytes
+    from connectx_forge.train.netlib import build_mlp, export_bytes
 
     ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
     model = build_mlp(feature_size(6, 7), ckpt["hidden"], 8)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from connectx_forge.tools.paths import PONS_DIR
+from connectx_forge.paths import PONS_DIR
 
 EASY = ("Test_L3_R1", "Test_L2_R1", "Test_L1_R1")
 

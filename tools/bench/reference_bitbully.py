@@ -25,11 +25,11 @@ from typing import Any
 
 from agents.solver.engine import Kind
 from agents.solver.native import DEEP_ENTRIES, DEFAULT_ENTRIES
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.bench.solver import PONS_NODES, SolverFigures, bench_file, figures, select
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import user_cache
-from connectx_forge.tools.table import render
+from connectx_forge import tool_engines
+from connectx_forge.bench.solver import PONS_NODES, SolverFigures, bench_file, figures, select
+from connectx_forge.errors import UserError
+from connectx_forge.paths import user_cache
+from connectx_forge.table import render
 
 PIN = "0.0.79"  # the bitbully version that ``make bench-reference`` installs
 LAYER = user_cache() / "bench-layer"

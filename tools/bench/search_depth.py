@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 from agents.board import Board
-from connectx_forge.tools.boundedread import read_positions
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.mistakes import SETS
+from connectx_forge.boundedread import read_positions
+from connectx_forge.errors import UserError
+from connectx_forge.solver.mistakes import SETS
 
 
 def run(folder: Path, positions: int, budget: float) -> int:

@@ -21,12 +21,12 @@ from typing import TypeVar
 
 from agents.board import Board
 from agents.solver.engine import Kind, describe
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.mistakes import measure, solver_mover
-from connectx_forge.tools.stats import format_rate
-from connectx_forge.tools.table import render
+from connectx_forge import progress as progress_bars
+from connectx_forge import tool_engines
+from connectx_forge.errors import UserError
+from connectx_forge.solver.mistakes import measure, solver_mover
+from connectx_forge.stats import format_rate
+from connectx_forge.table import render
 
 T = TypeVar("T")
 

@@ -11,12 +11,12 @@ import argparse
 import json
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.paired import Paired, agent_of, compare
-from connectx_forge.tools.play.records import read_games
-from connectx_forge.tools.sandbox.escape import escape
-from connectx_forge.tools.table import render
+from connectx_forge import options
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.paired import Paired, agent_of, compare
+from connectx_forge.play.records import read_games
+from connectx_forge.sandbox.escape import escape
+from connectx_forge.table import render
 
 HELP = "is NEW better than BASE? their scores in the same saved games, paired game by game, with intervals"
 EXAMPLE = """\

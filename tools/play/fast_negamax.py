@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agents.board import Board
-from connectx_forge.tools.kaggle_env import load
+from connectx_forge.kaggle_env import load
 
 MAX_DEPTH = 4  # Kaggle's max_depth
 _MEMOS: dict[tuple[int, int, int], dict[tuple[int, int], float]] = {}  # per board size

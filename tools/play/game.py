@@ -34,14 +34,14 @@ from time import perf_counter
 from typing import Any
 
 from agents.board import Board, BoardError, Size, geometry
-from connectx_forge.tools import kaggle_env
-from connectx_forge.tools.play import rules
-from connectx_forge.tools.play.players import Player, PlayerLike, as_player
-from connectx_forge.tools.play.rules import KAGGLE_STATUS
-from connectx_forge.tools.play.seat_random import SeatRandoms, seat_seed
-from connectx_forge.tools.play.settings import GameJob, GameSettings
-from connectx_forge.tools.sandbox.host import error_place
-from connectx_forge.tools.sandbox.limits import LOG_CHARS
+from connectx_forge import kaggle_env
+from connectx_forge.play import rules
+from connectx_forge.play.players import Player, PlayerLike, as_player
+from connectx_forge.play.rules import KAGGLE_STATUS
+from connectx_forge.play.seat_random import SeatRandoms, seat_seed
+from connectx_forge.play.settings import GameJob, GameSettings
+from connectx_forge.sandbox.host import error_place
+from connectx_forge.sandbox.limits import LOG_CHARS
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
 
@@ -212,7 +212,7 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
     try:
         for i, p in enumerate(players):
             if hosted[i]:
-                from connectx_forge.tools.sandbox.seat import HostedAgent
+                from connectx_forge.sandbox.seat import HostedAgent
 
                 twin = i == 1 and all(hosted) and p.fresh and p.file == players[0].file
                 hosts[i] = HostedAgent(p, seat_seed(seed, i), (rows, columns, inarow), act_timeout, overage, limits,
@@ -224,7 +224,7 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
         if any(hosted):
-            from connectx_forge.tools.sandbox.seat import slowed_by
+            from connectx_forge.sandbox.seat import slowed_by
 
             record.slowed = slowed_by(hosts)
         return record

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.players import label_of
-from connectx_forge.tools.play.records import read_games
-from connectx_forge.tools.sandbox.escape import escape
+from connectx_forge import options
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.players import label_of
+from connectx_forge.play.records import read_games
+from connectx_forge.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
 EXAMPLE = """\

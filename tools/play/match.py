@@ -8,8 +8,8 @@ plays too) on the arena's scheduler (``tools/arena/schedule.run_jobs``, its
 process pool or an executor of your own); games come back as ``GameRecord``s in
 a ``MatchResult``, which tallies them from A's side::
 
-    from connectx_forge.tools.play.match import run_match
-    from connectx_forge.tools.play.match_report import format_match
+    from connectx_forge.play.match import run_match
+    from connectx_forge.play.match_report import format_match
     result = run_match("lookahead", "kaggle:negamax", games=200, seed=0)
     print(format_match(result))     # the table cxforge match prints
     result.tally().win_rate         # A's wins / games, both seats
@@ -38,15 +38,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.board import STANDARD, Size, geometry
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.arena import schedule
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord, is_hosted, play_job
-from connectx_forge.tools.play.players import Player, PlayerLike, as_player
-from connectx_forge.tools.play.reference import REGISTERED
-from connectx_forge.tools.play.rules import ACT_TIMEOUT
-from connectx_forge.tools.play.settings import GameJob, GameSettings
-from connectx_forge.tools.play.tally import Tally
+from connectx_forge import progress as progress_bars
+from connectx_forge.arena import schedule
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord, is_hosted, play_job
+from connectx_forge.play.players import Player, PlayerLike, as_player
+from connectx_forge.play.reference import REGISTERED
+from connectx_forge.play.rules import ACT_TIMEOUT
+from connectx_forge.play.settings import GameJob, GameSettings
+from connectx_forge.play.tally import Tally
 
 SEATS = ("both", "first", "second")
 MAX_BATCH = 50  # games per task at most

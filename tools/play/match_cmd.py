@@ -15,18 +15,18 @@ import json
 import sys
 from collections.abc import Callable
 
-from connectx_forge.tools import options
-from connectx_forge.tools.arena import flags
-from connectx_forge.tools.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import SEATS, MatchInterrupted, MatchResult, play_match
-from connectx_forge.tools.play.match_report import format_match
-from connectx_forge.tools.play.match_store import Match, match_run
-from connectx_forge.tools.play.records import GameWriter, tag
-from connectx_forge.tools.play.reference import Ghosts
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.sandbox import jail
+from connectx_forge import options
+from connectx_forge.arena import flags
+from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
+from connectx_forge.play.match_report import format_match
+from connectx_forge.play.match_store import Match, match_run
+from connectx_forge.play.records import GameWriter, tag
+from connectx_forge.play.reference import Ghosts
+from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.sandbox import jail
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
 EXAMPLE = """\

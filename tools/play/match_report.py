@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from connectx_forge.tools import table
-from connectx_forge.tools.play.tally import Tally
-from connectx_forge.tools.sandbox.escape import escape
-from connectx_forge.tools.stats import format_rate
+from connectx_forge import table
+from connectx_forge.play.tally import Tally
+from connectx_forge.sandbox.escape import escape
+from connectx_forge.stats import format_rate
 
 if TYPE_CHECKING:
-    from connectx_forge.tools.play.match import MatchResult
+    from connectx_forge.play.match import MatchResult
 
 
 def duration(seconds: float | None) -> str:

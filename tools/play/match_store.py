@@ -11,8 +11,8 @@ and its seed ``game_seed(seed, i)``; every game is committed as it ends, and a
 run again with the same store (``--resume``: the store must exist) plays only
 the games ``0 .. N-1`` the store lacks and reports all ``N``::
 
-    from connectx_forge.tools.arena.run import Execution, execute
-    from connectx_forge.tools.play.match_store import Match
+    from connectx_forge.arena.run import Execution, execute
+    from connectx_forge.play.match_store import Match
     stored = execute(Match("lookahead", "random", games=6), Execution(workers=1, store="m.sqlite"))
 """
 
@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from connectx_forge.tools.arena.run import (
+from connectx_forge.arena.run import (
     Chosen,
     Execution,
     Opened,
@@ -33,14 +33,14 @@ from connectx_forge.tools.arena.run import (
     settings_only,
     versioned_name,
 )
-from connectx_forge.tools.arena.store import Key
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import MatchPlan, MatchResult, play_match
-from connectx_forge.tools.play.players import Player, distinct, resolve
-from connectx_forge.tools.play.records import tag
-from connectx_forge.tools.play.reference import NO_GHOSTS, Ghosts
-from connectx_forge.tools.play.settings import GameSettings
+from connectx_forge.arena.store import Key
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.match import MatchPlan, MatchResult, play_match
+from connectx_forge.play.players import Player, distinct, resolve
+from connectx_forge.play.records import tag
+from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.settings import GameSettings
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Match:
         if self.openings is None:
             return ()
         from agents.board import STANDARD
-        from connectx_forge.tools.arena import openings as suites
+        from connectx_forge.arena import openings as suites
 
         if tuple(self.game.size) != tuple(STANDARD):
             raise UserError("--openings plays the 6x7 four-in-a-row suite; it cannot be used with another board "

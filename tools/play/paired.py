@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.records import game_key
-from connectx_forge.tools.stats import mean_interval
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.records import game_key
+from connectx_forge.stats import mean_interval
 
 Key = tuple[str, int, int, tuple[int, ...]]  # opponent, A's seat, seed, opening moves
 

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from agents import registry
-from connectx_forge.tools import archive, kaggle_env
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.reference import (
+from connectx_forge import archive, kaggle_env
+from connectx_forge.errors import UserError
+from connectx_forge.play.reference import (
     ANY,
     CALLABLE,
     FAST,
@@ -214,7 +214,7 @@ def _resolve(spec: str) -> Player:
             raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
         return Player(spec, spec, REGISTERED, agent)
     if ref.kind == FAST:
-        from connectx_forge.tools.play.fast_negamax import agent as fast_negamax_agent
+        from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
 
         return Player(spec, spec, FAST, fast_negamax_agent)
     if ref.kind == FILE and ref.path is not None:

@@ -14,9 +14,9 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from connectx_forge.tools import boundedread
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
+from connectx_forge import boundedread
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
 
 PathLike = str | os.PathLike[str]
 GameKey = tuple[str | None, str, str, int, int]  # run, pairing "A vs B", opening (Pons digits), A's seat, seed

@@ -16,7 +16,7 @@ from that reference.  A player argument is, in this order:
 * a registered agent's name (``cxforge agents``), then ``negamax-fast`` (where the caller takes them: elsewhere
   they are unknown names);
 * a bare name that is an existing folder or file (``mybot``, from the folder above it);
-* ``ghost:TEAM``, a Kaggle team replayed from downloaded replays (``tools/ghosts``): it becomes the ghost's
+* ``ghost:TEAM``, a Kaggle team replayed from downloaded replays (``tools/leaderboard/ghosts``): it becomes the ghost's
   agent file, written into the user cache (the one case where ``reference`` writes), and plays as a file
   wherever a file does;
 * a Python function ``agent(obs, config)`` (the API's ``match``).
@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import did_you_mean
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/ghosts
@@ -185,11 +185,12 @@ def _decide(spec: Any, allowed: frozenset[str], role: str, ghosts: Ghosts) -> Pl
 
 
 def _ghost(team: str, ghosts: Ghosts) -> PlayerRef:
-    """``ghost:TEAM``: the ghost's agent file (its replays and fallback from ``ghosts``: see ``tools/ghosts``), as
+    """``ghost:TEAM``: the ghost's agent file (its replays and fallback from ``ghosts``: see
+    ``tools/leaderboard/ghosts``), as
     a file player labelled ``ghost:TEAM`` (its file says so: the label holds wherever the file goes, a stored
     run's path included)."""
-    from connectx_forge.tools.ghosts.agent_file import ghost_file
-    from connectx_forge.tools.ghosts.observed_moves import load_books
+    from connectx_forge.leaderboard.ghosts.agent_file import ghost_file
+    from connectx_forge.leaderboard.ghosts.observed_moves import load_books
 
     path = ghost_file(load_books(list(ghosts.replays) or None).team(team), ghosts.fallback).resolve()
     return PlayerRef(FILE, str(path), GHOST_PREFIX + team, path)
@@ -215,7 +216,7 @@ def _file_label(path: Path) -> str:
     """A file's label: ``ghost:TEAM`` for a ghost's agent file, its name, or, for a source ``.py`` that is built
     first, what it builds (its project's name when it is the project's entry, else its stem)."""
     from connectx_forge.build.cache import is_built, needs_build
-    from connectx_forge.tools.ghosts.agent_file import team_of
+    from connectx_forge.leaderboard.ghosts.agent_file import team_of
 
     team = team_of(path) if path.suffix == ".py" else None
     if team is not None:

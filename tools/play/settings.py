@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.board import STANDARD, Size
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
-from connectx_forge.tools.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
+from connectx_forge.errors import UserError
+from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 MIN_MEMORY = 64 * MIB  # Python itself needs it
 

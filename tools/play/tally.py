@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.stats import wilson
+from connectx_forge.play.game import GameRecord
+from connectx_forge.stats import wilson
 
 FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts",
                   "crash": "crashes", "memory": "crashes", "protocol": "crashes", "load": "crashes"}

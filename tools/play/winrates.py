@@ -15,12 +15,12 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
-from connectx_forge.tools import table as tables
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import MatchResult, run_match
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.stats import format_rate
+from connectx_forge import table as tables
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.match import MatchResult, run_match
+from connectx_forge.play.players import resolve
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.stats import format_rate
 
 OPPONENTS = ("kaggle:random", "kaggle:negamax")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from connectx_forge.tools import options
-from connectx_forge.tools.play.winrates import OPPONENTS, default_agents, summaries, win_rates
+from connectx_forge import options
+from connectx_forge.play.winrates import OPPONENTS, default_agents, summaries, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
 EXAMPLE = """\

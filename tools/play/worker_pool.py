@@ -28,8 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.sandbox.limits import die_with_parent
+from connectx_forge import progress as progress_bars
+from connectx_forge.sandbox.limits import die_with_parent
 
 J = TypeVar("J")
 R = TypeVar("R")

@@ -37,8 +37,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from connectx_forge.tools.sandbox import limits as limits_mod
-from connectx_forge.tools.sandbox import protocol, syscalls
+from connectx_forge.sandbox import limits as limits_mod
+from connectx_forge.sandbox import protocol, syscalls
 
 _HIDDEN: list[Any] = []
 NAME = "cxforge-host"  # what ``ps`` shows for a host (until its agent renames it)
@@ -147,7 +147,7 @@ def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
         path = setup["path"]
         agent = get_last_callable(read_file(path, path), path=path)
     else:
-        from connectx_forge.tools.play.players import resolve
+        from connectx_forge.play.players import resolve
 
         agent = resolve(setup["spec"]).new_agent()
     code = getattr(agent, "__code__", None)

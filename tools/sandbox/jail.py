@@ -10,7 +10,7 @@ toolkit's packages): never the home folder, the project's other files,
 in reach.  Writable: this warden's game folders and a private ``/tmp``.  A
 clean environment (no credential reaches the jail at all) and a new session.
 The warden is a fresh Python started in the jail (``python -m
-connectx_forge.tools.sandbox.warden``), which costs one interpreter start per
+connectx_forge.sandbox.warden``), which costs one interpreter start per
 referee thread, not per game: hosts are still forks of it.  It keeps the
 capabilities of ``WARDEN_CAPS`` (real root's where cxforge runs as root: no
 user namespace then; else bubblewrap's, inside a user namespace) to put each
@@ -37,15 +37,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
-from connectx_forge.tools.sandbox import cgroup, throttle
-from connectx_forge.tools.sandbox.limits import Limits
-from connectx_forge.tools.sandbox.namespace import KAGGLE_AGENT
+from connectx_forge.sandbox import cgroup, throttle
+from connectx_forge.sandbox.limits import Limits
+from connectx_forge.sandbox.namespace import KAGGLE_AGENT
 
 INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to jail agents as Kaggle does"
 PATH = "/usr/local/bin:/usr/bin:/bin"
 # what a jailed warden imports first; then whether it can make a host's namespaces
-PROBE = ("import json, numpy, connectx_forge.tools.sandbox.warden\n"
-         "from connectx_forge.tools.sandbox import limits, namespace, syscalls\n"
+PROBE = ("import json, numpy, connectx_forge.sandbox.warden\n"
+         "from connectx_forge.sandbox import limits, namespace, syscalls\n"
          "print(json.dumps({'alone': namespace.works(), 'uids': limits.private_uids(), "
          "'seccomp': syscalls.works()}))")
 # the warden's: to make namespaces (SYS_ADMIN), give each host a uid of its own and its folders (SETUID, SETGID,
@@ -89,8 +89,7 @@ def toolkit() -> list[str]:
     import importlib.util
 
     found = []
-    for name in ("agents", "connectx_forge", "connectx_forge.build", "connectx_forge.runtime",
-                 "connectx_forge.testing", "connectx_forge.tools"):
+    for name in ("agents", "connectx_forge", "connectx_forge.build"):
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -273,7 +272,7 @@ def command(channel: int, root: str, groups: tuple[cgroup.Group, ...] = ()) -> l
     setpriv = shutil.which("setpriv", path=PATH)
     return [*([setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []), "/bin/sh", "-c", SHELL,
             "cxforge-jail", root, ":".join(folders), bwrap, *arguments(root, probe().caps, cgroup_ns, folders),
-            *passed, python(), "-m", "connectx_forge.tools.sandbox.warden", str(channel), root,
+            *passed, python(), "-m", "connectx_forge.sandbox.warden", str(channel), root,
             cgroup.to_arg(groups)]
 
 

@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from typing import Any
 
-from connectx_forge.tools.credentials import is_secret_name
-from connectx_forge.tools.errors import UserError
+from connectx_forge.credentials import is_secret_name
+from connectx_forge.errors import UserError
 
 MIB = 1 << 20
 DEFAULT_MEMORY = 2048 * MIB

@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from connectx_forge.tools.sandbox import cgroup, limits, reap
+from connectx_forge.sandbox import cgroup, limits, reap
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000

@@ -35,7 +35,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-from connectx_forge.tools.boundedread import loads, one_line, too_deep
+from connectx_forge.boundedread import loads, one_line, too_deep
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)

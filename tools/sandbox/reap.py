@@ -11,7 +11,7 @@ import os
 import signal
 import time
 
-from connectx_forge.tools.sandbox import throttle
+from connectx_forge.sandbox import throttle
 
 
 class Hosts:

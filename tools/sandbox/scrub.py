@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from connectx_forge.tools import credentials
-from connectx_forge.tools.sandbox.escape import escape
+from connectx_forge import credentials
+from connectx_forge.sandbox.escape import escape
 
 
 @cache

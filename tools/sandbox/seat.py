@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Size
-from connectx_forge.tools.archive import unpack
-from connectx_forge.tools.play.players import Player
-from connectx_forge.tools.sandbox import protocol, warden
-from connectx_forge.tools.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
-from connectx_forge.tools.sandbox.output import Output
-from connectx_forge.tools.sandbox.scrub import one_line, scrub
+from connectx_forge.archive import unpack
+from connectx_forge.play.players import Player
+from connectx_forge.sandbox import protocol, warden
+from connectx_forge.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
+from connectx_forge.sandbox.output import Output
+from connectx_forge.sandbox.scrub import one_line, scrub
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
 CRASH_GRACE = 1.0  # seconds a host whose channel closed gets to exit, so its status can be read

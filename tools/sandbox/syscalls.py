@@ -35,7 +35,7 @@ import os
 from functools import cache
 from typing import Any
 
-from connectx_forge.tools.sandbox import limits
+from connectx_forge.sandbox import limits
 
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
           "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",

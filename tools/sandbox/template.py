@@ -68,7 +68,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
-from connectx_forge.tools.sandbox import cgroup, host, limits, namespace, protocol, reap
+from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap
 
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game

@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 
-from connectx_forge.tools.sandbox import cgroup
+from connectx_forge.sandbox import cgroup
 
 PERIOD = 0.02  # seconds of one duty cycle
 

@@ -40,7 +40,7 @@ import time
 import weakref
 from typing import Any, NoReturn
 
-from connectx_forge.tools.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
+from connectx_forge.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
 
 _local = threading.local()
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
@@ -240,7 +240,7 @@ def preload() -> None:
         except ImportError:
             pass
 
-    from connectx_forge.tools import kaggle_env
+    from connectx_forge import kaggle_env
 
     kaggle_env.load()
     import kaggle_environments.agent  # noqa: F401
@@ -251,12 +251,12 @@ def preload() -> None:
 
 
 def main(argv: list[str]) -> NoReturn:
-    """``python -m connectx_forge.tools.sandbox.warden CHANNEL_FD ROOT GROUPS``: a warden started in the jail
+    """``python -m connectx_forge.sandbox.warden CHANNEL_FD ROOT GROUPS``: a warden started in the jail
     (GROUPS: ``cgroup.to_arg``)."""
     sock = socket.socket(fileno=int(argv[0]))
     # what the referee holds before it forks a warden: the shipped agents first (kaggle_environments puts
     # folders of other games on sys.path, one of which has an agents.py), then the rest
-    import connectx_forge.tools.play.players  # noqa: F401
+    import connectx_forge.play.players  # noqa: F401
 
     preload()
     warden_process.serve(sock, 0, argv[1], cgroup.from_arg(argv[2]))

@@ -21,8 +21,8 @@ import tempfile
 import time
 from typing import Any, NoReturn
 
-from connectx_forge.tools.paths import PROJECT_ROOT
-from connectx_forge.tools.sandbox import cgroup, host, limits, namespace, protocol, reap, template
+from connectx_forge.paths import PROJECT_ROOT
+from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap, template
 
 BESIDE = 2  # what a templated host's uid runs beside the agent's own processes: its template and the next spare
 TREE_BESIDE = 4  # what a host's cgroups hold beside its agent's processes: its namespace's init, the process that

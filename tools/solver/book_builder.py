@@ -16,7 +16,7 @@ Only the positions the agent cannot solve in time are kept: one whose solve
 (a weak then an exact best move, as the agent does, from an empty table) takes
 fewer than ``--easy-nodes`` nodes is left to the agent's own search, and the
 tree is not followed below it.  The solver's C engine
-(``connectx_forge.tools.tool_engines``, about 25x faster) does the solving where it loads;
+(``connectx_forge.tool_engines``, about 25x faster) does the solving where it loads;
 ``--engine python`` uses the agent's own solver.
 
 Deeper books need only a longer run of the same command, e.g.
@@ -38,12 +38,12 @@ from agents.solver.book import Book, BookError, Entry, key_stones
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
 from agents.solver.search import Timeout
-from connectx_forge.tools import boundedread, tool_engines
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import agent_data
-from connectx_forge.tools.play import worker_pool as pools
-from connectx_forge.tools.train.labels import BestMove, Label, win_score
+from connectx_forge import boundedread, tool_engines
+from connectx_forge import progress as progress_bars
+from connectx_forge.errors import UserError
+from connectx_forge.paths import agent_data
+from connectx_forge.play import worker_pool as pools
+from connectx_forge.train.labels import BestMove, Label, win_score
 
 if TYPE_CHECKING:
     from agents.solver.book import Book

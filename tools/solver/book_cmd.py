@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import argparse
 
-from connectx_forge.tools import options
-from connectx_forge.tools.solver.book_builder import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
-from connectx_forge.tools.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
-from connectx_forge.tools.solver.book_practical import (
+from connectx_forge import options
+from connectx_forge.solver.book_builder import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
+from connectx_forge.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
+from connectx_forge.solver.book_practical import (
     DEFAULT_PRACTICAL_PROGRESS,
     PRACTICAL_DEPTH,
     PRACTICAL_STONES,
     PracticalRun,
     practical,
 )
-from connectx_forge.tools.solver.solve_cmd import parse_moves
+from connectx_forge.solver.solve_cmd import parse_moves
 
 HELP = "build or fill (resumable, parallel), or inspect, the solver's opening book"
 EXAMPLE = """\

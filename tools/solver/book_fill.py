@@ -38,10 +38,10 @@ from agents.solver import engine as engines
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
 from agents.solver.search import Timeout
-from connectx_forge.tools import tool_engines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.worker_pool import worker_pool
-from connectx_forge.tools.solver.book_builder import (
+from connectx_forge import tool_engines
+from connectx_forge.errors import UserError
+from connectx_forge.play.worker_pool import worker_pool
+from connectx_forge.solver.book_builder import (
     BookRun,
     Result,
     canonical,
@@ -53,7 +53,7 @@ from connectx_forge.tools.solver.book_builder import (
     solve_all,
     solve_position,
 )
-from connectx_forge.tools.train.labels import win_score
+from connectx_forge.train.labels import win_score
 
 DEFAULT_FILL_PROGRESS = "runs/book/fill.jsonl"
 FILL_STONES = 6  # the shipped book's fill (its seven-stone solves take hours of CPU: docs/solver.md)

@@ -38,11 +38,11 @@ from agents.solver.engine import Engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import MODELS, named
 from agents.solver.position import layout
-from connectx_forge.tools import boundedread, tool_engines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.worker_pool import worker_pool
-from connectx_forge.tools.solver.book_builder import BookRun, easy, save_book, solve_position
-from connectx_forge.tools.solver.book_fill import levels
+from connectx_forge import boundedread, tool_engines
+from connectx_forge.errors import UserError
+from connectx_forge.play.worker_pool import worker_pool
+from connectx_forge.solver.book_builder import BookRun, easy, save_book, solve_position
+from connectx_forge.solver.book_fill import levels
 
 DEFAULT_PRACTICAL_PROGRESS = "runs/book/practical.jsonl"
 PRACTICAL_STONES = 3  # the second seat's first two moves

@@ -18,7 +18,7 @@ training position or a child of one (the label shards of ``TRAINING_DIRS``,
 streamed) or a Pons position or a child of one.  So no network trained on
 these labels saw a held-out position or one move on, and future training
 leaves them out (``cxforge train``'s default ``--holdout`` reads
-``datasets/heldout/*.txt``).
+``tools/datasets/heldout/*.txt``).
 
 Labelling.  Every column is scored by the C engine's exact ``analyze``
 from a cleared table.  The budget per position is CPU seconds, not the clock's:
@@ -27,7 +27,7 @@ of it.  A position past the budget is recorded as skipped and the set draws on,
 so the sets lean towards positions the solver settles within the budget; the
 skipped count says how far.
 
-Files, in ``datasets/heldout/`` by default: ``<Set-Name>.txt`` in Pons' format
+Files, in ``tools/datasets/heldout/`` by default: ``<Set-Name>.txt`` in Pons' format
 (``<moves> <score>``, the exact score for the side to move) and
 ``<Set-Name>.scores.jsonl``: a header line (set, kind, stones, seed), then one
 line per draw labelled or skipped, in draw order: ``{"i": i, "moves": ...,
@@ -50,10 +50,10 @@ from typing import Any, TypedDict, cast
 
 from agents.board import Board
 from agents.solver.search import Timeout, score_class
-from connectx_forge.tools import boundedread, paths
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.train.labels import Label, read_labels_file, shards
+from connectx_forge import boundedread, paths
+from connectx_forge import progress as progress_bars
+from connectx_forge.errors import UserError
+from connectx_forge.train.labels import Label, read_labels_file, shards
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ SETS: dict[str, SetSpec] = {"Random-Early": SetSpec("random", 7, 12), "Centre-Ea
 CENTRE_WEIGHTS = (1, 2, 3, 4, 3, 2, 1)
 DEFAULT_SIZE = 200
 DEFAULT_BUDGET = 60.0  # CPU seconds to label one position
-TRAINING_DIRS = (paths.PROJECT_ROOT / "datasets" / "labels", paths.CACHE / "labels")
+TRAINING_DIRS = (paths.DATASETS / "labels", paths.CACHE / "labels")
 MAX_FAILED_DRAWS = 100_000  # draws in a row that give nothing new: the band or the exclusions leave no position
 
 
@@ -154,7 +154,7 @@ def _candidates(name: str, seed: int, start: int, want: int, seen: set[int],
 
     Returns them with their indexes, and the index after the last draw made.
     """
-    from connectx_forge.tools.train.train import family_keys
+    from connectx_forge.train.train import family_keys
 
     out: list[tuple[int, str]] = []
     index, failed = start, 0
@@ -204,7 +204,7 @@ def overlapping(candidates: Sequence[str], files: Sequence[Path]) -> set[str]:
     The shards are streamed; a label becomes a board only when its column
     heights could match, so memory holds the candidates, not the training set.
     """
-    from connectx_forge.tools.train.train import family_keys
+    from connectx_forge.train.train import family_keys
 
     owners: dict[int, set[str]] = {}
     near: set[tuple[int, ...]] = set()
@@ -330,7 +330,7 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     ``pons``: a folder of Pons' sets whose positions (and children) are left
     out; ``solver``: the labeller (a new ``CSolver`` by default).
     """
-    from connectx_forge.tools.train.train import holdout_keys
+    from connectx_forge.train.train import holdout_keys
 
     txt, scores_path = set_files(folder, name)
     records = _open_scores(scores_path, name, seed)
@@ -339,7 +339,7 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     if done.labelled >= size:
         return done
     if solver is None:
-        from connectx_forge.tools.tool_engines import CSolver
+        from connectx_forge.tool_engines import CSolver
 
         solver = CSolver()
     seen = {Board.from_pons(r.moves).canonical_key() for r in records}

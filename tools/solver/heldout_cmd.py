@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 from agents.registry import did_you_mean
-from connectx_forge.tools import options, table, tool_engines
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
-from connectx_forge.tools.solver import heldout
+from connectx_forge import options, table, tool_engines
+from connectx_forge.errors import UserError
+from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.solver import heldout
 
 HELP = ("build our held-out sets of arbitrary positions, every column labelled by the exact solver "
         "(resumable)")
@@ -38,10 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_seed(b, "seed of the draws")
     b.add_argument("--label-budget", type=options.positive_float, default=heldout.DEFAULT_BUDGET, metavar="S",
                    help=f"CPU seconds to label one position before it is skipped (default {heldout.DEFAULT_BUDGET:g})")
-    options.add_out(b, "folder of the sets", default=HELDOUT_DIR, kind="folder", shown="datasets/heldout")
+    options.add_out(b, "folder of the sets", default=HELDOUT_DIR, kind="folder", shown="tools/datasets/heldout")
     b.add_argument("--training", type=Path, action="append", default=None, metavar="DIR",
                    help="folder of training label shards whose positions (and children) are left out; repeatable "
-                        "(default: datasets/labels and .cache/labels)")
+                        "(default: tools/datasets/labels and .cache/labels)")
     b.add_argument("--pons", type=Path, default=None, metavar="DIR",
                    help="folder of Pons' sets whose positions are left out "
                         "(default: ../shared/data/pons where present)")
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        description="labelled and skipped positions of each held-out set built",
                        epilog="example:\n  cxforge heldout info")
     i.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
-                   help="folder of the sets (default datasets/heldout)")
+                   help="folder of the sets (default tools/datasets/heldout)")
 
 
 def _set_names(names: list[str]) -> list[str]:

@@ -4,7 +4,7 @@ A mistake is a move whose win/draw/loss class is below the best available one.
 The best class is the sign of the set's exact score for the side to move; the
 played move's class is minus the exact solver's weak score of the position it
 leads to (the command's ``--engine auto``: the C engine of the solver,
-``connectx_forge.tools.tool_engines``, where it loads, fast enough for
+``connectx_forge.tool_engines``, where it loads, fast enough for
 Begin-Hard; ``python``: the same scores, much slower).
 That is the verdict of labelling every move with ``perfect``, for one solve per
 position instead of seven.  Positions whose labelling passes
@@ -15,7 +15,7 @@ play.
 
 The held-out sets (``Random-Early``, ``Centre-Early``, ``Random-Middle``,
 ``Centre-Middle``; tools/solver/heldout.py, read from ``--heldout``, default
-``datasets/heldout``, which the wheel ships as package data) store every
+``tools/datasets/heldout``, which the wheel ships as package data) store every
 column's exact score, so their moves are judged from those scores
 (``known_weak``): nothing is solved for them.  They are the default
 (``--sets heldout``), so ``cxforge mistakes`` runs from a pip install.  Pons'
@@ -51,17 +51,17 @@ from agents.registry import did_you_mean
 from agents.solver.engine import Engine
 from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
-from connectx_forge.tools import boundedread, table, tool_engines
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
-from connectx_forge.tools.play.players import resolve
-from connectx_forge.tools.play.reference import SUBMISSIONS, reference
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, kaggle_config
-from connectx_forge.tools.sandbox.seat import HostedAgent
-from connectx_forge.tools.solver import heldout
-from connectx_forge.tools.stats import format_rate
-from connectx_forge.tools.train.labels import Label
+from connectx_forge import boundedread, table, tool_engines
+from connectx_forge import progress as progress_bars
+from connectx_forge.errors import UserError
+from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.play.players import resolve
+from connectx_forge.play.reference import SUBMISSIONS, reference
+from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
+from connectx_forge.sandbox.seat import HostedAgent
+from connectx_forge.solver import heldout
+from connectx_forge.stats import format_rate
+from connectx_forge.train.labels import Label
 
 SETS = [("Test_L3_R1", "End-Easy"), ("Test_L2_R1", "Middle-Easy"), ("Test_L2_R2", "Middle-Medium"),
         ("Test_L1_R1", "Begin-Easy"), ("Test_L1_R2", "Begin-Medium"), ("Test_L1_R3", "Begin-Hard")]
@@ -125,7 +125,7 @@ def agent_mover(name: str) -> Mover:
 
 
 def _hosted_mover(player: Any) -> Mover:
-    from connectx_forge.tools.play.game import MARGIN
+    from connectx_forge.play.game import MARGIN
 
     def move(board: Board) -> tuple[int, str]:
         size = (board.rows, board.columns, board.inarow)
@@ -361,7 +361,7 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
                         f"{', '.join(all_sets)}")
     loaded = _load_sets(expand_sets(sets), run.pons, run.heldout_dir)
     if any(known is None for _, _, known in loaded):
-        from connectx_forge.tools import tool_engines
+        from connectx_forge import tool_engines
 
         tool_engines.resolve(engine)  # loads now: one clear line if it cannot be
     movers = {names[a]: mover(a, run.budget, run.overage) for a in agents}  # one that cannot load: one line

@@ -14,10 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import HELDOUT_DIR, PONS_DIR
-from connectx_forge.tools.solver.mistakes import (
+from connectx_forge import options
+from connectx_forge.errors import UserError
+from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.solver.mistakes import (
     DEFAULT_CACHE,
     DEFAULT_SETS,
     HELDOUT_SETS,
@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pons", type=Path, default=PONS_DIR, metavar="DIR",
                         help=f"folder of Pons' Test_L*_R* files, downloaded from {PONS_URL}")
     parser.add_argument("--heldout", type=Path, default=HELDOUT_DIR, metavar="DIR",
-                        help="folder of the held-out sets (default: the sets shipped with cxforge, datasets/heldout)")
+                        help="folder of the held-out sets (default: the sets shipped with cxforge, "
+                             "tools/datasets/heldout)")
     options.add_json(parser, "print the results as JSON instead of the table")
     options.add_out(parser, "also write the results as JSON to PATH")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, metavar="FILE",

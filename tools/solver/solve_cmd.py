@@ -1,7 +1,7 @@
 """``cxforge solve``: the exact score of a position given as a Pons move string.
 
 The command-line face of the agents' solver (``agents.solver``) and of its
-C engine (``connectx_forge.tools.tool_engines``): a move string in, the
+C engine (``connectx_forge.tool_engines``): a move string in, the
 score and its reading in plain words out.  ``parse_moves`` is also how
 ``cxforge book build --root`` reads its position.
 """
@@ -13,8 +13,8 @@ import time
 
 from agents.board import Board
 from agents.solver.book import Book
-from connectx_forge.tools import options, tool_engines
-from connectx_forge.tools.errors import UserError
+from connectx_forge import options, tool_engines
+from connectx_forge.errors import UserError
 
 HELP = ("solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
         "with the C engine where it loads (the pure-Python one can take minutes to hours below ~12 stones)")

@@ -28,20 +28,20 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD, Size
+from connectx_forge import kaggle_env
+from connectx_forge.archive import unpack
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import Playable, playable_of
-from connectx_forge.tools import kaggle_env
-from connectx_forge.tools.archive import unpack
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.game import GameRecord
-from connectx_forge.tools.play.match import game_seed
-from connectx_forge.tools.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.play.worker_pool import Progress, in_processes
-from connectx_forge.tools.sandbox.limits import Limits
-from connectx_forge.tools.submit import kaggle_game, sequential
-from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
-from connectx_forge.tools.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
+from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
+from connectx_forge.play.match import game_seed
+from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.worker_pool import Progress, in_processes
+from connectx_forge.sandbox.limits import Limits
+from connectx_forge.submit import kaggle_game, sequential
+from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
+from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
 OPPONENTS = ("random", "negamax")
 DEFAULT_GAMES = 8  # per opponent: the first batch, and all the games when no floor needs more
@@ -161,7 +161,7 @@ def submission_of(spec: str) -> Playable:
     """The file that ``cxforge check`` and ``upload`` judge for ``spec`` (``reference``, allowing what a
     submission can be): a built file as it is; a project folder, a source ``.py`` or a registered agent built
     on the fly (with its manifest beside it)."""
-    from connectx_forge.tools.play.reference import SUBMISSIONS, reference
+    from connectx_forge.play.reference import SUBMISSIONS, reference
 
     return playable_of(reference(spec, allow=SUBMISSIONS))
 
@@ -257,7 +257,7 @@ CHECK_WORKERS = "games played at once, each refereed in its own worker process (
 def builtin_opponent(spec: str) -> str:
     """The check's name (``random``, ``negamax``) of a Kaggle built-in opponent, written as a floor of
     ``cxforge.toml`` may write it: ``kaggle:random`` or ``random`` (``reference``, allowing ``OPPONENTS``)."""
-    from connectx_forge.tools.play.reference import OPPONENTS, reference
+    from connectx_forge.play.reference import OPPONENTS, reference
 
     return str(reference(spec, allow=OPPONENTS, role="opponent").name)
 

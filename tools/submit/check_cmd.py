@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import IO
 
 from agents.board import Size
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.play.settings import GameSettings
-from connectx_forge.tools.sandbox import jail
-from connectx_forge.tools.submit import check
-from connectx_forge.tools.submit.check_report import format_report
-from connectx_forge.tools.submit.kaggle_game import GameResult
-from connectx_forge.tools.submit.verdict import FloorResult
+from connectx_forge import options
+from connectx_forge.errors import UserError
+from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox import jail
+from connectx_forge.submit import check
+from connectx_forge.submit.check_report import format_report
+from connectx_forge.submit.kaggle_game import GameResult
+from connectx_forge.submit.verdict import FloorResult
 
 DEFAULT_FILE = Path("submissions/submission.py")
 HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"

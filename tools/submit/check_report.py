@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from connectx_forge.tools import table
-from connectx_forge.tools.sandbox import jail
-from connectx_forge.tools.sandbox.escape import escape
-from connectx_forge.tools.stats import format_rate
-from connectx_forge.tools.submit.verdict import CheckReport
+from connectx_forge import table
+from connectx_forge.sandbox import jail
+from connectx_forge.sandbox.escape import escape
+from connectx_forge.stats import format_rate
+from connectx_forge.submit.verdict import CheckReport
 
 
 def seconds(s: float) -> str:

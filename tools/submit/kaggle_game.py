@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.board import STANDARD, Size
-from connectx_forge.tools import kaggle_env
-from connectx_forge.tools.play.players import Player
-from connectx_forge.tools.play.seat_random import SeatAgent, seat_seed
-from connectx_forge.tools.sandbox.limits import Limits
-from connectx_forge.tools.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
+from connectx_forge import kaggle_env
+from connectx_forge.play.players import Player
+from connectx_forge.play.seat_random import SeatAgent, seat_seed
+from connectx_forge.sandbox.limits import Limits
+from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
 
 FAILED_STATUSES = ("INVALID", "ERROR", "TIMEOUT")
 SELF = "self"  # the opponent of the validation episode

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from connectx_forge.tools.stats import binomial_at_least, binomial_at_most, clopper_pearson
+from connectx_forge.stats import binomial_at_least, binomial_at_most, clopper_pearson
 
 CONFIDENCE = 0.95
 PASS, FAIL, UNDECIDED, MORE = "pass", "fail", "undecided", "more games"

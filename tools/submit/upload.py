@@ -17,11 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from connectx_forge.tools.credentials import credential_source, scrub, secrets
-from connectx_forge.tools.errors import UserError, Verdict
-from connectx_forge.tools.kaggle_cli import COMPETITION, CREDENTIALS_HELP, kaggle_executable, run_kaggle
-from connectx_forge.tools.submit.check import Gate, check_file
-from connectx_forge.tools.submit.check_report import format_report
+from connectx_forge.credentials import credential_source, scrub, secrets
+from connectx_forge.errors import UserError, Verdict
+from connectx_forge.kaggle_cli import COMPETITION, CREDENTIALS_HELP, kaggle_executable, run_kaggle
+from connectx_forge.submit.check import Gate, check_file
+from connectx_forge.submit.check_report import format_report
 
 SUBMIT_TIMEOUT_S = 600
 _CLI_FAILURES = ("Could not submit to competition", "Could not find competition")

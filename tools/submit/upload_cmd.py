@@ -6,10 +6,10 @@ import argparse
 from functools import partial
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.submit.check import submission_of
-from connectx_forge.tools.submit.check_cmd import add_gate_flags, gate_of
-from connectx_forge.tools.submit.upload import upload
+from connectx_forge import options
+from connectx_forge.submit.check import submission_of
+from connectx_forge.submit.check_cmd import add_gate_flags, gate_of
+from connectx_forge.submit.upload import upload
 
 HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
 EXAMPLE = """\

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.build.manifest import Manifest
-from connectx_forge.tools.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
-from connectx_forge.tools.play.rules import HOST_BREAKS, KAGGLE_STATUS
-from connectx_forge.tools.play.tally import Tally
-from connectx_forge.tools.sandbox import jail
-from connectx_forge.tools.stats import wilson
-from connectx_forge.tools.submit import sequential
-from connectx_forge.tools.submit.kaggle_game import FAILED_STATUSES, GameResult
+from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
+from connectx_forge.play.rules import HOST_BREAKS, KAGGLE_STATUS
+from connectx_forge.play.tally import Tally
+from connectx_forge.sandbox import jail
+from connectx_forge.stats import wilson
+from connectx_forge.submit import sequential
+from connectx_forge.submit.kaggle_game import FAILED_STATUSES, GameResult
 
 SEAT_NAMES = ("first", "second")
 LOG_TAIL_LINES = 15  # of a failing agent's log, in the report

@@ -34,12 +34,12 @@ import numpy as np
 from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
 from agents.net.mlp import checked, load_mlp
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import agent_data
-from connectx_forge.tools.play.match import run_match
-from connectx_forge.tools.play.players import FAST_NEGAMAX, resolve
-from connectx_forge.tools.train.labels import tactical_random
+from connectx_forge import progress as progress_bars
+from connectx_forge.errors import UserError
+from connectx_forge.paths import agent_data
+from connectx_forge.play.match import run_match
+from connectx_forge.play.players import FAST_NEGAMAX, resolve
+from connectx_forge.train.labels import tactical_random
 
 if TYPE_CHECKING:
     from agents.board import Board
@@ -56,7 +56,7 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
     if spec == "tactical":
         return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
     if spec == FAST_NEGAMAX:  # seeded coin flips, so that a run is reproducible
-        from connectx_forge.tools.play.fast_negamax import make_agent
+        from connectx_forge.play.fast_negamax import make_agent
         return make_agent(rng)
     if spec == "self":
         def self_play(obs: Any, config: Any) -> int:
@@ -82,7 +82,7 @@ def warm_start(q_net: Any, init: MLP, scale: float) -> None:
     """Copy ``init``'s hidden layers; its first 7 outputs (move logits), times ``scale``, start the Q head."""
     import torch
 
-    from connectx_forge.tools.train.netlib import linear_layers
+    from connectx_forge.train.netlib import linear_layers
 
     layers = linear_layers(q_net)
     with torch.no_grad():
@@ -107,7 +107,7 @@ def run_dqn(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
 
-    from connectx_forge.tools.train.netlib import (
+    from connectx_forge.train.netlib import (
         DQN_PANELS,
         build_mlp,
         load_checkpoint,
@@ -117,7 +117,7 @@ def run_dqn(args: argparse.Namespace) -> int:
         seed_everything,
         write_export,
     )
-    from connectx_forge.tools.train.rl_env import ConnectXEnv
+    from connectx_forge.train.rl_env import ConnectXEnv
 
     if args.eval_every < 0 or args.eval_every % 500:
         raise UserError(f"--eval-every must be a multiple of 500 (the logging interval), got {args.eval_every}")

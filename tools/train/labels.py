@@ -46,8 +46,8 @@ from pathlib import Path
 from agents.board import Board
 from agents.solver.engine import Engine
 from agents.solver.search import Timeout
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools import tool_engines
+from connectx_forge import progress as progress_bars
+from connectx_forge import tool_engines
 
 DEFAULT_DIR = Path(".cache/labels")
 

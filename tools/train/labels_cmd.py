@@ -12,16 +12,16 @@ import argparse
 import os
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.solver.book_builder import book_labels
-from connectx_forge.tools.train.labels import DEFAULT_DIR, generate, pack, shards, write_shard
+from connectx_forge import options
+from connectx_forge.errors import UserError
+from connectx_forge.solver.book_builder import book_labels
+from connectx_forge.train.labels import DEFAULT_DIR, generate, pack, shards, write_shard
 
 HELP = "generate, import and pack the exact solver labels that train uses"
 EXAMPLE = """\
 cxforge labels generate --seed 10 -n 20000 --budget 0.15 --engine c
 cxforge labels book runs/book/progress.jsonl .cache/labels/labels-book.jsonl.gz
-cxforge labels pack .cache/labels datasets/labels"""
+cxforge labels pack .cache/labels tools/datasets/labels"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"the shard to write (default {DEFAULT_DIR / 'labels-book.jsonl.gz'})")
     p = sub.add_parser("pack", help="gzip the shards of a label cache into a dataset folder",
                        description="gzip the shards of a label cache into a dataset folder (torn lines dropped)",
-                       epilog="example:\n  cxforge labels pack .cache/labels datasets/labels")
+                       epilog="example:\n  cxforge labels pack .cache/labels tools/datasets/labels")
     p.add_argument("src", type=Path, metavar="SRC", help="the label cache folder")
     p.add_argument("dst", type=Path, metavar="DST", help="the dataset folder")
 

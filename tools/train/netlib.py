@@ -16,7 +16,7 @@ from torch import nn
 
 from agents.net.features import VERSION, feature_size
 from agents.net.mlp import save_mlp
-from connectx_forge.tools.errors import UserError
+from connectx_forge.errors import UserError
 
 
 def build_mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:

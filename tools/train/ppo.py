@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from connectx_forge.tools.stats import format_rate
+from connectx_forge.stats import format_rate
 
 
 def train_and_test(steps: int = 60_000, games: int = 400, seed: int = 0, opponent: str = "random") -> str:
@@ -22,7 +22,7 @@ def train_and_test(steps: int = 60_000, games: int = 400, seed: int = 0, opponen
     import torch
     from stable_baselines3 import PPO
 
-    from connectx_forge.tools.train.rl_env import ConnectXEnv
+    from connectx_forge.train.rl_env import ConnectXEnv
 
     torch.set_num_threads(1)
     env = ConnectXEnv(opponent=opponent, seat="random", obs="grid")

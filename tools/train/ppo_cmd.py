@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from connectx_forge.tools import options
-from connectx_forge.tools.train.ppo import train_and_test
+from connectx_forge import options
+from connectx_forge.train.ppo import train_and_test
 
 HELP = "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"
 EXAMPLE = """\

@@ -32,13 +32,13 @@ import numpy as np
 from agents.board import Board
 from agents.net.features import encode, feature_size
 from agents.solver.search import score_class
-from connectx_forge.tools import paths, tool_engines
-from connectx_forge.tools import progress as progress_bars
-from connectx_forge.tools.boundedread import read_positions
-from connectx_forge.tools.errors import UserError
-from connectx_forge.tools.paths import agent_data
-from connectx_forge.tools.train import labels as labelling
-from connectx_forge.tools.train.labels import BestMove
+from connectx_forge import paths, tool_engines
+from connectx_forge import progress as progress_bars
+from connectx_forge.boundedread import read_positions
+from connectx_forge.errors import UserError
+from connectx_forge.paths import agent_data
+from connectx_forge.train import labels as labelling
+from connectx_forge.train.labels import BestMove
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
 
@@ -66,7 +66,7 @@ def family_keys(board: Any) -> set[int]:
 def pons_files(path: Path) -> list[Path]:
     """The Pons-format files a holdout path names: the file itself, or a folder's ``Test_*`` and ``*.txt`` files.
 
-    Pons' folder holds ``Test_L*_R*`` files; ``datasets/heldout`` holds ``<Set-Name>.txt`` files.
+    Pons' folder holds ``Test_L*_R*`` files; ``tools/datasets/heldout`` holds ``<Set-Name>.txt`` files.
     """
     folder = Path(path)
     if not folder.is_dir():
@@ -91,7 +91,7 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
                  children: bool = True, holdout: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
     """Features, targets and move classes for deduplicated, mirrored positions.
 
-    ``labels`` yields ``connectx_forge.tools.train.labels.Label`` (every column's exact score) and
+    ``labels`` yields ``connectx_forge.train.labels.Label`` (every column's exact score) and
     ``BestMove`` (a score and one best move: a one-hot policy target, classes
     unknown).  Each ``Label`` also gives the exact value of every child position
     (minus its column's class); with ``children`` those become value-only rows.
@@ -184,7 +184,7 @@ def run_supervised(args: argparse.Namespace) -> int:
     import torch
     from torch.nn import functional as F
 
-    from connectx_forge.tools.train.netlib import (
+    from connectx_forge.train.netlib import (
         SUPERVISED_PANELS,
         build_mlp,
         load_checkpoint,

@@ -13,8 +13,8 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from connectx_forge.tools import options
-from connectx_forge.tools.errors import UserError
+from connectx_forge import options
+from connectx_forge.errors import UserError
 
 HELP = "train the net / net-search (supervised on solver labels) or dqn networks"
 EXAMPLE = """\
@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the solver may spend on one position's labels")
     parser.add_argument("--holdout", type=Path, action="append", default=None, metavar="PATH",
                         help="leave out the positions (and their children) of this Pons-format file or folder of "
-                             "Test_* and *.txt files; repeatable (default: ../shared/data/pons and datasets/heldout "
+                             "Test_* and *.txt files; repeatable (default: ../shared/data/pons and "
+                             "tools/datasets/heldout "
                              "where present)")
     parser.add_argument("--no-holdout", action="store_true", help="train on every labelled position")
     parser.add_argument("--min-stones", type=int, default=0, help="label only positions with this many stones")
@@ -118,9 +119,9 @@ def run(args: argparse.Namespace) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available")
     if args.method == "dqn":
-        from connectx_forge.tools.train.dqn_training import run_dqn
+        from connectx_forge.train.dqn_training import run_dqn
 
         return run_dqn(args)
-    from connectx_forge.tools.train.train import run_supervised
+    from connectx_forge.train.train import run_supervised
 
     return run_supervised(args)

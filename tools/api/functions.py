@@ -1,0 +1,436 @@
+"""``connectx_forge.match``, ``check``, ``tournament``, ``sprt`` and ``review``: the commands, from Python.
+
+Each is a thin layer over what its ``cxforge`` command calls (``tools/play/match.play_match``,
+``tools/submit/check.check_file``, ``tools/arena/run.execute``, ``tools/leaderboard/review``), with the command's
+defaults,
+and returns a result object (``results.py``).  A run takes the settings object its command builds from its
+flags (``Match``, ``Tournament``, ``Sprt``, ``Ladder``, each holding a ``GameSettings``) as ``settings=``, or
+its fields as keywords (``configured``): the object checks them, once.  Bad input is the command's own one-line
+``UserError`` (``connectx_forge.UserError``).
+
+A player is what the command takes: a registered agent (``"negamax"`` is refused as on the command line:
+``"kaggle:negamax"``), ``"kaggle:random"``, ``"negamax-fast"``, a project folder or a ``.py`` or ``.tar.gz`` file
+(a ``str`` or a ``Path``); ``match`` also takes a Python function ``agent(obs, config)``.  Tournaments and SPRTs
+take names and paths only: their games cross to worker processes, and the run is named, by the players' specs;
+a check judges a file as Kaggle loads it.
+
+Nothing is written into the working folder unless asked: a tournament or an SPRT plays into a temporary store
+unless ``store=`` names one (then running it again resumes it, as ``--store``), ``save=`` writes the games as
+JSON lines (``--save``), ``out=`` the report files (``-o``), ``html=`` the review's pages (``--html``).  A
+project given as a player is built on the fly into the user cache, as every command does.  Progress bars are
+off unless ``progress=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import MISSING, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from connectx_forge.api.league_results import LadderResult
+from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
+from connectx_forge.arena.sprt_run import Sprt
+from connectx_forge.arena.tournament import Tournament
+from connectx_forge.errors import UserError
+from connectx_forge.play.match_store import Match
+from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.settings import GameSettings
+
+T = TypeVar("T")
+
+PathLike = str | os.PathLike[str]
+Spec = str | os.PathLike[str]
+
+
+def _spec(p: Any, what: str, allow: Any = None, ghosts: Ghosts = NO_GHOSTS) -> str:
+    """A player given by name or path, as the commands take it (``reference``, allowing what the command takes:
+    a bad one is the command's line; a ghost its agent file's path, from ``ghosts``)."""
+    from connectx_forge.play.reference import PLAYERS, reference
+
+    if callable(p) and not isinstance(p, (str, os.PathLike)):
+        raise UserError(f"{what} takes players by name or path (a registered agent, kaggle:random, kaggle:negamax, "
+                        "negamax-fast, a project folder or a .py or .tar.gz file), not a function: its games "
+                        "cross to worker processes, and its run is named, by the players' specs; write the "
+                        "function into a .py file, or play it with connectx_forge.match")
+    return reference(p, allow=PLAYERS if allow is None else allow, ghosts=ghosts).spec
+
+
+def _picklable(*players: Any) -> bool:
+    for p in players:
+        try:
+            pickle.dumps(p)
+        except Exception:
+            return False
+    return True
+
+
+def _writer(save: PathLike | None) -> Any:
+    """``--save``'s writer, opened before any game (an unwritable path fails first)."""
+    if save is None:
+        return None
+    from connectx_forge.play.records import GameWriter
+
+    return GameWriter(save)
+
+
+@contextmanager
+def _closed_on_error(writer: Any) -> Iterator[None]:
+    """Close ``--save``'s writer when the run stops on an error or Ctrl-C: the games that ended stay in the file."""
+    try:
+        yield
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        raise
+
+
+def _fallback_spec(fallback: Spec | None) -> str | None:
+    """A ghost's fallback agent as the commands take it (a name or a path), or None; a function is refused."""
+    if fallback is not None and not isinstance(fallback, (str, os.PathLike)):
+        raise UserError("a ghost's fallback is an agent by name or path (a registered agent, a project folder or "
+                        "a .py file), not a function: write it into a .py file")
+    return None if fallback is None else os.fspath(fallback)
+
+
+def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Ghosts:
+    """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from
+    (``options.ghosts_of``'s, handed to the players' resolver)."""
+    if isinstance(replays, (str, os.PathLike)):
+        replays = [replays]
+    return Ghosts(tuple(str(Path(r).resolve()) for r in replays or ()), _fallback_spec(fallback))
+
+
+@contextmanager
+def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
+    """The run's results store: the one given (kept), else one in a temporary folder, removed afterwards."""
+    if store is not None:
+        yield Path(store), True
+        return
+    with tempfile.TemporaryDirectory(prefix="cxforge-api-") as folder:
+        yield Path(folder) / "run.sqlite", False
+
+
+def _take(given: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """The keywords of ``given`` among ``names``, taken out of it."""
+    return {name: given.pop(name) for name in list(given) if name in names}
+
+
+def _game_args(game: GameSettings) -> dict[str, Any]:
+    """``GameSettings.of``'s arguments that make ``game``."""
+    return {"size": game.size, "act_timeout": game.act_timeout, "overage": game.overage, "memory": game.memory,
+            "slowdown": game.slowdown, "isolate": game.isolate}
+
+
+GAME_KEYWORDS = ("size", "act_timeout", "overage", "memory", "slowdown", "isolate")  # GameSettings.of's
+
+
+def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+    """``settings`` (default: ``cls``'s defaults) with the keywords ``given``: ``cls``'s fields, its games'
+    settings by ``GameSettings.of``'s arguments (``act_timeout``, ``memory``...), and a nested settings' fields
+    (a ladder's ``rating``: ``sigma0``, ``tau``...).  The settings check their values (one ``UserError``); a
+    keyword that is none of these is one too."""
+    names = [f.name for f in fields(cls) if f.init]  # type: ignore[arg-type]
+    values = {} if settings is None else {name: getattr(settings, name) for name in names}
+    nested: list[str] = []
+    for f in fields(cls):  # type: ignore[arg-type]
+        current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
+        if isinstance(current, GameSettings):
+            picked = _take(given, GAME_KEYWORDS)
+            nested += GAME_KEYWORDS
+            if picked:
+                values[f.name] = GameSettings.of(**{**_game_args(current), **picked})
+        elif is_dataclass(current) and not isinstance(current, type):
+            inner = [g.name for g in fields(current)]
+            nested += inner
+            picked = _take(given, inner)
+            if picked:
+                values[f.name] = replace(current, **picked)
+    missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given  # type: ignore[arg-type]
+               and f.default is MISSING and f.default_factory is MISSING]
+    if missing:
+        raise UserError(f"{what}() needs {' and '.join(missing)}")
+    for name in given:
+        if name not in names:
+            from agents.registry import did_you_mean
+
+            known = sorted({*names, *nested} - {"game"})
+            raise UserError(f"{what}() takes no keyword {name!r}{did_you_mean(name, known)}; its settings: "
+                            f"{', '.join(known)}")
+    return cls(**{**values, **given})
+
+
+def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
+    """How the run is carried out: ``workers``, the store, and from ``given`` ``dask``, ``progress`` (default
+    off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
+    from connectx_forge.arena.run import MIX, NEW_RUN, Execution
+
+    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
+    if how.get("new_run") and how.get("mix_versions"):
+        raise UserError("new_run and mix_versions are two answers to one question: give one")
+    on_change = NEW_RUN if how.get("new_run") else MIX if how.get("mix_versions") else None
+    return Execution(workers, how.get("dask"), None, store, bool(how.get("resume", False)), on_change,
+                     bool(how.get("progress", False)), on_game)
+
+
+def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = None, settings: Match | None = None,
+          save: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+          fallback: Spec | None = None, **given: Any) -> MatchResult:
+    """``cxforge match A B``: ``games`` seeded games (default the ``Match``'s, 100) between ``a`` and ``b``, seats
+    alternating (A first in the even ones) unless ``seats`` is ``"first"`` or ``"second"``.
+
+    ``settings``: a ``Match`` (``connectx_forge.Match``); the keywords ``given`` are its fields and its
+    games' (``seed``, ``seats``, ``openings``: the 4-ply suite's first M, each once from each seat; ``size``,
+    ``act_timeout``, ``overage``, ``isolate``: every player in an agent host, ``memory``, ``slowdown``), and
+    ``progress``.  ``workers``: processes (default: all cores; a function that cannot be pickled, a lambda,
+    plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
+    where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
+    """
+    from connectx_forge.play.match import MatchInterrupted, play_match
+    from connectx_forge.play.match_report import format_match
+    from connectx_forge.play.players import as_player, distinct
+
+    progress = bool(given.pop("progress", False))
+    ghosts = _ghosts(replays, fallback)
+    pa, pb = distinct([as_player(a, ghosts), as_player(b, ghosts)])
+    if games is not None:
+        given["games"] = games
+    m = configured(Match, settings, {**given, "a": pa.spec, "b": pb.spec}, "match")
+    if workers is None and not _picklable(pa, pb):
+        workers = 1
+    plan = m.plan_of(pa, pb, progress)
+    writer = _writer(save)
+    try:
+        result = play_match(plan, workers, progress, on_game=writer.add if writer is not None else None)
+    except MatchInterrupted:
+        if writer is not None:
+            writer.close()
+        raise
+    if writer is not None:
+        writer.close(result.records)
+    return MatchResult(result.a, result.b, [rec.to_json() for rec in result.records], result.to_json(),
+                       format_match(result), None if save is None else os.fspath(save))
+
+
+def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
+          "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
+          max_games: int | None = None, game: GameSettings | None = None, progress: bool = False,
+          **given: Any) -> CheckResult:
+    """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
+    each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
+
+    ``agent``: a built ``.py`` or ``.tar.gz``, a project folder or source ``.py``, a registered agent (built on the
+    fly, into the user cache); default as the command's: the project in the working folder, else
+    ``submissions/submission.py``.  The floors are the manifest's (a project's ``cxforge.toml``); against an
+    opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
+    default when None).  ``game``: the games' settings (a ``GameSettings``), or its keywords ``given``
+    (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS, FAIL or
+    UNDECIDED.
+    """
+    from connectx_forge.submit import check as checker
+    from connectx_forge.submit.check_cmd import default_agent
+    from connectx_forge.submit.check_report import format_report
+    from connectx_forge.submit.kaggle_game import GameResult
+
+    spec = default_agent(None if agent is None else _check_spec(agent))
+    chosen = [checker.builtin_opponent(o) for o in opponents]
+    file = checker.submission_of(spec)
+    played: list[GameResult] = []
+    settings = GameSettings.of(**{**_game_args(game or GameSettings()), **_take(given, GAME_KEYWORDS)})
+    if given:
+        configured(GameSettings, None, given, "check")  # the one line naming the keyword
+    gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)
+    report = checker.check_file(file.path, gate, settings=settings, progress=progress, validation=validation,
+                                on_game=played.append)
+    played.sort(key=lambda g: g.index)
+    return CheckResult.of(report.agent or file.label, str(file.path), [g.to_json() for g in played], report,
+                          format_report(report))
+
+
+def _check_spec(agent: Any) -> str:
+    if callable(agent) and not isinstance(agent, (str, os.PathLike)):
+        raise UserError("check judges a file as Kaggle loads it: give a project folder, a .py or .tar.gz file or "
+                        "a registered agent, not a function (write it into a .py file; connectx_forge.match plays "
+                        "a function)")
+    from connectx_forge.play.reference import SUBMISSIONS
+
+    return _spec(agent, "check", SUBMISSIONS)
+
+
+def _players(players: tuple[Any, ...], ghosts: Ghosts) -> tuple[str, ...]:
+    """``tournament("a", "b")`` or ``tournament(["a", "b"])``."""
+    if len(players) == 1 and isinstance(players[0], (list, tuple)):
+        players = tuple(players[0])
+    return tuple(_spec(p, "tournament", ghosts=ghosts) for p in players)
+
+
+def tournament(*players: Any, settings: Tournament | None = None, workers: int | None = None,
+               store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
+               replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
+               **given: Any) -> TournamentResult:
+    """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
+    on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
+
+    ``settings``: a ``Tournament`` (``connectx_forge.Tournament``); the keywords ``given`` are its fields and its
+    games' (``gauntlet``, ``openings``, ``plies``, ``band``, ``seed``, ``games``; ``act_timeout``, ``overage``,
+    ``memory`` in bytes, ``slowdown``), and ``dask`` (``"local"`` or a scheduler's address) and ``progress``.
+    ``store``: a results database to keep (running the same tournament again resumes it); default a temporary
+    one.  ``save``: the games as JSON lines; ``out``: a folder for report.json, the CSVs and ratings.png (``-o``).
+    ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
+    ``players`` are the report's labels (a project's name, a file's name, a registered name).
+    """
+    from connectx_forge.arena.tournament_report import format_tournament, write_outputs
+
+    ghosts = _ghosts(replays, fallback)
+    if players or settings is None:
+        given["players"] = _players(players, ghosts)
+    if given.get("gauntlet") is not None:
+        given["gauntlet"] = _spec(given["gauntlet"], "tournament", ghosts=ghosts)
+    t = _run_settings(Tournament, settings, given, "tournament")
+    result, records, path, kept = _stored_run(t, given, workers, store, save)
+    if out is not None:
+        write_outputs(result.report, Path(out))
+    report = _without_store(result.report, kept)
+    return TournamentResult(tuple(report["players"]), [r.to_json() for r in records], report, format_tournament(report),
+                            str(path) if kept else None, None if save is None else os.fspath(save))
+
+
+def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+    """``configured``, less the execution's keywords (``_execution`` takes them)."""
+    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
+    run = configured(cls, settings, given, what)
+    given.clear()
+    given.update(how)
+    return run
+
+
+def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: PathLike | None,
+                save: PathLike | None) -> tuple[Any, list[Any], Path, bool]:
+    """A tournament's or SPRT's run in ``store`` (a temporary one unless given), each game written to ``save``
+    as it ends and the file completed in order at the end: the result, its records, the store's path and
+    whether it is kept."""
+    from connectx_forge.arena.run import execute
+
+    writer = _writer(save)
+    with _store(store) as (path, kept), _closed_on_error(writer):
+        result = execute(run, _execution(given, workers, path, None if writer is None else writer.add))
+    records = result.records()
+    if writer is not None:
+        writer.close(records)
+    return result, records, path, kept
+
+
+TEMPORARY = "(temporary, removed)"  # a report's store when the run played into a temporary one
+
+
+def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
+    """The report, its temporary store's path (gone by now) said as such."""
+    if kept:
+        return report
+    return {**report, "info": {**report["info"], "store": TEMPORARY}}
+
+
+def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
+         workers: int | None = None, store: PathLike | None = None, save: PathLike | None = None,
+         out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
+         fallback: Spec | None = None, **given: Any) -> SprtResult:
+    """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
+    openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger), or
+    ``max_games`` run out.
+
+    ``settings``: an ``Sprt`` (``connectx_forge.Sprt``); the keywords ``given`` are its fields and its games'
+    (``elo0``, ``elo1``, ``alpha``, ``beta``, ``model``: ``"normalized"``, fastchess's, or ``"logistic"`` Elo,
+    ``max_games``, ``plies``, ``band``, ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and
+    ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
+    ``replays``, ``fallback``: as ``tournament``'s.
+    """
+    from connectx_forge.arena.sprt_run import format_sprt
+    from connectx_forge.arena.tournament_report import make_folder, write_json
+
+    ghosts = _ghosts(replays, fallback)
+    for name, p in (("new", new), ("base", base)):
+        if p is not None:
+            given[name] = _spec(p, "sprt", ghosts=ghosts)
+    s = _run_settings(Sprt, settings, given, "sprt")
+    result, records, path, kept = _stored_run(s, given, workers, store, save)
+    if out is not None:
+        from connectx_forge.arena import plots
+
+        make_folder(Path(out))
+        write_json(result.report.to_json(), Path(out) / "report.json")
+        plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
+    report = result.report if kept else replace(result.report, info=replace(result.report.info, store=TEMPORARY))
+    return SprtResult(report.new, report.base, [r.to_json() for r in records], report.to_json(), format_sprt(report),
+                      str(path) if kept else None, None if save is None else os.fspath(save))
+
+
+def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str = "game") -> list[Any]:
+    """The review's games in ``source``: a result (its ``games``), a game record or replay (a dict, called
+    ``name``), a file, an episode id, or a list of any of them."""
+    from connectx_forge.leaderboard.review.games import load_games, read_record, read_replay
+
+    if isinstance(source, (MatchResult, TournamentResult, SprtResult, LadderResult)):
+        kind = type(source).__name__.removesuffix("Result").lower()
+        return [read_record(g, f"{kind} game {i}") for i, g in enumerate(source.games)]
+    if isinstance(source, dict):
+        if "steps" in source:
+            return [read_replay(source, name)]
+        if "moves" in source:
+            return [read_record(source, name)]
+        raise UserError(f"{name}: a game to review is a Kaggle replay (with \"steps\") or a saved game (with "
+                        "\"moves\")")
+    if isinstance(source, int) and not isinstance(source, bool):
+        source = str(source)
+    if isinstance(source, (str, os.PathLike)):
+        return load_games(os.fspath(source), episodes, problems)
+    if isinstance(source, (list, tuple)):
+        return [g for i, item in enumerate(source) for g in _games_of(item, episodes, problems, f"game {i}")]
+    raise UserError(f"review takes a file of games or a replay, an episode id, a game (dict), a match, tournament, "
+                    f"SPRT or ladder result, or a list of them; got {type(source).__name__}")
+
+
+def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: float = 2.0, engine: str = "auto",
+           episodes: PathLike | None = None, html: PathLike | None = None, progress: bool = False,
+           on_problem: Callable[[str], None] | None = None) -> ReviewResult:
+    """``cxforge review GAME...``: every move judged by the exact solver (``time_limit`` seconds a position;
+    a value not found in time is left unknown), and where ``us`` loses.
+
+    ``games``: a games file (``save=``, ``--save``), a Kaggle replay file or an episode id (downloaded into
+    ``episodes``, default the user cache), a game as a dict, a match, tournament, SPRT or ladder result, or a
+    list of them.  ``html``: also write a page per game and an index into that folder (``--html``).  A line of a games
+    file that cannot be read is skipped and passed to ``on_problem`` (default: a warning).
+    """
+    from connectx_forge import progress as bars
+    from connectx_forge.leaderboard.review.annotate import review_game
+    from connectx_forge.leaderboard.review.labeller import Labeller
+    from connectx_forge.leaderboard.review.review_cmd import format_review, write_html
+    from connectx_forge.leaderboard.review.summary import format_summary, summarise
+    from connectx_forge.play.players import label_of
+
+    problems: list[str] = []
+    found = _games_of(games, None if episodes is None else Path(episodes), problems)
+    for problem in problems:
+        if on_problem is not None:
+            on_problem(problem)
+        else:
+            import warnings
+
+            warnings.warn(problem, stacklevel=2)
+    if not found:
+        raise UserError("no games to review")
+    labeller = Labeller(engine, time_limit)
+    with bars.bar(sum(len(g.moves) for g in found), "review", unit="move", enabled=progress) as bar:
+        reviews = [review_game(g, labeller, bar.update) for g in found]
+    names = [us] if isinstance(us, str) else list(us or ())
+    summary = summarise(reviews, [label_of(u) for u in names])
+    summary_text = format_summary(summary)
+    if html is not None:
+        write_html(reviews, Path(html), summary_text)
+    as_json = [r.to_json() for r in reviews]
+    text = "\n\n".join(format_review(r) for r in reviews) + ("\n\n" + summary_text if len(reviews) > 1 else "")
+    return ReviewResult(as_json, summary.to_json(), summary_text, {"summary": summary.to_json(), "games": as_json},
+                        text, tuple(reviews))
