@@ -152,3 +152,15 @@ def forced_block_positions(draw: st.DrawFn, size: Size | None = None, max_cells:
         return (len(t) == 1 and not b.winning_moves()
                 and not b.play(t[0]).winning_moves())
     return _play_until(draw, size, wanted, max_cells=max_cells)
+
+
+def quiet_position(data: st.DataObject, stones: int) -> Board:
+    """A standard board of ``stones`` stones drawn from ``data`` where no move along the way won and the side
+    to move has no win in one (the positions the solver agent's tie-breaks choose among)."""
+    board = Board()
+    while board.moves < stones:
+        legal = [c for c in board.legal_moves() if not board.is_winning_move(c)]
+        assume(legal)
+        board = board.play(data.draw(st.sampled_from(legal)))
+    assume(not board.winning_moves())
+    return board

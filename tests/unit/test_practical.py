@@ -20,6 +20,7 @@ from agents.solver.policy import POLICY, Policy
 from agents.solver.position import layout_of
 from agents.solver.practical import PRIOR_WEIGHT, TieBreak, practical_move, slip_chance
 from agents.solver.search import Timeout
+from tests.strategies import quiet_position
 
 INF = float("inf")
 # found by playing random positions and comparing both rules; each test below re-derives what it asserts
@@ -131,14 +132,6 @@ def test_the_policy_selects_the_rule() -> None:
         Policy(tie_break="left")  # type: ignore[arg-type]
 
 
-def _random_position(data: st.DataObject, stones: int) -> Board:
-    board = Board()
-    while board.moves < stones:
-        legal = [c for c in board.legal_moves() if not board.is_winning_move(c)]
-        assume(legal)
-        board = board.play(data.draw(st.sampled_from(legal)))
-    assume(not board.winning_moves())
-    return board
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -146,7 +139,7 @@ def _random_position(data: st.DataObject, stones: int) -> Board:
 def test_the_rule_never_changes_the_value(solver: Engine, data: st.DataObject, stones: int, likely: bool) -> None:
     """The chosen move's exact score is the position's, on random positions that solve quickly (CPU-bounded:
     a position whose analysis takes more than a second of CPU is skipped)."""
-    board = _random_position(data, stones)
+    board = quiet_position(data, stones)
     cpu = time.process_time()
     try:
         scores = solver.analyze(board, deadline=time.perf_counter() + 1.0)

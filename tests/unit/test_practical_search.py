@@ -27,7 +27,7 @@ from agents.solver.policy import POLICY, ByEngine, Policy
 from agents.solver.position import layout_of
 from agents.solver.practical import TieBreak
 from agents.solver.search import Timeout
-from tests.strategies import standard_positions
+from tests.strategies import quiet_position, standard_positions
 
 INF = float("inf")
 DRAWN = "7362344453766637331"  # four moves draw; one and two plies deep, against slips, the best of them differ
@@ -119,12 +119,7 @@ def test_iterative_deepening_stops_when_nothing_is_cut(solver: Engine) -> None:
 def test_the_search_never_changes_the_value(solver: Engine, data: st.DataObject, stones: int, name: str) -> None:
     """The chosen move's exact score is the position's, on random positions that solve quickly (CPU-bounded: a
     position whose analysis takes more than a second of CPU is skipped), for every model, 0.5 s of search."""
-    board = Board()
-    while board.moves < stones:
-        legal = [c for c in board.legal_moves() if not board.is_winning_move(c)]
-        assume(legal)
-        board = board.play(data.draw(st.sampled_from(legal)))
-    assume(not board.winning_moves())
+    board = quiet_position(data, stones)
     cpu = time.process_time()
     try:
         scores = solver.analyze(board, deadline=time.perf_counter() + 1.0)
