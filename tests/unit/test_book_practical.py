@@ -20,8 +20,8 @@ from agents.solver.expectimax import practical_search
 from agents.solver.opponents import named
 from agents.solver.position import layout
 from connectx_forge.errors import UserError
-from connectx_forge.solver.book_builder import BookRun, canonical
-from connectx_forge.solver.book_practical import PracticalRun, practical, read_choices, targets
+from connectx_forge.solver.book_builder import BookRun, canonical, read_records
+from connectx_forge.solver.book_practical import Choice, PracticalRun, practical, targets
 
 INF = float("inf")
 DRAWN = "7362344453766637331"  # 19 stones, the second seat to move; four moves draw
@@ -47,7 +47,7 @@ def test_the_book_gets_the_practical_move_of_the_same_score(tmp_path: Path, caps
     book = Book.from_bytes(out.read_bytes())
     assert book.lookup(board.current, board.mask) == (score, want.move) and want.move != old
     assert solver.analyze(board, deadline=INF)[want.move] == score
-    choice = read_choices(progress)[key]
+    choice = read_records(progress, Choice)[key]
     assert (choice.line, choice.book_move, choice.move, choice.depth) == (line, old, want.move, 2)
     assert choice.expected == pytest.approx(want.expected) and choice.uncovered == 0
     assert "1 moves changed" in capsys.readouterr().out
@@ -65,7 +65,7 @@ def test_a_shard_writes_no_book(tmp_path: Path) -> None:
     before = out.read_bytes()
     run = BookRun(DRAWN, 30.0, 1, progress, out, "auto", bars=False)
     assert practical(PracticalRun("slips", 1, 19, shard=(1, 1)), run) == 0
-    assert out.read_bytes() == before and len(read_choices(progress)) == 1
+    assert out.read_bytes() == before and len(read_records(progress, Choice)) == 1
 
 
 def test_the_targets_are_the_second_seats_book_positions() -> None:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from agents.board import Board
 from agents.solver.book import Book, BookError, Entry, key_stones
@@ -131,9 +131,20 @@ def easy(result: Result | None, easy_nodes: int) -> bool:
 
 
 # -- progress file ----------------------------------------------------------------------
-def read_progress(path: Path) -> dict[int, Result]:
-    """The results recorded so far (a later line for a key wins); a torn last line is ignored."""
-    done: dict[int, Result] = {}
+class Keyed(Protocol):
+    """A progress file's record: one position, named by its canonical key."""
+
+    @property
+    def key(self) -> int: ...
+
+
+RecordT = TypeVar("RecordT", bound=Keyed)
+
+
+def read_records(path: Path, record: Callable[..., RecordT]) -> dict[int, RecordT]:
+    """A progress file's records, each made by ``record(**fields)`` (a later line for a key wins); a torn last
+    line is ignored.  ``book build``/``fill`` record ``Result``s, ``book practical`` its choices."""
+    done: dict[int, RecordT] = {}
     if not path.exists():
         return done
     try:
@@ -142,11 +153,16 @@ def read_progress(path: Path) -> dict[int, Result]:
         raise UserError(f"cannot read the progress file {path}: {exc.strerror}") from None
     for line in text.splitlines():
         try:
-            r = Result(**boundedread.parse_json(line, str(path)))
+            r = record(**boundedread.parse_json(line, str(path)))
         except (UserError, TypeError):
             continue  # an interrupted write (or a line beyond bounds)
         done[r.key] = r
     return done
+
+
+def read_progress(path: Path) -> dict[int, Result]:
+    """The results recorded so far by ``book build`` or ``book fill``."""
+    return read_records(path, Result)
 
 
 def book_labels(progress: Path) -> Iterator[Label | BestMove]:

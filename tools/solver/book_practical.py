@@ -38,10 +38,10 @@ from agents.solver.engine import Engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import MODELS, named
 from agents.solver.position import layout
-from connectx_forge import boundedread, tool_engines
+from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
 from connectx_forge.play.worker_pool import worker_pool
-from connectx_forge.solver.book_builder import BookRun, easy, save_book, solve_position
+from connectx_forge.solver.book_builder import BookRun, easy, read_records, save_book, solve_position
 from connectx_forge.solver.book_fill import levels
 
 DEFAULT_PRACTICAL_PROGRESS = "runs/book/practical.jsonl"
@@ -80,13 +80,18 @@ class Job:
     easy_nodes: int
 
 
-_ENGINES: dict[tuple[str, str], Engine] = {}  # the worker's engine with the book: its table persists
+# the worker's engine on the book and the book, by engine and the book file's path, size and time: its table persists
+_WORKERS: dict[tuple[str, str, int, int], tuple[Engine, Book]] = {}
 
 
-def _engine(kind: str, book: str) -> Engine:
-    found = _ENGINES.get((kind, book))
+def _worker(kind: str, book_file: str) -> tuple[Engine, Book]:
+    """This worker's engine on the book and the book itself, read once per worker (again if the file changed)."""
+    stat = Path(book_file).stat()
+    key = (kind, book_file, stat.st_size, stat.st_mtime_ns)
+    found = _WORKERS.get(key)
     if found is None:
-        found = _ENGINES[(kind, book)] = tool_engines.engine(kind, book=Book.from_bytes(Path(book).read_bytes()))
+        book = Book.from_bytes(Path(book_file).read_bytes())
+        found = _WORKERS[key] = (tool_engines.engine(kind, book=book), book)
     return found
 
 
@@ -107,8 +112,7 @@ def uncovered(book: Book, line: str, move: int, easy_nodes: int, engine: str) ->
 
 def search_one(job: Job) -> Choice:
     """The practical choice at ``job.line`` (a worker's task)."""
-    solver = _engine(job.engine, job.book)
-    book = Book.from_bytes(Path(job.book).read_bytes())
+    solver, book = _worker(job.engine, job.book)
     board = Board.from_pons(job.line)
     found_entry = book.lookup(board.current, board.mask)
     score, book_move = found_entry if found_entry is not None else (0, None)
@@ -120,24 +124,6 @@ def search_one(job: Job) -> Choice:
     gaps = 0 if found.move == book_move else uncovered(book, job.line, found.move, job.easy_nodes, job.engine)
     return Choice(board.key(), job.line, score, book_move, found.move, found.expected, found.depth, gaps,
                   time.perf_counter() - start)
-
-
-def read_choices(path: Path) -> dict[int, Choice]:
-    """The choices recorded so far (a later line for a key wins); a torn last line is ignored."""
-    done: dict[int, Choice] = {}
-    if not path.exists():
-        return done
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read the progress file {path}: {exc.strerror}") from None
-    for line in text.splitlines():
-        try:
-            c = Choice(**boundedread.parse_json(line, str(path)))
-        except (UserError, TypeError):
-            continue
-        done[c.key] = c
-    return done
 
 
 def targets(book: Book, root: str, stones: int) -> list[tuple[int, str]]:
@@ -184,7 +170,7 @@ def practical(how: PracticalRun, run: BookRun | None = None) -> int:
         return 0
     engine = tool_engines.resolve(run.engine or "auto")
     run.progress.parent.mkdir(parents=True, exist_ok=True)
-    done = read_choices(run.progress)
+    done = read_records(run.progress, Choice)
     jobs = [Job(line, str(run.out), engine, how.opponent, how.depth, run.seconds, run.easy_nodes)
             for key, line in todo if key not in done]
     if jobs:
