@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hypothesis import assume
 from hypothesis import strategies as st
 
 from agents.board import Board, has_alignment
+from agents.solver.engine import Engine
+from agents.solver.search import Timeout
 
 Size = tuple[int, int, int]
 
@@ -164,3 +167,15 @@ def quiet_position(data: st.DataObject, stones: int) -> Board:
         board = board.play(data.draw(st.sampled_from(legal)))
     assume(not board.winning_moves())
     return board
+
+
+def scores_within_a_second(solver: Engine, board: Board) -> list[int | None]:
+    """``solver.analyze(board)``'s column scores, or the example rejected when the analysis takes more than a
+    second of CPU (a bound in CPU time, so that a loaded machine rejects no more examples than an idle one)."""
+    cpu = time.process_time()
+    try:
+        scores = solver.analyze(board, deadline=time.perf_counter() + 1.0)
+    except Timeout:
+        assume(False)
+    assume(time.process_time() - cpu < 1.0)
+    return scores
