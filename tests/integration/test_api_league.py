@@ -19,6 +19,7 @@ import connectx_forge as cf
 from connectx_forge.cli import main
 from connectx_forge.leaderboard.ghosts.agent_file import team_of
 from connectx_forge.leaderboard.ladder import ladder_cmd
+from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
 from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL
 from connectx_forge.leaderboard.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.leaderboard.regress import data, regress_cmd
@@ -85,7 +86,8 @@ def test_a_ladder_is_the_commands_and_plays_in_a_temporary_store(
     cli = cli_json(capsys, "ladder", "lookahead", *CHEAP_FLAGS, "-w", "1", "--no-progress", "--json", "--store",
                    str(tmp_path / "cli.sqlite"))
     r = cf.ladder("lookahead", **CHEAP, workers=1)
-    assert r.store is None and r.report["store"] == "(temporary, removed)"
+    assert r.store is None and r.report["store"] == r.ladder.store == "(temporary, removed)"
+    assert r.report == r.ladder.to_json() and LadderReport.from_json(r.report) == r.ladder
     assert r.report["submissions"] == cli["submissions"] and r.report["run"] == cli["run"]
     assert r.players == ("lookahead",) and r.leader == cli["submissions"][0]["player"]
     # every game of the run: the episodes, and each submission's validation episode against itself
@@ -137,6 +139,7 @@ def test_ladder_fit_is_the_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
     r = cf.ladder_fit(*files)
     assert r.report == cli_json(capsys, "ladder", "--fit", *map(str, files), "--json")
     assert set(r.settings) >= {"sigma0", "beta", "tau", "draw_probability"} and r.rmse >= 0
+    assert r.settings == r.report["settings"] and round(r.rmse, 4) == r.report["rmse"]
     assert r.to_pandas().shape[0] == 1 and "--sigma0" in r.text
     with pytest.raises(cf.UserError, match="episode list"):
         cf.ladder_fit()

@@ -17,7 +17,7 @@ from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.episodes_in import episodes_of
 from connectx_forge.leaderboard.ladder.fit import fit
-from connectx_forge.leaderboard.ladder.ladder_report import ladder_report
+from connectx_forge.leaderboard.ladder.ladder_report import LadderReport, ladder_report
 from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings, Skill
 from connectx_forge.leaderboard.ladder.replicates import spread
@@ -30,14 +30,13 @@ CHEAP = Ladder(players=("lookahead",), pool=("random", "leftmost"), days=4, per_
                replicates=40)
 
 
-def report_of(t: Ladder, store: Path) -> dict:
+def report_of(t: Ladder, store: Path) -> LadderReport:
     played = execute(t, Execution(workers=1, store=store, progress=False))
-    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
-    return ladder_report(t, played, band, {"played_now": played.played_now, "executor": played.executor})
+    return ladder_report(played, spread(played.process, played.days, played.scores, t.seed, t.replicates))
 
 
-def trajectories(report: dict) -> dict[str, list[tuple[float, float]]]:
-    return {s["player"]: [(b["mu"], b["sigma"]) for b in s["by_day"]] for s in report["submissions"]}
+def trajectories(report: LadderReport) -> dict[str, list[tuple[float, float]]]:
+    return {s.player: [(b.mu, b.sigma) for b in s.by_day] for s in report.submissions}
 
 
 # -- the rating model ----------------------------------------------------------------------
@@ -73,7 +72,7 @@ def test_the_same_seed_gives_the_same_ladder_and_another_seed_another(tmp_path: 
     one = report_of(CHEAP, tmp_path / "a.sqlite")
     two = report_of(CHEAP, tmp_path / "b.sqlite")
     assert trajectories(one) == trajectories(two)
-    assert [s["predicted"] for s in one["submissions"]] == [s["predicted"] for s in two["submissions"]]
+    assert [s.predicted for s in one.submissions] == [s.predicted for s in two.submissions]
     other = report_of(Ladder(**{**CHEAP.__dict__, "seed": 1}), tmp_path / "c.sqlite")
     assert trajectories(other) != trajectories(one)
 
@@ -81,44 +80,44 @@ def test_the_same_seed_gives_the_same_ladder_and_another_seed_another(tmp_path: 
 def test_a_rerun_plays_nothing_and_more_days_play_on_from_the_store(tmp_path: Path) -> None:
     store = tmp_path / "l.sqlite"
     first = report_of(CHEAP, store)
-    assert first["played_now"] > 0
+    assert first.played_now > 0
     again = report_of(CHEAP, store)
-    assert again["played_now"] == 0 and trajectories(again) == trajectories(first)
+    assert again.played_now == 0 and trajectories(again) == trajectories(first)
     longer = report_of(Ladder(**{**CHEAP.__dict__, "days": 6}), store)
-    assert 0 < longer["played_now"] < first["played_now"]  # only days 5 and 6
+    assert 0 < longer.played_now < first.played_now  # only days 5 and 6
     for name, days in trajectories(longer).items():
         assert days[:4] == trajectories(first)[name]
 
 
 def test_a_broken_submission_fails_its_validation_episode_and_is_never_rated(tmp_path: Path) -> None:
     t = Ladder(players=("lookahead",), pool=("random", "middle"), days=2, per_day=4, new_per_day=4, replicates=10)
-    subs = {s["player"]: s for s in report_of(t, tmp_path / "m.sqlite")["submissions"]}
-    assert subs["middle"]["status"] == "error" and subs["middle"]["episodes"] == 0
-    assert subs["lookahead"]["episodes"] > 0
+    subs = {s.player: s for s in report_of(t, tmp_path / "m.sqlite").submissions}
+    assert subs["middle"].status == "error" and subs["middle"].episodes == 0
+    assert subs["lookahead"].episodes > 0
 
 
 def test_only_the_latest_n_submissions_of_the_team_play(tmp_path: Path) -> None:
     t = Ladder(players=("leftmost", "lookahead"), pool=("random", "weighted"), days=4, per_day=4, new_per_day=4,
                active=1, stagger=2, replicates=10)
-    subs = {s["player"]: s for s in report_of(t, tmp_path / "n.sqlite")["submissions"]}
-    by_day = {b["day"]: b["episodes"] for b in subs["leftmost"]["by_day"]}
-    assert subs["leftmost"]["status"] == "retired" and subs["lookahead"]["status"] == "rated"
+    subs = {s.player: s for s in report_of(t, tmp_path / "n.sqlite").submissions}
+    by_day = {b.day: b.episodes for b in subs["leftmost"].by_day}
+    assert subs["leftmost"].status == "retired" and subs["lookahead"].status == "rated"
     assert by_day[2] > 0 and by_day[4] == by_day[2]  # retired when lookahead came, on day 3
-    assert subs["lookahead"]["by_day"][1]["episodes"] == 0  # submitted on day 3
+    assert subs["lookahead"].by_day[1].episodes == 0  # submitted on day 3
+    assert subs["lookahead"].submitted_day == 3
 
 
 def ordering_agrees(t: Ladder, tmp_path: Path, openings: int) -> None:
     ladder = report_of(t, tmp_path / "ladder.sqlite")
-    by_ladder = [s["player"] for s in ladder["submissions"]]
+    by_ladder = [s.player for s in ladder.submissions]
     tour = execute(Tournament(t.specs(), openings=openings), Execution(workers=1, store=tmp_path / "t.sqlite",
                           progress=False)).report
-    by_tournament = [r["player"] for r in tour["ratings"]]
+    by_tournament = [r.player for r in tour.ratings]
     assert by_ladder == by_tournament
-    for s in ladder["submissions"]:  # the intervals narrow as the days go by
-        first, last = s["by_day"][0], s["by_day"][-1]
-        assert last["sigma"] < first["sigma"]
-    cand = ladder["submissions"][0]
-    assert cand["by_day"][-1]["hi"] - cand["by_day"][-1]["lo"] < cand["by_day"][0]["hi"] - cand["by_day"][0]["lo"]
+    for s in ladder.submissions:  # the intervals narrow as the days go by
+        assert s.by_day[-1].sigma < s.by_day[0].sigma
+    cand = ladder.submissions[0]
+    assert cand.by_day[-1].hi - cand.by_day[-1].lo < cand.by_day[0].hi - cand.by_day[0].lo
 
 
 def test_the_ladder_orders_cheap_agents_as_a_tournament_does(tmp_path: Path) -> None:
@@ -251,6 +250,9 @@ def test_the_command_s_output_matches_its_snapshot(tmp_path: Path, capsys: pytes
     assert text == SNAPSHOT.read_text(encoding="utf-8")
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert {s["player"] for s in report["submissions"]} == {"lookahead", "random", "leftmost", "middle"}
+    assert list(report) == ["kind", "run", "days", "settings", "episodes", "validation_episodes", "submissions",
+                            "run_note", "store", "played_now", "executor"]
+    assert LadderReport.from_json(report).to_json() == report  # read back, it writes what it read
 
 
 def test_the_command_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -310,7 +312,8 @@ def test_resume_alone_continues_the_store_s_ladder(tmp_path: Path, capsys: pytes
     first = json.loads(capsys.readouterr().out)
     assert main(["ladder", "--resume", "--store", store, *common]) == 0
     again = json.loads(capsys.readouterr().out)
-    assert again["days"] == 3 and again["played_now"] == 0 and trajectories(again) == trajectories(first)
+    assert again["days"] == 3 and again["played_now"] == 0
+    assert trajectories(LadderReport.from_json(again)) == trajectories(LadderReport.from_json(first))
     assert main(["ladder", "--resume", "--store", store, "--days", "4", *common]) == 0
     longer = json.loads(capsys.readouterr().out)
     assert longer["days"] == 4 and longer["played_now"] > 0
@@ -328,4 +331,4 @@ def test_dask_plays_the_same_ladder_as_this_process(tmp_path: Path) -> None:
     assert [[(s.mu, s.sigma) for s in day] for day in played.process.history] == \
         [[(s.mu, s.sigma) for s in day] for day in execute(t, Execution(workers=1, store=tmp_path / "here.sqlite",
                                                                progress=False)).process.history]
-    assert here["played_now"] > 0
+    assert here.played_now > 0

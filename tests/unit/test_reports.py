@@ -51,8 +51,6 @@ PENDING = {
     "tools/arena/run.py:run_key",
     "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
     "tools/arena/tournament.py:run_key", "tools/arena/tournament.py:play", "tools/bench/arena.py:_table_of",
-    "tools/leaderboard/ladder/ladder_cmd.py:simulate",
-    "tools/leaderboard/ladder/ladder_report.py:ladder_report", "tools/leaderboard/ladder/simulate.py:run_key",
     "tools/play/logs_cmd.py:game_json",
     "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key",
     "tools/api/functions.py:_take", "tools/api/functions.py:_game_args", "tools/api/functions.py:_without_store",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +85,15 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     with _store(store) as (path, kept), _closed_on_error(writer):
         report = simulate(t, _execution(given, workers, path, None if writer is None else writer.add))
         with Store(path) as db:
-            records = [g.record.to_json() for g in db.games(report["run"]) if g.record is not None]
+            records = [g.record.to_json() for g in db.games(report.run) if g.record is not None]
     if writer is not None:
         writer.close()
     if not kept:
-        report = {**report, "store": TEMPORARY}
+        report = replace(report, store=TEMPORARY)
     if out is not None:
         write_outputs(report, Path(out))
-    candidates = tuple(s["player"] for s in report["submissions"] if s["role"] == "candidate")
-    return LadderResult(candidates, records, report, format_ladder(report), str(path) if kept else None,
-                        None if save is None else os.fspath(save))
+    return LadderResult.of(records, report, format_ladder(report), str(path) if kept else None,
+                           None if save is None else os.fspath(save))
 
 
 def ladder_fit(*episodes: PathLike) -> LadderFitResult:
@@ -105,7 +105,7 @@ def ladder_fit(*episodes: PathLike) -> LadderFitResult:
     if not episodes:
         raise UserError("give at least one episode list (EPISODES.json)")
     result = fit_files([Path(e) for e in episodes], mu0=RatingSettings().mu0)
-    return LadderFitResult(result.to_json(), format_fit(result))
+    return LadderFitResult.of(result, format_fit(result))
 
 
 def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = None,

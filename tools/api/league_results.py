@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html
 from connectx_forge.api.results import GAME_COLUMNS, Result, _game_rows, _run_replay
+
+if TYPE_CHECKING:
+    from connectx_forge.leaderboard.ladder.fit import FitResult
+    from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
 
 STANDING_COLUMNS = ["player", "role", "status", "episodes", "mu", "sigma", "predicted", "predicted_lo",
                     "predicted_hi", "settles_day"]
@@ -31,24 +35,32 @@ class LadderResult(Result):
 
     players: tuple[str, ...]  # the candidates' labels, in the order submitted
     games: list[Row]
+    ladder: LadderReport = field(repr=False)  # the ladder's report; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
     default_table = "standings"
 
+    @classmethod
+    def of(cls, games: list[Row], ladder: LadderReport, text: str, store: str | None,
+           saved: str | None) -> LadderResult:
+        """The result of a ladder whose report is ``ladder``."""
+        candidates = tuple(s.player for s in ladder.submissions if s.role == "candidate")
+        return cls(candidates, games, ladder, ladder.to_json(), text, store, saved)
+
     @property
     def standings(self) -> list[Row]:
         """One row a submission, best predicted first (a submission whose validation broke last)."""
-        return [{k: v for k, v in s.items() if k != "by_day"} for s in self.report["submissions"]]
+        return [{k: v for k, v in s.to_json().items() if k != "by_day"} for s in self.ladder.submissions]
 
     @property
     def leader(self) -> str:
-        return str(self.report["submissions"][0]["player"])
+        return self.ladder.submissions[0].player
 
     def by_day(self) -> list[Row]:
         """One row a submission and day: mu, sigma, episodes so far and the replicates' lo, median and hi."""
-        return [{"player": s["player"], **d} for s in self.report["submissions"] for d in s["by_day"]]
+        return [{"player": s.player, **d.to_json()} for s in self.ladder.submissions for d in s.by_day]
 
     def tables(self) -> dict[str, list[Row]]:
         return {"games": list(self.games), "standings": self.standings, "by_day": self.by_day()}
@@ -57,13 +69,13 @@ class LadderResult(Result):
         return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
-        return (f"<LadderResult {len(self.report['submissions'])} submissions, {self.report['days']} days, "
+        return (f"<LadderResult {len(self.ladder.submissions)} submissions, {self.ladder.days} days, "
                 f"{len(self.games)} games, leader {self.leader}>")
 
     def _summary_html(self) -> str:
-        r = self.report
-        head = (f"<p>ladder {html.escape(str(r['run']))}: {len(r['submissions'])} submissions, {r['days']} days, "
-                f"{r['episodes']} episodes; predicted score: the median of {r['settings']['replicates']} replicate "
+        r = self.ladder
+        head = (f"<p>ladder {html.escape(r.run)}: {len(r.submissions)} submissions, {r.days} days, "
+                f"{r.episodes} episodes; predicted score: the median of {r.settings.replicates} replicate "
                 "ladders, 95% interval</p>")
         return (head + html_table(self.standings, STANDING_COLUMNS, "standings")
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
@@ -74,26 +86,32 @@ class LadderFitResult(Result):
     """``cxforge ladder --fit``: TrueSkill's sigma0, beta, tau and draw probability fitted to episode lists, the
     fit's root mean square error (points), and how much the lists held."""
 
+    fitted: FitResult = field(repr=False)  # the fit; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
     games: list[Row] = field(default_factory=list, repr=False)
     default_table = "settings"
 
+    @classmethod
+    def of(cls, fitted: FitResult, text: str) -> LadderFitResult:
+        """The result of the fit ``fitted``."""
+        return cls(fitted, fitted.to_json(), text)
+
     @property
     def settings(self) -> dict[str, float]:
-        return dict(self.report["settings"])
+        return self.fitted.settings.to_json()
 
     @property
     def rmse(self) -> float:
-        return float(self.report["rmse"])
+        return self.fitted.rmse
 
     def tables(self) -> dict[str, list[Row]]:
         return {"settings": [{**self.settings, **{k: v for k, v in self.report.items() if k != "settings"}}]}
 
     def __repr__(self) -> str:
-        s = self.settings
-        return (f"<LadderFitResult sigma0 {s['sigma0']:.1f}, beta {s['beta']:.1f}, tau {s['tau']:.2f}, draw "
-                f"probability {s['draw_probability']:.3f}, rmse {self.rmse:.2f}>")
+        s = self.fitted.settings
+        return (f"<LadderFitResult sigma0 {s.sigma0:.1f}, beta {s.beta:.1f}, tau {s.tau:.2f}, draw "
+                f"probability {s.draw_probability:.3f}, rmse {self.rmse:.2f}>")
 
     def _summary_html(self) -> str:
         return f"<pre>{html.escape(self.text)}</pre>"

@@ -9,10 +9,13 @@ file are written as usual.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from connectx_forge.errors import UserError
+
+Report = TypeVar("Report")  # the report a plot draws, as that plot reads it
 
 INSTALL = "make test, or pip install matplotlib (the train extra)"
 
@@ -32,7 +35,7 @@ def _pyplot(path: Path) -> Any:
     return plt
 
 
-def draw(plot: Any, report: dict[str, Any], path: Path) -> str | None:
+def draw(plot: Callable[[Report, Path], None], report: Report, path: Path) -> str | None:
     """Draw ``plot(report, path)``; None when it was written, else the line saying why it was skipped."""
     try:
         plot(report, path)

@@ -6,5 +6,5 @@
 * ``simulate``: the ladder, day by day, its games played by the arena's scheduler into its store;
 * ``replicates``: cheap replicate ladders from the played games' outcomes: intervals and settling days;
 * ``fit``: sigma0, beta, tau and the draw probability fitted to Kaggle episode lists;
-* ``report``, ``ladder_cmd``: the tables, the plot and the command.
+* ``ladder_report``, ``ladder_cmd``: the report (a frozen ``LadderReport``), its tables and plot, and the command.
 """

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from connectx_forge import options
 from connectx_forge.arena import flags
@@ -16,6 +16,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.rating import RatingSettings
 
 if TYPE_CHECKING:
+    from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
     from connectx_forge.leaderboard.ladder.simulate import Ladder
 
 HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if writer is not None:
         writer.close()
     notes = [] if args.out is None else write_outputs(report, args.out)
-    print(json.dumps(report) if args.json else format_ladder(report))
+    print(json.dumps(report.to_json()) if args.json else format_ladder(report))
     for note in notes:
         print(f"cxforge ladder: note: {note}", file=sys.stderr)
     return 0
@@ -136,27 +137,25 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
         runs = db.runs("ladder")
     if not runs:
         raise UserError(f"nothing to resume: the store {store} holds no ladder")
-    stored = Ladder.from_json(runs[-1][2])
+    stored = Ladder.from_json(runs[-1].config.settings)
     return replace(stored, days=days or stored.days)
 
 
-def simulate(t: Ladder, how: Execution) -> dict[str, Any]:
-    """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report (``--json``'s).
+def simulate(t: Ladder, how: Execution) -> LadderReport:
+    """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report.
     ``RunInterrupted`` on Ctrl-C."""
     from connectx_forge.leaderboard.ladder.ladder_report import ladder_report
     from connectx_forge.leaderboard.ladder.replicates import spread
     played = execute(t, how)
-    band = spread(played.process, played.days, played.scores, t.seed, t.replicates)
-    return ladder_report(played.ladder, played, band, {"store": str(played.store), "played_now": played.played_now,
-                                                       "executor": played.executor})
+    return ladder_report(played, spread(played.process, played.days, played.scores, t.seed, t.replicates))
 
 
-def write_outputs(report: dict[str, Any], out: Path) -> list[str]:
+def write_outputs(report: LadderReport, out: Path) -> list[str]:
     """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
     from connectx_forge.arena.plots import draw
     from connectx_forge.leaderboard.ladder.ladder_report import ladder_png
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    (out / "report.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     note = draw(ladder_png, report, out / "ladder.png")
     return [] if note is None else [note]

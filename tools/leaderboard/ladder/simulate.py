@@ -17,10 +17,10 @@ import sys
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
-from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run, settings_only
+from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
 from connectx_forge.errors import UserError
@@ -29,11 +29,26 @@ from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import resolve
 from connectx_forge.play.reference import NO_GHOSTS, Ghosts
-from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.settings import GameKey, GameSettings
 
 # the default reference pool: shipped agents of spread strength, weakest first
 DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net-search", "solver")
 YOU = "you"  # the team of the candidates; each pool agent is a team of its own
+
+
+class LadderKey(TypedDict):
+    """What a ladder's run name hashes (``Ladder.run_key``): the settings that decide its games."""
+
+    players: list[str]
+    pool: list[str]
+    per_day: int
+    new_per_day: int
+    window: float
+    active: int | None
+    stagger: int
+    rating: dict[str, float]
+    seed: int
+    game: GameKey
 
 
 @dataclass(frozen=True)
@@ -78,17 +93,19 @@ class Ladder:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Ladder:
-        data = settings_only(data)
+        """The settings ``to_json`` wrote (a stored run's: ``RunConfig.settings``; a report's ``settings``)."""
+        data = dict(data)
         data["players"], data["pool"] = tuple(data["players"]), tuple(data["pool"])
         data["rating"] = RatingSettings(**data["rating"])
         data["game"] = GameSettings.from_json(data["game"])
         return cls(**data)
 
-    def run_key(self) -> dict[str, Any]:
+    def run_key(self) -> LadderKey:
         """What the run's name hashes: the settings that decide its games (not the days, the replicates or the
         settling band, which only extend or read the run)."""
-        out = {k: v for k, v in self.to_json().items() if k not in ("days", "replicates", "settle")}
-        return {**out, "game": self.game.run_key()}
+        return LadderKey(players=list(self.players), pool=list(self.pool), per_day=self.per_day,
+                         new_per_day=self.new_per_day, window=self.window, active=self.active, stagger=self.stagger,
+                         rating=self.rating.to_json(), seed=self.seed, game=self.game.run_key())
 
     def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Ladder:
         """The ladder as played: paths absolute, the default pool less the candidates (``candidates_first``);
