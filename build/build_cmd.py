@@ -21,11 +21,12 @@ from connectx_forge.build.builder import (
     build,
     default_root,
     repack,
-    resolve_target,
     write,
 )
+from connectx_forge.build.cache import is_built
 from connectx_forge.build.errors import BuildError
-from connectx_forge.play.reference import SUBMISSIONS, reference
+from connectx_forge.build.reference import reference, resolve_target
+from connectx_forge.play.players import FILE, SUBMISSIONS
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
 EXAMPLE = """\
@@ -91,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     if root is not None and not root.is_dir():
         raise BuildError(f"--project-root {args.project_root}: no such folder")
     output, fmt = output_format(args.out, args.format)
-    if args.name is not None and reference(args.name, allow=SUBMISSIONS).built:
+    player = None if args.name is None else reference(args.name, allow=SUBMISSIONS)
+    if player is not None and player.kind == FILE and player.path is not None and is_built(player.path):
         if Path(args.name).resolve() == output.resolve():
             raise BuildError(f"{args.name}: already built, and -o names the same file; give another -o")
         built = repack(Path(args.name), fmt)

@@ -1,16 +1,16 @@
 """The build pipeline: agent -> import graph -> data -> one file (or .tar.gz) + manifest.
 
-``resolve_target`` turns what the user named (a project folder, a ``.py`` file,
-a registered agent: ``tools/play/reference.py`` decides which; or a module) into
-a ``Target``; ``build`` makes the submission in memory; ``write`` puts it and
-its manifest on disk.  Nothing here imports agent code.
+``target_of`` turns a player (a project folder, a ``.py`` file, a registered
+agent: ``reference.py`` decides which) into a ``Target``, ``target_for_module``
+a module; ``build`` makes the submission in memory; ``write`` puts it and its
+manifest on disk.  Nothing here imports agent code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from connectx_forge.build import project as projects
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
@@ -34,11 +34,8 @@ from connectx_forge.build.manifest import (
     tool_version,
 )
 from connectx_forge.build.reads import check_reads
-from connectx_forge.errors import UserError
 from connectx_forge.paths import agents_root
-
-if TYPE_CHECKING:
-    from connectx_forge.play.reference import PlayerRef
+from connectx_forge.play.players import PROJECT, REGISTERED, Player
 
 DEFAULT_SIZE_LIMIT = 5_000_000
 FORMATS = ("py", "tar.gz")
@@ -109,52 +106,21 @@ def target_for_file(path: Path, root: Path, function: str | None = None) -> Targ
     return target_for_project(projects.load(path, function))
 
 
-def resolve_target(name: str | None, root: Path | None = None, module: str | None = None,
-                   function: str | None = None) -> Target:
-    """The target for a project folder or ``.py`` path, a registered name (``reference``: what ``name``
-    names), or a module.
-
-    ``name`` None: the project in the working folder when it has settings, else
-    the strongest registered agent.  ``module``: a module of the shipped agents
-    (``weighted`` or ``agents.weighted``), or of the project at ``root``.
-    """
+def target_of(player: Player, root: Path | None = None, function: str | None = None) -> Target:
+    """The target that builds a player (``reference.reference``): a project, a ``.py`` file (under ``root``,
+    default the shipped agents' folder, a module of the shipped agents) or a registered agent."""
     shipped = default_root() if root is None else root
-    if module is not None:
-        return target_for_module(module, shipped, function)
-    if name is None and root is None and projects.settings_file(Path.cwd()) is not None:
-        return target_for_project(projects.load(Path.cwd(), function))
-    if name is None:
-        from agents.registry import strongest
-
-        spec = strongest()
-        return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
-                      root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
-    from connectx_forge.play.reference import SUBMISSIONS, reference
-
-    try:
-        ref = reference(name, allow=SUBMISSIONS)
-    except UserError as exc:
-        raise BuildError(str(exc)) from None
-    return target_of(ref, shipped, function)
-
-
-def target_of(ref: PlayerRef, root: Path | None = None, function: str | None = None) -> Target:
-    """The target that builds a reference (``tools/play/reference.py``): a project, a ``.py`` file (under
-    ``root``, default the shipped agents' folder, a module of the shipped agents) or a registered agent."""
-    from connectx_forge.play.reference import PROJECT, REGISTERED
-
-    shipped = default_root() if root is None else root
-    if ref.kind == PROJECT and ref.path is not None:
-        return target_for_project(projects.load(ref.path, function))
-    if ref.kind == REGISTERED:
+    if player.kind == PROJECT and player.path is not None:
+        return target_for_project(projects.load(player.path, function))
+    if player.kind == REGISTERED:
         from agents.registry import get
 
-        spec = get(str(ref.name))
+        spec = get(str(player.name))
         return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
                       root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
-    if ref.path is None:
-        raise BuildError(f"{ref.spec}: a {ref.kind} player cannot be built")
-    return target_for_file(ref.path, shipped, function)
+    if player.path is None:
+        raise BuildError(f"{player.spec}: a {player.kind} player cannot be built")
+    return target_for_file(player.path, shipped, function)
 
 
 def target_for_module(module: str, root: Path, function: str | None) -> Target:

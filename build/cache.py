@@ -13,33 +13,19 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import os
-import tempfile
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from connectx_forge.build import project as projects
-from connectx_forge.build.builder import Target, build, resolve_target
+from connectx_forge.build.builder import Target, build, target_of
 from connectx_forge.build.bundle import HEADER
 from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
-from connectx_forge.paths import user_cache
-
-if TYPE_CHECKING:
-    from connectx_forge.play.reference import PlayerRef
+from connectx_forge.paths import atomic_write, user_cache
+from connectx_forge.play.players import FILE, PROJECT, REGISTERED, Player
 
 BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes
-
-
-@dataclass(frozen=True)
-class Playable:
-    """A submission file to play or check, and the label a report shows for it."""
-
-    path: Path
-    label: str
-    built_here: bool  # built on the fly (into the cache) from a project, a source file or a registered name
 
 
 def cache_dir() -> Path:
@@ -57,7 +43,16 @@ def is_built(path: Path) -> bool:
         return False
 
 
-def needs_build(path: Path) -> bool:
+def needs_build(player: Player) -> bool:
+    """Whether playing or checking ``player`` builds it first: a project, a registered agent (for the commands
+    that take files), a source ``.py`` that needs its project (``source_needs_build``)."""
+    if player.kind in (PROJECT, REGISTERED):
+        return True
+    return player.kind == FILE and player.path is not None and player.path.suffix == ".py" \
+        and source_needs_build(player.path)
+
+
+def source_needs_build(path: Path) -> bool:
     """Whether a source ``.py`` needs its project: it belongs to one with settings, imports a module beside
     it (or relatively, or from ``connectx_forge``), or reads data files.  Anything else, a file that does
     not parse included, plays as it is: that is what Kaggle would run."""
@@ -104,43 +99,13 @@ def build_cached(target: Target) -> Path:
     return out
 
 
-def atomic_write(path: Path, content: bytes) -> None:
-    """Write through a temporary file beside ``path``, so a reader (another worker) never sees half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def playable(spec: str) -> Playable:
-    """The file that plays for a path spec (a project folder, a ``.py``, a ``.tar.gz``), built when it must be."""
-    from connectx_forge.play.reference import FILE, PROJECT, reference
-
-    return playable_of(reference(spec, allow={FILE, PROJECT}))
-
-
-def playable_of(ref: PlayerRef) -> Playable:
-    """The file that plays or is checked for a reference (``tools/play/reference.py``): a project, a source
-    ``.py`` that needs its project and a registered agent built into the cache; any other file as it is."""
-    from connectx_forge.play.reference import FILE, PROJECT, REGISTERED
-
-    if ref.kind == REGISTERED:
-        return registered(str(ref.name))
-    if ref.kind not in (FILE, PROJECT) or ref.path is None:
-        raise BuildError(f"{ref.spec}: {ref.kind} is no file to play or check")
-    if ref.needs_build:
-        from connectx_forge.build.builder import target_of
-
-        target = target_of(ref)
-        return Playable(build_cached(target), target.name, True)
-    return Playable(Path(ref.spec).expanduser(), ref.label, False)
-
-
-def registered(name: str) -> Playable:
-    """A registered agent, built into the cache (for the commands that take only files: check, upload)."""
-    target = resolve_target(name)
-    return Playable(build_cached(target), target.name, True)
+def playable(player: Player) -> Player:
+    """``player`` with the file it plays or is checked as (``Player.submission``): a project, a source ``.py`` that
+    needs its project and a registered agent built into the cache (labelled as the build names them); any
+    other file as it is."""
+    if player.kind not in (FILE, PROJECT, REGISTERED) or (player.kind != REGISTERED and player.path is None):
+        raise BuildError(f"{player.spec}: {player.kind} is no file to play or check")
+    if needs_build(player):
+        target = target_of(player)
+        return replace(player, label=target.name, submission=str(build_cached(target)))
+    return replace(player, submission=str(Path(player.spec).expanduser()))

@@ -38,7 +38,7 @@ from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import PROJECT_PACKAGE, SourceModule
-from connectx_forge.paths import agents_root, user_cache
+from connectx_forge.paths import agents_root, atomic_write, user_cache
 from connectx_forge.runtime import import_root
 
 LOADER = "load_native"
@@ -195,8 +195,6 @@ def library(root: Path, name: str, sources: list[str], where: str, prebuilt: boo
     committed prebuilt file while its key matches (``prebuilt``), else compiled with the pinned toolchain in
     the jail (``cc.py``); ``BuildError`` with the compiler's lines.  The key covers the files the sources
     include: the cache records which (``reads_record``), and so does a prebuilt key file (its other lines)."""
-    from connectx_forge.build.cache import atomic_write
-
     read = read_sources(root, name, sources, where)
     cache = user_cache() / "native"
     record = reads_record(cache, name, read)
@@ -227,8 +225,6 @@ def write_prebuilt(root: Path, name: str, sources: list[str]) -> Path:
     """Compile library ``name`` with the pinned toolchain and commit-ready write it beside its first source
     (``NAME.so``, and ``NAME.so.key``: its key, then the project files its sources include, one a line);
     returns the library's path."""
-    from connectx_forge.build.cache import atomic_write
-
     built = library(root, name, sources, "write_prebuilt", prebuilt=False)
     path = prebuilt_path(root, name, sources)
     atomic_write(path, built.content)

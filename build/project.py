@@ -30,13 +30,12 @@ from connectx_forge import boundedread
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_text_inside
 from connectx_forge.errors import UserError
+from connectx_forge.play.players import opponent as opponent_name
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
 KEYS = ("name", "entry", "floors", "native")
 DEFAULT_ENTRY = "main:agent"
-# the check's opponents (Kaggle's built-ins), as a floor may name them
-FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
 
 
 @dataclass(frozen=True)
@@ -136,14 +135,12 @@ def parse_entry(entry: Any, where: str) -> tuple[str, str]:
 
 def parse_floors(floors: Any, where: str) -> dict[str, float]:
     """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
-    from connectx_forge.play.reference import OPPONENTS, reference
-
     if not isinstance(floors, dict):
         raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")
     out: dict[str, float] = {}
     for opponent, rate in floors.items():
         try:
-            name = reference(opponent, allow=OPPONENTS, role="opponent").name
+            name = opponent_name(opponent)
         except UserError as exc:
             raise BuildError(f"{where}: floors: {exc}") from None
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:

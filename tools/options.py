@@ -252,8 +252,8 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
 
 def ghosts_of(args: argparse.Namespace) -> Any:
     """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
-    ``reference.Ghosts``: the commands pass it to the players' resolver)."""
-    from connectx_forge.play.reference import Ghosts
+    ``agent_file.Ghosts``: the commands pass it to the players' resolver)."""
+    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 
     replays = getattr(args, "replays", None) or ()
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))
@@ -312,7 +312,7 @@ def add_game(parser: Any) -> None:
                         help="only the N-th game of the file(s), counted from 1")
 
 
-ENGINES = KINDS  # auto, c, python: agents.solver.engine.engine() takes them
+ENGINES = KINDS  # auto, c, python: agents.solver.chooser.engine() takes them
 
 
 def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:

@@ -17,12 +17,12 @@ import pytest
 
 import connectx_forge as cf
 from connectx_forge.cli import main
-from connectx_forge.leaderboard.ghosts.agent_file import team_of
 from connectx_forge.leaderboard.ladder import ladder_cmd
 from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
 from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL
 from connectx_forge.leaderboard.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.leaderboard.regress import data, regress_cmd
+from connectx_forge.play.players import team_of
 from tests.fake_kaggle import played_replay
 
 CHEAP = {"pool": ["random", "leftmost"], "days": 2, "per_day": 4, "new_per_day": 4, "replicates": 10}

@@ -27,9 +27,10 @@ from hypothesis import given
 
 from agents.board import Board
 from agents.registry import REGISTRY
-from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, Target, build, resolve_target, target_for_file, write
+from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, Target, build, target_for_file, write
 from connectx_forge.build.embed import decode, encode
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.reference import resolve_target
 from tests.strategies import positions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 
 from agents.board import Board
+from connectx_forge.build.cache import is_built
+from connectx_forge.build.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ghosts.agent_file import ghost_file
+from connectx_forge.leaderboard.ghosts.agent_file import Ghosts, ghost_file
 from connectx_forge.leaderboard.ghosts.observed_moves import key_of, load_books
 from connectx_forge.leaderboard.review.games import read_replay
-from connectx_forge.play.reference import FILE, reference
+from connectx_forge.play.players import FILE
 from tests.fake_kaggle import FakeKaggle, played_replay, scored_episode
 from tests.integration.test_review_kaggle import KEY, OURS, cxforge, fake  # noqa: F401  (fake: the fake Kaggle fixture)
 
@@ -82,10 +84,13 @@ def test_the_book_holds_each_position_a_team_moved_in(replays: Path) -> None:
 def test_an_unknown_team_is_one_error_with_a_did_you_mean(replays: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CXFORGE_REPLAYS", str(replays))
     with pytest.raises(UserError, match=r"unknown ghost team 'Lefti' \(did you mean 'Lefty'\?\)"):
-        reference("ghost:Lefti")
+        reference("ghost:Lefti", ghosts=Ghosts())
     monkeypatch.setenv("CXFORGE_REPLAYS", str(replays / "nothing-here"))
     with pytest.raises(UserError, match="no such file or folder"):
-        reference("ghost:Lefty")
+        reference("ghost:Lefty", ghosts=Ghosts())
+    with pytest.raises(UserError, match=r"^player 'ghost:Lefty': a ghost plays in match, tournament, sprt and "
+                                        r"ladder \(with --replays\), not here"):
+        reference("ghost:Lefty")  # a caller that gives no ghosts takes none
 
 
 def test_the_ghost_file_plays_its_record_then_the_fallback_and_says_how_often(replays: Path) -> None:
@@ -138,8 +143,8 @@ def _opening_replay(column: int) -> dict[str, Any]:
 def test_a_ghost_plays_a_match_as_a_player(replays: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setenv("CXFORGE_REPLAYS", str(replays))
     monkeypatch.setenv("CXFORGE_GHOST_FALLBACK", "leftmost")
-    ref = reference("ghost:Oracle")
-    assert ref.kind == FILE and ref.label == "ghost:Oracle" and ref.built
+    ref = reference("ghost:Oracle", ghosts=Ghosts())
+    assert ref.kind == FILE and ref.label == "ghost:Oracle" and ref.path is not None and is_built(ref.path)
     assert main(["match", "ghost:Oracle", "leftmost", "-n", "2", "-w", "1", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["a"] == "ghost:Oracle" and result["games"] == 2

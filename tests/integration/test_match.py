@@ -16,10 +16,10 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
+from connectx_forge.build.reference import as_player, resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, play_game
 from connectx_forge.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match
-from connectx_forge.play.players import as_player, resolve
 from connectx_forge.play.records import load_records
 from connectx_forge.play.rules import RULE_BREAKS
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
@@ -333,12 +333,12 @@ def test_files_load_like_kaggle(tmp_path: Path) -> None:
     result = run_match(str(sub), "random", games=4, workers=1, progress=False)
     assert all(r.outcome in ("win", "draw") for r in result.records)  # fresh globals every game
     assert all(r.times[r.a_seat - 1] >= 0.2 for r in result.records)  # loading counts against move 1
-    rec = play_game(str(sub), "random", 0, settings=GameSettings((6, 7, 4), act_timeout=0.05, overage=0.1))
+    rec = play_game(as_player(str(sub)), "random", 0, settings=GameSettings((6, 7, 4), act_timeout=0.05, overage=0.1))
     assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
 
     trailing = tmp_path / "trailing.py"
     trailing.write_text("def agent(obs, config):\n    return 3\n\nfrom math import floor\n")
-    rec = play_game(str(trailing), "random", 0, settings=GameSettings((6, 7, 4)))
+    rec = play_game(as_player(str(trailing)), "random", 0, settings=GameSettings((6, 7, 4)))
     assert rec.outcome == "error" and rec.culprit == 1  # the last callable, floor, is the agent
 
 
@@ -387,13 +387,14 @@ def test_save_writes_the_seeded_games(tmp_path: Path, capsys) -> None:
     assert "--save FILE" in text and "--out" not in text and "-o " not in text and "example" in text
 
 
-def test_a_spec_that_does_not_pickle_is_resolved_again_in_the_workers() -> None:
+def test_a_spec_that_does_not_pickle_is_loaded_again_in_the_workers() -> None:
     import pickle
 
     player = resolve("negamax-fast")
     with pytest.raises(AttributeError, match="local object"):
         pickle.dumps(player.new_agent())  # a closure: it cannot cross by itself ...
-    assert pickle.loads(pickle.dumps(player)) is player  # ... its player crosses as its spec
+    crossed = pickle.loads(pickle.dumps(player))  # ... its player crosses as its name, and loads it there
+    assert crossed == player and crossed.agent is None and crossed.new_agent() is player.new_agent()
     pooled = run_match("random", "negamax-fast", games=6, workers=2, seed=1, settings=GameSettings((5, 6, 4)),
                        progress=False)
     alone = run_match("random", "negamax-fast", games=6, workers=1, seed=1, settings=GameSettings((5, 6, 4)),
@@ -448,7 +449,7 @@ def test_resolve_names() -> None:
     assert "negamax" not in REGISTRY
     with pytest.raises(UserError, match=r"unknown player 'negamax' \(did you mean 'kaggle:negamax'\?\)"):
         resolve("negamax")  # Kaggle's built-ins are written kaggle:NAME in every command
-    assert resolve("kaggle:negamax").name == "kaggle:negamax"
+    assert resolve("kaggle:negamax").label == "kaggle:negamax"
     assert resolve("random").kind == "registered" and resolve("kaggle:random").kind == "kaggle"
     with pytest.raises(UserError, match=r"unknown player 'lookahaed' \(did you mean 'lookahead'\?\)"):
         resolve("lookahaed")

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.build import native_libs
-from connectx_forge.build.builder import build, resolve_target
+from connectx_forge.build.builder import build
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.reference import resolve_target
 from connectx_forge.cli import main
 
 pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")

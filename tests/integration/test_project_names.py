@@ -15,10 +15,9 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.arena.store import Store
-from connectx_forge.build.builder import resolve_target
 from connectx_forge.build.project import own_project
+from connectx_forge.build.reference import canonical, label_of, resolve, resolve_target
 from connectx_forge.cli import main
-from connectx_forge.play.players import canonical, label_of, resolve
 from connectx_forge.submit.check import submission_of
 
 CHEAP = ["--openings", "1", "-w", "1", "--no-progress"]
@@ -51,7 +50,7 @@ def test_own_name_means_the_project_inside_its_folder(project: Path, tmp_path: P
     assert own_project("mybot", tmp_path) is None  # outside, the name is no project
     assert canonical("mybot") == canonical(".") == str(root)
     assert label_of("mybot") == "mybot"  # review --us
-    assert resolve("mybot").name == "mybot" and resolve("mybot").spec == str(root)
+    assert resolve("mybot").label == "mybot" and resolve("mybot").spec == str(root)
     assert resolve_target("mybot").root == root  # build
     assert submission_of("mybot").label == "mybot"  # check, upload
     monkeypatch.chdir(tmp_path)

@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.build import project as projects
-from connectx_forge.build.builder import build, resolve_target
-from connectx_forge.build.cache import needs_build, playable
+from connectx_forge.build.builder import build
+from connectx_forge.build.cache import playable, source_needs_build
+from connectx_forge.build.reference import reference, resolve, resolve_target
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play.match import run_match
-from connectx_forge.play.players import distinct, resolve
+from connectx_forge.play.players import distinct
 from connectx_forge.runtime import import_root
 from connectx_forge.submit.check import Gate, check_file, read_manifest
 
@@ -202,11 +203,13 @@ def test_which_py_files_need_their_project(tmp_path: Path) -> None:
                      "uses.py": "from helpers import x\ndef agent(obs, config):\n    return x\n",
                      "helpers.py": "x = 1\n",
                      "reads.py": "from connectx_forge.runtime import read_data\n"})
-    assert not needs_build(tmp_path / "alone.py") and not needs_build(tmp_path / "broken.py")
-    assert needs_build(tmp_path / "uses.py") and needs_build(tmp_path / "reads.py")
-    assert playable(str(tmp_path / "alone.py")).path == tmp_path / "alone.py"
-    built = playable(str(tmp_path / "uses.py"))
-    assert built.built_here and built.label == "uses" and built.path.read_bytes().startswith(b"# ConnectX submission")
+    assert not source_needs_build(tmp_path / "alone.py") and not source_needs_build(tmp_path / "broken.py")
+    assert source_needs_build(tmp_path / "uses.py") and source_needs_build(tmp_path / "reads.py")
+    alone = playable(reference(str(tmp_path / "alone.py")))
+    assert Path(alone.file) == tmp_path / "alone.py" and not alone.built_here
+    built = playable(reference(str(tmp_path / "uses.py")))
+    assert built.built_here and built.label == "uses"
+    assert Path(built.file).read_bytes().startswith(b"# ConnectX submission")
 
 
 def test_projects_and_tar_gz_play_in_match(new_project: Path, tmp_path: Path) -> None:
@@ -234,7 +237,7 @@ def test_two_files_with_the_same_name_get_distinct_labels(tmp_path: Path) -> Non
     source = "def agent(obs, config):\n    return [c for c in range(7) if obs.board[c] == 0][0]\n"
     write(tmp_path, {"a/agent.py": source, "b/agent.py": source})
     a, b = distinct([resolve(str(tmp_path / "a" / "agent.py")), resolve(str(tmp_path / "b" / "agent.py"))])
-    assert a.name != b.name and a.name.endswith("a/agent.py") and b.name.endswith("b/agent.py")
+    assert a.label != b.label and a.label.endswith("a/agent.py") and b.label.endswith("b/agent.py")
 
 
 def test_winrates_and_check_take_a_project(new_project: Path, capsys: pytest.CaptureFixture[str]) -> None:

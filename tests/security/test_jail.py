@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from connectx_forge.build.reference import resolve
 from connectx_forge.play.match import run_match
-from connectx_forge.play.players import resolve
 from connectx_forge.sandbox import jail, warden
 from connectx_forge.sandbox.seat import HostedAgent
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.build.reference import as_player
 from connectx_forge.play.game import play_game
 from connectx_forge.play.match import run_match
 from connectx_forge.play.records import load_records
@@ -121,7 +122,8 @@ def test_library_names_every_way_of_breaking(name: str, tmp_path: Path) -> None:
 
 def test_a_hung_move_is_a_timeout_when_its_budget_runs_out(tmp_path: Path) -> None:
     """The move is cut once actTimeout + overage have run out, measured from its start (how soon: -m slow)."""
-    rec = play_game(str(BROKEN / "hangs.py"), "random", 0, settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
+    rec = play_game(as_player(str(BROKEN / "hangs.py")), "random", 0,
+                    settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
     assert rec.outcome == "timeout" and rec.culprit == 1 and len(rec.times) == 1
     assert ACT + OVERAGE <= rec.times[0]
 
@@ -131,7 +133,8 @@ def test_a_hung_move_is_cut_within_the_margin() -> None:
     """Wall clock, on an idle machine: the cut comes at actTimeout + overage + the margin, and the game ends
     a second after it at most (the host's start)."""
     start = time.monotonic()
-    rec = play_game(str(BROKEN / "hangs.py"), "random", 0, settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
+    rec = play_game(as_player(str(BROKEN / "hangs.py")), "random", 0,
+                    settings=GameSettings(act_timeout=ACT, overage=OVERAGE))
     assert rec.outcome == "timeout"
     assert ACT + OVERAGE <= rec.times[0] <= ACT + OVERAGE + MARGIN + 0.3
     assert time.monotonic() - start < ACT + OVERAGE + 1.0 + 1.0  # + the host's start
@@ -157,12 +160,12 @@ def test_details_are_scrubbed_of_the_referees_credentials(tmp_path: Path, monkey
     try:
         sub = tmp_path / "leaks.py"
         sub.write_text(f"def agent(obs, config):\n    raise RuntimeError('my key is {FAKE_KEY}')\n")
-        rec = play_game(str(sub), "random")
+        rec = play_game(as_player(str(sub)), "random")
         assert rec.outcome == "error" and rec.detail == f"RuntimeError: my key is *** ({sub}:2)"
         assert FAKE_KEY not in json.dumps(rec.to_json())
         ret = tmp_path / "returns_key.py"
         ret.write_text(f"def agent(obs, config):\n    return '{FAKE_KEY}'\n")
-        rec = play_game(str(ret), "random")
+        rec = play_game(as_player(str(ret)), "random")
         assert rec.outcome == "invalid" and rec.bad_action == "'***'"
     finally:
         monkeypatch.delenv("KAGGLE_KEY")
@@ -254,7 +257,7 @@ def test_an_honest_agent_taking_1_8_s_a_move_is_not_timed_out(world: dict[str, s
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     assert summary["overall"]["timeouts"] == 0 and summary["overall"]["wins"] + summary["overall"]["losses"] == 1
-    rec = play_game(str(BROKEN / "slow_honest.py"), "leftmost", 0, settings=GameSettings((4, 4, 3)))
+    rec = play_game(as_player(str(BROKEN / "slow_honest.py")), "leftmost", 0, settings=GameSettings((4, 4, 3)))
     assert rec.culprit is None and all(t < 2 for t in rec.times[0::2])
 
 
@@ -262,7 +265,8 @@ def test_the_cpu_time_limit_ends_a_spinning_agent(tmp_path: Path) -> None:
     """RLIMIT_CPU: an agent that spins past its CPU seconds is killed by SIGXCPU, named as such."""
     spin = tmp_path / "spins.py"
     spin.write_text("def agent(obs, config):\n    while True:\n        pass\n")
-    rec = play_game(str(spin), "random", settings=GameSettings(act_timeout=20, overage=0, limits=Limits(cpu_seconds=1)))
+    rec = play_game(as_player(str(spin)), "random",
+                    settings=GameSettings(act_timeout=20, overage=0, limits=Limits(cpu_seconds=1)))
     # a crash, not a timeout: the CPU limit ended it before its 20 s move budget ran out
     assert rec.outcome == "crash" and rec.culprit == 1, (rec.outcome, rec.detail)
     assert "killed by SIGXCPU (its CPU-time limit)" in (rec.detail or "")

@@ -15,8 +15,8 @@ from unittest.mock import patch
 from hypothesis import given, settings
 
 from agents.board import Board
+from connectx_forge.build.reference import resolve
 from connectx_forge.play import fast_negamax
-from connectx_forge.play.players import resolve
 from tests.strategies import positions, sizes
 
 

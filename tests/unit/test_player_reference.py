@@ -1,6 +1,6 @@
-"""One player reference: every kind of player argument resolves in one place (tools/play/reference.py), to the
-right kind and label, and a name that is no player is the same one line, with the same did-you-mean, in every
-command and in the Python API.
+"""One player reference: every kind of player argument resolves in one place (build/reference.py, with the names
+of tools/play/players.py), to the right kind and label, and a name that is no player is the same one line, with
+the same did-you-mean, in every command and in the Python API.
 
 The project is made by ``cxforge new`` in a temporary folder; nothing here plays a game.
 """
@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 import connectx_forge as cf
+from connectx_forge.build.cache import is_built, needs_build
+from connectx_forge.build.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play import reference as refs
-from connectx_forge.play.reference import (
+from connectx_forge.play import players as refs
+from connectx_forge.play.players import (
     ANY,
     CALLABLE,
     FAST,
@@ -27,7 +29,7 @@ from connectx_forge.play.reference import (
     PROJECT,
     REGISTERED,
     SUBMISSIONS,
-    reference,
+    Player,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,15 +51,15 @@ def test_each_kind_resolves_to_its_kind_and_label(project: Path, tmp_path: Path,
     assert (folder.kind, folder.label, folder.path, folder.canonical) == (PROJECT, "mybot", root, str(root))
     assert reference("mybot").kind == PROJECT  # a bare folder name, from the folder above it
     entry = reference(str(project / "mybot" / "main.py"))  # the project's entry: it builds the project
-    assert (entry.kind, entry.label, entry.needs_build, entry.built) == (FILE, "mybot", True, False)
+    assert (entry.kind, entry.label, needs_build(entry), _built(entry)) == (FILE, "mybot", True, False)
     (tmp_path / "left.py").write_text("def agent(obs, config):\n    return 0\n")
     alone = reference("left.py")
-    assert (alone.kind, alone.label, alone.path, alone.needs_build) == (FILE, "left.py", tmp_path.resolve() /
-                                                                        "left.py", False)
+    assert (alone.kind, alone.label, alone.path, needs_build(alone)) == (FILE, "left.py", tmp_path.resolve() /
+                                                                         "left.py", False)
     assert main(["build", str(project), "-o", "b/mybot.tar.gz"]) == 0
     capsys.readouterr()
     built = reference("b/mybot.tar.gz")
-    assert (built.kind, built.label, built.built, built.needs_build) == (FILE, "mybot.tar.gz", True, False)
+    assert (built.kind, built.label, _built(built), needs_build(built)) == (FILE, "mybot.tar.gz", True, False)
 
     assert (reference("lookahead").kind, reference("lookahead").label) == (REGISTERED, "lookahead")
     kaggle = reference("kaggle:random")
@@ -90,6 +92,11 @@ def test_the_check_takes_kaggles_agents_bare_or_prefixed_and_nothing_else() -> N
         reference("negamax")
     with pytest.raises(UserError, match=r"^player no/such\.py: no such file or folder$"):
         reference("no/such.py")
+
+
+def _built(player: Player) -> bool:
+    """A file the bundler wrote: it plays as it is."""
+    return player.path is not None and is_built(player.path)
 
 
 def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -126,12 +133,14 @@ def test_an_unknown_player_is_one_message_in_every_command_and_the_api(
         "unknown opponent 'negamx' (did you mean 'negamax'?); use Kaggle's built-in agents")
 
 
-def test_only_the_reference_module_decides_what_a_player_argument_is() -> None:
-    """A static check: the kind of a player argument is decided in tools/play/reference.py alone (no copied
-    looks_like_path, no second did-you-mean, no file or name test on a spec elsewhere)."""
+def test_only_the_resolver_decides_what_a_player_argument_is() -> None:
+    """A static check: the kind of a player argument is decided in build/reference.py (paths, projects, ghosts)
+    and tools/play/players.py (names, which need no disk) alone: no copied looks_like_path, no second
+    did-you-mean, no file or name test on a spec elsewhere."""
     sources = {path: path.read_text(encoding="utf-8") for folder in ("agents", "build", "tools")
                for path in sorted((ROOT / folder).rglob("*.py"))}
-    home = ROOT / "tools" / "play" / "reference.py"
+    home = ROOT / "build" / "reference.py"
+    names = ROOT / "tools" / "play" / "players.py"
     patterns = {
         "looks_like_path defined": r"def looks_like_path\b",
         "a path test on a spec": r"(os\.path\.(isdir|isfile|exists|lexists)|Path)\(spec\)",
@@ -139,7 +148,8 @@ def test_only_the_reference_module_decides_what_a_player_argument_is() -> None:
         "a kaggle: prefix test": r"startswith\((\"kaggle:\"|'kaggle:'|KAGGLE_PREFIX)\)",
         "own_project called": r"\bown_project\(",
     }
-    allowed_elsewhere = {"own_project called": {ROOT / "build" / "project.py", ROOT / "tools" / "play" / "players.py"},
+    allowed_elsewhere = {"own_project called": {ROOT / "build" / "project.py"},
+                         "a registered-name test on a spec": {names}, "a kaggle: prefix test": {names},
                          # a games file's spec
                          "a path test on a spec": {ROOT / "tools" / "leaderboard" / "review" / "games.py"}}
     for what, pattern in patterns.items():
@@ -148,3 +158,20 @@ def test_only_the_reference_module_decides_what_a_player_argument_is() -> None:
     assert len(re.findall(r"def looks_like_path\b", sources[home])) == 1
     close = {path for path, text in sources.items() if "get_close_matches" in text}
     assert close == {ROOT / "agents" / "registry.py"}, close  # the one did-you-mean: registry.did_you_mean
+
+
+def test_a_player_crosses_to_a_worker_as_what_it_plays(tmp_path: Path) -> None:
+    """A player pickles field by field: a named one as its name (its agent loaded again there), a file or a
+    project as the file it plays, a function with its function; a project not yet built plays nothing."""
+    import pickle
+
+    from connectx_forge.build.reference import as_player, resolve
+
+    (tmp_path / "left.py").write_text("def agent(obs, config):\n    return 0\n")
+    for player in (resolve("lookahead"), resolve("kaggle:random"), resolve(str(tmp_path / "left.py"))):
+        crossed = pickle.loads(pickle.dumps(player))
+        assert crossed == player and crossed.agent is None and callable(crossed.new_agent())
+    assert resolve(str(tmp_path / "left.py")).file == str(tmp_path / "left.py")
+    assert pickle.loads(pickle.dumps(as_player(len))).agent is len
+    with pytest.raises(UserError, match="not built"):
+        Player(PROJECT, "p", "p", tmp_path).new_agent()

@@ -11,9 +11,9 @@ import pytest
 
 from agents.board import STANDARD
 from connectx_forge.arena.schedule import pair_jobs
+from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import play_game, play_job
 from connectx_forge.play.match import MatchPlan, match_jobs, play_match, run_match
-from connectx_forge.play.players import resolve
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.sandbox.limits import Limits

@@ -38,7 +38,7 @@ from connectx_forge.arena.sprt_run import Sprt
 from connectx_forge.arena.tournament import Tournament
 from connectx_forge.errors import UserError
 from connectx_forge.play.match_store import Match
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings
 
 T = TypeVar("T")
@@ -47,10 +47,11 @@ PathLike = str | os.PathLike[str]
 Spec = str | os.PathLike[str]
 
 
-def _spec(p: Any, what: str, allow: Any = None, ghosts: Ghosts = NO_GHOSTS) -> str:
+def _spec(p: Any, what: str, allow: Any = None, ghosts: GhostFiles | None = None) -> str:
     """A player given by name or path, as the commands take it (``reference``, allowing what the command takes:
     a bad one is the command's line; a ghost its agent file's path, from ``ghosts``)."""
-    from connectx_forge.play.reference import PLAYERS, reference
+    from connectx_forge.build.reference import reference
+    from connectx_forge.play.players import PLAYERS
 
     if callable(p) and not isinstance(p, (str, os.PathLike)):
         raise UserError(f"{what} takes players by name or path (a registered agent, kaggle:random, kaggle:negamax, "
@@ -97,9 +98,11 @@ def _fallback_spec(fallback: Spec | None) -> str | None:
     return None if fallback is None else os.fspath(fallback)
 
 
-def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> Ghosts:
+def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> GhostFiles:
     """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from
     (``options.ghosts_of``'s, handed to the players' resolver)."""
+    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
+
     if isinstance(replays, (str, os.PathLike)):
         replays = [replays]
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays or ()), _fallback_spec(fallback))
@@ -190,9 +193,10 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
+    from connectx_forge.build.reference import as_player
     from connectx_forge.play.match import MatchInterrupted, play_match
     from connectx_forge.play.match_report import format_match
-    from connectx_forge.play.players import as_player, distinct
+    from connectx_forge.play.players import distinct
 
     progress = bool(given.pop("progress", False))
     ghosts = _ghosts(replays, fallback)
@@ -244,10 +248,10 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     if given:
         configured(GameSettings, None, given, "check")  # the one line naming the keyword
     gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)
-    report = checker.check_file(file.path, gate, settings=settings, progress=progress, validation=validation,
+    report = checker.check_file(file.file, gate, settings=settings, progress=progress, validation=validation,
                                 on_game=played.append)
     played.sort(key=lambda g: g.index)
-    return CheckResult.of(report.agent or file.label, str(file.path), [g.to_json() for g in played], report,
+    return CheckResult.of(report.agent or file.label, str(file.file), [g.to_json() for g in played], report,
                           format_report(report))
 
 
@@ -256,12 +260,12 @@ def _check_spec(agent: Any) -> str:
         raise UserError("check judges a file as Kaggle loads it: give a project folder, a .py or .tar.gz file or "
                         "a registered agent, not a function (write it into a .py file; connectx_forge.match plays "
                         "a function)")
-    from connectx_forge.play.reference import SUBMISSIONS
+    from connectx_forge.play.players import SUBMISSIONS
 
     return _spec(agent, "check", SUBMISSIONS)
 
 
-def _players(players: tuple[Any, ...], ghosts: Ghosts) -> tuple[str, ...]:
+def _players(players: tuple[Any, ...], ghosts: GhostFiles) -> tuple[str, ...]:
     """``tournament("a", "b")`` or ``tournament(["a", "b"])``."""
     if len(players) == 1 and isinstance(players[0], (list, tuple)):
         players = tuple(players[0])
@@ -405,11 +409,11 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
     file that cannot be read is skipped and passed to ``on_problem`` (default: a warning).
     """
     from connectx_forge import progress as bars
+    from connectx_forge.build.reference import label_of
     from connectx_forge.leaderboard.review.annotate import review_game
     from connectx_forge.leaderboard.review.labeller import Labeller
     from connectx_forge.leaderboard.review.review_cmd import format_review, write_html
     from connectx_forge.leaderboard.review.summary import format_summary, summarise
-    from connectx_forge.play.players import label_of
 
     problems: list[str] = []
     found = _games_of(games, None if episodes is None else Path(episodes), problems)

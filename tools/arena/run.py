@@ -27,8 +27,8 @@ from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, Store, StoredGame
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game import GameRecord
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.records import tag
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
 from connectx_forge.play.settings import GameSettings
 
 STORE_DIR = paths.RUNS / "arena"
@@ -53,7 +53,7 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
     Kept with a run (``choose_run``), so that a tournament or SPRT of an agent
     whose sources changed never resumes the old agent's games unasked.
     """
-    from connectx_forge.play.players import resolve
+    from connectx_forge.build.reference import resolve
 
     out = {}
     for spec in specs:
@@ -66,17 +66,18 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
 def labels_of(specs: Sequence[str]) -> dict[str, str]:
     """Each player's label in a run's tables, files and store: a project's name, a file's name, a registered
     name; the path (the spec) only where two players' labels collide (``players.distinct``)."""
-    from connectx_forge.play.players import distinct, resolve
+    from connectx_forge.build.reference import resolve
+    from connectx_forge.play.players import distinct
 
     unique = list(dict.fromkeys(specs))
-    return {spec: p.name for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
+    return {spec: p.label for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
 
 
-def canonical_specs(specs: Sequence[str], ghosts: Ghosts = NO_GHOSTS) -> tuple[str, ...]:
+def canonical_specs(specs: Sequence[str], ghosts: GhostFiles | None = None) -> tuple[str, ...]:
     """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
     its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
     plays what this process named (``players.canonical``)."""
-    from connectx_forge.play.players import canonical
+    from connectx_forge.build.reference import canonical
 
     return tuple(canonical(s, ghosts) for s in specs)
 
@@ -296,7 +297,7 @@ class Execution:
     on_change: str | None = None
     progress: bool = True
     on_game: Callable[[GameRecord], None] | None = None
-    ghosts: Ghosts = NO_GHOSTS
+    ghosts: GhostFiles | None = None
 
     @property
     def n_workers(self) -> int:
@@ -357,7 +358,7 @@ class Run(Protocol[R_co]):
         """Every player, as given."""
         ...
 
-    def settled(self, ghosts: Ghosts) -> Run[R_co]:
+    def settled(self, ghosts: GhostFiles | None) -> Run[R_co]:
         """The run as a store keeps it (players' paths absolute, a ghost its file's: ``canonical_specs``),
         ``UserError`` for settings that make none."""
         ...

@@ -35,9 +35,10 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from connectx_forge.build.reference import as_player
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, play_job
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
@@ -47,8 +48,9 @@ DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 
 
 def play(job: GameJob) -> GameRecord:
-    """Play one job's game (in a worker, or in this process): ``game.play_job``."""
-    return play_job(job)
+    """Play one job's game (in a worker, or in this process): its players resolved here (a run sends their
+    specs: ``reference.as_player`` builds a project from the cache), then ``game.play_job``."""
+    return play_job(replace(job, a=as_player(job.a), b=as_player(job.b)))
 
 
 def pair_jobs(pairing: str, a: str, b: str, opening: str, slot: int, base_seed: int, repeat: int = 0,

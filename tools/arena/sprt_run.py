@@ -43,10 +43,10 @@ from connectx_forge.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.arena.sprt import SPRT
 from connectx_forge.arena.store import StoredGame, a_score
 from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.players import resolve
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
 
@@ -109,7 +109,7 @@ class Sprt:
         return {"new": self.new, "base": self.base, "plies": self.plies, "band": list(self.band), "seed": self.seed,
                 "game": self.game.run_key()}
 
-    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Sprt:
+    def settled(self, ghosts: GhostFiles | None = None) -> Sprt:
         """NEW and BASE as a run stores them (absolute paths); ``UserError`` for a player that names none."""
         new, base = canonical_specs([self.new, self.base], ghosts)
         resolve(new), resolve(base)

@@ -41,9 +41,9 @@ from connectx_forge.arena.run import (
 )
 from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
 from connectx_forge.arena.store import Key, Store
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
-from connectx_forge.play.players import resolve
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings
 
 
@@ -101,7 +101,7 @@ class Tournament:
         """The settings the run's name hashes: all but M and N (more openings or games extend the run)."""
         return {**self.to_json(), "openings": None, "games": None, "game": self.game.run_key()}
 
-    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Tournament:
+    def settled(self, ghosts: GhostFiles | None = None) -> Tournament:
         """The tournament as a run stores it: paths made absolute (inside a project, its own name means it), the
         gauntlet's player named by spec or label; ``UserError`` for a player that names none."""
         players = canonical_specs(self.players, ghosts)

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from connectx_forge.bench.floor import floor_rate
-from connectx_forge.build.builder import build, default_root, resolve_target, write
+from connectx_forge.build.builder import build, default_root, write
+from connectx_forge.build.reference import reference, resolve, resolve_target
 from connectx_forge.kaggle_env import load
 from connectx_forge.play.match import run_match
-from connectx_forge.play.players import resolve
-from connectx_forge.play.reference import KAGGLE, reference
+from connectx_forge.play.players import KAGGLE
 from connectx_forge.play.worker_pool import fork_pool
 from connectx_forge.table import render
 

@@ -36,7 +36,7 @@ from typing import Any
 from agents.board import Board, BoardError, Size, geometry
 from connectx_forge import kaggle_env
 from connectx_forge.play import rules
-from connectx_forge.play.players import Player, PlayerLike, as_player
+from connectx_forge.play.players import CALLABLE, Player, PlayerLike, as_player
 from connectx_forge.play.rules import KAGGLE_STATUS
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
@@ -257,7 +257,7 @@ def _no_agent(*args: Any) -> None:
 
 def is_hosted(player: Player, isolate: bool) -> bool:
     """Whether ``player`` runs in an agent host: a file always; with ``isolate``, any player given by a spec."""
-    return player.fresh or (isolate and player.by_spec)
+    return player.fresh or (isolate and player.kind != CALLABLE)
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,7 @@ def _play(seats: _Seats, game: GameSettings, seed: int, index: int, a_seat: int,
     left = [overage, overage]
     moves: list[int] = list(opening or ())
     times: list[float] = []
-    record = GameRecord((players[0].name, players[1].name), (rows, columns, inarow), seed, moves, times,
+    record = GameRecord((players[0].label, players[1].label), (rows, columns, inarow), seed, moves, times,
                         "draw", index=index, a_seat=a_seat, opening=len(moves))
     is_timeout, overage_after, is_valid_action = rules.is_timeout, rules.overage_after, rules.is_valid_action
     last_ply = rules.EPISODE_STEPS - 2  # the last move Kaggle's episodeSteps allows

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge import options
+from connectx_forge.build.reference import label_of
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.players import label_of
 from connectx_forge.play.records import read_games
 from connectx_forge.sandbox.escape import escape
 
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def label(agent: str) -> str:
     """The name games record for ``--agent``: a project folder or file (or, inside a project, its own name) as
-    its label (``players.label_of``); anything else, or a folder that is no player, as given."""
+    its label (``reference.label_of``); anything else, or a folder that is no player, as given."""
     return label_of(agent)
 
 

@@ -40,10 +40,10 @@ from typing import Any
 from agents.board import STANDARD, Size, geometry
 from connectx_forge import progress as progress_bars
 from connectx_forge.arena import schedule
+from connectx_forge.build.reference import as_player
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, is_hosted, play_job
-from connectx_forge.play.players import Player, PlayerLike, as_player
-from connectx_forge.play.reference import REGISTERED
+from connectx_forge.play.players import REGISTERED, Player, PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.play.tally import Tally
@@ -202,7 +202,7 @@ def _check_picklable(*players: Player) -> None:
         try:
             pickle.dumps(p)
         except Exception:
-            raise UserError(f"player {p.name!r} cannot be sent to worker processes (define it at module "
+            raise UserError(f"player {p.label!r} cannot be sent to worker processes (define it at module "
                             "level, or use workers=1)") from None
 
 
@@ -303,13 +303,13 @@ def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = Tru
 
     def result() -> MatchResult:
         records = sorted(finished, key=lambda r: r.index)
-        return MatchResult(pa.name, pb.name, game.size, plan.seed, n_workers, time.perf_counter() - start, records,
+        return MatchResult(pa.label, pb.label, game.size, plan.seed, n_workers, time.perf_counter() - start, records,
                            game.act_timeout, (is_hosted(pa, game.isolate), is_hosted(pb, game.isolate)),
                            games - len(records))
 
     try:
         with _workers(min(n_workers, max(1, len(jobs))), executor, spool) as ex, \
-                progress_bars.bar(games, f"{pa.name} vs {pb.name}", "game", progress) as bar:
+                progress_bars.bar(games, f"{pa.label} vs {pb.label}", "game", progress) as bar:
             bar.update(len(finished))
 
             def done(_: GameJob, rec: GameRecord) -> bool:

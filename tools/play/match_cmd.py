@@ -23,8 +23,8 @@ from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
 from connectx_forge.play.match_report import format_match
 from connectx_forge.play.match_store import Match, match_run
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.records import GameWriter, tag
-from connectx_forge.play.reference import Ghosts
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.sandbox import jail
 
@@ -80,7 +80,7 @@ def _settings(args: argparse.Namespace) -> Match:
                         "asked (--store FILE)")
     old = flags.resumed_settings(args, "match")
     if old is not None:
-        return Match.from_json(old)
+        return Match.from_json(old.settings)
     if args.a is None or args.b is None:
         raise UserError("give players A and B (or --resume with --store FILE)")
     return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, flags.game_of(args))
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _saver(s: Match, writer: GameWriter | None, ghosts: Ghosts) -> Callable[[GameRecord], None] | None:
+def _saver(s: Match, writer: GameWriter | None, ghosts: GhostFiles | None) -> Callable[[GameRecord], None] | None:
     """``--save``'s ``on_game``: each game, named by the match's run and pairing (its stable key), written as
     it ends."""
     if writer is None:
@@ -124,7 +124,7 @@ def _stored(args: argparse.Namespace, s: Match, writer: GameWriter | None) -> in
         stored = execute(s, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
-    notes = version_lines({"mixed_versions": list(stored.chosen.mixed), "run_note": stored.chosen.note})
+    notes = version_lines(stored.chosen.mixed, stored.chosen.note)
     _report(args, s, stored.result, writer, stored.to_json())
     for note in notes:
         print(f"cxforge match: {note}", file=sys.stderr)

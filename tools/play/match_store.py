@@ -34,12 +34,12 @@ from connectx_forge.arena.run import (
     versioned_name,
 )
 from connectx_forge.arena.store import Key
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import MatchPlan, MatchResult, play_match
-from connectx_forge.play.players import Player, distinct, resolve
+from connectx_forge.play.players import GhostFiles, Player, distinct
 from connectx_forge.play.records import tag
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
 from connectx_forge.play.settings import GameSettings
 
 
@@ -80,7 +80,7 @@ class Match:
         """The settings the run's name hashes: all but N (more games extend the run)."""
         return {**self.to_json(), "games": None, "game": self.game.run_key()}
 
-    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Match:
+    def settled(self, ghosts: GhostFiles | None = None) -> Match:
         """A and B as a run stores them (absolute paths)."""
         a, b = canonical_specs([self.a, self.b], ghosts)
         return replace(self, a=a, b=b)
@@ -98,7 +98,7 @@ class Match:
         suite = suites.load_suite(size=max(suites.DEFAULT_SIZE, self.openings), progress=progress)
         return tuple(tuple(o.columns) for o in suite[:self.openings])
 
-    def plan(self, progress: bool, ghosts: Ghosts = NO_GHOSTS) -> MatchPlan:
+    def plan(self, progress: bool, ghosts: GhostFiles | None = None) -> MatchPlan:
         """The match's games: A and B resolved (two of one label told apart by their specs), the openings."""
         a, b = distinct([resolve(self.a, ghosts), resolve(self.b, ghosts)])
         return self.plan_of(a, b, progress)
@@ -142,7 +142,7 @@ class StoredMatch:
                 "mixed_versions": list(self.chosen.mixed), "run_note": self.chosen.note}
 
 
-def match_run(s: Match, ghosts: Ghosts = NO_GHOSTS) -> tuple[str, str]:
+def match_run(s: Match, ghosts: GhostFiles | None = None) -> tuple[str, str]:
     """The run and pairing that name the games of match ``s`` played without a store (their stable key's): the
     run a new store would give it (its settings and the players' sources), "A vs B" by the players' labels."""
     s = s.settled(ghosts)

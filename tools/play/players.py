@@ -1,98 +1,154 @@
-"""Players: a player argument (``reference.py`` decides what it names) resolved into agents to play.
+"""Players: the one ``Player`` type, what a player argument names and how to play it, and the names it may be.
 
-What each kind of reference plays:
+``connectx_forge.build.reference.reference`` decides what an argument names (a project, a file, a ghost: the
+disk), using ``named`` here for the names that need no disk; ``build.cache.playable`` gives a project, a source
+file that needs its project and a registered agent (for the commands that take files) the file it plays.  What
+each kind of player plays:
 
 * a registered agent (``random``, ``lookahead``... see ``cxforge agents``): its function, in this process;
 * ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents (plain ``negamax`` is refused
   with a "did you mean"; plain ``random`` is the course's agent, registered as ``random``);
-* ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move
-  distribution, several times faster (tools/play/fast_negamax.py), for training and quick runs;
-* a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py``
-  Kaggle could run as it is): loaded the way Kaggle loads a submission (exec in
-  a fresh globals dict, last callable), afresh for every game and inside the
-  first move, so load time counts against move 1 as it does on Kaggle.  The game
-  loop plays a file in an agent host, a child process (``tools/sandbox``), never
-  in its own process;
-* an agent project folder, or a ``.py`` file that needs its
-  project (``build/cache.py``): built on the fly into the user cache, then
-  played as its built file, labelled with the project's name.
+* ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move distribution, several times
+  faster (tools/play/fast_negamax.py), for training and quick runs;
+* a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py`` Kaggle could run as it is), and a project
+  or a source file once built: loaded the way Kaggle loads a submission (exec in a fresh globals dict, last
+  callable), afresh for every game and inside the first move, so load time counts against move 1 as it
+  does on Kaggle.  The game loop plays a file in an agent host, a child process (``tools/sandbox``);
+* a Python function ``agent(obs, config)`` (the API's ``match``).
 
-Specs are strings so they can cross process boundaries: a player made by
-``resolve`` pickles as its spec and is resolved again on the other side
-(``resolve`` caches per process), so even an agent that cannot be pickled (a
-closure such as ``negamax-fast``) can be played by worker processes.  A player
-wrapping a Python function (``from_callable``) pickles with its function.
+A ``Player`` pickles field by field: a file player as its file's path, a named one as its name (its agent is
+loaded again, once per process, on the other side: even an agent that cannot be pickled, a closure such as
+``negamax-fast``, plays in worker processes), a function player with its function.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+import ast
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agents import registry
+from agents.registry import did_you_mean
 from connectx_forge import archive, kaggle_env
 from connectx_forge.errors import UserError
-from connectx_forge.play.reference import (
-    ANY,
-    CALLABLE,
-    FAST,
-    FAST_NEGAMAX,  # noqa: F401  (re-exported: the names are reference.py's)
-    FILE,
-    GHOST_PREFIX,
-    KAGGLE,
-    KAGGLE_BUILTINS,  # noqa: F401
-    KAGGLE_PREFIX,  # noqa: F401
-    NO_GHOSTS,
-    PROJECT,
-    REGISTERED,
-    Ghosts,
-    reference,
-)
 
 Agent = Callable[..., Any]
+
+KAGGLE_PREFIX = "kaggle:"
+GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/leaderboard/ghosts
+KAGGLE_BUILTINS = ("random", "negamax")
+FAST_NEGAMAX = "negamax-fast"
+# the check's opponents (Kaggle's built-ins), as check's --opponents and a project's floors may name them
+FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
+# A ghost's agent file's first line starts so; the team's repr follows (``team_of`` reads it back).
+GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
+
+# the kinds of player
+REGISTERED = "registered"  # a name of agents/registry.py
+KAGGLE = "kaggle"  # kaggle_environments' built-in random or negamax
+FAST = "fast"  # negamax-fast, tools/play/fast_negamax.py
+FILE = "file"  # a .py or .tar.gz file (or any existing file)
+PROJECT = "project"  # an agent project folder (or, inside it, the project's own name)
+CALLABLE = "callable"  # a Python function agent(obs, config)
+
+# what callers allow
+PLAYERS = frozenset({REGISTERED, KAGGLE, FAST, FILE, PROJECT})  # what every command that plays takes, by name
+ANY = PLAYERS | {CALLABLE}  # and a function: the API's match (a function cannot cross to worker processes)
+SUBMISSIONS = frozenset({REGISTERED, FILE, PROJECT})  # what check, upload and build take (built first)
+OPPONENTS = frozenset({KAGGLE})  # check's --opponents and a project's floors: Kaggle's built-ins, bare or prefixed
+
+_WORDS = {REGISTERED: "a registered agent", KAGGLE: "Kaggle's built-in agent", FAST: "the fast negamax",
+          FILE: "a file", PROJECT: "an agent project", CALLABLE: "a function"}
+_NOUNS = {SUBMISSIONS: "a submission", OPPONENTS: "an opponent of the check"}
+
+
+class GhostFiles(Protocol):
+    """Where ``ghost:TEAM`` players come from (``leaderboard.ghosts.agent_file.Ghosts``: ``--replays`` and
+    ``--fallback``), given to the resolver by the commands that take ghosts."""
+
+    def file(self, team: str) -> Path:
+        """The agent file of ghost ``team``."""
+        ...
 
 
 @dataclass(frozen=True)
 class Player:
-    """A resolved player: its spec, a display name, and how to get an agent for one game.
+    """A player: what its argument names, and how to play it.
 
-    ``fresh`` players (submission files) are loaded anew for each game, as on
-    Kaggle where every episode starts from the file; the others are plain
-    functions, shared by every game a process plays.
+    ``kind``: one of the kinds above; ``spec``: the argument as given (a function's name for a function);
+    ``label``: what tables, files and stores call it (a project's name, a file's name, a registered name,
+    ``kaggle:NAME``, ``ghost:TEAM``); ``path``: the absolute path of a file or a project's root folder, else
+    None; ``name``: the registered name, the Kaggle built-in's bare name (``random``) or ``negamax-fast``, else
+    None; ``agent``: a function's agent; ``submission``: the submission file a file or project plays (set by
+    ``build.cache.playable``: a project's or source file's build, a file as it is), else None.
     """
 
+    kind: str
     spec: str
-    name: str
-    kind: str  # the reference's vocabulary (tools/play/reference.py): REGISTERED, KAGGLE, FAST, FILE or CALLABLE
-    _agent: Agent | None = None
-    by_spec: bool = False  # made by ``resolve``: pickles as its spec
-    path: str | None = None  # the submission file a FILE player plays (default: the spec)
+    label: str
+    path: Path | None = None
+    name: str | None = None
+    agent: Agent | None = None
+    submission: str | None = None
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle a resolved player as ``resolve(spec)`` (keeping its label); others field by field."""
-        if self.by_spec:
-            return (resolve_labelled, (self.spec, self.name))
-        return (Player, (self.spec, self.name, self.kind, self._agent, False, self.path))
+    @property
+    def canonical(self) -> str:
+        """The player as a run stores it, valid from any folder and in any process: a project's root or a
+        file as its absolute path, a Kaggle built-in as ``kaggle:NAME``, a name as given."""
+        if self.path is not None:
+            return str(self.path)
+        if self.kind == KAGGLE:
+            return KAGGLE_PREFIX + str(self.name)
+        return self.spec
 
     @property
     def fresh(self) -> bool:
-        return self.kind == FILE
+        """Whether it plays a submission file, loaded anew for each game (as on Kaggle, where every episode
+        starts from the file); the others are functions shared by every game a process plays."""
+        return self.kind in (FILE, PROJECT)
 
     @property
     def file(self) -> str:
-        """The submission file a FILE player plays."""
-        return self.path or self.spec
+        """The submission file it plays; ``UserError`` for a project or source file not built yet."""
+        if self.submission is None:
+            raise UserError(f"player {self.spec}: not built; resolve it with connectx_forge.build.reference")
+        return self.submission
+
+    @property
+    def built_here(self) -> bool:
+        """Whether the file it plays was built on the fly (into the cache), not the file it names."""
+        return self.submission is not None and Path(self.submission) != Path(self.spec).expanduser()
 
     def new_agent(self) -> Agent:
         """The agent function for one new game."""
-        if self.kind == FILE:
+        if self.fresh:
             return file_agent(self.file)
-        assert self._agent is not None
-        return self._agent
+        if self.kind == CALLABLE:
+            assert self.agent is not None
+            return self.agent
+        return named_agent(self.kind, str(self.name))
+
+
+PlayerLike = Player | str | Agent
+
+
+@cache
+def named_agent(kind: str, name: str) -> Agent:
+    """The agent of a named player (a registered agent, a Kaggle built-in, the fast negamax), loaded once per
+    process; ``UserError`` for a registered agent that cannot be loaded."""
+    if kind == KAGGLE:
+        return kaggle_builtin(name)
+    if kind == FAST:
+        from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
+
+        return fast_negamax_agent
+    try:
+        return registry.get(name).load()
+    except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
+        raise UserError(f"agent {name!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
 
 
 def kaggle_builtin(name: str) -> Agent:
@@ -128,7 +184,7 @@ def _unpacked(path: str) -> str:
     return str(archive.unpack(Path(path), Path(folder)))
 
 
-def _check_source(path: str) -> None:
+def check_source(path: str) -> None:
     """Fail early, with one line, on a file that cannot be read.
 
     A file that does not compile is not refused here: it is played, in an agent
@@ -143,49 +199,120 @@ def _check_source(path: str) -> None:
         archive.check(Path(path))
 
 
-def canonical(spec: str, ghosts: Ghosts = NO_GHOSTS) -> str:
-    """The spec as a run stores it, valid from any folder and in any process (``PlayerRef.canonical``: a
-    project's own name, a path and a ghost as the absolute path, anything else as given); a spec that names no
-    player as given (``resolve`` refuses it as the user wrote it)."""
+def team_of(path: Path) -> str | None:
+    """The team of a ghost's agent file (its first line says), else None: a ghost plays as ``ghost:TEAM`` in
+    every table, store and filter, whatever its file is called."""
     try:
-        return reference(spec, ghosts=ghosts).canonical
-    except UserError:
-        return spec
+        with path.open(encoding="utf-8") as fh:
+            first = fh.readline(4096)
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not first.startswith(GHOST_MARK):
+        return None
+    try:
+        team = ast.literal_eval(first[len(GHOST_MARK):].rstrip().removesuffix("."))
+    except (ValueError, SyntaxError):
+        return None
+    return team if isinstance(team, str) else None
 
 
-class _Resolve:
-    """``resolve``: cached per spec, a project's own name first turned into its root (the name means the
-    project only inside its folder, so the cache never holds it)."""
-
-    def __call__(self, spec: str, ghosts: Ghosts = NO_GHOSTS) -> Player:
-        """The player a spec names (a ghost's from ``ghosts``); ``UserError`` with the accepted forms otherwise
-        (``reference``)."""
-        from connectx_forge.build.project import own_project
-
-        own = own_project(spec)
-        if own is not None:
-            spec = str(own)
-        elif spec.startswith(GHOST_PREFIX):  # its agent file: the player pickles as the file's path
-            spec = reference(spec, ghosts=ghosts).spec
-        return _resolve_spec(spec)
-
-    def cache_clear(self) -> None:
-        _resolve_spec.cache_clear()
+def named(spec: str, allowed: frozenset[str]) -> Player | None:
+    """The player a name means where the kinds ``allowed`` are taken, reading no disk: ``kaggle:NAME``, a bare
+    Kaggle built-in where only opponents are taken, a registered agent, ``negamax-fast``; None for any other."""
+    if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in KAGGLE_BUILTINS:
+        return Player(KAGGLE, spec, spec, name=spec[len(KAGGLE_PREFIX):])
+    if KAGGLE in allowed and REGISTERED not in allowed and spec in FLOOR_OPPONENTS:  # check's: random is Kaggle's
+        return Player(KAGGLE, spec, KAGGLE_PREFIX + FLOOR_OPPONENTS[spec], name=FLOOR_OPPONENTS[spec])
+    if spec in registry.REGISTRY and REGISTERED in allowed:  # where no registered agent is taken, it is unknown
+        return Player(REGISTERED, spec, spec, name=spec)
+    if spec == FAST_NEGAMAX and FAST in allowed:
+        return Player(FAST, spec, spec, name=spec)
+    return None
 
 
-resolve = _Resolve()
+def taken(player: Player, allowed: frozenset[str], role: str) -> Player:
+    """``player`` where its kind is ``allowed``; else ``UserError``: ``{role} 'x' is a file, not a submission;
+    use`` the forms ``allowed`` takes."""
+    if player.kind not in allowed:
+        noun = _NOUNS.get(allowed, f"a {role} here")
+        raise UserError(f"{role} {player.spec!r} is {_WORDS[player.kind]}, not {noun}; use {forms(allowed)}")
+    return player
 
 
-@cache
-def _resolve_spec(spec: str) -> Player:
-    player = _resolve(spec)
-    return Player(player.spec, player.name, player.kind, player._agent, by_spec=True, path=player.path)
+def unknown(spec: str, allowed: frozenset[str], role: str) -> UserError:
+    """The one line for a name that is no player: ``unknown {role} 'x' (did you mean 'y'?); use ...``."""
+    return UserError(f"unknown {role} {spec!r}{_hint(spec, allowed)}; use {forms(allowed)}")
 
 
-def resolve_labelled(spec: str, name: str) -> Player:
-    """``resolve(spec)`` shown as ``name`` (how a relabelled player crosses a process boundary)."""
-    player = resolve(spec)
-    return player if player.name == name else replace(player, name=name)
+def opponent(spec: str, role: str = "opponent") -> str:
+    """The check's name (``random``, ``negamax``) of a Kaggle built-in written as a floor of ``cxforge.toml``
+    may write it (``kaggle:random`` or ``random``); ``UserError`` for anything else."""
+    player = named(spec, OPPONENTS)
+    if player is None:
+        raise unknown(spec, OPPONENTS, role)
+    return str(taken(player, OPPONENTS, role).name)
+
+
+def _names(allowed: frozenset[str]) -> list[str]:
+    """The names ``allowed`` takes, for the did-you-mean."""
+    names = list(registry.REGISTRY) if REGISTERED in allowed else []
+    if KAGGLE in allowed:
+        names += [KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS]
+        if REGISTERED not in allowed:
+            names += list(KAGGLE_BUILTINS)
+    if FAST in allowed:
+        names.append(FAST_NEGAMAX)
+    return names
+
+
+def _hint(spec: str, allowed: frozenset[str]) -> str:
+    if KAGGLE in allowed and spec in KAGGLE_BUILTINS:  # bare negamax where a registered name could be meant
+        return f" (did you mean {KAGGLE_PREFIX + spec!r}?)"
+    return did_you_mean(spec, _names(allowed))
+
+
+def forms(allow: Iterable[str]) -> str:
+    """The forms a caller takes, as the messages list them."""
+    allowed = frozenset(allow)
+    parts = []
+    if REGISTERED in allowed:
+        parts.append(f"a registered agent ({', '.join(sorted(registry.REGISTRY))})")
+    if KAGGLE in allowed:
+        kaggle = " or ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS)
+        parts.append(kaggle if REGISTERED in allowed else
+                     f"Kaggle's built-in agents {kaggle} (or {', '.join(KAGGLE_BUILTINS)})")
+    if FAST in allowed:
+        parts.append(FAST_NEGAMAX)
+    if PROJECT in allowed:
+        parts.append("a project folder")
+    if FILE in allowed:
+        parts.append("a path to a .py or .tar.gz file")
+    if CALLABLE in allowed:
+        parts.append("a function agent(obs, config)")
+    return ", or ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else "".join(parts)
+
+
+def from_callable(agent: Agent, name: str | None = None) -> Player:
+    """A player wrapping a Python function (API use; it crosses to worker processes only where it pickles)."""
+    label = str(name or getattr(agent, "__name__", "agent"))
+    return Player(CALLABLE, label, label, agent=agent)
+
+
+def as_player(p: PlayerLike) -> Player:
+    """What a game takes: a ``Player``, an agent function, or a name (``named``); a project, a file or a ghost
+    is resolved first (``build.reference.as_player``)."""
+    if isinstance(p, Player):
+        return p
+    if isinstance(p, str):
+        player = named(p, PLAYERS)
+        if player is None:
+            raise UserError(f"player {p!r}: a game takes a name or a resolved player; resolve a path or a "
+                            "project with connectx_forge.build.reference.as_player")
+        named_agent(player.kind, str(player.name))  # a broken registered agent: one line now
+        return player
+    if callable(p):
+        return from_callable(p)
+    raise UserError(f"a player is a name or a path, got {type(p).__name__} {p!r}; use {forms(ANY)}")
 
 
 def distinct(players: Sequence[Player]) -> list[Player]:
@@ -193,68 +320,9 @@ def distinct(players: Sequence[Player]) -> list[Player]:
 
     Two files named ``agent.py`` in different folders become ``a/agent.py`` and ``b/agent.py``.
     """
-    names = [p.name for p in players]
+    labels = [p.label for p in players]
     out = []
     for p in players:
-        clash = names.count(p.name) > 1 and len({q.spec for q in players if q.name == p.name}) > 1
-        out.append(replace(p, name=p.spec) if clash else p)
+        clash = labels.count(p.label) > 1 and len({q.spec for q in players if q.label == p.label}) > 1
+        out.append(replace(p, label=p.spec) if clash else p)
     return out
-
-
-def _resolve(spec: str) -> Player:
-    """The player ``reference(spec)`` names, ready to play: a registered agent or a built-in loaded, a project
-    or a source file built on the fly (``build.cache.playable_of``), a file checked readable."""
-    ref = reference(spec)
-    if ref.kind == KAGGLE:
-        return Player(spec, ref.label, KAGGLE, kaggle_builtin(str(ref.name)))
-    if ref.kind == REGISTERED:
-        try:
-            agent = registry.get(spec).load()
-        except Exception as exc:  # a broken module, or a data file it reads at import is missing or bad
-            raise UserError(f"agent {spec!r} is registered but cannot be loaded: {type(exc).__name__}: {exc}") from None
-        return Player(spec, spec, REGISTERED, agent)
-    if ref.kind == FAST:
-        from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
-
-        return Player(spec, spec, FAST, fast_negamax_agent)
-    if ref.kind == FILE and ref.path is not None:
-        _check_source(str(ref.path))
-    from connectx_forge.build.cache import playable_of
-    from connectx_forge.build.errors import BuildError
-
-    try:
-        file = playable_of(ref)
-    except BuildError as exc:
-        raise UserError(f"player {spec}: {exc}") from None
-    return Player(ref.spec, file.label, FILE, path=str(file.path))  # a ghost: its file's path
-
-
-def label_of(spec: str) -> str:
-    """The label games record for ``spec``: a project's or file's label (``PlayerRef.label``: a project's own
-    name, inside its folder, is its label), else the name as given (a name that is no player included)."""
-    try:
-        ref = reference(spec)
-    except UserError:
-        return spec
-    return ref.label if ref.kind in (FILE, PROJECT) else spec
-
-
-def from_callable(agent: Agent, name: str | None = None) -> Player:
-    """A player wrapping a Python function (API use, in-process only)."""
-    label = str(name or getattr(agent, "__name__", "agent"))
-    return Player(label, label, CALLABLE, agent)
-
-
-PlayerLike = Player | str | Agent
-
-
-def as_player(p: PlayerLike | os.PathLike[str], ghosts: Ghosts = NO_GHOSTS) -> Player:
-    """A player from a spec (a string or a path; a ghost's from ``ghosts``), a ``Player`` or an agent function;
-    anything else is ``reference``'s one ``UserError`` line."""
-    if isinstance(p, Player):
-        return p
-    if isinstance(p, (str, os.PathLike)):
-        return resolve(os.fspath(p), ghosts)
-    ref = reference(p, allow=ANY)  # a function: the one kind that is neither a name nor a path
-    assert ref.agent is not None
-    return from_callable(ref.agent)

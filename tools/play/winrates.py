@@ -16,9 +16,9 @@ from typing import Any
 from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
 from connectx_forge import table as tables
+from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import MatchResult, run_match
-from connectx_forge.play.players import resolve
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.stats import format_rate
 
@@ -46,7 +46,7 @@ def table_row(agent: str, results: list[MatchResult]) -> list[str]:
 
 def headers(opponents: Sequence[str]) -> list[str]:
     """The table's header: the agent, its win rate against each opponent, its move times."""
-    return ["agent", *(f"vs {resolve(o).name}: {tables.WIN_RATE}" for o in opponents), "median move ms",
+    return ["agent", *(f"vs {resolve(o).label}: {tables.WIN_RATE}" for o in opponents), "median move ms",
             "max move ms"]
 
 
@@ -78,7 +78,7 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
         results = [run_match(name, opp, games, workers=workers, seed=seed, settings=GameSettings(size),
                              progress=progress, on_game=on_game) for opp in opponents]
         raw[name] = results
-        rows.append(table_row(resolve(name).name, results))
+        rows.append(table_row(resolve(name).label, results))
     if table:
         print(format_table(rows, opponents))
     return raw

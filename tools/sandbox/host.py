@@ -139,7 +139,7 @@ def seed(value: int) -> None:
 
 
 def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
-    """The agent and how many of ``(obs, config)`` it takes: the file as Kaggle loads it, or a spec."""
+    """The agent and how many of ``(obs, config)`` it takes: the file as Kaggle loads it, or a named agent."""
     if setup["kind"] == "file":
         from kaggle_environments.agent import get_last_callable
         from kaggle_environments.utils import read_file
@@ -147,9 +147,9 @@ def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
         path = setup["path"]
         agent = get_last_callable(read_file(path, path), path=path)
     else:
-        from connectx_forge.play.players import resolve
+        from connectx_forge.play.players import named_agent
 
-        agent = resolve(setup["spec"]).new_agent()
+        agent = named_agent(*setup["named"])
     code = getattr(agent, "__code__", None)
     argc = getattr(code, "co_argcount", None)
     return agent, 2 if argc is None else int(argc)

@@ -106,7 +106,7 @@ class HostedAgent:
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
                                               if player.fresh else "")
         self.setup: dict[str, Any] = {
-            "kind": "file" if player.fresh else "spec", "spec": player.spec, "seed": seed,
+            "kind": "file" if player.fresh else "spec", "named": [player.kind, player.name], "seed": seed,
             "limits": self.limits.to_json(),
             "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage),
             # a .tar.gz's files: at /kaggle_simulations/agent where the warden can (namespace.py)

@@ -53,10 +53,10 @@ from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
 from connectx_forge import boundedread, table, tool_engines
 from connectx_forge import progress as progress_bars
+from connectx_forge.build.reference import reference, resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
-from connectx_forge.play.players import resolve
-from connectx_forge.play.reference import SUBMISSIONS, reference
+from connectx_forge.play.players import SUBMISSIONS
 from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
 from connectx_forge.sandbox.seat import HostedAgent
 from connectx_forge.solver import heldout

@@ -31,10 +31,13 @@ from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
 from connectx_forge.archive import unpack
 from connectx_forge.build import manifest as manifests
-from connectx_forge.build.cache import Playable, playable_of
+from connectx_forge.build.cache import playable
+from connectx_forge.build.reference import reference
 from connectx_forge.errors import UserError
+from connectx_forge.play import players
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import game_seed
+from connectx_forge.play.players import SUBMISSIONS, Player
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.play.worker_pool import Progress, in_processes
@@ -157,18 +160,16 @@ def _next_targets(floors: dict[str, float], results: list[GameResult], plan: seq
     return target
 
 
-def submission_of(spec: str) -> Playable:
+def submission_of(spec: str) -> Player:
     """The file that ``cxforge check`` and ``upload`` judge for ``spec`` (``reference``, allowing what a
     submission can be): a built file as it is; a project folder, a source ``.py`` or a registered agent built
     on the fly (with its manifest beside it)."""
-    from connectx_forge.play.reference import SUBMISSIONS, reference
-
-    return playable_of(reference(spec, allow=SUBMISSIONS))
+    return playable(reference(spec, allow=SUBMISSIONS))
 
 
 def check_agent(spec: str, gate: Gate | None = None, **kwargs: Any) -> CheckReport:
     """``check_file`` of whatever ``spec`` names (``submission_of``)."""
-    return check_file(submission_of(spec).path, gate, **kwargs)
+    return check_file(submission_of(spec).file, gate, **kwargs)
 
 
 def validation_job(act_timeout: float, overage: float, seed: int | None) -> CheckJob:
@@ -257,9 +258,7 @@ CHECK_WORKERS = "games played at once, each refereed in its own worker process (
 def builtin_opponent(spec: str) -> str:
     """The check's name (``random``, ``negamax``) of a Kaggle built-in opponent, written as a floor of
     ``cxforge.toml`` may write it: ``kaggle:random`` or ``random`` (``reference``, allowing ``OPPONENTS``)."""
-    from connectx_forge.play.reference import OPPONENTS, reference
-
-    return str(reference(spec, allow=OPPONENTS, role="opponent").name)
+    return str(reference(spec, allow=players.OPPONENTS, role="opponent").name)
 
 
 def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage: float,

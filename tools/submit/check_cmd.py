@@ -131,12 +131,12 @@ def run(args: argparse.Namespace) -> int:
     gate = gate_of(args)
     file = check.submission_of(default_agent(args.path))
     if file.built_here:
-        print(f"built {file.label!r} on the fly: {file.path}", file=sys.stderr)
+        print(f"built {file.label!r} on the fly: {file.file}", file=sys.stderr)
     size = options.size_of(args)
     talk = options.progress_of(args)
     saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
     try:
-        report = check.check_file(file.path, gate,
+        report = check.check_file(file.file, gate,
                                   settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
                                   progress=talk, validation=args.validation, floors=args.floors,
                                   on_look=floor_talk(talk), on_game=saver)

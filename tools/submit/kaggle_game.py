@@ -36,7 +36,7 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
-from connectx_forge.play.players import Player
+from connectx_forge.play.players import FILE, Player
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
 from connectx_forge.sandbox.limits import Limits
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
@@ -211,7 +211,7 @@ def play(job: CheckJob) -> GameResult:
     env = make_env(job.act_timeout, job.overage, file.size)
     seat = job.seat
     hosted = (0, 1) if job.opponent == SELF else (seat,)
-    player = Player(file.path, file.path, "file")
+    player = Player(FILE, file.path, file.path, submission=file.path)
     seats: dict[int, HostSeat] = {}
     try:
         for i in hosted:

@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     gate = gate_of(args)
     file = submission_of(args.path)
     if file.built_here:
-        print(f"built {file.label!r}: {file.path}", flush=True)
-    output = upload(Path(file.path), args.message, gate, progress=options.progress_of(args),
+        print(f"built {file.label!r}: {file.file}", flush=True)
+    output = upload(Path(file.file), args.message, gate, progress=options.progress_of(args),
                     show=partial(print, flush=True), dry_run=args.dry_run)
     print(output)
     return 0

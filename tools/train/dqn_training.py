@@ -35,10 +35,11 @@ from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
 from agents.net.mlp import checked, load_mlp
 from connectx_forge import progress as progress_bars
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
 from connectx_forge.play.match import run_match
-from connectx_forge.play.players import FAST_NEGAMAX, resolve
+from connectx_forge.play.players import FAST_NEGAMAX
 from connectx_forge.train.labels import tactical_random
 
 if TYPE_CHECKING:

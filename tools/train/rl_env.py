@@ -1,7 +1,7 @@
 """A gymnasium environment for ConnectX over the one game core (agents.board).
 
 The learner plays one seat against an opponent: any player spec that
-``connectx_forge.play.players.resolve`` accepts (a registered agent, ``kaggle:negamax``...), a
+``connectx_forge.build.reference.resolve`` accepts (a registered agent, ``kaggle:negamax``...), a
 Python callable ``(obs, config) -> int``, or a list of these (one is drawn per
 episode).  The opponent's moves happen inside ``step``, so each step is one
 learner move followed by the opponent's reply.
@@ -30,8 +30,8 @@ from gymnasium import spaces
 
 from agents.board import Board
 from agents.net.features import encode, feature_size
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
-from connectx_forge.play.players import resolve
 
 Opponent = str | Callable[[Any, Any], int]
 

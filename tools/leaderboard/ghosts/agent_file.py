@@ -1,8 +1,8 @@
 """A ghost as a Kaggle agent file: the team's observed book embedded as data, the fallback agent embedded whole.
 
-The file is what every command plays for ``ghost:TEAM`` (``tools/play/reference.py``): one self-contained
-``.py``, loadable as Kaggle loads a submission (exec'd in empty globals, the last callable is the agent), so
-it plays in match, tournament, sprt and the ladder like any built file.  Its first line is the bundler's
+The file is what every command plays for ``ghost:TEAM`` (``Ghosts``, given to ``build/reference.py``): one
+self-contained ``.py``, loadable as Kaggle loads a submission (exec'd in empty globals, the last callable is the
+agent), so it plays in match, tournament, sprt and the ladder like any built file.  Its first line is the bundler's
 mark, so it plays as it is.  The fallback is built as ``cxforge build`` builds it and embedded as source text,
 exec'd once in a namespace of its own.
 
@@ -18,19 +18,22 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from connectx_forge.build.cache import playable
+from connectx_forge.build.reference import reference
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ghosts.observed_moves import TeamBook
-from connectx_forge.paths import user_cache
+from connectx_forge.leaderboard.ghosts.observed_moves import TeamBook, load_books
+from connectx_forge.paths import atomic_write, user_cache
+from connectx_forge.play.players import GHOST_MARK, REGISTERED, SUBMISSIONS
 
 FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"
 # A quick, pure-Python tactical player: it builds in a moment into a small file, needs no weights or native code,
 # and never loses to a one-move threat, so a ghost off its record is neither a pushover nor a solver in disguise.
 DEFAULT_FALLBACK = "lookahead"
 
-# A ghost file's first line starts so; the team's repr follows (``team_of`` reads it back).
-GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
+# A ghost file's first line is GHOST_MARK and the team's repr (``players.team_of`` reads it back).
 TEMPLATE = GHOST_MARK + '''{team_repr}.
 # Plays the moves the team was seen playing ({positions} positions from {games} game(s)); elsewhere {fallback!r}.
 # Self-contained: Kaggle takes the last callable in this file, `agent`, defined at the end.
@@ -84,16 +87,13 @@ def fallback_name(given: str | None = None) -> str:
 
 def fallback_source(name: str) -> str:
     """The fallback's built single-file source (a registered agent or a project or .py, as ``cxforge build``)."""
-    from connectx_forge.build.cache import playable_of
-    from connectx_forge.play.reference import REGISTERED, SUBMISSIONS, reference
-
-    ref = reference(name, allow=SUBMISSIONS, role="ghost fallback")
-    if ref.kind == REGISTERED:
+    player = reference(name, allow=SUBMISSIONS, role="ghost fallback")
+    if player.kind == REGISTERED:
         from agents.registry import REGISTRY
 
         if not REGISTRY[name].valid:
             raise UserError(f"ghost fallback {name!r} plays illegal moves on purpose; pick another agent")
-    path = playable_of(ref).path
+    path = Path(playable(player).file)
     if not path.name.endswith(".py"):
         raise UserError(f"ghost fallback {name!r} builds to {path.name}, not one .py file; pick an agent "
                         "without native code")
@@ -107,30 +107,9 @@ def render(book: TeamBook, fallback: str) -> str:
                            games=book.games, fallback=fallback, book=data, source=fallback_source(fallback))
 
 
-def team_of(path: Path) -> str | None:
-    """The team of a ghost's agent file (its first line says), else None: a ghost plays as ``ghost:TEAM`` in
-    every table, store and filter, whatever its file is called."""
-    import ast
-
-    try:
-        with path.open(encoding="utf-8") as fh:
-            first = fh.readline(4096)
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not first.startswith(GHOST_MARK):
-        return None
-    try:
-        team = ast.literal_eval(first[len(GHOST_MARK):].rstrip().removesuffix("."))
-    except (ValueError, SyntaxError):
-        return None
-    return team if isinstance(team, str) else None
-
-
 def ghost_file(book: TeamBook, fallback: str | None = None, folder: Path | None = None) -> Path:
     """The ghost's agent file, written once into ``folder`` (default: the user cache's ``ghosts/``), named
     ``ghost-TEAM.py`` in a folder named by its content's sha256 (the same book and fallback, the same file)."""
-    from connectx_forge.build.cache import atomic_write
-
     text = render(book, fallback_name(fallback))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", book.team)[:60] or "team"
@@ -142,3 +121,19 @@ def ghost_file(book: TeamBook, fallback: str | None = None, folder: Path | None 
     except OSError as exc:
         raise UserError(f"cannot write the ghost file {out} ({exc.strerror})") from None
     return out
+
+
+@dataclass(frozen=True)
+class Ghosts:
+    """Where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``, the API's ``replays=`` and
+    ``fallback=``): replay files or folders (none: ``$CXFORGE_REPLAYS``, else ``./replays``) and the agent a
+    ghost plays off its record (None: ``$CXFORGE_GHOST_FALLBACK``, else ``lookahead``).  Given to the players'
+    resolver (``build.reference``), which plays a ghost as its agent file: a run's workers get the file's
+    path, never the team's name."""
+
+    replays: tuple[str, ...] = ()
+    fallback: str | None = None
+
+    def file(self, team: str) -> Path:
+        """The agent file of ghost ``team`` (``ghost_file``)."""
+        return ghost_file(load_books(list(self.replays) or None).team(team), self.fallback)

@@ -23,12 +23,12 @@ from connectx_forge import progress as bars
 from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
+from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.players import resolve
-from connectx_forge.play.reference import NO_GHOSTS, Ghosts
+from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameKey, GameSettings
 
 # the default reference pool: shipped agents of spread strength, weakest first
@@ -107,7 +107,7 @@ class Ladder:
                          new_per_day=self.new_per_day, window=self.window, active=self.active, stagger=self.stagger,
                          rating=self.rating.to_json(), seed=self.seed, game=self.game.run_key())
 
-    def settled(self, ghosts: Ghosts = NO_GHOSTS) -> Ladder:
+    def settled(self, ghosts: GhostFiles | None = None) -> Ladder:
         """The ladder as played: paths absolute, the default pool less the candidates (``candidates_first``);
         ``UserError`` for settings that cannot make a ladder (``validate``)."""
         t = replace(self, players=canonical_specs(self.players, ghosts), pool=canonical_specs(self.pool, ghosts))

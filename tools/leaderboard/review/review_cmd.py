@@ -9,13 +9,13 @@ from pathlib import Path
 
 from connectx_forge import options, table
 from connectx_forge import progress as progress_bars
+from connectx_forge.build.reference import label_of
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review.annotate import MOVE_HEADERS, Review, move_row, review_game
 from connectx_forge.leaderboard.review.games import Game, load_games
 from connectx_forge.leaderboard.review.labeller import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.leaderboard.review.replay_page import game_page, index_page, replay_of, visualizer
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
-from connectx_forge.play.players import label_of
 from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.sandbox.escape import escape
 
