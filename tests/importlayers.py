@@ -10,6 +10,7 @@ import path finds that tree first.  Run it with ``make lint`` or
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -55,6 +56,46 @@ def run(config: Path = ROOT / "pyproject.toml") -> subprocess.CompletedProcess[s
                 f"sys.exit(lint_imports(config_filename={str(config)!r}, no_cache=True))")
         return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": path, "COLUMNS": "160"})
+
+
+_CYCLES = """
+import json, sys
+import grimp
+graph = grimp.build_graph("connectx_forge", "agents", cache_dir=None)
+order, low, stack, on, found = {}, {}, [], set(), []
+def visit(module):
+    order[module] = low[module] = len(order)
+    stack.append(module)
+    on.add(module)
+    for imported in graph.find_modules_directly_imported_by(module):
+        if imported not in order:
+            visit(imported)
+            low[module] = min(low[module], low[imported])
+        elif imported in on:
+            low[module] = min(low[module], order[imported])
+    if low[module] == order[module]:
+        part = []
+        while not part or part[-1] != module:
+            part.append(stack.pop())
+            on.discard(part[-1])
+        if len(part) > 1:
+            found.append(sorted(part))
+for module in sorted(graph.modules):
+    if module not in order:
+        visit(module)
+print(json.dumps(sorted(found)))
+"""
+
+
+def cycles() -> list[list[str]]:
+    """The import cycles of the installed packages, counting every import (at module level or in a function):
+    each a strongly connected set of modules (Tarjan's algorithm over grimp's graph, import-linter's own)."""
+    with tempfile.TemporaryDirectory(prefix="cxforge-layers-") as folder:
+        tree = lay_out(Path(folder))
+        done = subprocess.run([sys.executable, "-c", _CYCLES], cwd=ROOT, capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONPATH": str(tree)})
+    found: list[list[str]] = json.loads(done.stdout)
+    return found
 
 
 if __name__ == "__main__":

@@ -19,6 +19,13 @@ def test_the_import_contracts_hold() -> None:
     assert result.returncode == 0, (result.stdout + result.stderr)[-8000:]
 
 
+def test_no_import_cycle() -> None:
+    """No module reaches itself through imports, counting those inside functions: the structure drawn from the
+    imports is a hierarchy (lazy imports are for heavy optional libraries, not for hiding a cycle)."""
+    pytest.importorskip("grimp")
+    assert importlayers.cycles() == []
+
+
 def test_an_import_that_goes_up_breaks_a_contract(tmp_path: Path) -> None:
     """The check sees every folder of the package: the CLI (tools/) importing the errors (tools/), the bundler
     (build/) importing them too and the API (tools/api/) importing the errors are each reported
