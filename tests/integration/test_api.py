@@ -59,6 +59,7 @@ def test_a_match_gives_the_records_the_command_saves(games4: cf.MatchResult) -> 
     assert [g["moves"] for g in m.games] == [r.moves for r in direct.records]
     assert [GameRecord.from_json(g).to_json().keys() for g in m.games] == [g.keys() for g in m.games]
     assert m.wins + m.draws + m.losses == 4 and m.losses == 4 and m.score == 0.0
+    assert m.overall.to_json() == m.report["overall"] and m.overall.games == 4
     lo, hi = m.win_interval
     assert lo == 0.0 and 0.4 < hi < 0.6
     assert [row["A plays"] for row in m.tables()["seats"]] == ["first", "second", "overall"]
@@ -101,6 +102,8 @@ def test_a_tournament_plays_in_a_temporary_store_unless_given_one(tmp_path: Path
     t = cf.tournament("random", "negamax-fast", "leftmost", openings=1, workers=1)
     assert t.store is None and len(t.games) == 6  # 3 pairings, 1 opening, both colours
     assert [r["rank"] for r in t.ratings] == [1, 2, 3] and t.leader == "negamax-fast"
+    assert t.report == t.tournament.to_json() and t.report["info"]["store"] == "(temporary, removed)"
+    assert [p.to_json() for p in t.pairs] == t.report["pairs"] and len(t.tables()["pairs"]) == 3
     assert {g["opening"] for g in t.games} == {4}
     assert "<table" in t._repr_html_() and "negamax-fast" in t._repr_html_()
     kept = cf.tournament(["random", "leftmost"], openings=1, workers=1, store=tmp_path / "t.sqlite")
@@ -115,6 +118,7 @@ def test_an_sprt_decides(empty_cwd: Path) -> None:
     s = cf.sprt("negamax-fast", "random", elo0=0, elo1=100, model="logistic", workers=1)
     assert s.decision == "H1" and s.llr >= s.bounds[1] and s.store is None
     assert len(s.games) == s.report["games"] == 2 * len(s.llr_history)
+    assert s.elo.lo < s.elo.elo < s.elo.hi and s.report == s.sprt.to_json()
     page = s._repr_html_()
     assert "<svg" in page and "H1 accepted" in page
 

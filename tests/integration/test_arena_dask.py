@@ -31,14 +31,14 @@ def table(report: dict[str, Any]) -> dict[str, Any]:
 def pool_table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     store = tmp_path_factory.mktemp("pool") / "pool.sqlite"
     return table(execute(Tournament(PLAYERS, openings=4, seed=11), Execution(workers=2, store=store,
-                                progress=False)).report)
+                                progress=False)).report.to_json())
 
 
 def test_a_local_cluster_gives_the_process_pools_table(tmp_path: Path, pool_table: dict[str, Any]) -> None:
     result = execute(Tournament(PLAYERS, openings=4, seed=11), Execution(workers=2, store=tmp_path / "dask.sqlite",
                             dask="local", progress=False))
-    assert result.report["info"]["executor"] == "dask" and result.report["games"] == 24
-    assert table(result.report) == pool_table
+    assert result.report.info.executor == "dask" and result.report.games == 24
+    assert table(result.report.to_json()) == pool_table
 
 
 def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[str, Any]) -> None:
@@ -59,8 +59,8 @@ def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[
         result = execute(Tournament(PLAYERS, openings=4, seed=11), Execution(store=tmp_path / "killed.sqlite",
                                 progress=False, ex=ex, on_game=kill_one))
         assert victim not in client.run(os.getpid).values()  # the nanny started a new worker
-    assert result.report["games"] == 24 and result.report["info"]["played_now"] == 24
-    assert table(result.report) == pool_table
+    assert result.report.games == 24 and result.report.info.played_now == 24
+    assert table(result.report.to_json()) == pool_table
 
 
 HOARDER = """
@@ -84,9 +84,9 @@ def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
     assert play(dataclasses.replace(job, settings=dataclasses.replace(job.settings, limits=None))).outcome \
         != "memory"  # the limit is what breaks it
     result = execute(t, Execution(workers=1, store=tmp_path / "dask.sqlite", dask="local", progress=False))
-    assert result.report["info"]["executor"] == "dask" and result.report["games"] == 2
-    assert result.report["failures"]["hoarder.py"] == {"memory": 2}  # the file named by its label
-    assert result.report["settings"]["game"]["memory"] == 128 * MIB
+    assert result.report.info.executor == "dask" and result.report.games == 2
+    assert result.report.failures["hoarder.py"] == {"memory": 2}  # the file named by its label
+    assert result.report.settings.game.memory == 128 * MIB
 
 
 def test_the_benchmark_plays_the_same_table_everywhere() -> None:

@@ -19,7 +19,7 @@ from connectx_forge.arena.run import Execution, execute, name_of
 from connectx_forge.arena.schedule import play
 from connectx_forge.arena.sprt_run import Sprt, SprtReport
 from connectx_forge.arena.store import Store
-from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
+from connectx_forge.arena.tournament import Tournament, TournamentReport, jobs_of, suite_of
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play import game
@@ -41,7 +41,7 @@ def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path
     t = Tournament(CHEAP, openings=3, seed=5)
     result = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False))
     report = result.report
-    assert report["games"] == 3 * 3 * 2 == len(result.games)
+    assert report.games == 3 * 3 * 2 == len(result.games)
     suite = suite_of(t)
     by_pair: dict[tuple[str, str], set[int]] = {}
     for g in result.games:
@@ -52,13 +52,13 @@ def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path
     assert set(by_pair) == {(f"{a} vs {b}", o.moves) for a, b in t.pairings() for o in suite}
     assert all(colours == {1, 2} for colours in by_pair.values())
     assert len({g.key.seed for g in result.games}) == len(result.games)
-    for p in report["pairs"]:  # the tallies add up, by seat and by pair
-        assert p["games"] == 6 == p["wins"] + p["draws"] + p["losses"]
-        assert sum(p["a_first"].values()) == sum(p["a_second"].values()) == 3
-        assert sum(p["pentanomial"].values()) == 3
-    assert [r["player"] for r in report["ratings"]][0] == "lookahead"
-    assert sum(r["elo"] for r in report["ratings"]) == pytest.approx(0, abs=0.5)
-    los = [r["los_next"] for r in report["ratings"]]
+    for p in report.pairs:  # the tallies add up, by seat and by pair
+        assert p.overall.games == 6 == p.overall.wins + p.overall.draws + p.overall.losses
+        assert p.first.games == p.second.games == 3 and p.overall.wins == p.first.wins + p.second.wins
+        assert p.penta.pairs == 3 == p.elo.pairs
+    assert [r.player for r in report.ratings][0] == "lookahead"
+    assert sum(r.elo for r in report.ratings) == pytest.approx(0, abs=0.5)
+    los = [r.los_next for r in report.ratings]
     assert los[-1] is None and all(0 <= x <= 1 for x in los[:-1])
 
 
@@ -77,24 +77,24 @@ def test_workers_and_resuming_give_the_same_table(tmp_path: Path) -> None:
     t = Tournament(CHEAP, openings=3, seed=1)
     one = execute(t, Execution(workers=1, store=tmp_path / "one.sqlite", progress=False))
     two = execute(t, Execution(workers=2, store=tmp_path / "two.sqlite", progress=False))
-    assert table(one.report) == table(two.report)
+    assert table(one.report.to_json()) == table(two.report.to_json())
     # a shorter run first, then the same store asked for more openings: only the new games are played
     short = Tournament(CHEAP, openings=1, seed=1)
     execute(short, Execution(workers=1, store=tmp_path / "grow.sqlite", progress=False))
     grown = execute(t, Execution(workers=2, store=tmp_path / "grow.sqlite", progress=False))
-    assert grown.report["info"]["played_now"] == 18 - 6
-    assert table(grown.report) == table(one.report)
+    assert grown.report.info.played_now == 18 - 6
+    assert table(grown.report.to_json()) == table(one.report.to_json())
     again = execute(t, Execution(workers=2, store=tmp_path / "grow.sqlite", progress=False))
-    assert again.report["info"]["played_now"] == 0 and table(again.report) == table(one.report)
+    assert again.report.info.played_now == 0 and table(again.report.to_json()) == table(one.report.to_json())
 
 
 def test_a_gauntlet_measures_everyone_from_its_player(tmp_path: Path) -> None:
     t = Tournament(("random", "lookahead", "leftmost"), gauntlet="random", openings=2)
     report = execute(t, Execution(workers=1, store=tmp_path / "g.sqlite", progress=False)).report
-    assert {(p["a"], p["b"]) for p in report["pairs"]} == {("random", "lookahead"), ("random", "leftmost")}
-    rating = {r["player"]: r for r in report["ratings"]}
-    assert rating["random"]["elo"] == 0 and rating["random"]["elo_lo"] == rating["random"]["elo_hi"] == 0
-    assert rating["lookahead"]["elo"] > 0
+    assert {(p.a, p.b) for p in report.pairs} == {("random", "lookahead"), ("random", "leftmost")}
+    rating = {r.player: r for r in report.ratings}
+    assert rating["random"].elo == 0 and rating["random"].elo_lo == rating["random"].elo_hi == 0
+    assert rating["lookahead"].elo > 0
 
 
 def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
@@ -102,13 +102,13 @@ def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
     invalid, error = str(BROKEN / "out_of_range.py"), str(BROKEN / "raises.py")
     report = execute(Tournament(("random", invalid, error), openings=2), Execution(workers=2,
                             store=tmp_path / "f.sqlite", progress=False)).report
-    failures = report["failures"]  # the files named by their labels, as in every table
+    failures = report.failures  # the files named by their labels, as in every table
     invalid, error = "out_of_range.py", "raises.py"
     assert failures["random"] == {}
     # each file loses every game against random by its own fault; against each other, the first to move does
     assert failures[invalid]["invalid"] + failures[error]["error"] == 12 and set(failures[invalid]) == {"invalid"}
     assert failures[invalid]["invalid"] >= 4 and failures[error]["error"] >= 4
-    assert report["ratings"][0]["player"] == "random"
+    assert report.ratings[0].player == "random"
 
 
 # -- SPRT ------------------------------------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def test_a_slowed_down_run_plays_every_game_in_a_host_and_resumes_under_its_limi
     assert text.count(SLOWED) == 1 and text.rstrip().endswith("Kaggle's clock in wall time")
     with Store(store) as db:
         (_, _, config), = db.runs(kind)
-    assert config["game"]["slowdown"] == 2.0 and config["game"]["memory"] == 512 * MIB
+    assert config.settings["game"]["slowdown"] == 2.0 and config.settings["game"]["memory"] == 512 * MIB
     assert main([kind, "--resume", *common, "--json"]) == done
     report = json.loads(capsys.readouterr().out)
     assert report["settings"]["game"]["slowdown"] == 2.0 and report["settings"]["game"]["memory"] == 512 * MIB
@@ -220,10 +220,10 @@ def test_the_default_limits_given_keep_the_runs_name(tmp_path: Path) -> None:
     # a run's name hashes its games' settings, the host limits only where not the defaults
     t = Tournament(CHEAP, openings=1, seed=1)
     report = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False)).report
-    assert report["run"] == name_of(t.settled())
+    assert report.run == name_of(t.settled())
     assert Tournament.from_json(t.to_json()) == t
     assert name_of(Tournament(CHEAP, openings=1, seed=1, game=GameSettings.of(memory=2048 * MIB)).settled()) == \
-        report["run"]  # the default, given
+        report.run  # the default, given
     assert Tournament(CHEAP, game=GameSettings.of(slowdown=2)).run_key()["game"]["slowdown"] == 2
     s = Sprt("random", "leftmost")
     assert "memory" not in s.run_key()["game"] and "slowdown" not in s.run_key()["game"]
@@ -319,6 +319,7 @@ def test_cli_writes_json_csv_png_and_games(tmp_path: Path, capsys: pytest.Captur
     assert "lookahead" in text and "95% interval" in text and "LL/LD/WL/DD/WD/WW" in text
     report = json.loads((out / "report.json").read_text())
     assert report["games"] == 12 and len(load_records(games)) == 12
+    assert TournamentReport.from_json(report).to_json() == report  # read back, it is the report written
     assert (out / "ratings.csv").read_text().splitlines()[0].startswith("rank,player,elo,elo_lo,elo_hi")
     assert len((out / "pairs.csv").read_text().splitlines()) == 4
     assert (out / "ratings.png").read_bytes()[:4] == b"\x89PNG"

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from connectx_forge import boundedread
-from connectx_forge.arena.store import Store
+from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.boundedread import too_deep
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.project import read_settings
@@ -190,7 +190,7 @@ def test_numbers_beyond_bounds_are_refused(tmp_path: Path, capsys: pytest.Captur
 def test_a_results_store_with_hostile_rows_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "runs.sqlite"
     with Store(path) as store:
-        store.register("r", "match", {"a": 1})
+        store.register("r", "match", RunConfig({"a": 1}))
     db = sqlite3.connect(path)
     db.execute("UPDATE runs SET config = ?", (DEEP_JSON,))
     db.execute("INSERT INTO games VALUES ('r', 'a vs b', '', 1, 0, 0, 'a', 'b', 1.0, ?)",
@@ -203,6 +203,23 @@ def test_a_results_store_with_hostile_rows_is_one_line(tmp_path: Path) -> None:
             store.runs()
         with pytest.raises(UserError, match="1000000000x1000000000 board"):
             store.games("r")
+
+
+@pytest.mark.parametrize("extras", [{"versions": ["a"]}, {"labels": {"a": 1}}, {"mixed": "a"},
+                                    {"settings_run": 5}])
+def test_a_stored_run_whose_labels_or_versions_are_not_cxforge_s_is_one_line(tmp_path: Path,
+                                                                            extras: dict[str, object]) -> None:
+    """A run's config read back from a store (anyone's file): what it adds to the settings is checked, so that
+    choosing the run to resume never compares or joins values of another type."""
+    path = tmp_path / "runs.sqlite"
+    with Store(path) as store:
+        store.register("r", "tournament", RunConfig({"players": ["a", "b"]}))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE runs SET config = ?", (json.dumps({"players": ["a", "b"], **extras}),))
+    db.commit()
+    db.close()
+    with Store(path) as store, pytest.raises(UserError, match="labels, versions or mixed are not what cxforge"):
+        store.runs()
 
 
 def test_appending_to_a_games_file_with_a_deep_line_keeps_it(tmp_path: Path) -> None:

@@ -115,10 +115,10 @@ def test_a_report_names_the_ways_its_games_recorded() -> None:
     workers, a store read on another machine); a store from before games recorded it says this machine's."""
     from connectx_forge.arena.tournament_report import slowdown_lines
 
-    assert slowdown_lines({"settings": {"game": {"slowdown": 2}}, "slowed": {"a recorded way": 4}}) == [
+    assert slowdown_lines(2, {"a recorded way": 4}) == [
         "slowdown 2x: each agent host ran on 1/2 of a CPU (a recorded way); Kaggle's clock in wall time"]
     assert "(3 games: way A; 1 game: way B)" in jail.slowdown_line(2, {"way A": 3, "way B": 1})
-    assert slowdown_lines({"settings": {"slowdown": 1}, "slowed": {"way": 1}}) == []
+    assert slowdown_lines(1, {"way": 1}) == []
     cgroup.available.cache_clear()
     here = jail.slowdown_line(2, {})
     assert ("a CPU quota" in here) == (cgroup.holding(cgroup.available(), "cpu") is not None), here

@@ -16,10 +16,14 @@ import pytest
 from agents.board import Board, BoardError
 from connectx_forge.arena import elo, openings
 from connectx_forge.arena.pentanomial import Pentanomial, bucket
+from connectx_forge.arena.run import name_of
 from connectx_forge.arena.sprt import SPRT
-from connectx_forge.arena.store import Key, Store
+from connectx_forge.arena.sprt_run import Sprt
+from connectx_forge.arena.store import Key, RunConfig, Store
+from connectx_forge.arena.tournament import Tournament
 from connectx_forge.play.game import GameRecord, play_game
 from connectx_forge.play.records import tag
+from connectx_forge.play.settings import GameSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 CXFORGE = Path(sys.executable).parent / "cxforge"
@@ -350,7 +354,7 @@ def _record(moves: list[int], winner: int | None) -> GameRecord:
 def test_the_store_keeps_one_copy_of_each_game(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     with Store(path) as db:
-        db.register("r1", "tournament", {"x": 1})
+        db.register("r1", "tournament", RunConfig({"x": 1}))
         key = Key("a vs b", "4444", 1, 99)
         assert db.add("r1", key, 0, "a", "b", _record([3, 3, 2, 2], 1)) is True
         assert db.add("r1", key, 0, "a", "b", _record([3, 3, 2, 2], 2)) is False  # a duplicate is dropped
@@ -360,10 +364,34 @@ def test_the_store_keeps_one_copy_of_each_game(tmp_path: Path) -> None:
         games = db.games("r1")
         assert [g.a_score for g in games] == [1.0, 0.0]  # A had mark 1 then mark 2; mark 1 won both
         assert games[0].record == tag(_record([3, 3, 2, 2], 1), "r1", "a vs b")  # named by its run and pairing
-        db.register("r1", "tournament", {"x": 2})
-        assert db.runs("tournament") == [("r1", "tournament", {"x": 2})]
+        db.register("r1", "tournament", RunConfig({"x": 2}, "r0", {"a.py": "a"}, {"/p/a.py": "f00d"}, ("a",)))
+        assert db.runs("tournament") == [("r1", "tournament", RunConfig({"x": 2}, "r0", {"a.py": "a"},
+                                                                        {"/p/a.py": "f00d"}, ("a",)))]
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
+
+
+def test_the_runs_names_hash_the_settings_stores_hold() -> None:
+    """A run's name is how ``--resume`` finds it in a store: the typed keys hash the same settings, with the same
+    values, as the stores written so far (M and N of a tournament left out: more openings or games extend it)."""
+    t = Tournament(("a.py", "b.py"), gauntlet="a.py", openings=3, games=10, seed=2)
+    assert t.run_key() == {**t.to_json(), "openings": None, "games": None, "game": t.game.run_key()}
+    s = Sprt("a.py", "b.py", elo1=5)
+    assert s.run_key() == {"new": "a.py", "base": "b.py", "plies": s.plies, "band": list(s.band), "seed": 0,
+                           "game": s.game.run_key()}
+    slowed = Tournament(("x", "y"), game=GameSettings.of(memory=512 * 2 ** 20, slowdown=2))
+    assert (name_of(t), name_of(s), name_of(slowed)) == ("tournament-457b0de23bd4", "sprt-ecfbda1e0de0",
+                                                         "tournament-56cf01f9125b")
+
+
+def test_a_stored_run_s_config_is_its_settings_beside_its_labels_and_versions() -> None:
+    config = RunConfig({"players": ["/p/a.py", "b"]}, "tournament-0", {"/p/a.py": "a.py"}, {"/p/a.py": "f00d"},
+                       ("a.py",))
+    data = config.to_json()
+    assert data == {"players": ["/p/a.py", "b"], "settings_run": "tournament-0", "labels": {"/p/a.py": "a.py"},
+                    "versions": {"/p/a.py": "f00d"}, "mixed": ["a.py"]}
+    assert RunConfig.from_json(data, "here") == config
+    assert RunConfig.from_json({"players": ["a", "b"]}, "here") == RunConfig({"players": ["a", "b"]})  # an old one
 
 
 # -- games from an opening ---------------------------------------------------------------------------------

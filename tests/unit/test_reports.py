@@ -46,15 +46,9 @@ PLUMBING = {
 
 # the runs' reports and keys: each leaves this list as it becomes an object
 PENDING = {
-    "tools/arena/flags.py:resumed_settings", "tools/arena/tournament_report.py:tournament_report",
-    "tools/arena/standings.py:ratings_json", "tools/arena/run.py:run_config", "tools/arena/run.py:settings_only",
-    "tools/arena/run.py:run_key",
-    "tools/arena/sprt_run.py:run_key", "tools/arena/store.py:_settings", "tools/arena/store.py:runs",
-    "tools/arena/tournament.py:run_key", "tools/arena/tournament.py:play", "tools/bench/arena.py:_table_of",
     "tools/play/logs_cmd.py:game_json",
     "tools/play/match_store.py:run_key", "tools/play/settings.py:run_key",
-    "tools/api/functions.py:_take", "tools/api/functions.py:_game_args", "tools/api/functions.py:_without_store",
-    "tools/api/results.py:overall", "tools/api/results.py:elo",
+    "tools/api/functions.py:_take", "tools/api/functions.py:_game_args",
 }
 
 

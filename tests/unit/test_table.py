@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from connectx_forge import table
+from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.arena.tournament_report import format_tournament
 from connectx_forge.bench.arena import ExecutorRow
 from connectx_forge.bench.arena import markdown as arena_markdown
@@ -34,12 +35,12 @@ HEADERS = [table.PLAYER, table.GAMES, table.W, table.D, table.L, table.WIN_RATE]
 ROWS = [["lookahead", 40, 30, 2, 8, "75.0% [59.8, 85.8]"], ["net [v2]", 400, 399, 0, 1, "99.8% [98.6, 100.0]"]]
 
 
-def _tournament_report() -> dict:
+def _tournament_report() -> TournamentReport:
     wdl = {"wins": 3, "draws": 0, "losses": 1}
-    return {
-        "run": "tournament-0123456789ab", "settings": {"players": ["lookahead", "random"], "gauntlet": None,
-                                                       "slowdown": 1.0},
-        "band": [-1, 1], "openings": 2, "plies": 4, "games": 4, "scheduled": 8, "max_games": 4,
+    settings = Tournament(("lookahead", "random"), plies=4, openings=2, band=(-1, 1), games=4)
+    return TournamentReport.from_json({
+        "run": "tournament-0123456789ab", "settings": settings.to_json(), "players": ["lookahead", "random"],
+        "gauntlet": None, "openings": 2, "games": 4, "scheduled": 8,
         "ratings": [{"player": "lookahead", "elo": 190.8, "elo_lo": 20.1, "elo_hi": "+inf", "games": 4,
                      "score": 0.75, "los_next": 0.981},
                     {"player": "random", "elo": -190.8, "elo_lo": "-inf", "elo_hi": -20.1, "games": 4,
@@ -48,14 +49,17 @@ def _tournament_report() -> dict:
         "pairs": [{"a": "lookahead", "b": "random", "games": 4, **wdl,
                    "a_first": {"wins": 2, "draws": 0, "losses": 0}, "a_second": {"wins": 1, "draws": 0, "losses": 1},
                    "pentanomial": {"LL": 0, "LD": 0, "WL": 1, "DD": 0, "WD": 0, "WW": 1},
-                   "elo": {"elo": 190.8, "elo_lo": -10.5, "elo_hi": 400.2}}],
+                   "elo": {"pairs": 2, "score": 0.75, "elo": 190.8, "elo_lo": -10.5, "elo_hi": 400.2, "nelo": 150.0,
+                           "nelo_error": 300.0, "los": 0.9}}],
         "seats": {"lookahead": {"first": {"wins": 2, "draws": 0, "losses": 0},
                                 "second": {"wins": 1, "draws": 0, "losses": 1}},
                   "random": {"first": {"wins": 1, "draws": 0, "losses": 1},
                              "second": {"wins": 0, "draws": 0, "losses": 2}}},
-        "failures": {"lookahead": {}, "random": {}},
-        "info": {"store": "runs/arena/t.sqlite", "played_now": 4, "seconds": 1.25, "executor": "processes"},
-    }
+        "failures": {"lookahead": {}, "random": {}}, "slowed": {},
+        "info": {"store": "runs/arena/t.sqlite", "played_now": 4, "seconds": 1.25, "executor": "processes",
+                 "workers": 2},
+        "mixed_versions": [], "run_note": None,
+    })
 
 
 def every_table() -> str:

@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 
 from connectx_forge.api.league_results import LadderResult
 from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
-from connectx_forge.arena.sprt_run import Sprt
-from connectx_forge.arena.tournament import Tournament
+from connectx_forge.arena.sprt_run import Sprt, SprtReport
+from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.errors import UserError
 from connectx_forge.play.match_store import Match
 from connectx_forge.play.players import GhostFiles
@@ -216,8 +216,7 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
         raise
     if writer is not None:
         writer.close(result.records)
-    return MatchResult(result.a, result.b, [rec.to_json() for rec in result.records], result.to_json(),
-                       format_match(result), None if save is None else os.fspath(save))
+    return MatchResult.of(result, format_match(result), None if save is None else os.fspath(save))
 
 
 def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
@@ -299,8 +298,8 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
-    return TournamentResult(tuple(report["players"]), [r.to_json() for r in records], report, format_tournament(report),
-                            str(path) if kept else None, None if save is None else os.fspath(save))
+    return TournamentResult.of(report, [r.to_json() for r in records], format_tournament(report),
+                               str(path) if kept else None, None if save is None else os.fspath(save))
 
 
 def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
@@ -331,11 +330,12 @@ def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: Pat
 TEMPORARY = "(temporary, removed)"  # a report's store when the run played into a temporary one
 
 
-def _without_store(report: dict[str, Any], kept: bool) -> dict[str, Any]:
+StoredReport = TypeVar("StoredReport", TournamentReport, SprtReport)
+
+
+def _without_store(report: StoredReport, kept: bool) -> StoredReport:
     """The report, its temporary store's path (gone by now) said as such."""
-    if kept:
-        return report
-    return {**report, "info": {**report["info"], "store": TEMPORARY}}
+    return report if kept else replace(report, info=replace(report.info, store=TEMPORARY))
 
 
 def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
@@ -367,9 +367,9 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
         make_folder(Path(out))
         write_json(result.report.to_json(), Path(out) / "report.json")
         plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
-    report = result.report if kept else replace(result.report, info=replace(result.report.info, store=TEMPORARY))
-    return SprtResult(report.new, report.base, [r.to_json() for r in records], report.to_json(), format_sprt(report),
-                      str(path) if kept else None, None if save is None else os.fspath(save))
+    report = _without_store(result.report, kept)
+    return SprtResult.of(report, [r.to_json() for r in records], format_sprt(report), str(path) if kept else None,
+                         None if save is None else os.fspath(save))
 
 
 def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str = "game") -> list[Any]:

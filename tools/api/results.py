@@ -24,9 +24,16 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
+from connectx_forge.stats import wilson
 
 if TYPE_CHECKING:
+    from connectx_forge.arena.elo import PairElo
+    from connectx_forge.arena.sprt_run import SprtReport
+    from connectx_forge.arena.standings import PairingTable
+    from connectx_forge.arena.tournament import TournamentReport
     from connectx_forge.leaderboard.review.annotate import Review
+    from connectx_forge.play.match import MatchResult as PlayedMatch
+    from connectx_forge.play.tally import Tally
     from connectx_forge.submit.verdict import CheckReport
 
 
@@ -101,25 +108,33 @@ class MatchResult(Result):
     a: str
     b: str
     games: list[Row]
+    played: PlayedMatch = field(repr=False)  # the match itself; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
     saved: str | None = None  # the games file written (``save=``)
 
+    @classmethod
+    def of(cls, played: PlayedMatch, text: str, saved: str | None = None) -> MatchResult:
+        """The result of the match ``played``, its text report ``text``."""
+        return cls(played.a, played.b, [rec.to_json() for rec in played.records], played, played.to_json(), text,
+                   saved)
+
     @property
-    def overall(self) -> dict[str, Any]:
-        return dict(self.report["overall"])
+    def overall(self) -> Tally:
+        """A's results over all games: W/D/L, its rule breaks and B's."""
+        return self.played.tally()
 
     @property
     def wins(self) -> int:
-        return int(self.report["overall"]["wins"])
+        return self.overall.wins
 
     @property
     def draws(self) -> int:
-        return int(self.report["overall"]["draws"])
+        return self.overall.draws
 
     @property
     def losses(self) -> int:
-        return int(self.report["overall"]["losses"])
+        return self.overall.losses
 
     @property
     def score(self) -> float:
@@ -134,19 +149,19 @@ class MatchResult(Result):
     @property
     def win_interval(self) -> tuple[float, float]:
         """The 95% Wilson interval of A's win rate."""
-        lo, hi = self.report["overall"]["win_rate_ci95"]
-        return float(lo), float(hi)
+        overall = self.overall
+        return wilson(overall.wins, overall.games)
 
     def seats(self) -> list[Row]:
         """A's results going first, going second and overall."""
-        rows = []
-        for label, key in (("first", "a_first"), ("second", "a_second"), ("overall", "overall")):
-            t = self.report[key]
-            lo, hi = t["win_rate_ci95"]
-            rows.append({"A plays": label, "games": t["games"], "wins": t["wins"], "draws": t["draws"],
-                         "losses": t["losses"], "win_rate": t["win_rate"], "win_lo": lo, "win_hi": hi,
-                         "invalid": t["invalid"], "errors": t["errors"], "timeouts": t["timeouts"],
-                         "crashes": t["crashes"]})
+        rows: list[Row] = []
+        for label, t in (("first", self.played.tally(1)), ("second", self.played.tally(2)),
+                         ("overall", self.played.tally())):
+            lo, hi = wilson(t.wins, t.games)
+            rows.append({"A plays": label, "games": t.games, "wins": t.wins, "draws": t.draws,
+                         "losses": t.losses, "win_rate": t.wins / t.games if t.games else None, "win_lo": lo,
+                         "win_hi": hi, "invalid": t.invalid, "errors": t.errors, "timeouts": t.timeouts,
+                         "crashes": t.crashes})
         return rows
 
     def tables(self) -> dict[str, list[Row]]:
@@ -254,11 +269,15 @@ RATING_COLUMNS = ["rank", "player", "elo", "elo_lo", "elo_hi", "games", "score",
 PAIR_COLUMNS = ["a", "b", "games", "wins", "draws", "losses", "score", "pentanomial", "elo", "elo_lo", "elo_hi"]
 
 
-def _pair_rows(pairs: Sequence[Row]) -> list[Row]:
-    return [{"a": p["a"], "b": p["b"], "games": p["games"], "wins": p["wins"], "draws": p["draws"],
-             "losses": p["losses"], "score": p["score"],
-             "pentanomial": " ".join(str(v) for v in p["pentanomial"].values()),
-             "elo": p["elo"]["elo"], "elo_lo": p["elo"]["elo_lo"], "elo_hi": p["elo"]["elo_hi"]} for p in pairs]
+def _pair_rows(pairs: Sequence[PairingTable]) -> list[Row]:
+    rows: list[Row] = []
+    for p in pairs:
+        e = p.elo.to_json()  # the figures as the JSON report rounds them
+        rows.append({"a": p.a, "b": p.b, "games": p.overall.games, "wins": p.overall.wins,
+                     "draws": p.overall.draws, "losses": p.overall.losses, "score": round(p.overall.score, 4),
+                     "pentanomial": " ".join(str(v) for v in p.penta.to_json().values()),
+                     "elo": e["elo"], "elo_lo": e["elo_lo"], "elo_hi": e["elo_hi"]})
+    return rows
 
 
 @dataclass(frozen=True, repr=False)
@@ -271,23 +290,31 @@ class TournamentResult(Result):
 
     players: tuple[str, ...]
     games: list[Row]
+    tournament: TournamentReport = field(repr=False)  # the report; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
 
+    @classmethod
+    def of(cls, tournament: TournamentReport, games: list[Row], text: str, store: str | None,
+           saved: str | None) -> TournamentResult:
+        """The result of the tournament whose report is ``tournament``."""
+        return cls(tournament.players, games, tournament, tournament.to_json(), text, store, saved)
+
     @property
     def ratings(self) -> list[Row]:
         """Best first: player, elo, elo_lo, elo_hi (95%), games, score, los_next (LOS over the next one down)."""
-        return [{"rank": i, **r} for i, r in enumerate(self.report["ratings"], 1)]
+        return [{"rank": i, **r.to_json()} for i, r in enumerate(self.tournament.ratings, 1)]
 
     @property
-    def pairs(self) -> list[Row]:
-        return list(self.report["pairs"])
+    def pairs(self) -> tuple[PairingTable, ...]:
+        """Each pairing's table from A's side (``to_json()``: a row of the report's ``pairs``)."""
+        return self.tournament.pairs
 
     @property
     def leader(self) -> str:
-        return str(self.report["ratings"][0]["player"])
+        return self.tournament.ratings[0].player
 
     def tables(self) -> dict[str, list[Row]]:
         return {"games": list(self.games), "ratings": self.ratings, "pairs": _pair_rows(self.pairs)}
@@ -299,8 +326,8 @@ class TournamentResult(Result):
         return f"<TournamentResult {len(self.players)} players, {len(self.games)} games, leader {self.leader}>"
 
     def _summary_html(self) -> str:
-        kind = "gauntlet" if self.report["settings"].get("gauntlet") else "round robin"
-        method = html.escape(str(self.report.get("rating_method", "")))
+        kind = "gauntlet" if self.tournament.gauntlet else "round robin"
+        method = html.escape(self.tournament.rating_method)
         head = f"<p>{kind} of {len(self.players)} players, {len(self.games)} games; Elo, 95% intervals ({method})</p>"
         return (head + html_table(self.ratings, RATING_COLUMNS, "ratings")
                 + html_table(_pair_rows(self.pairs), PAIR_COLUMNS, "pairings (A's side; pentanomial LL LD WL DD WD WW)")
@@ -315,38 +342,44 @@ class SprtResult(Result):
     new: str
     base: str
     games: list[Row]
+    sprt: SprtReport = field(repr=False)  # the report; ``report`` is its JSON
     report: dict[str, Any] = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
 
+    @classmethod
+    def of(cls, sprt: SprtReport, games: list[Row], text: str, store: str | None, saved: str | None) -> SprtResult:
+        """The result of the SPRT whose report is ``sprt``."""
+        return cls(sprt.new, sprt.base, games, sprt, sprt.to_json(), text, store, saved)
+
     @property
     def decision(self) -> str:
-        return str(self.report["result"])
+        return self.sprt.result
 
     @property
     def llr(self) -> float:
-        return float(self.report["llr"])
+        return self.sprt.llr
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return float(self.report["lower"]), float(self.report["upper"])
+        return self.sprt.lower, self.sprt.upper
 
     @property
     def llr_history(self) -> list[float]:
-        return list(self.report["llr_history"])
+        return list(self.sprt.llr_history)
 
     @property
-    def elo(self) -> dict[str, Any]:
-        """The pentanomial Elo estimate: elo, elo_lo, elo_hi (95%), nelo, los..."""
-        return dict(self.report["elo"])
+    def elo(self) -> PairElo:
+        """NEW's pentanomial Elo estimate over BASE: ``elo``, its 95% interval ``lo``, ``hi``, ``nelo``, ``los``..."""
+        return self.sprt.elo
 
     def summary(self) -> list[Row]:
-        r, e = self.report, self.report["elo"]
-        return [{"new": r["new"], "base": r["base"], "decision": r["result"], "llr": r["llr"],
-                 "lower": r["lower"], "upper": r["upper"], "games": r["games"], "pairs": r["pairs"],
-                 "wins": r["wins"], "draws": r["draws"], "losses": r["losses"],
-                 "elo": e["elo"], "elo_lo": e["elo_lo"], "elo_hi": e["elo_hi"], "los": e["los"]}]
+        r, e = self.sprt, self.sprt.elo.to_json()
+        wins, draws, losses = r.wdl
+        return [{"new": r.new, "base": r.base, "decision": r.result, "llr": r.llr, "lower": r.lower,
+                 "upper": r.upper, "games": 2 * r.pairs, "pairs": r.pairs, "wins": wins, "draws": draws,
+                 "losses": losses, "elo": e["elo"], "elo_lo": e["elo_lo"], "elo_hi": e["elo_hi"], "los": e["los"]}]
 
     def tables(self) -> dict[str, list[Row]]:
         return {"games": list(self.games), "summary": self.summary(),
@@ -359,12 +392,12 @@ class SprtResult(Result):
         return f"<SprtResult {self.new} vs {self.base}: {self.decision}, LLR {self.llr:.2f}, {len(self.games)} games>"
 
     def _summary_html(self) -> str:
-        r = self.report
-        verdict = {"H1": f"H1 accepted: {r['new']} is stronger by at least about {r['elo1']:g}",
-                   "H0": f"H0 accepted: {r['new']} is not stronger by {r['elo1']:g}",
+        s = self.sprt.settings
+        verdict = {"H1": f"H1 accepted: {self.new} is stronger by at least about {s.elo1:g}",
+                   "H0": f"H0 accepted: {self.new} is not stronger by {s.elo1:g}",
                    "none": "no decision: the game limit came first"}.get(self.decision, self.decision)
-        return (f"<p><b>{html.escape(verdict)}</b> ({html.escape(str(r['model']))} Elo, H0 {r['elo0']:g}, "
-                f"H1 {r['elo1']:g}, alpha {r['alpha']:g}, beta {r['beta']:g})</p>"
+        return (f"<p><b>{html.escape(verdict)}</b> ({html.escape(s.model)} Elo, H0 {s.elo0:g}, "
+                f"H1 {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g})</p>"
                 + html_table(self.summary()) + llr_svg(self.llr_history, *self.bounds)
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
 

@@ -20,7 +20,7 @@ from connectx_forge import options
 from connectx_forge.arena.openings import DEFAULT_BAND
 from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
-from connectx_forge.arena.store import Store
+from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
@@ -105,8 +105,9 @@ def execution_of(args: argparse.Namespace, writer: GameWriter | None) -> Executi
                      options.progress_of(args), None if writer is None else writer.add, options.ghosts_of(args))
 
 
-def resumed_settings(args: argparse.Namespace, kind: str) -> dict[str, Any] | None:
-    """The settings of the store's last run of ``kind`` when ``--resume`` stands alone, else None.
+def resumed_settings(args: argparse.Namespace, kind: str) -> RunConfig | None:
+    """The config of the store's last run of ``kind`` when ``--resume`` stands alone (its ``settings`` the run's
+    ``from_json`` reads), else None.
 
     ``UserError`` when ``--resume`` names a store that does not exist, or when
     there is nothing to take the settings from.
@@ -123,7 +124,7 @@ def resumed_settings(args: argparse.Namespace, kind: str) -> dict[str, Any] | No
         runs = db.runs(kind)
     if not runs:
         raise UserError(f"nothing to resume: the store {args.store} holds no {kind}")
-    return runs[-1][2]
+    return runs[-1].config
 
 
 def _alone(args: argparse.Namespace, kind: str) -> bool:

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from connectx_forge.errors import UserError
+
+if TYPE_CHECKING:
+    from connectx_forge.arena.tournament import TournamentReport
 
 Report = TypeVar("Report")  # the report a plot draws, as that plot reads it
 
@@ -51,20 +54,20 @@ def _save(fig: Any, path: Path) -> None:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def ratings_png(report: dict[str, Any], path: Path) -> None:
+def ratings_png(report: TournamentReport, path: Path) -> None:
     """A tournament's ratings, best at the top, each with its 95% interval."""
     plt = _pyplot(path)
-    rows = list(reversed(report["ratings"]))
+    rows = list(reversed(report.ratings))
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(rows) + 1.5))
     try:
         ys = range(len(rows))
-        elo = [r["elo"] for r in rows]
-        err = [[r["elo"] - r["elo_lo"] for r in rows], [r["elo_hi"] - r["elo"] for r in rows]]
+        elo = [r.elo for r in rows]
+        err = [[r.elo - r.elo_lo for r in rows], [r.elo_hi - r.elo for r in rows]]
         ax.errorbar(elo, list(ys), xerr=err, fmt="o", capsize=4)
-        ax.set_yticks(list(ys), [r["player"] for r in rows])
+        ax.set_yticks(list(ys), [r.player for r in rows])
         ax.axvline(0, color="grey", lw=0.5)
         ax.set_xlabel("Elo (95% interval)")
-        ax.set_title(f"{report['run']}: {report['games']} games, {report['openings']} openings")
+        ax.set_title(f"{report.run}: {report.games} games, {report.openings} openings")
         _save(fig, path)
     finally:
         plt.close(fig)

@@ -16,7 +16,7 @@ import json
 import os
 import shlex
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from connectx_forge import paths
 from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
-from connectx_forge.arena.store import Key, Store, StoredGame
+from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
@@ -36,7 +36,7 @@ R_co = TypeVar("R_co", covariant=True)
 Report = TypeVar("Report")
 
 
-def run_name(kind: str, settings: dict[str, Any]) -> str:
+def run_name(kind: str, settings: Mapping[str, object]) -> str:
     """A run's name: its kind and a hash of the settings that decide its games.
 
     A suite's order and labels never change (exact scores, a fixed hash order),
@@ -121,11 +121,11 @@ def choose_run(db: Store, kind: str, base: str, versions: dict[str, str], labels
     goes on, its report saying which players' versions are mixed); without
     ``--resume`` a new run starts, as it always has, and the report says why.
     """
-    runs = [(r, cfg) for r, _, cfg in db.runs(kind) if r == base or cfg.get("settings_run") == base]
-    same = [(r, cfg) for r, cfg in runs if cfg.get("versions", {}) == versions]
+    runs = [(r, cfg) for r, _, cfg in db.runs(kind) if r == base or cfg.settings_run == base]
+    same = [(r, cfg) for r, cfg in runs if cfg.versions == versions]
     if same:
         run, cfg = same[-1]
-        return Chosen(run, tuple(cfg.get("mixed", ())))
+        return Chosen(run, cfg.mixed)
     fresh = versioned_name(base, versions)
     taken = {r for r, _, _ in db.runs()}
     n = 2
@@ -138,12 +138,12 @@ def choose_run(db: Store, kind: str, base: str, versions: dict[str, str], labels
     if not old:
         return Chosen(fresh)
     run, cfg = old[-1]
-    stored = cfg.get("versions", {})
+    stored = cfg.versions
     changed = [spec for spec in dict.fromkeys([*stored, *versions]) if stored.get(spec) != versions.get(spec)]
     what = "; ".join(f"{labels.get(spec, spec)} changed (sources {_short(stored.get(spec))} in the store, "
                      f"{_short(versions.get(spec))} now)" for spec in changed) or "a player's sources changed"
     if on_change == MIX:
-        mixed = tuple(sorted({*cfg.get("mixed", ()), *(labels.get(spec, spec) for spec in changed)}))
+        mixed = tuple(sorted({*cfg.mixed, *(labels.get(spec, spec) for spec in changed)}))
         return Chosen(run, mixed, f"{what}: versions mixed, as --mix-versions asked: the run's {db.count(run)} "
                                   "stored games were played by the old version, the new ones by this one")
     if on_change == NEW_RUN or not resume:
@@ -154,30 +154,15 @@ def choose_run(db: Store, kind: str, base: str, versions: dict[str, str], labels
                     f"to continue the old run with it (its report then says the versions are mixed)")
 
 
-def run_config(settings: dict[str, Any], base: str, versions: dict[str, str], labels: dict[str, str],
-               chosen: Chosen) -> dict[str, Any]:
-    """What the store keeps of a run: its settings (absolute paths), the settings' name, the players' labels
-    and source digests, and which players' versions are mixed in it."""
-    return {**settings, "settings_run": base, "labels": labels, "versions": versions, "mixed": list(chosen.mixed)}
-
-
-RUN_EXTRAS = ("settings_run", "labels", "versions", "mixed")  # a stored config's keys that are not settings
-
-
-def settings_only(config: dict[str, Any]) -> dict[str, Any]:
-    """A stored run's settings without what ``run_config`` added."""
-    return {k: v for k, v in config.items() if k not in RUN_EXTRAS}
-
-
-def version_lines(report: dict[str, Any]) -> list[str]:
-    """What a text report says of the run it played: players' versions mixed in it, and why it is a new run
-    (a changed player) where it is one."""
+def version_lines(mixed: Sequence[str], note: str | None) -> list[str]:
+    """What a text report says of the run it played: players' versions ``mixed`` in it, and why it is a new run
+    (a changed player: ``note``, ``Chosen.note``) where it is one."""
     lines = []
-    if report.get("mixed_versions"):
-        lines.append(f"versions mixed: {', '.join(report['mixed_versions'])} played this run's games with more "
-                     "than one version of its sources (--mix-versions)")
-    if report.get("run_note"):
-        lines.append(f"note: {report['run_note']}")
+    if mixed:
+        lines.append(f"versions mixed: {', '.join(mixed)} played this run's games with more than one version of "
+                     "its sources (--mix-versions)")
+    if note:
+        lines.append(f"note: {note}")
     return lines
 
 
@@ -260,8 +245,8 @@ def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, 
 
 @dataclass(frozen=True)
 class RunResult(Generic[Report]):
-    """A finished run: its report (a tournament's JSON-ready dict, an ``SprtReport``) and its stored games, in
-    schedule order."""
+    """A finished run: its report (a ``TournamentReport``, an ``SprtReport``) and its stored games, in schedule
+    order."""
 
     report: Report
     games: list[StoredGame]
@@ -363,8 +348,9 @@ class Run(Protocol[R_co]):
         ``UserError`` for settings that make none."""
         ...
 
-    def run_key(self) -> dict[str, Any]:
-        """The settings its name hashes: those that decide its games, less what only extends it."""
+    def run_key(self) -> Mapping[str, object]:
+        """The settings its name hashes: those that decide its games, less what only extends it (JSON identity:
+        each run's own ``TypedDict``)."""
         ...
 
     def to_json(self) -> dict[str, Any]:
@@ -393,5 +379,5 @@ def execute(run: Run[R_co], how: Execution | None = None) -> R_co:
     path = store_path(how.store, base, how.resume)
     with interruptible(path), Store(path) as db:
         chosen = choose_run(db, run.kind, base, versions, labels, how.resume, how.on_change)
-        db.register(chosen.run, run.kind, run_config(run.to_json(), base, versions, labels, chosen))
+        db.register(chosen.run, run.kind, RunConfig(run.to_json(), base, labels, versions, chosen.mixed))
         return run.play(Opened(db, chosen, labels, path), how)

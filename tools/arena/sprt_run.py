@@ -18,9 +18,9 @@ bounds, and a longer ``max_games`` continues a run.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
 from connectx_forge.arena import openings as suites
@@ -36,7 +36,6 @@ from connectx_forge.arena.run import (
     canonical_specs,
     key_of,
     play_run,
-    settings_only,
     version_lines,
 )
 from connectx_forge.arena.schedule import GameJob, Workers, executor, pair_jobs
@@ -51,6 +50,17 @@ from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000
+
+
+class SprtKey(TypedDict):
+    """What an SPRT run's name hashes (``Sprt.run_key``)."""
+
+    new: str
+    base: str
+    plies: int
+    band: list[int]
+    seed: int
+    game: Mapping[str, object]  # ``GameSettings.run_key``
 
 
 @dataclass(frozen=True)
@@ -99,15 +109,16 @@ class Sprt:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Sprt:
-        data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
+        """The settings ``to_json`` wrote (a stored run's: ``RunConfig.settings``)."""
+        data = dict(data)
         data["band"], data["game"] = tuple(data["band"]), GameSettings.from_json(data["game"])
         return cls(**data)
 
-    def run_key(self) -> dict[str, Any]:
+    def run_key(self) -> SprtKey:
         """The settings that decide which games are played (the run's name hashes these): not the test's
         bounds, which only decide when to stop, so a store's games serve any bounds."""
-        return {"new": self.new, "base": self.base, "plies": self.plies, "band": list(self.band), "seed": self.seed,
-                "game": self.game.run_key()}
+        return SprtKey(new=self.new, base=self.base, plies=self.plies, band=list(self.band), seed=self.seed,
+                       game=self.game.run_key())
 
     def settled(self, ghosts: GhostFiles | None = None) -> Sprt:
         """NEW and BASE as a run stores them (absolute paths); ``UserError`` for a player that names none."""
@@ -263,9 +274,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
     new, base = labels[s.new], labels[s.base]
     test = seq.test
     penta = seq.penta()
-    wdl = standings.WDL()
-    for g in games:
-        wdl.add(g.a_score)
+    wdl = standings.tally(g.a_score for g in games)
     return SprtReport(run, s, new, base, seq.result or "none", tuple(round(x, 4) for x in seq.history),
                       round(test.lower, 4), round(test.upper, 4), (wdl.wins, wdl.draws, wdl.losses), penta,
                       pentanomial_elo(penta), standings.failures(games, [new] if new == base else [new, base]),
@@ -290,6 +299,6 @@ def format_sprt(report: SprtReport) -> str:
         f"normalized Elo {elo_text(e.nelo, 1)} +/- {elo_text(e.nelo_error, 1).lstrip('+')}, "
         f"LOS {100 * e.los:.1f}% ({PAIR_METHOD})",
         f"store: {info.store} ({info.played_now} games played now, {info.seconds:.1f} s, {info.executor})",
-        *slowdown_lines(r.to_json()),
-        *version_lines(r.to_json()),
+        *slowdown_lines(s.game.slowdown, r.slowed),
+        *version_lines(r.mixed_versions, r.run_note),
     ])

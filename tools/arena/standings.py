@@ -13,19 +13,19 @@ side to move after an opening of an even number of plies.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from connectx_forge.arena import elo
+from connectx_forge.arena.elo import PairElo, pentanomial_elo
 from connectx_forge.arena.pentanomial import Pentanomial
 from connectx_forge.arena.store import StoredGame
 
 FAILURES = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
-SEATS = {1: "first", 2: "second"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class WDL:
     """Wins, draws and losses."""
 
@@ -33,13 +33,13 @@ class WDL:
     draws: int = 0
     losses: int = 0
 
-    def add(self, score: float) -> None:
+    def plus(self, score: float) -> WDL:
+        """These counts and one more game, in which the side counted scored ``score`` (1, 0.5 or 0)."""
         if score == 1:
-            self.wins += 1
-        elif score == 0:
-            self.losses += 1
-        else:
-            self.draws += 1
+            return replace(self, wins=self.wins + 1)
+        if score == 0:
+            return replace(self, losses=self.losses + 1)
+        return replace(self, draws=self.draws + 1)
 
     @property
     def games(self) -> int:
@@ -52,22 +52,84 @@ class WDL:
     def to_json(self) -> dict[str, int]:
         return {"wins": self.wins, "draws": self.draws, "losses": self.losses}
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WDL:
+        """The counts ``to_json`` wrote."""
+        return cls(int(data["wins"]), int(data["draws"]), int(data["losses"]))
 
-@dataclass
+
+def tally(scores: Iterable[float]) -> WDL:
+    """The W/D/L of these scores (1, 0.5 or 0 each)."""
+    out = WDL()
+    for score in scores:
+        out = out.plus(score)
+    return out
+
+
+@dataclass(frozen=True)
 class PairingTable:
-    """One pairing's results from A's side."""
+    """One pairing's results from A's side: in all games, with A first (mark 1) and second, the pentanomial
+    counts of its complete pairs and A's Elo from them (``elo.pentanomial_elo``)."""
 
     a: str
     b: str
-    overall: WDL = field(default_factory=WDL)
-    by_seat: dict[int, WDL] = field(default_factory=lambda: {1: WDL(), 2: WDL()})
-    penta: Pentanomial = field(default_factory=Pentanomial)
+    overall: WDL
+    first: WDL
+    second: WDL
+    penta: Pentanomial
+    elo: PairElo
 
     def to_json(self) -> dict[str, Any]:
         return {"a": self.a, "b": self.b, "games": self.overall.games, **self.overall.to_json(),
                 "score": round(self.overall.score, 4),
-                "a_first": self.by_seat[1].to_json(), "a_second": self.by_seat[2].to_json(),
-                "pentanomial": self.penta.to_json(), "elo": elo.pentanomial_elo(self.penta).to_json()}
+                "a_first": self.first.to_json(), "a_second": self.second.to_json(),
+                "pentanomial": self.penta.to_json(), "elo": self.elo.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PairingTable:
+        """The table ``to_json`` wrote (its games and score follow from the counts)."""
+        return cls(str(data["a"]), str(data["b"]), WDL.from_json(data), WDL.from_json(data["a_first"]),
+                   WDL.from_json(data["a_second"]), Pentanomial.from_json(data["pentanomial"]),
+                   PairElo.from_json(data["elo"]))
+
+
+@dataclass(frozen=True)
+class Seats:
+    """A player's W/D/L in each seat (first: mark 1)."""
+
+    first: WDL
+    second: WDL
+
+    def to_json(self) -> dict[str, dict[str, int]]:
+        return {"first": self.first.to_json(), "second": self.second.to_json()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Seats:
+        return cls(WDL.from_json(data["first"]), WDL.from_json(data["second"]))
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A row of the rating table: a player's Elo and its 95% interval (one decimal), its games and score, and
+    the likelihood that it is stronger than the next one down (None for the last)."""
+
+    player: str
+    elo: float
+    elo_lo: float
+    elo_hi: float
+    games: int
+    score: float
+    los_next: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Rating:
+        """The row ``to_json`` wrote."""
+        los = data["los_next"]
+        return cls(str(data["player"]), float(data["elo"]), float(data["elo_lo"]), float(data["elo_hi"]),
+                   int(data["games"]), float(data["score"]), None if los is None else float(los))
 
 
 def pairs_of(games: Sequence[StoredGame]) -> list[tuple[float, float]]:
@@ -80,25 +142,27 @@ def pairs_of(games: Sequence[StoredGame]) -> list[tuple[float, float]]:
 
 def pairing_tables(games: Sequence[StoredGame]) -> list[PairingTable]:
     """Each pairing's table, in the order pairings first appear in the schedule."""
-    tables: dict[str, PairingTable] = {}
     grouped: dict[str, list[StoredGame]] = defaultdict(list)
     for g in games:
-        table = tables.setdefault(g.key.pairing, PairingTable(g.a, g.b))
-        table.overall.add(g.a_score)
-        table.by_seat[g.key.colour].add(g.a_score)
         grouped[g.key.pairing].append(g)
-    for pairing, table in tables.items():
-        table.penta = Pentanomial.of(pairs_of(grouped[pairing]))
-    return list(tables.values())
+    return [_table(mine) for mine in grouped.values()]
 
 
-def seats(games: Sequence[StoredGame], players: Sequence[str]) -> dict[str, dict[str, WDL]]:
+def _table(games: Sequence[StoredGame]) -> PairingTable:
+    """The table of one pairing's games."""
+    penta = Pentanomial.of(pairs_of(games))
+    return PairingTable(games[0].a, games[0].b, tally(g.a_score for g in games),
+                        tally(g.a_score for g in games if g.key.colour == 1),
+                        tally(g.a_score for g in games if g.key.colour == 2), penta, pentanomial_elo(penta))
+
+
+def seats(games: Sequence[StoredGame], players: Sequence[str]) -> dict[str, Seats]:
     """Each player's W/D/L in each seat, over all its games."""
-    out = {p: {"first": WDL(), "second": WDL()} for p in players}
+    scores: dict[tuple[str, int], list[float]] = defaultdict(list)
     for g in games:
-        out[g.a][SEATS[g.key.colour]].add(g.a_score)
-        out[g.b][SEATS[3 - g.key.colour]].add(1 - g.a_score)
-    return out
+        scores[(g.a, g.key.colour)].append(g.a_score)
+        scores[(g.b, 3 - g.key.colour)].append(1 - g.a_score)
+    return {p: Seats(tally(scores[(p, 1)]), tally(scores[(p, 2)])) for p in players}
 
 
 def failures(games: Sequence[StoredGame], players: Sequence[str]) -> dict[str, dict[str, int]]:
@@ -119,19 +183,19 @@ def ratings(games: Sequence[StoredGame], players: Sequence[str], anchor: str | N
                                    for g in games], anchor=anchor)
 
 
-def ratings_json(r: elo.Ratings, games: Sequence[StoredGame]) -> list[dict[str, Any]]:
+def rating_table(r: elo.Ratings, games: Sequence[StoredGame]) -> list[Rating]:
     """The rating table, best first: Elo, its 95% interval, games, score, and LOS over the next one down."""
-    played: dict[str, WDL] = defaultdict(WDL)
+    scores: dict[str, list[float]] = defaultdict(list)
     for g in games:
-        played[g.a].add(g.a_score)
-        played[g.b].add(1 - g.a_score)
+        scores[g.a].append(g.a_score)
+        scores[g.b].append(1 - g.a_score)
     order = r.order()
     rows = []
     for rank, i in enumerate(order):
         lo, hi = r.interval(i)
         nxt = order[rank + 1] if rank + 1 < len(order) else None
         name = r.players[i]
-        rows.append({"player": name, "elo": round(r.elo[i], 1), "elo_lo": round(lo, 1), "elo_hi": round(hi, 1),
-                     "games": played[name].games, "score": round(played[name].score, 4),
-                     "los_next": None if nxt is None else round(r.los(i, nxt), 4)})
+        played = tally(scores[name])
+        rows.append(Rating(name, round(r.elo[i], 1), round(lo, 1), round(hi, 1), played.games,
+                           round(played.score, 4), None if nxt is None else round(r.los(i, nxt), 4)))
     return rows

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from connectx_forge import boundedread
 from connectx_forge.errors import UserError
@@ -58,6 +58,53 @@ class Key:
     opening: str
     colour: int
     seed: int
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What the store keeps of a run: its settings (the run's ``to_json``, paths absolute: raw JSON here, which
+    the run's ``from_json`` checks), the name of those settings (``settings_run``: a run of new versions of the
+    same settings is named apart), the players' labels and source digests, and which players' versions are
+    mixed in it.  ``to_json`` is the stored JSON object: the settings with the rest beside them."""
+
+    settings: dict[str, Any]
+    settings_run: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    mixed: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.settings, "settings_run": self.settings_run, "labels": self.labels,
+                "versions": self.versions, "mixed": list(self.mixed)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str) -> RunConfig:
+        """The config ``to_json`` wrote (one stored before runs kept their labels and versions has none);
+        ``UserError`` naming ``where`` when what it adds to the settings is not what ``to_json`` writes."""
+        settings = {k: v for k, v in data.items() if k not in EXTRAS}
+        run = data.get("settings_run")
+        labels, versions, mixed = data.get("labels", {}), data.get("versions", {}), data.get("mixed", [])
+        if not (run is None or isinstance(run, str)) or not _strings(labels) or not _strings(versions) \
+                or not isinstance(mixed, list) or not all(isinstance(m, str) for m in mixed):
+            raise UserError(f"{where}: its settings_run, labels, versions or mixed are not what cxforge writes")
+        return cls(settings, run, labels, versions, tuple(mixed))
+
+
+EXTRAS = ("settings_run", "labels", "versions", "mixed")  # a stored config's keys beside the run's settings
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a JSON object of strings."""
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+class StoredRun(NamedTuple):
+    """A run registered in a store: its name, its kind (``match``, ``tournament``, ``sprt``, ``ladder``) and
+    its config."""
+
+    run: str
+    kind: str
+    config: RunConfig
 
 
 @dataclass(frozen=True)
@@ -101,15 +148,16 @@ class Store:
         self.db.close()
 
     # -- runs ----------------------------------------------------------------------
-    def register(self, run: str, kind: str, config: dict[str, Any]) -> None:
+    def register(self, run: str, kind: str, config: RunConfig) -> None:
         """Record a run's settings, the latest ones asked for (what ``--resume`` alone replays)."""
         self.db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
-                        (run, kind, json.dumps(config, sort_keys=True), time.time()))
+                        (run, kind, json.dumps(config.to_json(), sort_keys=True), time.time()))
 
-    def runs(self, kind: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-        """``(run, kind, config)`` of every run, the most recently registered last (only ``kind``'s, if given)."""
+    def runs(self, kind: str | None = None) -> list[StoredRun]:
+        """Every run, the most recently registered last (only ``kind``'s, if given)."""
         rows = self.db.execute("SELECT run, kind, config FROM runs ORDER BY created, run").fetchall()
-        return [(r, k, _settings(c, f"{self.path}: run {r!r}")) for r, k, c in rows if kind is None or k == kind]
+        return [StoredRun(r, k, _config(c, f"{self.path}: run {r!r}")) for r, k, c in rows
+                if kind is None or k == kind]
 
     # -- games ---------------------------------------------------------------------
     def add(self, run: str, key: Key, slot: int, a: str, b: str, record: GameRecord) -> bool:
@@ -158,9 +206,9 @@ def _stored(text: Any, where: str) -> Any:
     return boundedread.parse_json(text, where)
 
 
-def _settings(text: Any, where: str) -> dict[str, Any]:
-    """A run's stored settings (``_stored``): a JSON object."""
+def _config(text: Any, where: str) -> RunConfig:
+    """A run's stored config (``_stored``): a JSON object."""
     config = _stored(text, f"{where}, its settings")
     if not isinstance(config, dict):
         raise UserError(f"{where}, its settings: not a JSON object")
-    return config
+    return RunConfig.from_json(config, f"{where}, its settings")

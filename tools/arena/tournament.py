@@ -15,36 +15,51 @@ API::
     from connectx_forge.arena.run import Execution, execute
     from connectx_forge.arena.tournament import Tournament
     result = execute(Tournament(("lookahead", "random", "leftmost"), openings=10), Execution(workers=2))
-    result.report["ratings"][0]        # the best player, its Elo and 95% interval
+    result.report.ratings[0]           # the best player, its Elo and 95% interval (a TournamentReport)
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
+from connectx_forge.arena import elo, standings
 from connectx_forge.arena import openings as suites
-from connectx_forge.arena import standings
 from connectx_forge.arena.run import (
     Execution,
     Live,
     Opened,
+    RunInfo,
     RunResult,
     canonical_specs,
     key_of,
     labels_of,
     play_run,
-    settings_only,
 )
 from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
-from connectx_forge.arena.store import Key, Store
+from connectx_forge.arena.standings import PairingTable, Rating, Seats
+from connectx_forge.arena.store import Key, Store, StoredGame
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings
+from connectx_forge.sandbox import jail
+
+
+class TournamentKey(TypedDict):
+    """What a tournament run's name hashes (``Tournament.run_key``): its settings, M and N left out (None)."""
+
+    players: list[str]
+    gauntlet: str | None
+    plies: int
+    openings: None
+    seed: int
+    band: list[int]
+    games: None
+    game: Mapping[str, object]  # ``GameSettings.run_key``
 
 
 @dataclass(frozen=True)
@@ -92,14 +107,16 @@ class Tournament:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Tournament:
-        data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
+        """The settings ``to_json`` wrote (a stored run's: ``RunConfig.settings``)."""
+        data = dict(data)
         data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
         data["game"] = GameSettings.from_json(data["game"])
         return cls(**data)
 
-    def run_key(self) -> dict[str, Any]:
+    def run_key(self) -> TournamentKey:
         """The settings the run's name hashes: all but M and N (more openings or games extend the run)."""
-        return {**self.to_json(), "openings": None, "games": None, "game": self.game.run_key()}
+        return TournamentKey(players=list(self.players), gauntlet=self.gauntlet, plies=self.plies, openings=None,
+                             seed=self.seed, band=list(self.band), games=None, game=self.game.run_key())
 
     def settled(self, ghosts: GhostFiles | None = None) -> Tournament:
         """The tournament as a run stores it: paths made absolute (inside a project, its own name means it), the
@@ -119,7 +136,7 @@ class Tournament:
             t = replace(t, gauntlet=gauntlet)
         return t
 
-    def play(self, opened: Opened, how: Execution) -> RunResult[dict[str, Any]]:
+    def play(self, opened: Opened, how: Execution) -> RunResult[TournamentReport]:
         """Play the games of the schedule's first N the store lacks, opening by opening; the report
         (``tournament_report``) and games."""
         suite = suite_of(self, how.progress)
@@ -140,13 +157,81 @@ class Tournament:
                 with executor(how.n_workers, how.dask) as made:
                     played, kind = play_run(db, run, todo, made, live, on_game=how.seen, labels=labels), made.kind
         games = [g for g in db.games(run) if g.key in wanted]
-        from connectx_forge.arena.tournament_report import tournament_report
-
         info = opened.info(played, kind, time.perf_counter() - start, how)
-        report = tournament_report(self, run, suite, games, info, labels)
-        report["scheduled"], report["max_games"] = len(scheduled), self.games
-        report["mixed_versions"], report["run_note"] = list(opened.chosen.mixed), opened.chosen.note
-        return RunResult(report, games)
+        report = tournament_report(self, run, len(suite), len(scheduled), games, info, labels)
+        return RunResult(replace(report, mixed_versions=opened.chosen.mixed, run_note=opened.chosen.note), games)
+
+
+@dataclass(frozen=True)
+class TournamentReport:
+    """A tournament's report, from its stored games alone (``info`` aside): its players by their labels (the
+    gauntlet's among them), the openings, the games played and scheduled, the ratings (best first; none until
+    every player has played), each pairing's table, each player's seats and rule breaks, the ways slowed hosts
+    were held, and which players' versions are mixed in the run.  ``to_json`` is ``cxforge tournament
+    --json`` and ``report.json``."""
+
+    run: str
+    settings: Tournament
+    players: tuple[str, ...]
+    gauntlet: str | None
+    openings: int
+    games: int
+    scheduled: int
+    rating_method: str  # ``elo.METHOD``: how the ratings were fitted, in the report's words
+    pair_method: str  # ``elo.PAIR_METHOD``: how each pairing's Elo was computed
+    ratings: tuple[Rating, ...]
+    pairs: tuple[PairingTable, ...]
+    seats: dict[str, Seats]
+    failures: dict[str, dict[str, int]]
+    slowed: dict[str, int]
+    info: RunInfo
+    mixed_versions: tuple[str, ...] = ()
+    run_note: str | None = None
+
+    @property
+    def max_games(self) -> int | None:
+        """``-n``: the most games the run holds (None: all)."""
+        return self.settings.games
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.settings
+        return {
+            "kind": "tournament", "run": self.run, "settings": t.to_json(), "players": list(self.players),
+            "gauntlet": self.gauntlet, "openings": self.openings, "plies": t.plies, "band": list(t.band),
+            "games": self.games, "rating_method": self.rating_method, "pair_method": self.pair_method,
+            "ratings": [r.to_json() for r in self.ratings], "pairs": [p.to_json() for p in self.pairs],
+            "seats": {p: by.to_json() for p, by in self.seats.items()}, "failures": self.failures,
+            "slowed": self.slowed, "info": self.info.to_json(), "scheduled": self.scheduled,
+            "max_games": self.max_games, "mixed_versions": list(self.mixed_versions), "run_note": self.run_note,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TournamentReport:
+        """The report ``to_json`` wrote."""
+        return cls(data["run"], Tournament.from_json(data["settings"]), tuple(data["players"]), data["gauntlet"],
+                   data["openings"], data["games"], data["scheduled"], data["rating_method"], data["pair_method"],
+                   tuple(Rating.from_json(r) for r in data["ratings"]),
+                   tuple(PairingTable.from_json(p) for p in data["pairs"]),
+                   {p: Seats.from_json(by) for p, by in data["seats"].items()}, data["failures"], data["slowed"],
+                   RunInfo(**data["info"]), tuple(data["mixed_versions"]), data["run_note"])
+
+
+def tournament_report(t: Tournament, run: str, openings: int, scheduled: int, games: Sequence[StoredGame],
+                      info: RunInfo, labels: dict[str, str] | None = None) -> TournamentReport:
+    """The report of tournament ``t`` on ``openings`` openings of its suite, ``scheduled`` games in all, from
+    its stored ``games``, its players named by their ``labels`` (as the store names them; default: their
+    specs)."""
+    names = labels or {}
+    players = [names.get(p, p) for p in t.players]
+    gauntlet = None if t.gauntlet is None else names.get(t.gauntlet, t.gauntlet)
+    seen = {g.a for g in games} | {g.b for g in games}
+    ratings = (standings.rating_table(standings.ratings(games, players, gauntlet), games)
+               if seen == set(players) else [])
+    return TournamentReport(run, t, tuple(players), gauntlet, openings, len(games), scheduled, elo.METHOD,
+                            elo.PAIR_METHOD, tuple(ratings),
+                            tuple(standings.pairing_tables(games)), standings.seats(games, players),
+                            standings.failures(games, players),
+                            jail.slowed_games(g.record.slowed for g in games if g.record is not None), info)
 
 
 def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:

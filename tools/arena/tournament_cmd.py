@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     flags.standard_board(args)
     old = flags.resumed_settings(args, "tournament")
     if old is not None:
-        t = replace(Tournament.from_json(old), games=args.games)
+        t = replace(Tournament.from_json(old.settings), games=args.games)
     else:
         if len(args.players) < 2:
             raise UserError("give at least two players (or --resume with --store FILE)")
@@ -58,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
     notes = write_outputs(result.report, args.out) if args.out is not None else []
-    flags.finish(args, result.report, result.records(), format_tournament(result.report), notes, writer)
+    flags.finish(args, result.report.to_json(), result.records(), format_tournament(result.report), notes, writer)
     return 0

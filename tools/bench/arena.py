@@ -20,13 +20,13 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from connectx_forge.arena.run import Execution, execute
+from connectx_forge.arena.run import Execution, RunInfo, execute
 from connectx_forge.arena.schedule import Workers, our_packages_first, play_apart
-from connectx_forge.arena.tournament import Tournament
+from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.table import GAMES, render
 
 PLAYERS = ("alphabeta", "minimax", "lookahead", "random")  # no caches across games: every row starts equal
@@ -49,14 +49,18 @@ class ExecutorRow:
         return dataclasses.asdict(self)
 
 
-def _table_of(report: dict[str, Any]) -> dict[str, Any]:
-    """A tournament report without its ``info`` (the run's times): what two executors must agree on."""
-    return {k: v for k, v in report.items() if k != "info"}
+NO_INFO = RunInfo("", 0.0, 0, "", None)
 
 
-def _row(kind: str, workers: int, report: dict[str, Any], seconds: float, first: dict[str, Any] | None,
+def _table_of(report: TournamentReport) -> TournamentReport:
+    """A tournament report less its ``info`` (the run's store, times and executor): what two executors must
+    agree on."""
+    return replace(report, info=NO_INFO)
+
+
+def _row(kind: str, workers: int, report: TournamentReport, seconds: float, first: TournamentReport | None,
          note: str = "") -> ExecutorRow:
-    return ExecutorRow(kind, workers, report["games"], round(seconds, 2), round(report["games"] / seconds, 1),
+    return ExecutorRow(kind, workers, report.games, round(seconds, 2), round(report.games / seconds, 1),
                        True if first is None else _table_of(report) == first, note)
 
 
@@ -66,7 +70,7 @@ def run_bench(players: tuple[str, ...] = PLAYERS, openings: int = 30, workers_li
     t = Tournament(players, openings=openings, seed=0)
     folder = Path(tempfile.mkdtemp(prefix="cxforge-bench-arena-"))
     rows: list[ExecutorRow] = []
-    first: dict[str, Any] | None = None
+    first: TournamentReport | None = None
     try:
         for w in workers_list or [1, 2]:
             start = time.perf_counter()
@@ -80,7 +84,7 @@ def run_bench(players: tuple[str, ...] = PLAYERS, openings: int = 30, workers_li
     return rows
 
 
-def _dask_row(t: Tournament, folder: Path, n: int, first: dict[str, Any] | None) -> ExecutorRow:
+def _dask_row(t: Tournament, folder: Path, n: int, first: TournamentReport | None) -> ExecutorRow:
     try:
         from distributed import Client, LocalCluster
     except ImportError:

@@ -30,7 +30,6 @@ from connectx_forge.arena.run import (
     file_versions,
     labels_of,
     name_of,
-    settings_only,
     versioned_name,
 )
 from connectx_forge.arena.store import Key
@@ -72,7 +71,7 @@ class Match:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Match:
-        data = settings_only(data)  # a stored run's config: its settings, less its labels and versions
+        data = dict(data)  # a stored run's settings (``RunConfig.settings``)
         data["game"] = GameSettings.from_json(data["game"])
         return cls(**data)
 
