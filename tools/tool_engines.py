@@ -7,7 +7,7 @@ larger table and no book, loaded the way the agent loads it in the source tree
 the pinned toolchain of the ``native`` extra).  ``available()`` says whether it
 loads; ``require()`` says in one line why not.
 
-``engine(kind)`` is ``agents.solver.engine.engine`` for the tools: their
+``engine(kind)`` is ``agents.solver.chooser.engine`` for the tools: their
 larger compiled table, no load line on stderr, and a ``UserError`` (one line)
 for an unknown kind or a compiled engine that cannot be made; ``resolve(kind)``
 says which kind ``auto`` means here, and checks that a ``c`` asked for loads.
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.solver import engine as engines
+from agents.solver import chooser
 from agents.solver.book import Book
-from agents.solver.engine import Engine, EngineError, Kind
+from agents.solver.chooser import EngineError
+from agents.solver.engine import Engine, Kind
 from agents.solver.native import NativeSolver, NativeTimeout, library
 from connectx_forge import runtime
 from connectx_forge.errors import UserError
@@ -50,19 +51,19 @@ def resolve(kind: str = "auto", check: bool = True) -> Kind:
     worker."""
     _library()
     try:
-        chosen = engines.resolve(kind)
+        chosen = chooser.resolve(kind)
     except EngineError as exc:
         raise UserError(str(exc)) from None
-    if check and not engines.available(chosen):
+    if check and not chooser.available(chosen):
         require()
     return chosen
 
 
 def engine(kind: str = "auto", *, book: Book | None = None, c_entries: int = DEFAULT_ENTRIES,
            py_entries: int | None = None) -> Engine:
-    """``agents.solver.engine.engine`` with the tools' table (100 MB compiled); ``UserError``s as ``resolve``."""
+    """``agents.solver.chooser.engine`` with the tools' table (100 MB compiled); ``UserError``s as ``resolve``."""
     try:
-        return engines.engine(resolve(kind), book=book, c_entries=c_entries, py_entries=py_entries)
+        return chooser.engine(resolve(kind), book=book, c_entries=c_entries, py_entries=py_entries)
     except EngineError as exc:
         raise UserError(f"{exc}; use --engine python") from None
 

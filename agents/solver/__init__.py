@@ -12,7 +12,8 @@ transposition table, null-window search, an opening book); the code is our own.
 * ``book``          the opening book read from ``agents/data/opening_book.bin``
 * ``heuristic_search`` depth-limited search for boards the exact search cannot finish
 * ``native``        ``NativeSolver``: the same search compiled from ``native/solver.c``
-* ``engine``        ``Engine``, the one interface of both, and ``engine()``, the factory that picks one
+* ``engine``        ``Engine``, the one interface of both, and ``Kind``, which one runs
+* ``chooser``       ``engine()``, the one place that picks an engine: C where it loads, else Python
 * ``policy``        ``Policy``: the ``solver`` agent's time, overage and fallback, one frozen dataclass
 * ``practical``     the one-ply tie-breaks among moves of equal value (``TieBreak``)
 * ``opponents``     opponent models: uniform slips, the course's minimax, the network's prior, mixtures

@@ -45,7 +45,7 @@ A move, on the 6x7 board with four in a row:
 
 The names in ``code`` are the fields of ``policy.Policy`` (``POLICY``, the
 shipped one; ``_State(policy)`` and ``choose(..., policy=)`` take another).
-The solves run on the engine ``engine.engine()`` gives: the compiled search
+The solves run on the engine ``chooser.engine()`` gives: the compiled search
 (``native.py``, the C engine embedded in the submission) where it loads, else
 the pure-Python ``Solver`` with the same results, more slowly (``engine``
 says which).  The solver's transposition
@@ -66,8 +66,8 @@ from agents.board import Board, config_value
 from agents.net.agent import policy_prior, policy_value_net
 from agents.net.tree import NetSearch
 from agents.solver.book import Book
+from agents.solver.chooser import engine as solver_engine
 from agents.solver.engine import Engine, Kind
-from agents.solver.engine import engine as solver_engine
 from agents.solver.expectimax import practical_search
 from agents.solver.heuristic_search import HeuristicSearch
 from agents.solver.opponents import Cached, named

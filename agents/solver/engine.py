@@ -1,4 +1,4 @@
-"""One solver engine interface: ``Engine``, and ``engine()``, the one place that picks C or Python.
+"""One solver engine interface: ``Engine``, the protocol both engines implement, and ``Kind``, which one runs.
 
 Two engines run the same search (same pruning, move order, book hook and
 null-window driver) and return the same scores and best moves:
@@ -10,25 +10,21 @@ null-window driver) and return the same scores and best moves:
 * ``Kind.PYTHON``: ``search.Solver``, the pure-Python search (any board of
   four in a row up to 120 cells), which always works.
 
-Callers ask ``engine(kind)`` for one and use it through ``Engine`` only: a
-time limit is the ``deadline`` argument of each call (a ``time.perf_counter``
-value; past it the call raises ``search.Timeout``), never an attribute set
-from outside.  ``kind`` is ``"auto"`` (C where it loads, else Python),
-``"c"`` (an ``EngineError`` saying why where it does not load) or
-``"python"``; anything else is an ``EngineError`` naming the choices.
+Callers ask ``chooser.engine(kind)`` for one and use it through ``Engine``
+only: a time limit is the ``deadline`` argument of each call (a
+``time.perf_counter`` value; past it the call raises ``search.Timeout``), never
+an attribute set from outside.  Both engines import this module and nothing
+above them; the chooser imports both.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from agents.board import Board
 
-if TYPE_CHECKING:
-    from agents.solver.book import Book
-
-KINDS = ("auto", "c", "python")  # what ``engine()``, ``resolve()`` and the tools' ``--engine`` take
+KINDS = ("auto", "c", "python")  # what ``chooser.engine()`` and the tools' ``--engine`` take: auto or a Kind
 
 
 class Kind(StrEnum):
@@ -36,10 +32,6 @@ class Kind(StrEnum):
 
     C = "c"
     PYTHON = "python"
-
-
-class EngineError(ValueError):
-    """An unknown engine kind, or the compiled engine asked for where it cannot be made (the message says why)."""
 
 
 class Engine(Protocol):
@@ -79,71 +71,3 @@ class Engine(Protocol):
     def negamax(self, board: Board, alpha: int, beta: int, *, deadline: float | None = None) -> int:
         """One window search (the side to move must not be able to win at once)."""
         ...
-
-
-def _parse(kind: str) -> Kind | None:
-    """``kind`` as a ``Kind``, None for ``auto``; ``EngineError`` for anything else."""
-    if kind == "auto":
-        return None
-    try:
-        return Kind(kind)
-    except ValueError:
-        raise EngineError(f"unknown solver engine {kind!r}: choose {', '.join(KINDS)}") from None
-
-
-def available(kind: str = Kind.C) -> bool:
-    """Whether ``engine(kind)`` can be made here (only the compiled engine may not load)."""
-    from agents.solver.native import library
-
-    return _parse(kind) is not Kind.C or library() is not None
-
-
-def why_not() -> str:
-    """Why the compiled engine does not load (after ``available()`` said so)."""
-    from connectx_forge.runtime import native_note
-
-    return f"the compiled solver cannot be loaded here ({native_note('solver')})"
-
-
-def describe(kind: str) -> str:
-    """The engine ``kind`` names (auto resolved), in words: ``C engine`` or ``Python solver``."""
-    return {Kind.C: "C engine", Kind.PYTHON: "Python solver"}[resolve(kind)]
-
-
-def resolve(kind: str = "auto") -> Kind:
-    """The ``Kind`` that ``engine(kind)`` makes: ``auto`` is C where its library loads, else Python.
-
-    Loads nothing for ``c`` or ``python`` (``available`` says whether C loads).
-    """
-    chosen = _parse(kind)
-    if chosen is None:
-        return Kind.C if available(Kind.C) else Kind.PYTHON
-    return chosen
-
-
-def engine(kind: str = "auto", *, book: Book | None = None, c_entries: int | None = None,
-           py_entries: int | None = None) -> Engine:
-    """A solver engine of ``kind`` (``auto``, ``c`` or ``python``) that reads ``book``'s scores.
-
-    ``auto`` gives the compiled engine where its library loads and its table can
-    be allocated, else the pure-Python one.  ``c_entries`` sizes the compiled
-    table (an odd number above 2**17, default ``native.DEFAULT_ENTRIES``, 50 MB),
-    ``py_entries`` the Python one (default ``TranspositionTable``'s).
-    ``EngineError``: an unknown kind, or ``c`` where it cannot be made.
-    """
-    from agents.solver.native import DEFAULT_ENTRIES, NativeSolver, library
-    from agents.solver.search import Solver
-    from agents.solver.transposition import TranspositionTable
-
-    chosen = _parse(kind)
-    if chosen is not Kind.PYTHON:
-        lib = library()
-        if lib is not None:
-            try:
-                return NativeSolver(lib, book, DEFAULT_ENTRIES if c_entries is None else c_entries)
-            except MemoryError as exc:
-                if chosen is Kind.C:
-                    raise EngineError(f"the compiled solver cannot allocate its table ({exc})") from None
-        elif chosen is Kind.C:
-            raise EngineError(why_not())
-    return Solver(table=TranspositionTable() if py_entries is None else TranspositionTable(py_entries), book=book)

@@ -3,7 +3,7 @@
 ``library()`` loads it with ``connectx_forge.runtime.load_native`` (embedded
 in a submission, built or prebuilt in the source tree) and returns None where
 it cannot be loaded (another architecture, no writable place,
-``CXFORGE_NATIVE=off``); ``engine.engine()`` then makes the pure-Python
+``CXFORGE_NATIVE=off``); ``chooser.engine()`` then makes the pure-Python
 ``Solver``, which returns the same scores and best moves.  The C search is the Python one line
 for line (same pruning, move order, book hook and null-window driver); only
 its transposition table differs (a fixed array that always replaces).
@@ -59,7 +59,7 @@ def library() -> Any:
 
 def native_solver(book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> NativeSolver | None:
     """A compiled solver with ``book``, or None where the library cannot be loaded or the table allocated
-    (``engine.engine("c", ...)`` says why instead)."""
+    (``chooser.engine("c", ...)`` says why instead)."""
     lib = library()
     if lib is None:
         return None

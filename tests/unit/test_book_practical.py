@@ -15,7 +15,7 @@ import pytest
 from agents.board import Board
 from agents.net.agent import policy_prior
 from agents.solver.book import Book, Entry
-from agents.solver.engine import engine
+from agents.solver.chooser import engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import named
 from agents.solver.position import layout

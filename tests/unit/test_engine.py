@@ -1,4 +1,5 @@
-"""One solver engine interface (agents/solver/engine.py) and the solver agent's one policy (agents/solver/policy.py).
+"""One solver engine interface (agents/solver/engine.py), the one factory that picks an engine
+(agents/solver/chooser.py) and the solver agent's one policy (agents/solver/policy.py).
 
 The factory makes each engine, both give the same values, a deadline is an
 argument of each call, no caller branches on the engine's name, and the
@@ -17,7 +18,8 @@ import pytest
 
 from agents.board import Board
 from agents.solver import agent as solver_agent
-from agents.solver.engine import KINDS, Engine, EngineError, Kind, available, describe, engine, resolve
+from agents.solver.chooser import EngineError, available, describe, engine, resolve
+from agents.solver.engine import KINDS, Engine, Kind
 from agents.solver.native import NativeSolver
 from agents.solver.policy import POLICY, ByEngine, Fallback, Policy
 from agents.solver.search import Solver, Timeout
@@ -133,10 +135,10 @@ def _sources() -> list[Path]:
 
 
 def test_no_engine_branches_outside_the_factory() -> None:
-    factory = ROOT / "agents" / "solver" / "engine.py"
+    factory = ROOT / "agents" / "solver" / "chooser.py"
     found = [f"{p.relative_to(ROOT)}:{no}: {line.strip()}" for p in _sources() if p != factory
              for no, line in enumerate(p.read_text().splitlines(), 1) if BRANCH.search(line)]
-    assert not found, "pick the engine with agents.solver.engine.engine(kind), not a branch:\n" + "\n".join(found)
+    assert not found, "pick the engine with agents.solver.chooser.engine(kind), not a branch:\n" + "\n".join(found)
     assert BRANCH.search('if engine == "c":') and BRANCH.search("engine in ('auto', 'c')")
     assert BRANCH.search("st.engine_used != 'python'") and BRANCH.search("if solver.kind is Kind.C:")
     assert not BRANCH.search('if reply.kind == "ok":')

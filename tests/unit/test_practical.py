@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from agents.board import Board
 from agents.net.agent import policy_prior
-from agents.solver.engine import Engine, engine
+from agents.solver.chooser import engine
+from agents.solver.engine import Engine
 from agents.solver.policy import POLICY, Policy
 from agents.solver.position import layout_of
 from agents.solver.practical import PRIOR_WEIGHT, TieBreak, practical_move, slip_chance

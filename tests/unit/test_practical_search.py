@@ -20,7 +20,8 @@ from agents.board import Board
 from agents.heuristics import COURSE_MINIMAX
 from agents.minimax import best_moves
 from agents.net.agent import policy_prior
-from agents.solver.engine import Engine, engine
+from agents.solver.chooser import engine
+from agents.solver.engine import Engine
 from agents.solver.expectimax import RESULT, Found, practical_search
 from agents.solver.opponents import MODELS, Cached, Minimax, Mixture, Model, Prior, Slips, named
 from agents.solver.policy import POLICY, ByEngine, Policy

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from agents.board import Board
-from agents.solver.engine import Kind, describe
+from agents.solver.chooser import describe
+from agents.solver.engine import Kind
 from connectx_forge import progress as progress_bars
 from connectx_forge import tool_engines
 from connectx_forge.errors import UserError

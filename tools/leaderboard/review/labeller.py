@@ -84,7 +84,7 @@ class Labeller:
 
     ``engine``: ``c`` (the C engine; a ``UserError`` where it cannot be loaded),
     ``python``, or ``auto`` (the C engine where it loads), as
-    ``agents.solver.engine.engine`` makes them; both read the book.  The C
+    ``agents.solver.chooser.engine`` makes them; both read the book.  The C
     engine plays 6x7 only; other sizes with four in a row use the Python
     solver, and other rows of four are labelled by the rules alone.
     """
