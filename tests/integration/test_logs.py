@@ -90,6 +90,7 @@ def test_logs_json_is_one_object_per_game_with_its_logs(tmp_path: Path, capsys: 
     games = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [g["game"] for g in games] == [1, 2]
     first = games[0]
+    assert list(first) == ["game", "players", "outcome", "winner", "culprit", "moves", "logs"]
     assert first["players"] == ["boom", "random"] and first["outcome"] == "error" and first["culprit"] == 1
     assert [entry["mark"] for entry in first["logs"]] == [1, 2] and first["logs"][1]["log"] == ""
     assert first["logs"][0]["log"].startswith("thinking about step 0\n")

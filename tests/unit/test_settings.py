@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from agents.board import STANDARD
+from connectx_forge.arena.run import name_of
 from connectx_forge.arena.schedule import pair_jobs
 from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import play_game, play_job
 from connectx_forge.play.match import MatchPlan, match_jobs, play_match, run_match
+from connectx_forge.play.match_store import Match
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
-from connectx_forge.sandbox.limits import Limits
+from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,3 +122,17 @@ def test_ctrl_c_hands_over_the_games_that_came_back(monkeypatch: pytest.MonkeyPa
         schedule.run_jobs(jobs, schedule.Workers(Executor(), 2, "test"),  # type: ignore[arg-type]
                           lambda job, rec: bool(seen.append((job.slot, rec))))
     assert seen == [(0, "game 0")] and pending.cancelled()
+
+
+def test_a_stored_match_is_named_by_the_settings_stores_hold() -> None:
+    """A match's run name is how ``--resume`` finds it in a store: its typed key hashes the same settings, with
+    the same values, as the stores written so far (N left out; the host limits only where not the defaults)."""
+    plain = Match("a", "b", games=5)
+    assert plain.run_key() == {**plain.to_json(), "games": None, "game": plain.game.run_key()}
+    assert plain.game.run_key() == {"size": [6, 7, 4], "act_timeout": 2, "overage": 60, "isolate": False}
+    assert GameSettings.of(memory=DEFAULT_MEMORY).run_key() == plain.game.run_key()
+    slowed = Match("a", "b", seed=7, seats="first", openings=3, game=GameSettings.of(memory=512 * MIB, slowdown=2))
+    assert list(slowed.game.run_key()) == ["size", "act_timeout", "overage", "memory", "slowdown", "isolate"]
+    small = Match("x.py", "random", game=GameSettings.of(size=(5, 6, 4), act_timeout=3, overage=10, isolate=True))
+    assert (name_of(plain), name_of(slowed), name_of(small)) == ("match-060f38687e76", "match-4428107c170d",
+                                                                 "match-f4e46ca17638")

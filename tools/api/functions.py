@@ -118,18 +118,15 @@ def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
         yield Path(folder) / "run.sqlite", False
 
 
-def _take(given: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
-    """The keywords of ``given`` among ``names``, taken out of it."""
-    return {name: given.pop(name) for name in list(given) if name in names}
-
-
-def _game_args(game: GameSettings) -> dict[str, Any]:
-    """``GameSettings.of``'s arguments that make ``game``."""
-    return {"size": game.size, "act_timeout": game.act_timeout, "overage": game.overage, "memory": game.memory,
-            "slowdown": game.slowdown, "isolate": game.isolate}
-
-
 GAME_KEYWORDS = ("size", "act_timeout", "overage", "memory", "slowdown", "isolate")  # GameSettings.of's
+EXECUTION_KEYWORDS = ("dask", "progress", "resume", "new_run", "mix_versions")  # how a run is carried out
+
+
+def _game_of(game: GameSettings, given: dict[str, Any]) -> GameSettings:
+    """``GameSettings.of`` with ``game``'s values, but those of its keywords in ``given`` (taken out of it)."""
+    return GameSettings.of(size=given.pop("size", game.size), act_timeout=given.pop("act_timeout", game.act_timeout),
+                           overage=given.pop("overage", game.overage), memory=given.pop("memory", game.memory),
+                           slowdown=given.pop("slowdown", game.slowdown), isolate=given.pop("isolate", game.isolate))
 
 
 def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
@@ -143,16 +140,15 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
     for f in fields(cls):  # type: ignore[arg-type]
         current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
         if isinstance(current, GameSettings):
-            picked = _take(given, GAME_KEYWORDS)
             nested += GAME_KEYWORDS
-            if picked:
-                values[f.name] = GameSettings.of(**{**_game_args(current), **picked})
+            if any(name in given for name in GAME_KEYWORDS):
+                values[f.name] = _game_of(current, given)
         elif is_dataclass(current) and not isinstance(current, type):
             inner = [g.name for g in fields(current)]
             nested += inner
-            picked = _take(given, inner)
-            if picked:
-                values[f.name] = replace(current, **picked)
+            changes = {name: given.pop(name) for name in inner if name in given}
+            if changes:
+                values[f.name] = replace(current, **changes)
     missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given  # type: ignore[arg-type]
                and f.default is MISSING and f.default_factory is MISSING]
     if missing:
@@ -172,12 +168,12 @@ def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game:
     off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
     from connectx_forge.arena.run import MIX, NEW_RUN, Execution
 
-    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
-    if how.get("new_run") and how.get("mix_versions"):
+    dask, progress = given.pop("dask", None), bool(given.pop("progress", False))
+    resume, new_run, mix_versions = (bool(given.pop(name, False)) for name in ("resume", "new_run", "mix_versions"))
+    if new_run and mix_versions:
         raise UserError("new_run and mix_versions are two answers to one question: give one")
-    on_change = NEW_RUN if how.get("new_run") else MIX if how.get("mix_versions") else None
-    return Execution(workers, how.get("dask"), None, store, bool(how.get("resume", False)), on_change,
-                     bool(how.get("progress", False)), on_game)
+    on_change = NEW_RUN if new_run else MIX if mix_versions else None
+    return Execution(workers, dask, None, store, resume, on_change, progress, on_game)
 
 
 def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = None, settings: Match | None = None,
@@ -243,7 +239,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[GameResult] = []
-    settings = GameSettings.of(**{**_game_args(game or GameSettings()), **_take(given, GAME_KEYWORDS)})
+    settings = _game_of(game or GameSettings(), given)
     if given:
         configured(GameSettings, None, given, "check")  # the one line naming the keyword
     gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)
@@ -303,11 +299,10 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
 
 
 def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
-    """``configured``, less the execution's keywords (``_execution`` takes them)."""
-    how = _take(given, ("dask", "progress", "resume", "new_run", "mix_versions"))
-    run = configured(cls, settings, given, what)
-    given.clear()
-    given.update(how)
+    """``configured``, less the execution's keywords: those alone are left in ``given``, for ``_execution``."""
+    run = configured(cls, settings, {k: v for k, v in given.items() if k not in EXECUTION_KEYWORDS}, what)
+    for name in [name for name in given if name not in EXECUTION_KEYWORDS]:
+        del given[name]
     return run
 
 

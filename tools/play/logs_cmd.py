@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from connectx_forge import options
 from connectx_forge.build.reference import label_of
@@ -56,13 +56,33 @@ def heading(number: int, rec: GameRecord) -> str:
                   keep_newlines=False)
 
 
-def game_json(number: int, rec: GameRecord, marks: list[int]) -> dict[str, Any]:
-    """A game's logs as ``--json`` prints them: its number in the file, players, how it ended, and each
-    asked-for seat's log (``""``: it printed nothing)."""
+class SeatLog(TypedDict):
+    """One seat's log in ``--json``'s record: its mark, its player and what it printed (``""``: nothing)."""
+
+    mark: int
+    player: str
+    log: str
+
+
+class GameLogs(TypedDict):
+    """One line of ``cxforge logs --json``: a game's number in the file, players, how it ended, and each
+    asked-for seat's log."""
+
+    game: int
+    players: list[str]
+    outcome: str
+    winner: int | None
+    culprit: int | None
+    moves: int
+    logs: list[SeatLog]
+
+
+def game_json(number: int, rec: GameRecord, marks: list[int]) -> GameLogs:
+    """A game's logs as ``--json`` prints them (``GameLogs``)."""
     logs = rec.logs or {}
-    return {"game": number, "players": list(rec.players), "outcome": rec.outcome, "winner": rec.winner,
-            "culprit": rec.culprit, "moves": len(rec.moves),
-            "logs": [{"mark": m, "player": rec.players[m - 1], "log": logs.get(str(m), "")} for m in marks]}
+    return GameLogs(game=number, players=list(rec.players), outcome=rec.outcome, winner=rec.winner,
+                    culprit=rec.culprit, moves=len(rec.moves),
+                    logs=[SeatLog(mark=m, player=rec.players[m - 1], log=logs.get(str(m), "")) for m in marks])
 
 
 def run(args: argparse.Namespace) -> int:

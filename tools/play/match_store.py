@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from connectx_forge.arena.run import (
     Chosen,
@@ -39,7 +39,20 @@ from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import MatchPlan, MatchResult, play_match
 from connectx_forge.play.players import GhostFiles, Player, distinct
 from connectx_forge.play.records import tag
-from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.settings import GameKey, GameSettings
+
+
+class MatchKey(TypedDict):
+    """A stored match's identity, what its run's name hashes (``Match.run_key``): its settings with ``games``
+    None, so that more games extend the run."""
+
+    a: str
+    b: str
+    games: None
+    seed: int
+    seats: str
+    openings: int | None
+    game: GameKey
 
 
 @dataclass(frozen=True)
@@ -75,9 +88,10 @@ class Match:
         data["game"] = GameSettings.from_json(data["game"])
         return cls(**data)
 
-    def run_key(self) -> dict[str, Any]:
+    def run_key(self) -> MatchKey:
         """The settings the run's name hashes: all but N (more games extend the run)."""
-        return {**self.to_json(), "games": None, "game": self.game.run_key()}
+        return MatchKey(a=self.a, b=self.b, games=None, seed=self.seed, seats=self.seats, openings=self.openings,
+                        game=self.game.run_key())
 
     def settled(self, ghosts: GhostFiles | None = None) -> Match:
         """A and B as a run stores them (absolute paths)."""

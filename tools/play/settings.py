@@ -12,6 +12,7 @@
 Every run (``Match``, ``Tournament``, ``Sprt``, ``Ladder``: ``tools/arena/run.Run``) holds one; the
 command line builds it from the flags (``arena/flags.game_of``), the notebook API takes it (``game=``) or
 builds it from the same keywords (``of``).  Its checks are here, once: a bad value is one ``UserError``.
+``run_key`` gives what a run's name hashes of it (a ``GameKey``).
 
 A ``GameJob`` is one seeded game under those settings: players A and B, A's mark
 (``colour``), the game's own seed, its place in the schedule (``slot``: a match's
@@ -27,7 +28,7 @@ The opening and the seed are per game, so they are the job's, not the settings'.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from agents.board import STANDARD, Size
 from connectx_forge.errors import UserError
@@ -99,14 +100,27 @@ class GameSettings:
         return cls.of(tuple(data["size"]), data["act_timeout"], data["overage"], data["memory"], data["slowdown"],
                       data["isolate"])
 
-    def run_key(self) -> dict[str, Any]:
+    def run_key(self) -> GameKey:
         """What a run's name hashes of these settings: the host limits only where not the defaults."""
-        out = self.to_json()
-        if out["memory"] in (None, DEFAULT_MEMORY):
+        out = GameKey(size=list(self.size), act_timeout=self.act_timeout, overage=self.overage, memory=self.memory,
+                      slowdown=self.slowdown, isolate=self.isolate)
+        if self.memory in (None, DEFAULT_MEMORY):
             del out["memory"]
-        if out["slowdown"] == 1.0:
+        if self.slowdown == 1.0:
             del out["slowdown"]
         return out
+
+
+class GameKey(TypedDict):
+    """A run's ``GameSettings`` as its name hashes them (``GameSettings.run_key``): ``memory`` and ``slowdown``
+    only where not the defaults, so that a run at the default limits has the name of one that gives none."""
+
+    size: list[int]
+    act_timeout: float
+    overage: float
+    memory: NotRequired[int | None]
+    slowdown: NotRequired[float]
+    isolate: bool
 
 
 @dataclass(frozen=True)
