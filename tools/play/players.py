@@ -112,10 +112,8 @@ class Player:
 
     @property
     def file(self) -> str:
-        """The submission file it plays; ``UserError`` for a project or source file not built yet."""
-        if self.submission is None:
-            raise UserError(f"player {self.spec}: not built; resolve it with connectx_forge.build.reference")
-        return self.submission
+        """The submission file it plays (a named player's spec: it plays none)."""
+        return self.submission if self.submission is not None else self.spec
 
     @property
     def built_here(self) -> bool:
@@ -125,7 +123,9 @@ class Player:
     def new_agent(self) -> Agent:
         """The agent function for one new game."""
         if self.fresh:
-            return file_agent(self.file)
+            if self.submission is None:
+                raise UserError(f"player {self.spec}: not built; resolve it with connectx_forge.build.reference")
+            return file_agent(self.submission)
         if self.kind == CALLABLE:
             assert self.agent is not None
             return self.agent
