@@ -76,7 +76,7 @@ def labels_of(specs: Sequence[str]) -> dict[str, str]:
 def canonical_specs(specs: Sequence[str], ghosts: GhostFiles | None = None) -> tuple[str, ...]:
     """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
     its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
-    plays what this process named (``players.canonical``)."""
+    plays what this process named (``reference.canonical``)."""
     from connectx_forge.build.reference import canonical
 
     return tuple(canonical(s, ghosts) for s in specs)
