@@ -16,7 +16,7 @@ GAMES  ?=
 MAX_GAMES ?=
 TEST_WORKERS ?= auto
 
-.PHONY: setup setup-test submission test test-slow lint upload bench bench-reference native clean
+.PHONY: setup setup-test submission test test-long test-slow lint upload bench bench-reference native clean
 
 setup: $(RUNTIME_STAMP)
 setup-test: $(TEST_STAMP)
@@ -68,6 +68,10 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff check agents build tools tests
 	$(BIN)/python -m tests.typecheck
 	$(BIN)/python -m tests.importlayers
+
+# the longest end-to-end runs and the unprivileged re-run of the attack files, which CI (.ci/run) runs after make test
+test-long: $(TEST_STAMP)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m long
 
 test-slow: $(TEST_STAMP)
 	$(BIN)/python -m pytest -m slow

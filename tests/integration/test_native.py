@@ -137,6 +137,7 @@ def test_without_the_toolchain_the_build_says_how_to_get_it(tmp_path: Path, monk
         build(resolve_target(str(project(tmp_path / "p"))))
 
 
+@pytest.mark.long
 def test_new_native_builds_checks_and_passes_its_own_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new", str(tmp_path / "fastbot"), "--native"]) == 0
     root = tmp_path / "fastbot"

@@ -71,15 +71,15 @@ def _interrupt(argv: list[str], after: float, ready: Callable[[], bool]) -> subp
 def test_ctrl_c_in_match_keeps_exactly_the_finished_games(tmp_path: Path) -> None:
     save = tmp_path / "games.jsonl"
     after = random.Random(os.getpid()).uniform(0.0, 3.0)  # a random point of the match, once a game has ended
-    done = _interrupt(["match", "kaggle:negamax", "random", "-n", "400", "-w", "2", "--save", str(save),
+    done = _interrupt(["match", "kaggle:negamax", "random", "-n", "40", "-w", "2", "--save", str(save),
                        "--no-progress"], after, lambda: save.is_file() and save.read_text().count("\n") > 0)
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "interrupted: the table counts the" in done.stderr
     overall = next(line for line in done.stdout.splitlines() if line.startswith("overall"))
     counted = int(overall.split()[1])
     lines = [json.loads(line) for line in save.read_text().splitlines()]
-    assert 0 < counted < 400 and len(lines) == counted
-    assert len({g["index"] for g in lines}) == counted and f"{counted} finished game(s) of 400" in done.stderr
+    assert 0 < counted < 40 and len(lines) == counted
+    assert len({g["index"] for g in lines}) == counted and f"{counted} finished game(s) of 40" in done.stderr
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -110,7 +110,7 @@ def test_ctrl_c_at_a_terminal_leaves_no_folder(tmp_path: Path, workers: str) -> 
 
 def test_ctrl_c_in_a_tournament_says_how_to_resume(tmp_path: Path) -> None:
     store = tmp_path / "t.sqlite"
-    done = _interrupt(["tournament", "kaggle:negamax", "random", "lookahead", "--openings", "30", "-w", "2",
+    done = _interrupt(["tournament", "kaggle:negamax", "random", "lookahead", "--openings", "5", "-w", "2",
                        "--store", str(store), "--no-progress"], 2.0, store.is_file)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     hint = done.stderr.strip().splitlines()[-1]

@@ -63,6 +63,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return env / "bin"
 
 
+@pytest.mark.long
 @pytest.mark.checkout
 def test_a_project_of_ones_own_from_new_to_upload(venv: Path, tmp_path: Path) -> None:
     before = git_status()

@@ -277,7 +277,7 @@ def test_build_repacks_a_built_file_keeping_its_manifest(new_project: Path, tmp_
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
-@pytest.mark.parametrize("kind", ["project", "file"])
+@pytest.mark.parametrize("kind", [pytest.param("project", marks=pytest.mark.long), "file"])
 def test_make_submission_takes_a_project_or_a_file(new_project: Path, tmp_path: Path, kind: str) -> None:
     lone = write(tmp_path / "mine", {"standalone.py": "import random\n\ndef agent(obs, config):\n    return "
                                      "random.choice([c for c in range(config.columns) if obs.board[c] == 0])\n"})

@@ -40,6 +40,7 @@ def shared_tmp() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.long
 def test_the_attacks_hold_for_an_unprivileged_user(shared_tmp: Path) -> None:
     tmp_path = shared_tmp
     if os.geteuid() != 0:

@@ -71,7 +71,8 @@ def test_a_slip_is_weighed_half_by_the_prior_half_uniformly() -> None:
     assert slip_chance(full, [0], lambda b: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]) == pytest.approx(1 / 6)
 
 
-@pytest.mark.parametrize("moves", [LOST, DRAWN, "44444"], ids=["lost", "drawn", "book"])
+@pytest.mark.parametrize("moves", [LOST, DRAWN, pytest.param("44444", marks=pytest.mark.long)],
+                         ids=["lost", "drawn", "book"])
 def test_the_likely_rule_picks_the_likeliest_slip(solver: Engine, moves: str) -> None:
     """Among the moves of the position's score, the one after which an opponent half uniform, half the policy
     network's plays a reply that changes the result, the reply values re-derived from exact scores."""
