@@ -147,3 +147,39 @@ def test_the_message_queues_folder_never_holds_a_game_back() -> None:
     assert namespace._due("./mq/cxforge-note", now, now) == 1_700_000_001_000_000_000
     assert namespace._due("./tmp", now, now) == now + 1
     assert namespace._due("./tmp", now - 1, now) == 0
+
+
+LEADER_GONE = textwrap.dedent("""
+    import ctypes, json, os, signal, threading, time
+    from connectx_forge.sandbox import namespace
+
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # its first thread exits; the other goes on running its code
+        def work():
+            os.write(ready_w, b"xx")  # one for this process's first thread, one for the test
+            while True:
+                time.sleep(0.01)
+        threading.Thread(target=work).start()
+        os.read(ready_r, 1)
+        ctypes.CDLL(None).syscall(60, 0)  # exit(2): this thread alone (x86_64's number)
+    os.read(ready_r, 1)
+    time.sleep(0.2)
+    leader = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    found = namespace.members({pid})
+    done = namespace.kill_all_but({pid}, set())
+    after = namespace.members({pid})
+    os.kill(pid, signal.SIGKILL)  # what the call missed: killed here, so that the test leaves nothing
+    os.waitpid(pid, 0)
+    print(json.dumps({"leader": leader, "found": found == [pid], "done": done, "after": after}))
+""")
+
+
+def test_a_process_whose_first_thread_exited_still_runs_and_is_killed() -> None:
+    """A process whose first thread has exited shows as a zombie in ``/proc/PID/stat`` while its other threads run
+    its code: ``members`` reads every thread (a zombie or exiting thread is not a running process), and
+    ``kill_all_but`` kills it and returns once it runs nothing."""
+    run = subprocess.run([sys.executable, "-c", LEADER_GONE], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found == {"leader": "Z", "found": True, "done": True, "after": []}, found

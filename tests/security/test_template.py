@@ -88,3 +88,49 @@ def test_a_templated_host_is_ready_only_when_it_says_so(sent: list[bytes], close
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_spare_refused_for_the_last_games_processes_is_forked_once_they_are_reaped(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The template forks the next spare before it reaps the host just killed (their exit and the fork overlap);
+    where the processes allowed are all taken meanwhile (``EAGAIN``), it reaps the ended hosts and forks again."""
+    from connectx_forge.sandbox import template
+
+    forks, reaped = [], []
+
+    def fork() -> int:
+        forks.append(len(reaped))
+        if not reaped:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        return 4242
+
+    monkeypatch.setattr(template.os, "fork", fork)
+    monkeypatch.setattr(template.os, "waitpid", lambda pid, flags: reaped.append(pid) or (pid, 9))
+    ended = [101, 102]
+    assert template._fork(ended) == 4242
+    assert forks == [0, 2] and reaped == [101, 102] and ended == []
+
+
+def test_a_games_hosts_are_ended_in_one_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a game's end the referee asks its warden to end both hosts in one request (``Warden.end_all``: the
+    warden kills both before it waits for either), then closes each."""
+    from connectx_forge.sandbox import warden
+
+    asked: list[list[int]] = []
+    closed: list[int | None] = []
+
+    class Handle:
+        def end_all(self, pids: list[int]) -> None:
+            asked.append(pids)
+
+    class Host:
+        def __init__(self, pid: int | None) -> None:
+            self.pid = pid
+
+        def close(self) -> None:
+            closed.append(self.pid)
+
+    monkeypatch.setattr(warden, "get", Handle)
+    seat.close_all([Host(11), None, Host(12)])  # type: ignore[list-item]
+    seat.close_all([Host(None)])  # type: ignore[list-item]
+    assert asked == [[11, 12]] and closed == [None, None, None]

@@ -229,9 +229,10 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
             record.slowed = slowed_by(hosts)
         return record
     finally:
-        for h in hosts:
-            if h is not None:
-                h.close()
+        if any(h is not None for h in hosts):
+            from connectx_forge.sandbox.seat import close_all
+
+            close_all(hosts)
 
 
 def play_job(job: GameJob) -> GameRecord:

@@ -435,24 +435,23 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
         reap.keep(hosts, pid, status)
 
 
+PF_EXITING = 0x4  # a thread's flag (``/proc/PID/task/TID/stat``, field 9) from the first step of its exit on
+
+
 def members(roots: set[int]) -> list[int]:
-    """The live processes (zombies left out) that are ``roots`` or descend from them, walked down from ``roots``
-    through each thread's ``children`` in ``/proc``: with a namespace's init and the process forked into it, all
-    of that namespace (an orphan there is its init's), read from outside, so that nothing agent code there says is
-    needed; the walk costs the namespace's size, not the machine's."""
+    """The processes that are ``roots`` or descend from them and may still run code of their own (zombies and
+    processes in the kernel's exit left out: ``_runs``), walked down from ``roots`` through each thread's
+    ``children`` in ``/proc``: with a namespace's init and the process forked into it, all of that namespace (an
+    orphan there is its init's), read from outside, so that nothing agent code there says is needed; the walk
+    costs the namespace's size, not the machine's."""
     found, todo, seen = [], list(roots), set()
     while todo:
         pid = todo.pop()
         if pid in seen:
             continue
         seen.add(pid)
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                state = fh.read().rsplit(b")", 1)[1].split()[0]
-            threads = os.listdir(f"/proc/{pid}/task")
-        except (OSError, IndexError):
-            continue
-        found += [pid] if state not in (b"Z", b"X") else []
+        threads = _threads(pid)
+        found += [pid] if _runs(pid, threads) else []
         for thread in threads:
             try:
                 with open(f"/proc/{pid}/task/{thread}/children", "rb") as fh:
@@ -462,26 +461,43 @@ def members(roots: set[int]) -> list[int]:
     return found
 
 
+def _runs(pid: int, threads: list[str]) -> bool:
+    """Whether process ``pid`` may still run code of its own: one of its ``threads`` is neither a zombie nor in
+    the kernel's exit (``PF_EXITING``, set before the exit frees the process's memory: from then on the thread
+    never returns to its code, and every call it made has returned)."""
+    for thread in threads:
+        try:
+            with open(f"/proc/{pid}/task/{thread}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            if fields[0] not in (b"Z", b"X") and not int(fields[6]) & PF_EXITING:
+                return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False
+
+
 SWEEPS = 50  # passes of ``kill_all_but`` at most: a tree that forks as fast as it is killed is still bounded
-KILL_SECONDS = 2.0  # the longest ``kill_all_but`` waits for the processes it killed to be gone
+KILL_SECONDS = 2.0  # the longest ``kill_all_but`` waits for the processes it killed to be ended
+EXIT_POLL = 0.0005  # seconds between two reads of whether the killed processes are still running code
 
 
 def kill_all_but(roots: set[int], spared: set[int]) -> bool:
-    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left: True once all are
-    gone (zombies at most: they run nothing and write nothing more), False where some were still there after
-    ``KILL_SECONDS`` or ``SWEEPS`` passes.  Each pass stops them first, so that none forks while the others are
-    killed, then sleeps until they have exited (on their pidfds, not by reading ``/proc`` again and again),
+    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left that may run code of
+    its own: True then (each is in the kernel's exit or a zombie: it runs nothing and writes nothing more; the
+    exit's freeing of its memory goes on beside the caller), False where some still ran after ``KILL_SECONDS``
+    or ``SWEEPS`` passes.  Each pass stops them first, so that none forks while the others are killed, then
+    waits until none runs (on their pidfds, which wake it when one is gone, read again every ``EXIT_POLL``),
     and the next pass finds what forked before it was stopped or was passed to the namespace's init."""
     deadline = time.monotonic() + KILL_SECONDS
     for _ in range(SWEEPS):
         left = [p for p in members(roots) if p not in spared]
         if not left:
             return True
-        pidfds = []
+        pidfds: dict[int, int] = {}  # each one's pid, by its pidfd
         try:
             for pid in left:
                 try:
-                    pidfds.append(os.pidfd_open(pid))
+                    pidfds[os.pidfd_open(pid)] = pid
                 except ProcessLookupError:  # it exited meanwhile
                     continue
                 except OSError:  # no pidfd (no fd left): it cannot be waited for
@@ -489,7 +505,7 @@ def kill_all_but(roots: set[int], spared: set[int]) -> bool:
             for sig in (signal.SIGSTOP, signal.SIGKILL):
                 for fd in pidfds:
                     _signal(fd, sig)
-            if not _all_exited(pidfds, deadline):
+            if not _all_ended(pidfds, deadline):
                 return False
         finally:
             for fd in pidfds:
@@ -504,21 +520,34 @@ def _signal(pidfd: int, sig: int) -> None:
         pass
 
 
-def _all_exited(pidfds: list[int], deadline: float) -> bool:
-    """Wait until every process of ``pidfds`` has exited (a pidfd reads ready then), at most until ``deadline``
-    (``time.monotonic``)."""
+def _all_ended(pidfds: dict[int, int], deadline: float) -> bool:
+    """Wait until no process of ``pidfds`` (pids by pidfd) runs code of its own (``_runs``: exiting or gone), at
+    most until ``deadline`` (``time.monotonic``)."""
     poller = select.poll()
     for fd in pidfds:
         poller.register(fd, select.POLLIN)
-    waiting = len(pidfds)
-    while waiting:
+    waiting = dict(pidfds)
+    while True:
+        ended = [fd for fd, pid in waiting.items() if not _runs(pid, _threads(pid))]
         left = deadline - time.monotonic()
+        for fd in ended:
+            poller.unregister(fd)
+            del waiting[fd]
+        if not waiting:
+            return True
         if left <= 0:
             return False
-        for fd, _ in poller.poll(left * 1000):
+        for fd, _ in poller.poll(min(left, EXIT_POLL) * 1000):  # gone: its pidfd reads ready
             poller.unregister(fd)
-            waiting -= 1
-    return True
+            del waiting[fd]
+
+
+def _threads(pid: int) -> list[str]:
+    """The thread ids of process ``pid`` (none when it is gone)."""
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
 
 
 IPC_RMID = 0

@@ -31,6 +31,15 @@ def killpg(pid: int) -> None:
         pass
 
 
+def kill(pid: int) -> None:
+    """``SIGKILL`` a process and its group (a host that left its group is killed all the same)."""
+    killpg(pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def reap_any(hosts: Hosts) -> None:
     """Reap every child that exited; a host's status is kept, anything else's group is killed (an orphan this
     subreaper inherited, or a host already ended)."""

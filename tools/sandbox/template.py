@@ -34,9 +34,10 @@ Hosts are the template's children, so it reaps them (``end``, ``reap.py``) and
 reads their statuses; they die with it, and it dies with the warden.  It forks
 each host ahead of its game (a spare, named ``cxforge-spare`` until it has its
 game), when the warden asks (at the load's end, then when each game's host has
-ended), and gives the warden the spare's end of a socket: the warden hands the
+ended; it reaps that host once the fork is made, so that the host's exit and the
+fork overlap), and gives the warden the spare's end of a socket: the warden hands the
 spare its game's fds straight, so that neither the fork nor a message to the
-template is on a game's critical path.
+template is on a game's start.
 
 The template is agent code from its load on, so the warden trusts nothing it
 does and waits on it only with deadlines (a send that would block, an answer
@@ -44,8 +45,8 @@ that does not come: the template is dropped and the file loaded afresh).  What
 matters is done from outside, by the warden: before each game it stops the
 template (``SIGSTOP``; it runs again only when its host has ended), kills every
 other process of the template's namespace but the game's spare (whatever the
-load forked, whatever an earlier game left) and waits until they are gone
-(on their pidfds: ``namespace.kill_all_but``), and removes the System V IPC of its
+load forked, whatever an earlier game left) and waits until none of them runs
+(each in the kernel's exit or gone: ``namespace.kill_all_but``), and removes the System V IPC of its
 namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
 host itself when its game ends.  A template that used more than ``SPARE_CPU``
 seconds of CPU between two games (or a spare before its game) is dropped: that is
@@ -232,7 +233,7 @@ class Template:
         asked for: the template ends the host while the warden goes on)."""
         inner = self.inner.pop(pid, pid)
         if grace <= 0:
-            _kill(pid)  # from here: the template need not do it
+            reap.kill(pid)  # from here: the template need not do it
             self._unwritten()
             if self.gone:
                 return None
@@ -246,7 +247,7 @@ class Template:
             return None
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
-        _kill(pid)
+        reap.kill(pid)
         self._unwritten()
         self.ask_spare()
         try:
@@ -273,7 +274,7 @@ class Template:
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
         """Kill the template (and so any host it still runs) and reap it (and ``hosts``' statuses meanwhile)."""
-        _kill(self.pid)
+        reap.kill(self.pid)
         self.sock.close()
         if self.spare is not None:
             self.spare[2].close()
@@ -293,15 +294,6 @@ def cpu_seconds(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
-
-
-def _kill(pid: int) -> None:
-    """``SIGKILL`` a process and its group from the warden (a templated host: whatever its template does)."""
-    reap.killpg(pid)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
@@ -396,31 +388,38 @@ def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable
     if setup.get("alone"):
         setup = {**setup, "spare_home": _home(setup)}
     homes: dict[int, str] = {}
+    ended: list[int] = []  # hosts ended quietly, reaped once the next spare is forked (their exits meanwhile)
     for message, fds in protocol.requests(control):
         for fd in fds:  # no request carries any
             os.close(fd)
         if message["op"] == "spare":
-            spare = _spare(setup, loaded, log, output, sorted(hosts.running))
+            spare = _spare(setup, loaded, log, output, sorted(hosts.running), ended)
             hosts.running.add(spare.pid)
             if spare.home != setup.get("spare_home"):
                 homes[spare.pid] = spare.home
+            _gone(ended)  # before the answer: the warden stops this process as soon as it has its spare
             socket.send_fds(control, [json.dumps({"pid": spare.pid}).encode()], [spare.sock.fileno()])
             spare.sock.close()
             continue
         pid = int(message["pid"])
         answer = {"status": reap.end(hosts, pid, float(message.get("grace", 0)))}
-        _gone(pid)  # reaped before anything else: the next game's host waits for it to be gone
+        if message.get("quiet"):  # not answered: the warden asks for the next spare at once
+            ended.append(pid)
+        else:
+            _gone([pid])
         shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
         if not message.get("quiet"):  # a quiet end is not answered
             control.send(json.dumps(answer).encode())
 
 
-def _gone(pid: int) -> None:
-    """Reap host ``pid``, killed by ``reap.end`` (unless that reaped it already)."""
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+def _gone(pids: list[int]) -> None:
+    """Reap hosts ``pids``, killed by ``reap.end`` (those it reaped already are passed over), and forget them."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    pids.clear()
 
 
 def _say(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -501,19 +500,36 @@ def _home(setup: dict[str, Any]) -> str:
 
 
 def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes,
-           before: list[int]) -> Spare:
+           before: list[int], ended: list[int]) -> Spare:
     """Fork a host ahead of its game, its HOME the template's ``spare_home`` where it has one, else a new one
-    (``_home``); ``before``: the hosts running now, which must be gone before its game starts."""
+    (``_home``); ``before``: the hosts running now, which must be gone before its game starts; ``ended``: hosts
+    killed but not yet reaped, which still count against the processes allowed (reaped first, and the fork
+    tried again, where the fork is refused for them; else the caller reaps them once the fork is made, before it
+    says the spare is there: no game sees the last one's host, not even as a zombie)."""
     home = setup.get("spare_home") or _home(setup)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     me = os.getpid()
-    pid = os.fork()
+    pid = _fork(ended)
     if pid == 0:
         limits.set_name(SPARE)  # at once: a host listing processes never takes a spare for a playing host
         ours.close()
         _host(theirs, setup, loaded, log, output, me, home, before)
     theirs.close()
     return Spare(pid, ours, home)
+
+
+def _fork(ended: list[int]) -> int:
+    """``os.fork``; where the processes allowed are all taken (``EAGAIN``: the last game's tree, killed, may
+    still be leaving), the hosts ``ended`` are reaped and the fork tried again, for at most ``GONE_SECONDS``."""
+    deadline = time.monotonic() + GONE_SECONDS
+    while True:
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            _gone(ended)
+            time.sleep(0.005)
 
 
 GONE_SECONDS = 2.0  # the longest a spare waits for the last game's hosts to be reaped before its own game

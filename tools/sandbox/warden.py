@@ -10,7 +10,8 @@ over a ``SOCK_SEQPACKET`` socketpair to
   ``SCM_RIGHTS``; it answers the host's pid, which is also its process group;
 * ``end``: give the host ``grace`` seconds to exit on its own (to learn how it
   died), then ``killpg(pid, SIGKILL)`` its whole group and reap it; answers its
-  wait status (without grace, ``quiet``: no answer, so the referee need not wait).
+  wait status (without grace, ``quiet``, for all of a game's hosts at once: no
+  answer, so the referee need not wait, and all are killed before any is waited for).
 
 The warden dies with its referee: ``PR_SET_PDEATHSIG`` sends it ``SIGTERM``
 when the referee's thread dies (even by ``kill -9``), and the channel's EOF
@@ -133,12 +134,7 @@ class Warden:
         Without ``grace`` neither is asked for, nor waited for: the warden ends the host while the referee
         goes on."""
         if grace <= 0:
-            with self._lock:
-                try:
-                    self.sock.settimeout(ANSWER_SECONDS)
-                    self.sock.send(json.dumps({"op": "end", "pid": pid, "quiet": True}).encode())
-                except OSError as exc:
-                    raise WardenGone(str(exc)) from None
+            self.end_all([pid])
             return None, False
         answer = self._ask({"op": "end", "pid": pid, "grace": grace}, grace + ANSWER_SECONDS)
         status = answer.get("status")
@@ -147,6 +143,16 @@ class Warden:
                     answer.get("oom") is True)
         except protocol.ProtocolError as exc:
             raise WardenGone(f"{exc} from the warden") from None
+
+    def end_all(self, pids: list[int]) -> None:
+        """Kill hosts ``pids`` (one game's) in one request, which the warden does not answer and the referee does
+        not wait for: it kills every one before it waits for any to be gone, so that their ends overlap."""
+        with self._lock:
+            try:
+                self.sock.settimeout(ANSWER_SECONDS)
+                self.sock.send(json.dumps({"op": "end", "pids": pids, "quiet": True}).encode())
+            except OSError as exc:
+                raise WardenGone(str(exc)) from None
 
     def close(self) -> None:
         """End the warden (the channel's end tells it to), reap it, and remove its folders and cgroups."""

@@ -86,6 +86,16 @@ def _end(state: _State, pid: int, grace: float) -> dict[str, Any]:
     return answer
 
 
+def _end_all(state: _State, pids: list[int]) -> None:
+    """End hosts ``pids`` (one game's) without their statuses: every one is killed before any is waited for
+    (``_end``: until its namespace holds nothing but its template and init), so that their exits overlap."""
+    for pid in pids:
+        if pid in state.running:
+            reap.kill(pid)
+    for pid in pids:
+        _end(state, pid, 0.0)
+
+
 def _end_host(state: _State, pid: int, grace: float) -> int | None:
     parent = state.forked_by.pop(pid, None)
     folder = state.folders.pop(pid, None)
@@ -307,6 +317,9 @@ def serve(sock: socket.socket, parent: int, root: str | None = None,
         for message, fds in protocol.requests(sock):
             if message["op"] == "spawn":
                 answer: dict[str, Any] = _spawn(state, message["setup"], fds)
+            elif "pids" in message:
+                _end_all(state, [int(pid) for pid in message["pids"]])
+                answer = {}
             else:
                 answer = _end(state, int(message["pid"]), float(message.get("grace", 0)))
             if not message.get("quiet"):  # a quiet end is not answered
