@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.registry import get
+from connectx_forge.build import native_libs
 from connectx_forge.build import project as projects
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
 from connectx_forge.build.embed import DataFile, data_names, load_data
@@ -113,8 +115,6 @@ def target_of(player: Player, root: Path | None = None, function: str | None = N
     if player.kind == PROJECT and player.path is not None:
         return target_for_project(projects.load(player.path, function))
     if player.kind == REGISTERED:
-        from agents.registry import get
-
         spec = get(str(player.name))
         return Target(name=spec.name, module=spec.module, function=function or spec.function, spec=spec,
                       root=shipped, tops=SHIPPED_TOPS, floors=dict(spec.floors))
@@ -185,8 +185,6 @@ def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tu
 
     A shipped agent's module names the shipped libraries (``native_libs.SHIPPED``), the project's its settings'.
     """
-    from connectx_forge.build import native_libs
-
     wanted: dict[str, tuple[str, str]] = {}
     for module in modules:
         if module.library and not native_libs.is_shipped(module.name):

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from connectx_forge.build import cc
+from connectx_forge.build import project as projects
 from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
@@ -236,8 +237,6 @@ def library_for(name: str, module: str, file: str) -> bytes:
     """Library ``name`` as module ``module`` (at ``file``) declares it: a shipped agent's from ``SHIPPED``, a
     project's from its settings; compiled (or prebuilt) as a build would embed it.  For ``load_native`` in a
     source tree."""
-    from connectx_forge.build import project as projects
-
     root, libraries = Path(), {}
     if not is_shipped(module):  # its project's settings, found from its file
         if not file:

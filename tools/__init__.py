@@ -58,32 +58,14 @@ __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "Che
            "Tournament", "Sprt", "Ladder"]
 
 
-def _user_errors(function: Any) -> Any:
-    """``function`` raising ``UserError`` for every bad input: the one-line errors of the game core (a bad board
-    size, an unknown agent name), which the command line prints as its own, become ``UserError`` too."""
-    import functools
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from agents.board import BoardError
-        from agents.registry import UnknownAgent
-        from connectx_forge.errors import UserError
-
-        try:
-            return function(*args, **kwargs)
-        except (BoardError, UnknownAgent) as exc:
-            raise UserError(str(exc)) from None
-
-    return call
-
-
 def __getattr__(name: str) -> Any:
     """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
     import importlib
 
     if name in _FUNCTIONS or name in _LEAGUE:
         module = "connectx_forge.api.functions" if name in _FUNCTIONS else "connectx_forge.api.league"
-        function = globals()[name] = _user_errors(getattr(importlib.import_module(module), name))
+        api = importlib.import_module("connectx_forge.api")
+        function = globals()[name] = api.user_errors(getattr(importlib.import_module(module), name))
         return function
     if name in _RESULTS:
         return getattr(importlib.import_module("connectx_forge.api.results"), name)

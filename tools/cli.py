@@ -25,8 +25,11 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
 
-from agents.registry import did_you_mean
+from agents.board import BoardError
+from agents.registry import UnknownAgent, did_you_mean
 from connectx_forge import options
+from connectx_forge.build.errors import BuildError
+from connectx_forge.build.manifest import tool_version
 from connectx_forge.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
 from connectx_forge.options import HelpFormatter
 from connectx_forge.sandbox.escape import escape
@@ -132,18 +135,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _clean_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean bad input: reported as one line, no traceback."""
-    from agents.board import BoardError
-    from agents.registry import UnknownAgent
-
-    errors: list[type[BaseException]] = [UserError, BoardError, UnknownAgent]
-    try:
-        from connectx_forge.build.errors import BuildError
-        errors.append(BuildError)
-    except ImportError:
-        pass
-    return tuple(errors)
+CLEAN_ERRORS: tuple[type[BaseException], ...] = (UserError, BoardError, UnknownAgent, BuildError)
+"""The exceptions that mean bad input: reported as one line, no traceback."""
 
 
 def missing_package(name: str | None) -> str:
@@ -230,8 +223,6 @@ def _fail(name: str, message: str, status: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["--version"], ["-V"]):
-        from connectx_forge.build.manifest import tool_version
-
         print(f"{PROG} {tool_version()}")
         return 0
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
@@ -250,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options.prepare(args)
         return int(module.run(args) or 0)
-    except _clean_errors() as exc:
+    except CLEAN_ERRORS as exc:
         return _fail(name, str(exc), getattr(exc, "status", EXIT_ERROR))
     except ModuleNotFoundError as exc:  # an optional package the run needs (torch, stable-baselines3...)
         if (exc.name or "").split(".")[0] in ("agents", "connectx_forge", "tests"):

@@ -13,6 +13,9 @@
 Every output flag is declared (``register_output``), and ``prepare`` makes its folder
 and checks it is writable before a command does any work.  The value types here
 (``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
+
+``cxforge --help`` imports this module (its help formatter) and no command, so the converters that build a
+run's objects from the flags (the jail's limits, the game writer, the ghosts) import them when called.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
+from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
 
 
@@ -111,7 +115,7 @@ def add_memory(parser: argparse.ArgumentParser) -> None:
 
 
 def _memory(text: str) -> int:
-    from connectx_forge.sandbox.limits import parse_memory
+    from connectx_forge.sandbox.limits import parse_memory  # as limits_of: the jail's modules, when a flag is read
 
     try:
         return parse_memory(text)
@@ -138,7 +142,7 @@ def _slowdown(text: str) -> float:
 
 def limits_of(args: argparse.Namespace) -> Any:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
-    from connectx_forge.play.settings import host_limits
+    from connectx_forge.play.settings import host_limits  # the jail's modules: not for every ``cxforge --help``
 
     return host_limits(args.memory, args.slowdown)
 
@@ -227,7 +231,7 @@ def writer_of(args: argparse.Namespace) -> Any:
     path = getattr(args, "save", None)
     if path is None:
         return None
-    from connectx_forge.play.records import GameWriter
+    from connectx_forge.play.records import GameWriter  # the game loop and numpy: not for ``cxforge --help``
 
     return GameWriter(path, append=bool(getattr(args, "append", False)))
 
@@ -253,7 +257,7 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
 def ghosts_of(args: argparse.Namespace) -> Any:
     """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
     ``agent_file.Ghosts``: the commands pass it to the players' resolver)."""
-    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
+    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts  # the bundler: not for ``cxforge --help``
 
     replays = getattr(args, "replays", None) or ()
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))
@@ -326,8 +330,6 @@ def add_engine(parser: Any, default: str | None = "auto", what: str = "the solve
 
 def engine_of(args: argparse.Namespace) -> str:
     """``--engine`` with auto resolved: c where the compiled solver loads, else python (a ``Kind``, a str)."""
-    from connectx_forge import tool_engines
-
     return tool_engines.resolve(getattr(args, "engine", None) or "auto", check=False)
 
 

@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.review.board_player import board_page, frame_size
+from connectx_forge.leaderboard.review.games import Game, read_record
+from connectx_forge.leaderboard.review.replay_page import game_page, replay_of, visualizer
+
 if TYPE_CHECKING:
     from connectx_forge.leaderboard.review.annotate import Review
-    from connectx_forge.leaderboard.review.games import Game
 
 Row = dict[str, Any]
 MAX_ROWS = 20  # games shown in a notebook's table; .games and .to_pandas() hold them all
@@ -83,8 +87,6 @@ class Replay:
         """Write the full page to ``path``; the path written."""
         import os
 
-        from connectx_forge.errors import UserError
-
         try:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(self.html)
@@ -96,9 +98,6 @@ class Replay:
 def game_replay(game: Game, title: str, review: Review | None = None) -> Replay:
     """A ``Game``'s replay: the small player (with the review's verdicts, given one), and the full page:
     kaggle-environments' player alone, or ``cxforge replay``'s page beside the review's move list."""
-    from connectx_forge.leaderboard.review.board_player import board_page, frame_size
-    from connectx_forge.leaderboard.review.replay_page import game_page, replay_of, visualizer
-
     def page() -> str:
         player = visualizer(replay_of(game))
         return player if review is None else game_page(review, player, title)
@@ -108,8 +107,6 @@ def game_replay(game: Game, title: str, review: Review | None = None) -> Replay:
 
 def record_replay(record: Row, title: str) -> Replay:
     """A saved game's replay (no solver: a review adds the verdicts, ``review_replay``)."""
-    from connectx_forge.leaderboard.review.games import read_record
-
     return game_replay(read_record(record, title), title)
 
 

@@ -34,8 +34,18 @@ from connectx_forge.api.functions import (
     _writer,
 )
 from connectx_forge.api.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
+from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.ghosts.ghosts_cmd import check_write, table_text, teams_of, write_ghost, written_line
+from connectx_forge.leaderboard.ghosts.observed_moves import load_books
+from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
+from connectx_forge.leaderboard.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
+from connectx_forge.leaderboard.ladder.ladder_report import format_ladder
+from connectx_forge.leaderboard.ladder.rating import RatingSettings
 from connectx_forge.leaderboard.ladder.simulate import Ladder
+from connectx_forge.leaderboard.regress import data
+from connectx_forge.leaderboard.regress.regress_cmd import add_cases, added_text, expand, list_text, project_root
+from connectx_forge.leaderboard.review.labeller import Labeller
 
 
 def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None = None,
@@ -60,10 +70,6 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     ``pool`` too) come from, as ``--replays`` and ``--fallback``.  The flags of ``cxforge ladder --help`` say
     what the others mean.
     """
-    from connectx_forge.arena.store import Store
-    from connectx_forge.leaderboard.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
-    from connectx_forge.leaderboard.ladder.ladder_report import format_ladder
-
     if given.get("days", 0) is None:  # the default: the command's, or the stored ladder's
         del given["days"]
     resume = bool(given.get("resume", False))
@@ -99,9 +105,6 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
 def ladder_fit(*episodes: PathLike) -> LadderFitResult:
     """``cxforge ladder --fit EPISODES.json...``: TrueSkill's sigma0, beta, tau and draw probability fitted to
     Kaggle episode lists (ListEpisodes JSON with initialScore and updatedScore; docs/ladder.md)."""
-    from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-    from connectx_forge.leaderboard.ladder.rating import RatingSettings
-
     if not episodes:
         raise UserError("give at least one episode list (EPISODES.json)")
     result = fit_files([Path(e) for e in episodes], mu0=RatingSettings().mu0)
@@ -117,15 +120,6 @@ def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = 
     and ``write`` together: write that team's ghost to the file ``write`` (never replaced) as a Kaggle agent,
     playing ``fallback`` (a registered agent, a project folder or a ``.py``) off its record.
     """
-    from connectx_forge.leaderboard.ghosts.ghosts_cmd import (
-        check_write,
-        table_text,
-        teams_of,
-        write_ghost,
-        written_line,
-    )
-    from connectx_forge.leaderboard.ghosts.observed_moves import load_books
-
     name = _fallback_spec(fallback)
     target = None if write is None else Path(write)
     check_write(team, target)
@@ -138,8 +132,6 @@ def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = 
 
 
 def _project_of(project: PathLike) -> Path:
-    from connectx_forge.leaderboard.regress.regress_cmd import project_root
-
     if callable(project) and not isinstance(project, (str, os.PathLike)):
         raise UserError("regress works on an agent project: give its folder (made by cxforge new), not a function")
     return project_root(Path(project))
@@ -157,10 +149,6 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
     ``project``: the project's folder, or a folder inside it.  A line that cannot be read, and a lost game
     without a losing move of ours, is passed to ``on_problem`` (default: a warning).
     """
-    from connectx_forge.leaderboard.regress import data
-    from connectx_forge.leaderboard.regress.regress_cmd import add_cases, added_text, expand
-    from connectx_forge.leaderboard.review.labeller import Labeller
-
     def problem(line: str) -> None:
         if on_problem is not None:
             on_problem(line)
@@ -187,9 +175,6 @@ def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | 
 
 def regress_list(project: PathLike = ".") -> RegressResult:
     """``cxforge regress list``: the project's regression cases (``project``: its folder, or one inside it)."""
-    from connectx_forge.leaderboard.regress import data
-    from connectx_forge.leaderboard.regress.regress_cmd import list_text
-
     root = _project_of(project)
     cases = data.read(root / data.DATA_FILE)
     rows = [dict(c) for c in cases]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html
 from connectx_forge.api.results import GAME_COLUMNS, Result, _game_rows, _run_replay
+from connectx_forge.leaderboard.regress.regress_cmd import HEADERS, rows_of
 
 if TYPE_CHECKING:
     from connectx_forge.leaderboard.ladder.fit import FitResult
@@ -189,8 +190,6 @@ class RegressResult(Result):
         return f"<RegressResult {self.project}: {len(self.cases)} cases, {self.added} added>"
 
     def _summary_html(self) -> str:
-        from connectx_forge.leaderboard.regress.regress_cmd import HEADERS, rows_of
-
         rows = [dict(zip(HEADERS, r, strict=True)) for r in rows_of(self.cases)]
         return (f"<pre>{html.escape(self.text)}</pre>"
                 + html_table(rows, list(HEADERS), "cases (columns from 1)", limit=MAX_ROWS))

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
+from connectx_forge.leaderboard.review.review_cmd import write_html
 from connectx_forge.stats import wilson
 
 if TYPE_CHECKING:
@@ -444,8 +445,6 @@ class ReviewResult(Result):
     def save_html(self, folder: Any) -> str:
         """A page per game and ``index.html`` in ``folder`` (``cxforge review --html``); the index's path."""
         from pathlib import Path
-
-        from connectx_forge.leaderboard.review.review_cmd import write_html
 
         return str(write_html(list(self.reviews), Path(folder), self.summary_text))
 

@@ -25,9 +25,10 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from connectx_forge import paths
 from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
+from connectx_forge.build.reference import canonical, resolve
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.players import GhostFiles
+from connectx_forge.play.players import GhostFiles, distinct
 from connectx_forge.play.records import tag
 from connectx_forge.play.settings import GameSettings
 
@@ -53,8 +54,6 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
     Kept with a run (``choose_run``), so that a tournament or SPRT of an agent
     whose sources changed never resumes the old agent's games unasked.
     """
-    from connectx_forge.build.reference import resolve
-
     out = {}
     for spec in specs:
         player = resolve(spec)
@@ -66,9 +65,6 @@ def file_versions(specs: Sequence[str]) -> dict[str, str]:
 def labels_of(specs: Sequence[str]) -> dict[str, str]:
     """Each player's label in a run's tables, files and store: a project's name, a file's name, a registered
     name; the path (the spec) only where two players' labels collide (``players.distinct``)."""
-    from connectx_forge.build.reference import resolve
-    from connectx_forge.play.players import distinct
-
     unique = list(dict.fromkeys(specs))
     return {spec: p.label for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
 
@@ -77,8 +73,6 @@ def canonical_specs(specs: Sequence[str], ghosts: GhostFiles | None = None) -> t
     """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
     its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
     plays what this process named (``reference.canonical``)."""
-    from connectx_forge.build.reference import canonical
-
     return tuple(canonical(s, ghosts) for s in specs)
 
 

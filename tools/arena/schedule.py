@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import agents
 from connectx_forge.build.reference import as_player
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, play_job
@@ -234,8 +235,6 @@ def our_packages_first() -> None:
     would import it instead of ours.
     """
     import sys
-
-    import agents
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(agents.__file__)))
     if not sys.path or sys.path[0] != root:

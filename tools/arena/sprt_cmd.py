@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from connectx_forge.arena import flags
+from connectx_forge.arena import flags, plots
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.sprt import MODELS
 from connectx_forge.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
@@ -78,8 +78,6 @@ def run(args: argparse.Namespace) -> int:
     report = result.report.to_json()
     notes: list[str] = []
     if args.out is not None:
-        from connectx_forge.arena import plots
-
         make_folder(args.out)
         write_json(report, args.out / "report.json")
         skipped = plots.draw(plots.llr_png, report, args.out / "llr.png")

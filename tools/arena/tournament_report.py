@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge import table
+from connectx_forge.arena import plots
 from connectx_forge.arena.pentanomial import NAMES
 from connectx_forge.arena.run import version_lines
 from connectx_forge.arena.standings import WDL, PairingTable
@@ -121,8 +122,6 @@ def write_json(report: dict[str, Any], path: Path) -> None:
 
 def write_outputs(report: TournamentReport, folder: Path) -> list[str]:
     """Write the tournament's JSON, CSVs and ratings PNG into ``folder``; a line for each file not written."""
-    from connectx_forge.arena import plots
-
     make_folder(folder)
     out = [folder / "report.json", folder / "ratings.csv", folder / "pairs.csv", folder / "ratings.png"]
     write_json(report.to_json(), out[0])

@@ -19,9 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from connectx_forge import options
+from connectx_forge.bench import agents, arena, loop
+from connectx_forge.bench.book_size import report
+from connectx_forge.bench.quick import steps
+from connectx_forge.bench.reference_bitbully import against_bitbully
+from connectx_forge.bench.solver import agent_mistakes, side_by_side, solve_files
 from connectx_forge.boundedread import read_positions
 from connectx_forge.errors import UserError
 from connectx_forge.paths import PONS_DIR
+from connectx_forge.play.fast_negamax import bench
 
 HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"
 EXAMPLE = """\
@@ -45,8 +51,6 @@ def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, he
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """One subparser per benchmark, each with its own flags; none: the quick set."""
-    from connectx_forge.bench.agents import FAST
-
     sub = parser.add_subparsers(dest="bench", metavar="[NAME]")
     sub.required = False
 
@@ -70,8 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--ref-positions", type=options.nonnegative_int, default=None, metavar="N",
                    help="time the plain reference on the first N positions only (default: all)")
     options.add_seed(p, "seed of the positions")
-    p.add_argument("--agents", nargs="+", choices=list(FAST), default=None, metavar="NAME",
-                   help=f"agents to time (default all: {', '.join(FAST)})")
+    p.add_argument("--agents", nargs="+", choices=list(agents.FAST), default=None, metavar="NAME",
+                   help=f"agents to time (default all: {', '.join(agents.FAST)})")
     p.add_argument("--fast-only", action="store_true", help="skip the plain references (big boards)")
     options.add_progress(p)
 
@@ -138,16 +142,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _loop(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.loop import markdown, run_bench
-
-    rows = run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
-    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows))
+    rows = loop.run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
+    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else loop.markdown(rows))
     return 0
 
 
 def _agents(args: argparse.Namespace) -> int:
-    from connectx_forge.bench import agents
-
     size = options.size_of(args)
     boards = agents.bench_positions(size, args.positions, args.seed)
     ref_n = args.positions if args.ref_positions is None else args.ref_positions
@@ -157,13 +157,6 @@ def _agents(args: argparse.Namespace) -> int:
 
 
 def _solver(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.reference_bitbully import against_bitbully
-    from connectx_forge.bench.solver import (
-        agent_mistakes,
-        side_by_side,
-        solve_files,
-    )
-
     if args.reference == "bitbully" and not args.side_by_side:
         if args.agent:
             raise UserError("--reference bitbully times the solver, not the agent: drop --agent")
@@ -184,26 +177,22 @@ def _solver(args: argparse.Namespace) -> int:
 
 
 def _book(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.book_size import report
-
     return report(args.progress, args.side)
 
 
 def _net(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.net import compare
+    from connectx_forge.bench.net import compare  # loads the net's weights at import (agents.net.agent), as _search
 
     return compare(args.checkpoint, args.positions, args.pons)
 
 
 def _search(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.search_depth import run
+    from connectx_forge.bench import search_depth  # loads the net's weights at import: not for ``cxforge bench --help``
 
-    return run(args.pons, args.positions, args.budget)
+    return search_depth.run(args.pons, args.positions, args.budget)
 
 
 def _negamax(args: argparse.Namespace) -> int:
-    from connectx_forge.play.fast_negamax import bench
-
     kaggle_ms, fast_ms = bench(args.positions)
     print(f"Kaggle negamax {kaggle_ms:.1f} ms a move, negamax-fast (empty memo) {fast_ms:.1f} ms: "
           f"{kaggle_ms / fast_ms:.1f}x on {args.positions} seeded positions (CPU time)")
@@ -211,17 +200,14 @@ def _negamax(args: argparse.Namespace) -> int:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from connectx_forge.bench.arena import PLAYERS, markdown, run_bench
-
-    rows = run_bench(PLAYERS, args.openings, args.workers, args.dask_workers)
-    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else markdown(rows, PLAYERS, args.openings))
+    rows = arena.run_bench(arena.PLAYERS, args.openings, args.workers, args.dask_workers)
+    print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else
+          arena.markdown(rows, arena.PLAYERS, args.openings))
     return 0 if all(r.same_table is not False for r in rows) else 1
 
 
 def _quick(parser: argparse.ArgumentParser) -> int:
     """The quick set: each step's heading, then the benchmark run as ``cxforge bench NAME`` would."""
-    from connectx_forge.bench.quick import steps
-
     status = 0
     for i, step in enumerate(steps()):
         print(("\n" if i else "") + f"## {step.heading}\n", flush=True)

@@ -45,7 +45,7 @@ def compare(checkpoint: Path, positions: int = 3000, pons: Path = PONS_DIR) -> i
         raise UserError(f"no checkpoint at {checkpoint} (train one with cxforge train)")
     if not Path(pons).is_dir():
         raise UserError(f"no Pons sets at {pons}")
-    import torch
+    import torch  # torch and netlib (torch at its top) load when this benchmark runs, not with the module
 
     from connectx_forge.train.netlib import build_mlp, export_bytes
 

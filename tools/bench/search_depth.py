@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 from agents.board import Board
+from agents.net.agent import policy_value_net
+from agents.net.tree import NetSearch
 from connectx_forge.boundedread import read_positions
 from connectx_forge.errors import UserError
 from connectx_forge.solver.mistakes import SETS
@@ -23,9 +25,6 @@ from connectx_forge.solver.mistakes import SETS
 
 def run(folder: Path, positions: int, budget: float) -> int:
     """Print the mean depth reached and the node rate over the first ``positions`` of Begin-Medium; 0."""
-    from agents.net.agent import policy_value_net
-    from agents.net.tree import NetSearch
-
     path = Path(folder) / next(fname for fname, name in SETS if name == "Begin-Medium")
     if not path.exists():
         raise UserError(f"no Pons set at {path} (pass --pons)")

@@ -22,6 +22,7 @@ from typing import TypeVar
 from agents.board import Board
 from agents.solver.chooser import describe
 from agents.solver.engine import Kind
+from agents.solver.policy import POLICY
 from connectx_forge import progress as progress_bars
 from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
@@ -108,8 +109,6 @@ def agent_mistakes(files: Sequence[tuple[Path, list[tuple[str, int]]]], budget: 
                    engine: str = "python", limit: int | None = None, sample: int | None = None, seed: int = 0,
                    progress: bool = True) -> int:
     """Print the solver agent's mistake rate per file (tools/solver/mistakes.py's harness); 0."""
-    from agents.solver.policy import POLICY
-
     budget = POLICY.move_budget if budget is None else budget
     if budget <= 0:
         raise UserError(f"--budget must be positive, got {budget}")

@@ -42,6 +42,7 @@ from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.sandbox.host import error_place
 from connectx_forge.sandbox.limits import LOG_CHARS
+from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
 
@@ -212,8 +213,6 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
     try:
         for i, p in enumerate(players):
             if hosted[i]:
-                from connectx_forge.sandbox.seat import HostedAgent
-
                 twin = i == 1 and all(hosted) and p.fresh and p.file == players[0].file
                 hosts[i] = HostedAgent(p, seat_seed(seed, i), (rows, columns, inarow), act_timeout, overage, limits,
                                       template=True, twin=twin)
@@ -224,14 +223,10 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
         texts = [h.log_text() if h is not None else log.text() for h, log in zip(hosts, logs, strict=True)]
         record.logs = {str(mark): text for mark, text in enumerate(texts, 1) if text} or None
         if any(hosted):
-            from connectx_forge.sandbox.seat import slowed_by
-
             record.slowed = slowed_by(hosts)
         return record
     finally:
         if any(h is not None for h in hosts):
-            from connectx_forge.sandbox.seat import close_all
-
             close_all(hosts)
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agents.board import STANDARD, Size, geometry
+from agents.registry import REGISTRY
 from connectx_forge import progress as progress_bars
 from connectx_forge.arena import schedule
 from connectx_forge.build.reference import as_player
@@ -179,7 +180,6 @@ def check_size(player: Player, size: Size) -> None:
     """``UserError`` up front for a registered agent that plays only the 6x7 four-in-a-row board."""
     if player.kind != REGISTERED or tuple(size) == tuple(STANDARD):
         return
-    from agents.registry import REGISTRY
 
     spec = REGISTRY.get(player.spec)
     if spec is not None and spec.sizes == "standard":

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
+from agents.board import STANDARD
+from connectx_forge.arena import openings as suites
 from connectx_forge.arena.run import (
     Chosen,
     Execution,
@@ -102,8 +104,6 @@ class Match:
         """The suite's first ``openings`` as columns (a larger suite is labelled once, and cached, when asked)."""
         if self.openings is None:
             return ()
-        from agents.board import STANDARD
-        from connectx_forge.arena import openings as suites
 
         if tuple(self.game.size) != tuple(STANDARD):
             raise UserError("--openings plays the 6x7 four-in-a-row suite; it cannot be used with another board "

@@ -34,6 +34,7 @@ from agents import registry
 from agents.registry import did_you_mean
 from connectx_forge import archive, kaggle_env
 from connectx_forge.errors import UserError
+from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
 
 Agent = Callable[..., Any]
 
@@ -142,8 +143,6 @@ def named_agent(kind: str, name: str) -> Agent:
     if kind == KAGGLE:
         return kaggle_builtin(name)
     if kind == FAST:
-        from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
-
         return fast_negamax_agent
     try:
         return registry.get(name).load()

@@ -53,7 +53,9 @@ from agents.solver.search import Timeout, score_class
 from connectx_forge import boundedread, paths
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
+from connectx_forge.tool_engines import CSolver
 from connectx_forge.train.labels import Label, read_labels_file, shards
+from connectx_forge.train.train import family_keys, holdout_keys
 
 
 @dataclass(frozen=True)
@@ -154,8 +156,6 @@ def _candidates(name: str, seed: int, start: int, want: int, seen: set[int],
 
     Returns them with their indexes, and the index after the last draw made.
     """
-    from connectx_forge.train.train import family_keys
-
     out: list[tuple[int, str]] = []
     index, failed = start, 0
     while len(out) < want:
@@ -204,8 +204,6 @@ def overlapping(candidates: Sequence[str], files: Sequence[Path]) -> set[str]:
     The shards are streamed; a label becomes a board only when its column
     heights could match, so memory holds the candidates, not the training set.
     """
-    from connectx_forge.train.train import family_keys
-
     owners: dict[int, set[str]] = {}
     near: set[tuple[int, ...]] = set()
     for moves in candidates:
@@ -330,8 +328,6 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     ``pons``: a folder of Pons' sets whose positions (and children) are left
     out; ``solver``: the labeller (a new ``CSolver`` by default).
     """
-    from connectx_forge.train.train import holdout_keys
-
     txt, scores_path = set_files(folder, name)
     records = _open_scores(scores_path, name, seed)
     _write_txt(txt, records)
@@ -339,8 +335,6 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     if done.labelled >= size:
         return done
     if solver is None:
-        from connectx_forge.tool_engines import CSolver
-
         solver = CSolver()
     seen = {Board.from_pons(r.moves).canonical_key() for r in records}
     index = max((r.index for r in records), default=-1) + 1

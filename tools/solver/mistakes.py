@@ -49,6 +49,7 @@ from typing import Any
 from agents.board import Board
 from agents.registry import did_you_mean
 from agents.solver.engine import Engine
+from agents.solver.policy import POLICY, Fallback
 from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
 from connectx_forge import boundedread, table, tool_engines
@@ -56,6 +57,7 @@ from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import reference, resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
+from connectx_forge.play.game import MARGIN
 from connectx_forge.play.players import SUBMISSIONS
 from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
 from connectx_forge.sandbox.seat import HostedAgent
@@ -85,8 +87,7 @@ def solver_mover(budget: float | None = None, fallback: str | None = None, overa
     default)."""
     from dataclasses import replace
 
-    from agents.solver import agent as solver_agent
-    from agents.solver.policy import POLICY, Fallback
+    from agents.solver import agent as solver_agent  # loads the net's weights at import (its fallback's network)
 
     try:
         policy = POLICY if fallback is None else replace(POLICY, fallback=Fallback.named(fallback))
@@ -125,8 +126,6 @@ def agent_mover(name: str) -> Mover:
 
 
 def _hosted_mover(player: Any) -> Mover:
-    from connectx_forge.play.game import MARGIN
-
     def move(board: Board) -> tuple[int, str]:
         size = (board.rows, board.columns, board.inarow)
         host = HostedAgent(player, 0, size, ACT_TIMEOUT, 0.0)
@@ -361,8 +360,6 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
                         f"{', '.join(all_sets)}")
     loaded = _load_sets(expand_sets(sets), run.pons, run.heldout_dir)
     if any(known is None for _, _, known in loaded):
-        from connectx_forge import tool_engines
-
         tool_engines.resolve(engine)  # loads now: one clear line if it cannot be
     movers = {names[a]: mover(a, run.budget, run.overage) for a in agents}  # one that cannot load: one line
     results: list[Mistakes] = []

@@ -10,6 +10,7 @@ from typing import IO
 
 from agents.board import Size
 from connectx_forge import options
+from connectx_forge.build.project import settings_file
 from connectx_forge.errors import UserError
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
@@ -119,8 +120,6 @@ class GameSaver:
 
 def default_agent(spec: str | None) -> str:
     """What a command checks when it is given nothing: the project in the working folder, else the default file."""
-    from connectx_forge.build.project import settings_file
-
     if spec is not None:
         return spec
     return "." if settings_file(Path.cwd()) is not None else str(DEFAULT_FILE)

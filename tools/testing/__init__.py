@@ -27,12 +27,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.board import Board
-
-if TYPE_CHECKING:
-    from connectx_forge.leaderboard.regress.data import Case
+from connectx_forge.build.project import find_root, load
+from connectx_forge.leaderboard.regress.data import Case, read
+from connectx_forge.submit.check import Gate, check_agent
+from connectx_forge.submit.check_report import format_report
 
 Agent = Callable[..., Any]
 __all__ = ["Position", "assert_avoids", "assert_floors", "assert_legal_move", "check", "entry_agent", "positions",
@@ -120,8 +121,6 @@ def check(project: str | Path = ".", games: int = 8, workers: int | None = None,
 
     ``games`` per opponent first; against an opponent whose floor is not decided yet, more, up to
     ``max_games`` (``cxforge check --max-games``)."""
-    from connectx_forge.submit.check import Gate, check_agent
-
     return check_agent(str(project), Gate(games, max_games, workers=workers))
 
 
@@ -130,8 +129,6 @@ def assert_floors(project: str | Path = ".", games: int = 8, workers: int | None
     """Fail unless ``cxforge check`` says PASS: valid moves, and every floor of ``cxforge.toml`` shown met at
     95% confidence by its sequential test; FAIL (a floor missed, a rule broken) and UNDECIDED (a floor neither
     met nor missed within ``max_games``) both fail, with the check's report."""
-    from connectx_forge.submit.check_report import format_report
-
     report = check(project, games, workers, max_games)
     assert report.passed, f"cxforge check: {report.verdict}\n" + format_report(report)
 
@@ -141,8 +138,6 @@ def entry_agent(project: str | Path = ".") -> Agent:
     the project folder first on the import path."""
     import importlib
     import sys
-
-    from connectx_forge.build.project import find_root, load
 
     root = find_root(Path(project).resolve())
     if root is None:
@@ -155,8 +150,6 @@ def entry_agent(project: str | Path = ".") -> Agent:
 
 def regressions(path: str | Path = "tests/regressions.json") -> list[Case]:
     """The cases ``cxforge regress add`` kept (none when the file does not exist): see ``assert_avoids``."""
-    from connectx_forge.leaderboard.regress.data import read
-
     return read(Path(path))
 
 

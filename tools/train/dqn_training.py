@@ -27,24 +27,21 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
-from agents.net.mlp import checked, load_mlp
+from agents.net.mlp import MLP, checked, load_mlp
 from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
+from connectx_forge.play.fast_negamax import make_agent
 from connectx_forge.play.match import run_match
 from connectx_forge.play.players import FAST_NEGAMAX
 from connectx_forge.train.labels import tactical_random
-
-if TYPE_CHECKING:
-    from agents.board import Board
-    from agents.net.mlp import MLP
 
 
 def greedy_move(q_of: Callable[[np.ndarray], np.ndarray], board: Board) -> int:
@@ -57,7 +54,6 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
     if spec == "tactical":
         return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
     if spec == FAST_NEGAMAX:  # seeded coin flips, so that a run is reproducible
-        from connectx_forge.play.fast_negamax import make_agent
         return make_agent(rng)
     if spec == "self":
         def self_play(obs: Any, config: Any) -> int:
@@ -81,7 +77,7 @@ def load_init(path: Path) -> MLP:
 
 def warm_start(q_net: Any, init: MLP, scale: float) -> None:
     """Copy ``init``'s hidden layers; its first 7 outputs (move logits), times ``scale``, start the Q head."""
-    import torch
+    import torch  # torch and netlib (torch at its top) load when training runs, not with the module
 
     from connectx_forge.train.netlib import linear_layers
 
@@ -105,7 +101,7 @@ def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, gam
 
 
 def run_dqn(args: argparse.Namespace) -> int:
-    import torch
+    import torch  # torch, netlib and rl_env (torch, gymnasium at their tops) load when training runs
     from torch.nn import functional as F
 
     from connectx_forge.train.netlib import (

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.board import Board
+from agents.net.tree import forced_moves
 from agents.solver.engine import Engine
 from agents.solver.search import Timeout
 from connectx_forge import progress as progress_bars
@@ -98,8 +99,6 @@ def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:
 
 def tactical_random(board: Board, rng: random.Random) -> int:
     """A move that wins in one, else blocks a loss in one, else a random safe column."""
-    from agents.net.tree import forced_moves
-
     legal = board.legal_moves()
     wins = [c for c in legal if board.is_winning_move(c)]
     if wins:

@@ -19,7 +19,7 @@ from connectx_forge.stats import format_rate
 
 def train_and_test(steps: int = 60_000, games: int = 400, seed: int = 0, opponent: str = "random") -> str:
     """Train PPO for ``steps`` against ``opponent``, play ``games`` test games; the one-line report."""
-    import torch
+    import torch  # torch, stable-baselines3 and rl_env (gymnasium) load when training runs, not with the module
     from stable_baselines3 import PPO
 
     from connectx_forge.train.rl_env import ConnectXEnv

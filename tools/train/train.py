@@ -181,7 +181,7 @@ def _holdout_paths(args: argparse.Namespace) -> list[Path]:
 
 
 def run_supervised(args: argparse.Namespace) -> int:
-    import torch
+    import torch  # torch and netlib (torch at its top) load when training runs
     from torch.nn import functional as F
 
     from connectx_forge.train.netlib import (

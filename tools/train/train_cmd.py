@@ -15,6 +15,8 @@ from pathlib import Path
 
 from connectx_forge import options
 from connectx_forge.errors import UserError
+from connectx_forge.train.dqn_training import run_dqn
+from connectx_forge.train.train import run_supervised
 
 HELP = "train the net / net-search (supervised on solver labels) or dqn networks"
 EXAMPLE = """\
@@ -119,9 +121,6 @@ def run(args: argparse.Namespace) -> int:
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available")
     if args.method == "dqn":
-        from connectx_forge.train.dqn_training import run_dqn
-
         return run_dqn(args)
-    from connectx_forge.train.train import run_supervised
 
     return run_supervised(args)

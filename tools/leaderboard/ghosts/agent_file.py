@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.registry import REGISTRY
 from connectx_forge.build.cache import playable
 from connectx_forge.build.reference import reference
 from connectx_forge.errors import UserError
@@ -89,8 +90,6 @@ def fallback_source(name: str) -> str:
     """The fallback's built single-file source (a registered agent or a project or .py, as ``cxforge build``)."""
     player = reference(name, allow=SUBMISSIONS, role="ghost fallback")
     if player.kind == REGISTERED:
-        from agents.registry import REGISTRY
-
         if not REGISTRY[name].valid:
             raise UserError(f"ghost fallback {name!r} plays illegal moves on purpose; pick another agent")
     path = Path(playable(player).file)

@@ -7,17 +7,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from connectx_forge import options
 from connectx_forge.arena import flags
+from connectx_forge.arena.plots import draw
 from connectx_forge.arena.run import Execution, RunInterrupted, execute
+from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
+from connectx_forge.leaderboard.ladder.ladder_report import LadderReport, format_ladder, ladder_png, ladder_report
 from connectx_forge.leaderboard.ladder.rating import RatingSettings
-
-if TYPE_CHECKING:
-    from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
-    from connectx_forge.leaderboard.ladder.simulate import Ladder
+from connectx_forge.leaderboard.ladder.replicates import spread
+from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL, Ladder
 
 HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
        "interval, days to settle; --fit its parameters to episode lists"
@@ -30,8 +31,6 @@ cxforge ladder --fit episodes-51234567.json episodes-51234568.json"""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge ladder``."""
-    from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL, Ladder
-
     d = Ladder(players=())
     r = RatingSettings()
     parser.add_argument("players", metavar="PLAYER", nargs="*",
@@ -82,8 +81,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-
     if args.players:
         raise UserError("--fit reads episode lists: give no PLAYER with it")
     result = fit_files(args.fit, mu0=RatingSettings().mu0)
@@ -95,8 +92,6 @@ def run(args: argparse.Namespace) -> int:
     """Simulate (or finish, or extend) the ladder and print its report; or fit its parameters; 0."""
     if args.fit is not None:
         return _fit(args)
-    from connectx_forge.leaderboard.ladder.ladder_report import format_ladder
-    from connectx_forge.leaderboard.ladder.simulate import Ladder
 
     if args.resume and not args.players:
         t = stored_ladder(args.store, args.days)
@@ -126,9 +121,6 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
     """The last ladder in ``store`` (``--resume`` without players), over ``days`` days where given."""
     from dataclasses import replace
 
-    from connectx_forge.arena.store import Store
-    from connectx_forge.leaderboard.ladder.simulate import Ladder
-
     if store is None:
         raise UserError("--resume without players needs --store FILE (the store of the ladder to resume)")
     if not store.is_file():
@@ -144,17 +136,12 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
 def simulate(t: Ladder, how: Execution) -> LadderReport:
     """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report.
     ``RunInterrupted`` on Ctrl-C."""
-    from connectx_forge.leaderboard.ladder.ladder_report import ladder_report
-    from connectx_forge.leaderboard.ladder.replicates import spread
     played = execute(t, how)
     return ladder_report(played, spread(played.process, played.days, played.scores, t.seed, t.replicates))
 
 
 def write_outputs(report: LadderReport, out: Path) -> list[str]:
     """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
-    from connectx_forge.arena.plots import draw
-    from connectx_forge.leaderboard.ladder.ladder_report import ladder_png
-
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
     note = draw(ladder_png, report, out / "ladder.png")

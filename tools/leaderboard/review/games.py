@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD, Board, BoardError, Size
-from connectx_forge import boundedread
+from connectx_forge import boundedread, paths
 from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.review import kaggle_client
 from connectx_forge.sandbox.escape import escape
 
 BROKEN = {"INVALID": "invalid", "ERROR": "error", "TIMEOUT": "timeout"}
@@ -91,9 +92,6 @@ def load_games(spec: str, episodes: Path | None = None, problems: list[str] | No
     if path.is_file():
         return read_file(path, problems)
     if spec.isdigit():
-        from connectx_forge import paths
-        from connectx_forge.leaderboard.review import kaggle_client
-
         folder = episodes if episodes is not None else paths.CACHE / "episodes"
         replay, _ = kaggle_client.download_replay(int(spec), folder)
         games = read_file(replay, problems)

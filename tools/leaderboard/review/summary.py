@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agents.board import STANDARD
+from connectx_forge import table
 from connectx_forge.leaderboard.review.annotate import Review
 
 SEATS = {1: "first", 2: "second"}
@@ -120,8 +121,6 @@ def summarise(reviews: Sequence[Review], us: Sequence[str] = ()) -> Summary:
 
 def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str:
     """The summary as text, our games by seat as a table (``tools/table``); ``show`` positions at most."""
-    from connectx_forge import table
-
     if not s.us:
         return ("where we lose: give --us NAME to say which player is ours (the players are "
                 f"{', '.join(s.players) or 'none'})")
