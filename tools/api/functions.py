@@ -32,14 +32,33 @@ from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from agents.registry import did_you_mean
+from connectx_forge import progress as bars
 from connectx_forge.api.league_results import LadderResult
 from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
-from connectx_forge.arena.sprt_run import Sprt, SprtReport
+from connectx_forge.arena import plots
+from connectx_forge.arena.run import MIX, NEW_RUN, Execution, execute
+from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
+from connectx_forge.arena.tournament_report import format_tournament, make_folder, write_json, write_outputs
+from connectx_forge.build.reference import as_player, label_of, reference
 from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
+from connectx_forge.leaderboard.review.annotate import review_game
+from connectx_forge.leaderboard.review.games import load_games, read_record, read_replay
+from connectx_forge.leaderboard.review.labeller import Labeller
+from connectx_forge.leaderboard.review.review_cmd import format_review, write_html
+from connectx_forge.leaderboard.review.summary import format_summary, summarise
+from connectx_forge.play.match import MatchInterrupted, play_match
+from connectx_forge.play.match_report import format_match
 from connectx_forge.play.match_store import Match
-from connectx_forge.play.players import GhostFiles
+from connectx_forge.play.players import PLAYERS, SUBMISSIONS, GhostFiles, distinct
+from connectx_forge.play.records import GameWriter
 from connectx_forge.play.settings import GameSettings
+from connectx_forge.submit import check as checker
+from connectx_forge.submit.check_cmd import default_agent
+from connectx_forge.submit.check_report import format_report
+from connectx_forge.submit.kaggle_game import GameResult
 
 T = TypeVar("T")
 
@@ -50,9 +69,6 @@ Spec = str | os.PathLike[str]
 def _spec(p: Any, what: str, allow: Any = None, ghosts: GhostFiles | None = None) -> str:
     """A player given by name or path, as the commands take it (``reference``, allowing what the command takes:
     a bad one is the command's line; a ghost its agent file's path, from ``ghosts``)."""
-    from connectx_forge.build.reference import reference
-    from connectx_forge.play.players import PLAYERS
-
     if callable(p) and not isinstance(p, (str, os.PathLike)):
         raise UserError(f"{what} takes players by name or path (a registered agent, kaggle:random, kaggle:negamax, "
                         "negamax-fast, a project folder or a .py or .tar.gz file), not a function: its games "
@@ -74,7 +90,6 @@ def _writer(save: PathLike | None) -> Any:
     """``--save``'s writer, opened before any game (an unwritable path fails first)."""
     if save is None:
         return None
-    from connectx_forge.play.records import GameWriter
 
     return GameWriter(save)
 
@@ -101,8 +116,6 @@ def _fallback_spec(fallback: Spec | None) -> str | None:
 def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> GhostFiles:
     """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from
     (``options.ghosts_of``'s, handed to the players' resolver)."""
-    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
-
     if isinstance(replays, (str, os.PathLike)):
         replays = [replays]
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays or ()), _fallback_spec(fallback))
@@ -155,8 +168,6 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
         raise UserError(f"{what}() needs {' and '.join(missing)}")
     for name in given:
         if name not in names:
-            from agents.registry import did_you_mean
-
             known = sorted({*names, *nested} - {"game"})
             raise UserError(f"{what}() takes no keyword {name!r}{did_you_mean(name, known)}; its settings: "
                             f"{', '.join(known)}")
@@ -166,8 +177,6 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
 def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
     """How the run is carried out: ``workers``, the store, and from ``given`` ``dask``, ``progress`` (default
     off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
-    from connectx_forge.arena.run import MIX, NEW_RUN, Execution
-
     dask, progress = given.pop("dask", None), bool(given.pop("progress", False))
     resume, new_run, mix_versions = (bool(given.pop(name, False)) for name in ("resume", "new_run", "mix_versions"))
     if new_run and mix_versions:
@@ -189,11 +198,6 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
-    from connectx_forge.build.reference import as_player
-    from connectx_forge.play.match import MatchInterrupted, play_match
-    from connectx_forge.play.match_report import format_match
-    from connectx_forge.play.players import distinct
-
     progress = bool(given.pop("progress", False))
     ghosts = _ghosts(replays, fallback)
     pa, pb = distinct([as_player(a, ghosts), as_player(b, ghosts)])
@@ -230,11 +234,6 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS, FAIL or
     UNDECIDED.
     """
-    from connectx_forge.submit import check as checker
-    from connectx_forge.submit.check_cmd import default_agent
-    from connectx_forge.submit.check_report import format_report
-    from connectx_forge.submit.kaggle_game import GameResult
-
     spec = default_agent(None if agent is None else _check_spec(agent))
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
@@ -255,7 +254,6 @@ def _check_spec(agent: Any) -> str:
         raise UserError("check judges a file as Kaggle loads it: give a project folder, a .py or .tar.gz file or "
                         "a registered agent, not a function (write it into a .py file; connectx_forge.match plays "
                         "a function)")
-    from connectx_forge.play.players import SUBMISSIONS
 
     return _spec(agent, "check", SUBMISSIONS)
 
@@ -282,8 +280,6 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
     ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
     ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
-    from connectx_forge.arena.tournament_report import format_tournament, write_outputs
-
     ghosts = _ghosts(replays, fallback)
     if players or settings is None:
         given["players"] = _players(players, ghosts)
@@ -311,8 +307,6 @@ def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: Pat
     """A tournament's or SPRT's run in ``store`` (a temporary one unless given), each game written to ``save``
     as it ends and the file completed in order at the end: the result, its records, the store's path and
     whether it is kept."""
-    from connectx_forge.arena.run import execute
-
     writer = _writer(save)
     with _store(store) as (path, kept), _closed_on_error(writer):
         result = execute(run, _execution(given, workers, path, None if writer is None else writer.add))
@@ -347,9 +341,6 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
     ``replays``, ``fallback``: as ``tournament``'s.
     """
-    from connectx_forge.arena.sprt_run import format_sprt
-    from connectx_forge.arena.tournament_report import make_folder, write_json
-
     ghosts = _ghosts(replays, fallback)
     for name, p in (("new", new), ("base", base)):
         if p is not None:
@@ -357,8 +348,6 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     s = _run_settings(Sprt, settings, given, "sprt")
     result, records, path, kept = _stored_run(s, given, workers, store, save)
     if out is not None:
-        from connectx_forge.arena import plots
-
         make_folder(Path(out))
         write_json(result.report.to_json(), Path(out) / "report.json")
         plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
@@ -370,8 +359,6 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
 def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str = "game") -> list[Any]:
     """The review's games in ``source``: a result (its ``games``), a game record or replay (a dict, called
     ``name``), a file, an episode id, or a list of any of them."""
-    from connectx_forge.leaderboard.review.games import load_games, read_record, read_replay
-
     if isinstance(source, (MatchResult, TournamentResult, SprtResult, LadderResult)):
         kind = type(source).__name__.removesuffix("Result").lower()
         return [read_record(g, f"{kind} game {i}") for i, g in enumerate(source.games)]
@@ -403,13 +390,6 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
     list of them.  ``html``: also write a page per game and an index into that folder (``--html``).  A line of a games
     file that cannot be read is skipped and passed to ``on_problem`` (default: a warning).
     """
-    from connectx_forge import progress as bars
-    from connectx_forge.build.reference import label_of
-    from connectx_forge.leaderboard.review.annotate import review_game
-    from connectx_forge.leaderboard.review.labeller import Labeller
-    from connectx_forge.leaderboard.review.review_cmd import format_review, write_html
-    from connectx_forge.leaderboard.review.summary import format_summary, summarise
-
     problems: list[str] = []
     found = _games_of(games, None if episodes is None else Path(episodes), problems)
     for problem in problems:
