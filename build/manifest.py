@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -61,8 +62,6 @@ class Manifest(TypedDict, total=False):
 
 def tool_version() -> str:
     """The installed connectx-forge version, or ``0+unknown`` when it is not installed."""
-    from importlib import metadata  # email and zipfile parsing, about 40 ms: not for every ``cxforge --help``
-
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -29,7 +29,6 @@ from agents.board import BoardError
 from agents.registry import UnknownAgent, did_you_mean
 from connectx_forge import options
 from connectx_forge.build.errors import BuildError
-from connectx_forge.build.manifest import tool_version
 from connectx_forge.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_STATUSES, UserError
 from connectx_forge.options import HelpFormatter
 from connectx_forge.sandbox.escape import escape
@@ -223,6 +222,8 @@ def _fail(name: str, message: str, status: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] in (["--version"], ["-V"]):
+        from connectx_forge.build.manifest import tool_version  # the bundler's modules: not for every --help
+
         print(f"{PROG} {tool_version()}")
         return 0
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:

@@ -15,7 +15,8 @@ and checks it is writable before a command does any work.  The value types here
 (``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
 
 ``cxforge --help`` imports this module (its help formatter) and no command, so the converters that build a
-run's objects from the flags (the jail's limits, the game writer, the ghosts) import them when called.
+run's objects from the flags (the jail's limits, the game writer, the ghosts, the solver engine) import them
+when called.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
-from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
 
 
@@ -330,6 +330,8 @@ def add_engine(parser: Any, default: str | None = "auto", what: str = "the solve
 
 def engine_of(args: argparse.Namespace) -> str:
     """``--engine`` with auto resolved: c where the compiled solver loads, else python (a ``Kind``, a str)."""
+    from connectx_forge import tool_engines  # the solvers' modules: not for ``cxforge --help``
+
     return tool_engines.resolve(getattr(args, "engine", None) or "auto", check=False)
 
 
