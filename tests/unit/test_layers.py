@@ -3,8 +3,10 @@ tests/importlayers.py over the installed layout): every import, at module level 
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,56 @@ def test_every_module_is_named_by_a_contract() -> None:
     left_out = [module for _, module in module_sources() if module not in roots
                 and not any(module == name or module.startswith(name + ".") for name in named)]
     assert not left_out, left_out
+
+
+def _lazy_imports(tree: ast.AST) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[ast.stmt]]]:
+    """Each function of ``tree`` that imports one of our own modules in its body, with its import statements."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = _direct_body(node)
+            if any(_imports_ours(s) for s in body):
+                yield node, [s for s in body if isinstance(s, (ast.Import, ast.ImportFrom))]
+
+
+def _direct_body(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The statements of ``function`` itself, not of the functions and classes inside it."""
+    found: list[ast.stmt] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.stmt):
+            found.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _imports_ours(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").startswith(OURS)
+    return isinstance(node, ast.Import) and any(a.name.startswith(OURS) for a in node.names)
+
+
+OURS = ("connectx_forge", "agents")
+OWN_ORDER = ("tools/sandbox/",)  # the jail's host and warden order their imports around the fork and sys.path
+
+
+def test_a_lazy_import_says_why() -> None:
+    """Our own modules are imported at the top (the graph has no cycle to hide); a function that imports one
+    inside (it loads torch or gymnasium, loads the net's weights, or would weigh on ``cxforge --help``) says
+    why in a comment on one of its import lines."""
+    silent = []
+    for folder in ("tools", "build"):
+        for path in sorted((importlayers.ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(importlayers.ROOT).as_posix()
+            if rel.startswith(OWN_ORDER):
+                continue
+            source = path.read_text(encoding="utf-8")
+            lines = source.splitlines()
+            for function, imports in _lazy_imports(ast.parse(source)):
+                said = [lines[i] for s in imports for i in range(s.lineno - 1, s.end_lineno or s.lineno)
+                        if re.search(r"#(?!\s*(noqa|type:))", lines[i])]
+                if not said:
+                    silent.append(f"{rel}:{function.lineno} {function.name}")
+    assert silent == []
