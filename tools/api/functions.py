@@ -245,7 +245,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     report = checker.check_file(file.file, gate, settings=settings, progress=progress, validation=validation,
                                 on_game=played.append)
     played.sort(key=lambda g: g.index)
-    return CheckResult.of(report.agent or file.label, str(file.file), [g.to_json() for g in played], report,
+    return CheckResult.of(report.agent or file.label, file.file, [g.to_json() for g in played], report,
                           format_report(report))
 
 
