@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from connectx_forge.play.players import KAGGLE, REGISTERED
 from connectx_forge.sandbox import host, protocol
 
 
@@ -20,10 +21,11 @@ def snapshot() -> tuple[Any, Any]:
     return random.getstate(), (keys.tobytes(), pos, has_gauss, cached)
 
 
-def serve_one(request: dict[str, Any], spec: str) -> dict[str, Any]:
-    """The reply ``host.serve`` (in a thread of this process) gives ``request``, the agent being ``spec``."""
+def serve_one(request: dict[str, Any], named: tuple[str, str]) -> dict[str, Any]:
+    """The reply ``host.serve`` (in a thread of this process) gives ``request``, the agent being the named player
+    ``named`` (its kind and name, as a seat sends them)."""
     ours, theirs = socket.socketpair()
-    server = threading.Thread(target=host.serve, args=(theirs, {"kind": "spec", "spec": spec}))
+    server = threading.Thread(target=host.serve, args=(theirs, {"kind": "spec", "named": list(named)}))
     server.start()
     try:
         ours.sendall(protocol.encode(request))
@@ -44,7 +46,7 @@ CONFIG = {"rows": 6, "columns": 7, "inarow": 4, "actTimeout": 2}
 
 
 def test_a_reply_carries_no_random_state() -> None:
-    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG}, "kaggle:random")
+    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG}, (KAGGLE, "random"))
     assert reply["kind"] == "ok" and set(reply) == {"id", "kind", "action"}
 
 
@@ -53,7 +55,7 @@ def test_a_request_with_a_random_state_changes_nothing_in_the_host() -> None:
     np.random.seed(11)
     before = snapshot()
     forged = {"py": ["AAAA", 0.5], "np": ["AAAA", 1, 0.5]}  # whatever it says, it is not read
-    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG, "rng": forged}, "leftmost")  # draws nothing
+    reply = serve_one({"id": 1, "obs": OBS, "config": CONFIG, "rng": forged}, (REGISTERED, "leftmost"))  # draws nothing
     assert reply["kind"] == "ok" and "rng" not in reply
     assert snapshot() == before
 
