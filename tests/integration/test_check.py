@@ -271,6 +271,7 @@ def agent(obs, config):
 """
 
 
+@pytest.mark.long
 def test_a_random_mover_never_passes_a_20_percent_floor_against_negamax(tmp_path: Path, capsys) -> None:
     """The issue's case: 8 games cannot show it is below 20%, so the check plays on until it can."""
     path = write(tmp_path, "rnd.py", RANDOM_MOVER)

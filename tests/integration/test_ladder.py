@@ -142,6 +142,7 @@ def assert_recovered(got: RatingSettings, tolerance: float) -> None:
         assert getattr(got, name) == pytest.approx(getattr(TRUE, name), rel=tolerance), name
 
 
+@pytest.mark.long
 def test_the_fit_recovers_known_parameters(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     kaggle = kaggle_episodes(TRUE, submissions=20, days=10, seed=5)  # holds a draw of two new submissions at mu0
     files = []

@@ -102,6 +102,7 @@ def test_a_corrupt_or_foreign_library_falls_back_and_says_so(tmp_path: Path, cap
            "pure-Python code" in said
 
 
+@pytest.mark.long
 def test_rebuilding_gives_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = project(tmp_path / "p")
     builds = []

@@ -25,6 +25,7 @@ COMMITTED = native_libs.prebuilt_path(agents_root(), "solver", native_libs.SHIPP
 loads = pytest.mark.skipif(native_solver(entries=131101) is None, reason="the solver's C library does not load here")
 
 
+@pytest.mark.long
 def test_the_committed_library_is_the_source_compiled_with_the_pinned_toolchain(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")
