@@ -147,7 +147,7 @@ def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
         path = setup["path"]
         agent = get_last_callable(read_file(path, path), path=path)
     else:
-        from connectx_forge.play.players import named_agent
+        from connectx_forge.play.players import named_agent  # the registry: only a named player's host loads it
 
         agent = named_agent(*setup["named"])
     code = getattr(agent, "__code__", None)
