@@ -438,12 +438,12 @@ def end_init(init: int, hosts: reap.Hosts | None = None) -> None:
 PF_EXITING = 0x4  # a thread's flag (``/proc/PID/task/TID/stat``, field 9) from the first step of its exit on
 
 
-def members(roots: set[int]) -> list[int]:
-    """The processes that are ``roots`` or descend from them and may still run code of their own (zombies and
-    processes in the kernel's exit left out: ``_runs``), walked down from ``roots`` through each thread's
-    ``children`` in ``/proc``: with a namespace's init and the process forked into it, all of that namespace (an
-    orphan there is its init's), read from outside, so that nothing agent code there says is needed; the walk
-    costs the namespace's size, not the machine's."""
+def members(roots: set[int], exiting: bool = False) -> list[int]:
+    """The processes that are ``roots`` or descend from them and may still run code of their own (zombies and,
+    unless ``exiting``, processes in the kernel's exit left out: ``_runs``), walked down from ``roots`` through
+    each thread's ``children`` in ``/proc``: with a namespace's init and the process forked into it, all of that
+    namespace (an orphan there is its init's), read from outside, so that nothing agent code there says is needed;
+    the walk costs the namespace's size, not the machine's."""
     found, todo, seen = [], list(roots), set()
     while todo:
         pid = todo.pop()
@@ -451,7 +451,7 @@ def members(roots: set[int]) -> list[int]:
             continue
         seen.add(pid)
         threads = _threads(pid)
-        found += [pid] if _runs(pid, threads) else []
+        found += [pid] if _runs(pid, threads, exiting) else []
         for thread in threads:
             try:
                 with open(f"/proc/{pid}/task/{thread}/children", "rb") as fh:
@@ -461,15 +461,15 @@ def members(roots: set[int]) -> list[int]:
     return found
 
 
-def _runs(pid: int, threads: list[str]) -> bool:
+def _runs(pid: int, threads: list[str], exiting: bool = False) -> bool:
     """Whether process ``pid`` may still run code of its own: one of its ``threads`` is neither a zombie nor in
     the kernel's exit (``PF_EXITING``, set before the exit frees the process's memory: from then on the thread
-    never returns to its code, and every call it made has returned)."""
+    never returns to its code, and every call it made has returned); with ``exiting``, or still in that exit."""
     for thread in threads:
         try:
             with open(f"/proc/{pid}/task/{thread}/stat", "rb") as fh:
                 fields = fh.read().rsplit(b")", 1)[1].split()
-            if fields[0] not in (b"Z", b"X") and not int(fields[6]) & PF_EXITING:
+            if fields[0] not in (b"Z", b"X") and (exiting or not int(fields[6]) & PF_EXITING):
                 return True
         except (OSError, IndexError, ValueError):
             continue
@@ -481,16 +481,19 @@ KILL_SECONDS = 2.0  # the longest ``kill_all_but`` waits for the processes it ki
 EXIT_POLL = 0.0005  # seconds between two reads of whether the killed processes are still running code
 
 
-def kill_all_but(roots: set[int], spared: set[int]) -> bool:
-    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left that may run code of
-    its own: True then (each is in the kernel's exit or a zombie: it runs nothing and writes nothing more; the
-    exit's freeing of its memory goes on beside the caller), False where some still ran after ``KILL_SECONDS``
-    or ``SWEEPS`` passes.  Each pass stops them first, so that none forks while the others are killed, then
-    waits until none runs (on their pidfds, which wake it when one is gone, read again every ``EXIT_POLL``),
-    and the next pass finds what forked before it was stopped or was passed to the namespace's init."""
+def kill_all_but(roots: set[int], spared: set[int], reaped: frozenset[int] = frozenset()) -> bool:
+    """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left: True then, False where
+    some were still there after ``KILL_SECONDS`` or ``SWEEPS`` passes.  Each is waited for until it has exited (a
+    zombie at most: it runs nothing, writes nothing more and holds no memory), but those of ``reaped`` (a game's
+    host, which the template reaps before it hands out its next spare) only until they run no code of their own
+    (in the kernel's exit: the exit's freeing of their memory goes on beside the caller).  Each pass stops them
+    first, so that none forks while the others are killed, then waits (on their pidfds, which wake it when one
+    has exited, and reading ``reaped``'s every ``EXIT_POLL``), and the next pass finds what forked before it was
+    stopped or was passed to the namespace's init."""
     deadline = time.monotonic() + KILL_SECONDS
     for _ in range(SWEEPS):
-        left = [p for p in members(roots) if p not in spared]
+        left = [p for p in members(roots, exiting=True)
+                if p not in spared and (p not in reaped or _runs(p, _threads(p)))]
         if not left:
             return True
         pidfds: dict[int, int] = {}  # each one's pid, by its pidfd
@@ -505,7 +508,7 @@ def kill_all_but(roots: set[int], spared: set[int]) -> bool:
             for sig in (signal.SIGSTOP, signal.SIGKILL):
                 for fd in pidfds:
                     _signal(fd, sig)
-            if not _all_ended(pidfds, deadline):
+            if not _all_ended(pidfds, reaped, deadline):
                 return False
         finally:
             for fd in pidfds:
@@ -520,15 +523,15 @@ def _signal(pidfd: int, sig: int) -> None:
         pass
 
 
-def _all_ended(pidfds: dict[int, int], deadline: float) -> bool:
-    """Wait until no process of ``pidfds`` (pids by pidfd) runs code of its own (``_runs``: exiting or gone), at
-    most until ``deadline`` (``time.monotonic``)."""
+def _all_ended(pidfds: dict[int, int], reaped: frozenset[int], deadline: float) -> bool:
+    """Wait until every process of ``pidfds`` (pids by pidfd) has exited, those of ``reaped`` until they run no code
+    of their own (``_runs``: in the kernel's exit), at most until ``deadline`` (``time.monotonic``)."""
     poller = select.poll()
     for fd in pidfds:
         poller.register(fd, select.POLLIN)
     waiting = dict(pidfds)
     while True:
-        ended = [fd for fd, pid in waiting.items() if not _runs(pid, _threads(pid))]
+        ended = [fd for fd, pid in waiting.items() if pid in reaped and not _runs(pid, _threads(pid))]
         left = deadline - time.monotonic()
         for fd in ended:
             poller.unregister(fd)

@@ -45,8 +45,9 @@ that does not come: the template is dropped and the file loaded afresh).  What
 matters is done from outside, by the warden: before each game it stops the
 template (``SIGSTOP``; it runs again only when its host has ended), kills every
 other process of the template's namespace but the game's spare (whatever the
-load forked, whatever an earlier game left) and waits until none of them runs
-(each in the kernel's exit or gone: ``namespace.kill_all_but``), and removes the System V IPC of its
+load forked, whatever an earlier game left) and waits until they have exited (a
+game's own host, which the template reaps before it forks the next, until it runs no code:
+``namespace.kill_all_but``), and removes the System V IPC of its
 namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
 host itself when its game ends.  A template that used more than ``SPARE_CPU``
 seconds of CPU between two games (or a spare before its game) is dropped: that is
@@ -234,7 +235,7 @@ class Template:
         inner = self.inner.pop(pid, pid)
         if grace <= 0:
             reap.kill(pid)  # from here: the template need not do it
-            self._unwritten()
+            self._unwritten(pid)
             if self.gone:
                 return None
             self._wake()
@@ -248,7 +249,7 @@ class Template:
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
         reap.kill(pid)
-        self._unwritten()
+        self._unwritten(pid)
         self.ask_spare()
         try:
             return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
@@ -256,8 +257,10 @@ class Template:
             self.gone = True
             return None
 
-    def _unwritten(self) -> None:
-        """After a game: stop the template, kill all but it in its namespace (whatever the game left running) and
+    def _unwritten(self, host: int) -> None:
+        """After the game of ``host``: stop the template, kill all but it in its namespace (whatever the game left
+        running: waited for until it has exited, but the host, which the template reaps before it hands out its
+        next spare, only until it runs no code) and
         drop it (``gone``) where the game wrote anything in its namespace's budget (``namespace.written``):
         its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME.  Neither the template nor a later
         game of it sees that: the file is loaded afresh, in namespaces of its own, from then on."""
@@ -268,7 +271,8 @@ class Template:
         except ProcessLookupError:
             self.gone = True
             return
-        if (not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid}) or self.mark is None
+        if (not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid}, frozenset({host}))
+                or self.mark is None
                 or namespace.written(self.init) != self.mark):
             self.gone = True
 
