@@ -112,6 +112,7 @@ def test_rule_breaks_are_counted_per_player(tmp_path: Path) -> None:
 
 
 # -- SPRT ------------------------------------------------------------------------------------------------------
+@pytest.mark.long
 def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
     # default bounds: normalized Elo 0 against 10, alpha = beta = 0.05
     sprt = execute(Sprt("negamax-fast", "random"), Execution(workers=2, store=tmp_path / "s.sqlite",
@@ -125,6 +126,7 @@ def test_sprt_accepts_h1_for_a_much_stronger_agent(tmp_path: Path) -> None:
     assert sum(report["pentanomial"].values()) == report["pairs"]
 
 
+@pytest.mark.long
 def test_sprt_accepts_h0_for_an_agent_against_itself(tmp_path: Path) -> None:
     # random against itself: H0 (0) against H1 (50 normalized Elo), within 600 games (stated)
     wide = execute(Sprt("random", "random", elo0=0, elo1=50), Execution(workers=2, store=tmp_path / "s.sqlite",
