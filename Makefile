@@ -14,7 +14,7 @@ OUT    ?= submissions/submission.py
 MSG    ?=
 GAMES  ?=
 MAX_GAMES ?=
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_WORKERS ?= auto
 
 .PHONY: setup setup-test submission test test-long test-slow lint upload bench bench-reference native clean
 
