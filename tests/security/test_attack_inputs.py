@@ -355,3 +355,16 @@ def test_board_size_is_within_bounds_or_refused(rows: Any, columns: Any, inarow:
     except UserError:
         return
     assert 1 <= r <= boundedread.MAX_SIDE and 1 <= c <= boundedread.MAX_SIDE and 1 <= k <= max(r, c)
+
+
+@pytest.mark.parametrize("episodes", [
+    [{"id": 1, "agents": "ab"}], [{"id": 1, "agents": 5}], [{"id": 1, "agents": [1, 2]}],
+    [{"id": 1, "type": "EPISODE_TYPE_VALIDATION", "agents": [{"submissionId": [1]}, {"submissionId": "²"}]}],
+    [{"id": 1, "agents": [{"submissionId": 1, "initialScore": "x", "updatedScore": 1, "index": 0},
+                          {"submissionId": 2, "initialScore": 1, "updatedScore": 1, "index": 1}]}]])
+def test_an_episode_list_with_fields_of_other_types_is_one_user_error(tmp_path: Path, episodes: list[Any]) -> None:
+    path = _write(tmp_path / "e.json", json.dumps({"episodes": episodes}))
+    try:
+        read_episodes([path])
+    except UserError as exc:
+        assert str(path) in str(exc)

@@ -53,6 +53,8 @@ def _get(agent: dict[str, Any], *names: str) -> Any:
 
 def _episode(raw: dict[str, Any]) -> Episode | None:
     agents = raw.get("agents") or []
+    if not isinstance(agents, list) or not all(isinstance(a, dict) for a in agents):
+        raise TypeError("its agents are not a list of objects")
     if str(raw.get("type", "")).endswith("VALIDATION") or raw.get("validation") is True or len(agents) != 2:
         return None
     sides, rewards = [], []
@@ -83,7 +85,26 @@ def episodes_of(data: Any, where: str) -> list[Episode]:
     if not isinstance(items, list) or not all(isinstance(e, dict) for e in items):
         raise UserError(f"{where}: not an episode list (expected Kaggle's ListEpisodes JSON, "
                         '{"episodes": [...]}, or the list of cxforge episodes --json)')
-    return [e for e in (_episode(raw) for raw in items) if e is not None]
+    out = []
+    for i, raw in enumerate(items):
+        try:
+            episode = _episode(raw)
+        except (TypeError, ValueError, AttributeError, OverflowError) as exc:  # a field of another type or value
+            raise UserError(f"{where}: episode {i} is not one of Kaggle's ({type(exc).__name__}: {exc}); give the "
+                            "episode lists Kaggle or cxforge episodes --json wrote") from None
+        if episode is not None:
+            out.append(episode)
+    return out
+
+
+def _submissions(raw: dict[str, Any]) -> set[int]:
+    """The submissions of an episode's agents (those whose id is a whole number: a validation episode is not read
+    further by ``episodes_of``)."""
+    agents = raw.get("agents")
+    ids = [_get(a, "submissionId", "submission_id") for a in agents if isinstance(a, dict)] \
+        if isinstance(agents, list) else []
+    return {int(s) for s in ids
+            if not isinstance(s, bool) and (isinstance(s, int) or isinstance(s, str) and s.isascii() and s.isdigit())}
 
 
 def complete_of(data: Any) -> set[int]:
@@ -91,9 +112,9 @@ def complete_of(data: Any) -> set[int]:
     submission's list, validation episode included), or, in a file no submission is in every episode of (a
     whole dump, as ``synthetic`` writes), every submission in it."""
     items = data.get("episodes") if isinstance(data, dict) else data
-    sets = [{_get(a, "submissionId", "submission_id") for a in (e.get("agents") or [])} for e in items or []]
+    sets = [_submissions(e) for e in items or []]
     every = set.intersection(*sets) if sets else set()
-    return {int(s) for s in (every or set().union(*sets)) if s is not None}
+    return every or set().union(*sets)
 
 
 def read_episodes(paths: Iterable[Path]) -> tuple[list[Episode], set[int]]:
