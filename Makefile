@@ -59,18 +59,23 @@ submission: $(RUNTIME_STAMP)
 	$(BIN)/cxforge check $(OUT) $(if $(GAMES),--games $(GAMES)) $(if $(MAX_GAMES),--max-games $(MAX_GAMES))
 
 # the suite on every core (pytest-xdist); tests/conftest.py keeps the tests that share the machine on one worker
+# (the sources are compiled first: where PYTHONDONTWRITEBYTECODE is set, each of the suite's cxforge processes and
+# agent hosts would otherwise compile them again)
 test: $(TEST_STAMP)
+	$(BIN)/python -m compileall -q agents build tools >/dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-# ruff, mypy and the layers' import contracts alone (make test runs them too: tests/unit/test_static.py,
-# tests/unit/test_layers.py)
+# ruff, mypy and the layers' import contracts alone (make test runs ruff and the contracts, make test-long mypy:
+# tests/unit/test_static.py, tests/unit/test_layers.py)
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check agents build tools tests
 	$(BIN)/python -m tests.typecheck
 	$(BIN)/python -m tests.importlayers
 
-# the longest end-to-end runs and the unprivileged re-run of the attack files, which CI (.ci/run) runs after make test
+# mypy, the longest end-to-end runs and the unprivileged re-run of the attack files, which CI (.ci/run) runs after
+# make test
 test-long: $(TEST_STAMP)
+	$(BIN)/python -m compileall -q agents build tools >/dev/null
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup -m long
 
 test-slow: $(TEST_STAMP)

@@ -28,6 +28,16 @@ def agent_file(name: str, folder: Path) -> Path:
     return BROKEN / name
 
 
+def slow_mover(folder: Path, seconds: float) -> Path:
+    """An agent file that waits ``seconds`` before each legal move: games that last a known wall time while using
+    next to no CPU, for tests that interrupt a run mid-way (however loaded the machine, a game is under way)."""
+    path = folder / "slow_mover.py"
+    path.write_text("import time\n\n\ndef agent(obs, config):\n"
+                    f"    time.sleep({seconds!r})\n"
+                    "    return next(c for c in range(config.columns) if obs.board[c] == 0)\n")
+    return path
+
+
 def expected_kind(name: str) -> str:
     """The kind the corpus file's first line promises."""
     source = BROKEN / ("syntax_error.txt" if name == "syntax_error.py" else name)

@@ -18,6 +18,7 @@ from connectx_forge.arena.store import Store
 from connectx_forge.cli import main
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match_store import Match
+from tests.harness import slow_mover
 from tests.integration.test_outputs import _interrupt
 from tests.unit.test_cli import _parsers
 from tests.unit.test_language import parser_of
@@ -84,7 +85,7 @@ def test_resume_alone_replays_the_stores_last_match_and_plays_lost_rows(tmp_path
 
 def test_ctrl_c_with_a_store_says_how_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "m.sqlite"
-    done = _interrupt(["match", "kaggle:negamax", "random", "-n", "24", "-w", "2", "--store", str(store),
+    done = _interrupt(["match", str(slow_mover(tmp_path, 0.05)), "random", "-n", "24", "-w", "2", "--store", str(store),
                        "--no-progress"], 0.5, lambda: _stored_games(store) > 0)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"cxforge match: interrupted: every finished game is in "

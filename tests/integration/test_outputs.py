@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.cli import main
+from tests.harness import slow_mover
 
 CXFORGE = [sys.executable, "-m", "connectx_forge.cli"]
 
@@ -71,7 +72,7 @@ def _interrupt(argv: list[str], after: float, ready: Callable[[], bool]) -> subp
 def test_ctrl_c_in_match_keeps_exactly_the_finished_games(tmp_path: Path) -> None:
     save = tmp_path / "games.jsonl"
     after = random.Random(os.getpid()).uniform(0.0, 3.0)  # a random point of the match, once a game has ended
-    done = _interrupt(["match", "kaggle:negamax", "random", "-n", "40", "-w", "2", "--save", str(save),
+    done = _interrupt(["match", str(slow_mover(tmp_path, 0.05)), "random", "-n", "40", "-w", "2", "--save", str(save),
                        "--no-progress"], after, lambda: save.is_file() and save.read_text().count("\n") > 0)
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "interrupted: the table counts the" in done.stderr
@@ -110,7 +111,8 @@ def test_ctrl_c_at_a_terminal_leaves_no_folder(tmp_path: Path, workers: str) -> 
 
 def test_ctrl_c_in_a_tournament_says_how_to_resume(tmp_path: Path) -> None:
     store = tmp_path / "t.sqlite"
-    done = _interrupt(["tournament", "kaggle:negamax", "random", "lookahead", "--openings", "5", "-w", "2",
+    slow = str(slow_mover(tmp_path, 0.1))
+    done = _interrupt(["tournament", slow, "random", "lookahead", "--openings", "2", "-w", "2",
                        "--store", str(store), "--no-progress"], 2.0, store.is_file)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
     hint = done.stderr.strip().splitlines()[-1]

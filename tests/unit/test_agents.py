@@ -6,8 +6,8 @@ they are registered): it returns a plain ``int`` naming a legal column, leaves
 positions from 4x4x3 to 10x10x5, near-full boards and boards with one open
 column (agents registered with ``sizes="standard"`` get 6x7x4 positions only:
 other sizes are skipped for them, as they do not play them).  Agents whose
-``move_budget_s`` exceeds ``SLOW_BUDGET_S`` are tested only under ``-m slow``, the solver's variants under
-``-m long``.
+``move_budget_s`` exceeds ``SLOW_BUDGET_S`` are tested only under ``-m slow``, the solver and its variants
+under ``-m long``.
 Agents marked ``tactical`` must take a win in one and block the one threat of a
 loss in one. ``middle`` is kept although it is invalid: its test asserts that it
 does return the middle column, full or not.
@@ -40,11 +40,12 @@ SLOW_BUDGET_S = 10.0  # agents allowed longer moves (e.g. an untimed solver) run
 
 
 def _params(names: list[str]) -> list:
-    """The agents as test parameters: the untimed ones marked slow, and the solver's variants (``solver-*``, its
-    engine and search with another tie-break or handicap, whose choices tests/unit/test_practical*.py test) marked
-    long: ``make test`` runs ``solver`` itself, ``make test-long`` the variants."""
+    """The agents as test parameters: the untimed ones marked slow, and the solver and its variants (``solver-*``,
+    its engine and search with another tie-break or handicap, whose moves take most of a second) marked long:
+    ``make test-long`` runs them here, ``make test`` tests the solver's moves in tests/unit/test_solver.py and
+    its choices in tests/unit/test_practical*.py."""
     return [pytest.param(n, marks=pytest.mark.slow) if REGISTRY[n].move_budget_s > SLOW_BUDGET_S
-            else pytest.param(n, marks=pytest.mark.long) if n.startswith("solver-") else n for n in names]
+            else pytest.param(n, marks=pytest.mark.long) if n.startswith("solver") else n for n in names]
 
 
 NAMES = _params(sorted(REGISTRY))

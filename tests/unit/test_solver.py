@@ -44,7 +44,8 @@ def check_exact(positions: list[tuple[str, int]], weak: bool = False) -> None:
     assert not wrong, f"{len(wrong)} wrong scores, first: {wrong[:3]}"
 
 
-@pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1", "Test_L1_R1"])
+@pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1",
+                                  pytest.param("Test_L1_R1", marks=pytest.mark.long)])  # Begin-Easy: 20 s of CPU
 def test_exact_on_every_easy_position(pons_dir: Path, name: str) -> None:
     positions = read_set(pons_dir, name)
     assert len(positions) == 1000

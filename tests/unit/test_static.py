@@ -1,4 +1,5 @@
-"""Static checks in the suite (so in CI): ruff and mypy report nothing over agents/, build/, tools/ and tests/."""
+"""Static checks in the suite (so in CI): ruff (``make test``) and mypy (``make test-long``) report nothing over
+agents/, build/, tools/ and tests/."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def test_ruff_finds_nothing() -> None:
     assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-2000:]
 
 
+@pytest.mark.long  # a minute of CPU on a fresh clone (it reads torch's 1,400 modules): make test-long and make lint
 def test_mypy_finds_nothing() -> None:
     pytest.importorskip("mypy")
     errors = [e for e in typecheck.run() if ": error:" in e]
