@@ -111,7 +111,7 @@ def test_ctrl_c_at_a_terminal_leaves_no_folder(tmp_path: Path, workers: str) -> 
 
 def test_ctrl_c_in_a_tournament_says_how_to_resume(tmp_path: Path) -> None:
     store = tmp_path / "t.sqlite"
-    slow = str(slow_mover(tmp_path, 0.1))
+    slow = str(slow_mover(tmp_path, 0.2))  # its 8 games outlast the 2 s before Ctrl-C on any machine
     done = _interrupt(["tournament", slow, "random", "lookahead", "--openings", "2", "-w", "2",
                        "--store", str(store), "--no-progress"], 2.0, store.is_file)
     assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
