@@ -540,7 +540,9 @@ def _all_ended(pidfds: dict[int, int], reaped: frozenset[int], deadline: float) 
             return True
         if left <= 0:
             return False
-        for fd, _ in poller.poll(min(left, EXIT_POLL) * 1000):  # gone: its pidfd reads ready
+        # gone: its pidfd reads ready; ``reaped``'s exit is read every EXIT_POLL, while one of them is waited for
+        wait = min(left, EXIT_POLL) if any(pid in reaped for pid in waiting.values()) else left
+        for fd, _ in poller.poll(wait * 1000):
             poller.unregister(fd)
             del waiting[fd]
 
