@@ -536,3 +536,29 @@ def test_no_game_shares_memory_the_load_mapped_with_a_later_game(tmp_path: Path)
     result = run_match(_file(tmp_path, "shared.py", SHARED), "kaggle:random", games=3, workers=1, seed=0,
                        seats="first", progress=False)
     assert _lines(result, "SHARED") == ["SHARED 1"] * 3
+
+
+# (h): a game writes into its template's memory (``/proc/PPID/mem``: the template is its parent, stopped while it
+# plays), where a later game, forked from the template, would read it
+MEMORY = """
+import ctypes, os
+NOTE = ctypes.create_string_buffer(b"clean", 16)
+
+
+def agent(obs, config):
+    if obs.step < 2:
+        print("MEMORY", NOTE.value.decode(), flush=True)
+        try:
+            with open(f"/proc/{os.getppid()}/mem", "r+b", buffering=0) as fh:
+                fh.seek(ctypes.addressof(NOTE))
+                fh.write(b"dirty\\0")
+        except OSError:
+            pass
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+def test_no_game_writes_into_its_templates_memory(tmp_path: Path) -> None:
+    result = run_match(_file(tmp_path, "memory.py", MEMORY), "kaggle:random", games=3, workers=1, seed=0,
+                       seats="first", progress=False)
+    assert _lines(result, "MEMORY") == ["MEMORY clean"] * 3

@@ -478,42 +478,54 @@ def _runs(pid: int, threads: list[str], exiting: bool = False) -> bool:
 
 SWEEPS = 50  # passes of ``kill_all_but`` at most: a tree that forks as fast as it is killed is still bounded
 KILL_SECONDS = 2.0  # the longest ``kill_all_but`` waits for the processes it killed to be ended
-EXIT_POLL = 0.0005  # seconds between two reads of whether the killed processes are still running code
 
 
-def kill_all_but(roots: set[int], spared: set[int], reaped: frozenset[int] = frozenset()) -> bool:
+def kill_all_but(roots: set[int], spared: set[int]) -> bool:
     """``SIGKILL`` every process of ``members(roots)`` but ``spared``, until none is left: True then, False where
     some were still there after ``KILL_SECONDS`` or ``SWEEPS`` passes.  Each is waited for until it has exited (a
-    zombie at most: it runs nothing, writes nothing more and holds no memory), but those of ``reaped`` (a game's
-    host, which the template reaps before it hands out its next spare) only until they run no code of their own
-    (in the kernel's exit: the exit's freeing of their memory goes on beside the caller).  Each pass stops them
-    first, so that none forks while the others are killed, then waits (on their pidfds, which wake it when one
-    has exited, and reading ``reaped``'s every ``EXIT_POLL``), and the next pass finds what forked before it was
-    stopped or was passed to the namespace's init."""
+    zombie at most: it runs nothing, writes nothing more and holds no memory).  Each pass stops them first, so
+    that none forks while the others are killed, then waits on their pidfds, which wake it when one has exited,
+    and the next pass finds what forked before it was stopped or was passed to the namespace's init."""
     deadline = time.monotonic() + KILL_SECONDS
     for _ in range(SWEEPS):
-        left = [p for p in members(roots, exiting=True)
-                if p not in spared and (p not in reaped or _runs(p, _threads(p)))]
+        left = [p for p in members(roots, exiting=True) if p not in spared]
         if not left:
             return True
-        pidfds: dict[int, int] = {}  # each one's pid, by its pidfd
+        pidfds = _kill(left)
         try:
-            for pid in left:
-                try:
-                    pidfds[os.pidfd_open(pid)] = pid
-                except ProcessLookupError:  # it exited meanwhile
-                    continue
-                except OSError:  # no pidfd (no fd left): it cannot be waited for
-                    return False
-            for sig in (signal.SIGSTOP, signal.SIGKILL):
-                for fd in pidfds:
-                    _signal(fd, sig)
-            if not _all_ended(pidfds, reaped, deadline):
+            if pidfds is None or not _all_ended(pidfds, deadline):
                 return False
         finally:
-            for fd in pidfds:
+            for fd in pidfds or ():
                 os.close(fd)
     return False
+
+
+def kill_now(roots: set[int], spared: set[int]) -> None:
+    """``SIGSTOP``, then ``SIGKILL``, every process of ``members(roots)`` but ``spared``, in one pass and without
+    waiting for their exits: none of them runs code of its own again (what forked meanwhile, or could not be
+    signalled, is left to the next ``kill_all_but``, which waits)."""
+    for fd in _kill([p for p in members(roots) if p not in spared]) or ():
+        os.close(fd)
+
+
+def _kill(pids: list[int]) -> list[int] | None:
+    """Stop, then kill, ``pids`` through pidfds (a pid reused meanwhile is not signalled): the pidfds, open, of
+    those not gone yet; None where one could not be opened (no fd left: it cannot be signalled nor waited for)."""
+    pidfds = []
+    for pid in pids:
+        try:
+            pidfds.append(os.pidfd_open(pid))
+        except ProcessLookupError:  # it exited meanwhile
+            continue
+        except OSError:
+            for fd in pidfds:
+                os.close(fd)
+            return None
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for fd in pidfds:
+            _signal(fd, sig)
+    return pidfds
 
 
 def _signal(pidfd: int, sig: int) -> None:
@@ -523,28 +535,21 @@ def _signal(pidfd: int, sig: int) -> None:
         pass
 
 
-def _all_ended(pidfds: dict[int, int], reaped: frozenset[int], deadline: float) -> bool:
-    """Wait until every process of ``pidfds`` (pids by pidfd) has exited, those of ``reaped`` until they run no code
-    of their own (``_runs``: in the kernel's exit), at most until ``deadline`` (``time.monotonic``)."""
+def _all_ended(pidfds: list[int], deadline: float) -> bool:
+    """Wait until every process of ``pidfds`` has exited (its pidfd reads ready), at most until ``deadline``
+    (``time.monotonic``)."""
     poller = select.poll()
     for fd in pidfds:
         poller.register(fd, select.POLLIN)
-    waiting = dict(pidfds)
-    while True:
-        ended = [fd for fd, pid in waiting.items() if pid in reaped and not _runs(pid, _threads(pid))]
+    waiting = set(pidfds)
+    while waiting:
         left = deadline - time.monotonic()
-        for fd in ended:
-            poller.unregister(fd)
-            del waiting[fd]
-        if not waiting:
-            return True
         if left <= 0:
             return False
-        # gone: its pidfd reads ready; ``reaped``'s exit is read every EXIT_POLL, while one of them is waited for
-        wait = min(left, EXIT_POLL) if any(pid in reaped for pid in waiting.values()) else left
-        for fd, _ in poller.poll(wait * 1000):
+        for fd, _ in poller.poll(left * 1000):
             poller.unregister(fd)
-            del waiting[fd]
+            waiting.discard(fd)
+    return True
 
 
 def _threads(pid: int) -> list[str]:

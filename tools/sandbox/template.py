@@ -27,8 +27,9 @@ into each game's log.  A template's games share its namespace's writable
 folders, which hold what the load wrote there (and one HOME for all its
 hosts, so that nothing changes there between games): a game that writes anything
 there (its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME,
-read from outside by ``namespace.written`` when it ends, before the template
-runs again) drops the template, so that neither it nor a later game sees that.
+read from outside by ``namespace.written`` before the next game's start, once
+every process of the game is gone) drops the template and that next game's
+host, so that neither is given a game and no later game sees that.
 
 Hosts are the template's children, so it reaps them (``end``, ``reap.py``) and
 reads their statuses; they die with it, and it dies with the warden.  It forks
@@ -45,15 +46,15 @@ that does not come: the template is dropped and the file loaded afresh).  What
 matters is done from outside, by the warden: before each game it stops the
 template (``SIGSTOP``; it runs again only when its host has ended), kills every
 other process of the template's namespace but the game's spare (whatever the
-load forked, whatever an earlier game left) and waits until they have exited (a
-game's own host, which the template reaps before it forks the next, until it runs no code:
-``namespace.kill_all_but``), and removes the System V IPC of its
-namespace (``namespace.kill_all_but``, ``namespace.clear_ipc``); it kills each
-host itself when its game ends.  A template that used more than ``SPARE_CPU``
+load forked, whatever an earlier game left) and waits until they have exited
+(``namespace.kill_all_but``), and removes the System V IPC of its namespace
+(``namespace.clear_ipc``); it kills each host itself when its game ends.  A template that used more than ``SPARE_CPU``
 seconds of CPU between two games (or a spare before its game) is dropped: that is
-work done off every clock; so is one whose game wrote in its namespace (``_unwritten``),
-and one that leaves a POSIX message queue (whose times count whole seconds: a message
-a game left there could go unseen).
+work done off every clock; so is one whose namespace's budget changed since its first game's start
+(``_unwritten``: a game or the template wrote there), and one that leaves a POSIX message queue (whose times
+count whole seconds: a message a game left there could go unseen).  When a game ends the warden stops the
+template and kills all else in its namespace at once (``namespace.kill_now``), then lets it fork the next host
+while it goes on; the waits for those exits and the budget's read are done once, before the next game.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class Template:
         self.asked = False  # a spare asked for, its answer not yet read
         self.spare: tuple[int, int, socket.socket] | None = None  # the next game's: pids (ours, its), socket
         self.cpu: float | None = None  # its own CPU seconds at its last game's start (``_isolate``)
-        self.mark: namespace.Mark | None = None  # what its namespace's budget held at its last game's start
+        self.mark: namespace.Mark | None = None  # what its namespace's budget held at its first game's start
 
     def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
@@ -219,11 +220,7 @@ class Template:
         if self.init:
             self.gone = not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid, spare}) or self.gone
             namespace.clear_ipc(self.init)
-            self.mark = namespace.settled(self.init)
-            # what its games write could not be seen (none could be read, its own folders write to the disk), or
-            # a message queue is left (its times count whole seconds: a game could leave a message there unseen)
-            self.gone = self.gone or self.mark is None or any(
-                entry[0].startswith("./mq/") or entry[0] == f"./{namespace.UNLAYERED}" for entry in self.mark)
+            self._unwritten()
         used, alone = cpu_seconds(self.pid), cpu_seconds(spare)
         if used is None or alone is None or alone > SPARE_CPU or self.cpu is not None and used - self.cpu > SPARE_CPU:
             self.gone = True  # it worked between its games (off every clock): its file is loaded afresh
@@ -231,11 +228,12 @@ class Template:
 
     def end(self, pid: int, grace: float) -> int | None:
         """End host ``pid`` (``reap.end``): its wait status, None when unknown (without ``grace`` it is not
-        asked for: the template ends the host while the warden goes on)."""
+        asked for: the template ends the host while the warden goes on).  Then the next game's host is asked for,
+        at once: whatever the game left in the template's namespace is seen before that host's game (``_isolate``)."""
         inner = self.inner.pop(pid, pid)
         if grace <= 0:
             reap.kill(pid)  # from here: the template need not do it
-            self._unwritten(pid)
+            self._stop_all()
             if self.gone:
                 return None
             self._wake()
@@ -249,7 +247,7 @@ class Template:
         answer = self.ask({"op": "end", "pid": inner, "grace": grace})
         status = None if answer is None else answer.get("status")
         reap.kill(pid)
-        self._unwritten(pid)
+        self._stop_all()
         self.ask_spare()
         try:
             return None if status is None else protocol.integer(status, 0, protocol.MAX_STATUS, "a status")
@@ -257,13 +255,10 @@ class Template:
             self.gone = True
             return None
 
-    def _unwritten(self, host: int) -> None:
-        """After the game of ``host``: stop the template, kill all but it in its namespace (whatever the game left
-        running: waited for until it has exited, but the host, which the template reaps before it hands out its
-        next spare, only until it runs no code) and
-        drop it (``gone``) where the game wrote anything in its namespace's budget (``namespace.written``):
-        its ``/tmp``, ``/dev/shm``, POSIX message queues, game folder or HOME.  Neither the template nor a later
-        game of it sees that: the file is loaded afresh, in namespaces of its own, from then on."""
+    def _stop_all(self) -> None:
+        """After a game: stop the template and kill all but it in its namespace (whatever the game left running),
+        without waiting for their exits, so that nothing of the game runs on while the template forks the next
+        host; ``_isolate`` waits for them before that host's game."""
         if not self.init or self.gone:
             return
         try:
@@ -271,9 +266,21 @@ class Template:
         except ProcessLookupError:
             self.gone = True
             return
-        if (not namespace.kill_all_but({self.init, self.pid}, {self.init, self.pid}, frozenset({host}))
-                or self.mark is None
-                or namespace.written(self.init) != self.mark):
+        namespace.kill_now({self.init, self.pid}, {self.init, self.pid})
+
+    def _unwritten(self) -> None:
+        """Before a game, once all but the template, its init and the game's host are gone from its namespace:
+        drop the template (``gone``) where its namespace's budget (``namespace.written``: its ``/tmp``,
+        ``/dev/shm``, POSIX message queues, game folder and HOME) changed since the last game's start, which it
+        read (``settled``) before its first game.  What a game wrote is so seen before the next game runs, and
+        neither the template nor a later game of it sees it: the file is loaded afresh, in namespaces of its own,
+        from then on.  Also dropped: one whose budget could not be read (its own folders write to the disk) or
+        holds a message queue (whose times count whole seconds: a game could leave a message there unseen)."""
+        if self.mark is None:
+            self.mark = namespace.settled(self.init)
+            self.gone = self.gone or self.mark is None or any(
+                entry[0].startswith("./mq/") or entry[0] == f"./{namespace.UNLAYERED}" for entry in self.mark)
+        elif namespace.written(self.init) != self.mark:
             self.gone = True
 
     def close(self, hosts: reap.Hosts | None = None) -> None:
