@@ -33,7 +33,7 @@ import pytest
 
 from connectx_forge.play.match import run_match
 from connectx_forge.play.settings import GameSettings
-from connectx_forge.sandbox import jail, warden
+from connectx_forge.sandbox import jail, warden, warden_process
 from tests.harness import ROOT, planted_world, wait_gone
 from tests.security.test_jail import probe
 
@@ -226,9 +226,11 @@ def agent(obs, config):
 
 
 def test_a_template_that_works_between_games_is_dropped(tmp_path: Path) -> None:
-    result = run_match(_file(tmp_path, "banker.py", BANKER), "kaggle:random", games=3, workers=1, seed=0,
+    # each of the file's templates plays one game from its first spare; the game after forks a second
+    first = warden_process.TEMPLATES_PER_FILE
+    result = run_match(_file(tmp_path, "banker.py", BANKER), "kaggle:random", games=first + 2, workers=1, seed=0,
                        seats="first", progress=False)
-    assert _lines(result, "TEMPLATED") == ["TEMPLATED yes", "TEMPLATED no", "TEMPLATED no"]
+    assert _lines(result, "TEMPLATED") == ["TEMPLATED yes"] * first + ["TEMPLATED no"] * 2
 
 
 def _named(comm: str) -> list[int]:

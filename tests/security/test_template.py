@@ -1,5 +1,5 @@
-"""Templates (tools/sandbox/template.py): ``match`` loads a file once per worker and forks every game's host
-from it; the load's time is charged to each game's move 1; a load a fork would not copy faithfully (a thread)
+"""Templates (tools/sandbox/template.py): ``match`` loads a file once per template (``TEMPLATES_PER_FILE`` per
+worker, taking games in turn) and forks every game's host from one; the load's time is charged to each game's move 1; a load a fork would not copy faithfully (a thread)
 is loaded afresh in every game, and so is every file with ``CXFORGE_TEMPLATE=off``."""
 
 from __future__ import annotations
@@ -11,37 +11,42 @@ from pathlib import Path
 import pytest
 
 from connectx_forge.play.match import run_match
-from connectx_forge.sandbox import output, protocol, seat
+from connectx_forge.sandbox import output, protocol, seat, warden_process
 
 AGENT = '''
 import os, time{extra}
-LOADED_IN = os.getpid()
+TOKEN = os.urandom(8).hex()  # a pid is its namespace's, and each template has its own: the load is told by this
+LOADED_IN = f"{{os.getpid()}}:{{TOKEN}}"
 time.sleep(0.3)
 
 def agent(obs, config):
-    print("LOADED_IN", LOADED_IN, "PLAYS_IN", os.getpid())
+    print("LOADED_IN", LOADED_IN, "PLAYS_IN", f"{{os.getpid()}}:{{TOKEN}}")
     return [c for c in range(config.columns) if obs.board[c] == 0][0]
 '''
 
 
-def pids(tmp_path: Path, extra: str = "") -> list[tuple[int, int, float]]:
-    """Per game: the pid the file was loaded in, the pid its agent played in, and its move 1's time."""
+def pids(tmp_path: Path, extra: str = "", games: int = 3) -> list[tuple[str, str, float]]:
+    """Per game: the process the file was loaded in and the one its agent played in (each its pid and the load's
+    token), and its move 1's time."""
     path = tmp_path / "loads.py"
     path.write_text(AGENT.format(extra=extra))
-    result = run_match(str(path), "leftmost", 3, workers=1, seed=0, seats="first", progress=False)
+    result = run_match(str(path), "leftmost", games, workers=1, seed=0, seats="first", progress=False)
     out = []
     for record in result.records:
         assert record.outcome in ("win", "draw"), record
         assert record.logs is not None
         words = record.logs["1"].split()
-        out.append((int(words[1]), int(words[3]), record.times[0]))
+        out.append((words[1], words[3], record.times[0]))
     return out
 
 
-def test_a_file_is_loaded_once_and_each_game_forked_from_it(tmp_path: Path) -> None:
-    games = pids(tmp_path)
-    assert len({loaded for loaded, _, _ in games}) == 1, games  # one load
-    assert len({played for _, played, _ in games}) == 3, games  # three hosts
+def test_a_file_is_loaded_once_per_template_and_each_game_forked_from_one(tmp_path: Path) -> None:
+    templates = warden_process.TEMPLATES_PER_FILE
+    games = pids(tmp_path, games=2 * templates + 1)
+    loads = [loaded for loaded, _, _ in games]
+    assert len(set(loads)) == templates, games  # one load each
+    assert loads[:2 * templates] == loads[:templates] * 2, games  # taking games in turn
+    assert len({played for _, played, _ in games}) == len(games), games  # a host each
     assert all(loaded != played for loaded, played, _ in games), games
     assert all(first >= 0.3 for _, _, first in games), games  # the load's sleep counts against move 1
 

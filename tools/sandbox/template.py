@@ -1,8 +1,10 @@
-"""The template: a submission file loaded once per worker and forked for every game it plays.
+"""The template: a submission file loaded once and forked for every game it plays.
 
 Loading the file is most of what an isolated game costs, and Kaggle loads it
 afresh in every episode.  So for ``match``, ``tournament`` and ``sprt`` the warden
-forks a template per file (and per limits): a process that prepares exactly
+forks templates per file (and per limits; two, each in namespaces of its own,
+taking the file's games in turn: one forks its next game's host while the
+other's host plays, ``warden_process.TEMPLATES_PER_FILE``): a process that prepares exactly
 as a host does (``host.settle``: folder, environment, limits, the project out
 of the import system), loads the file as Kaggle's loader does and never calls
 its agent, then forks a host for every game.  Each game so starts from the

@@ -43,10 +43,11 @@ def method(group: cgroup.Group | None, hold: str = "group") -> str:
                      "a child that leaves the group runs at full speed)"}[hold]
 
 
-def descendants(init: int) -> list[int]:
-    """The processes below ``init`` (read from ``/proc``, each thread's ``children``): in a PID namespace whose
-    init it is, every other process there, since an orphan there is adopted by the init or a process under it."""
-    found, todo = [], [init]
+def descendants(roots: list[int]) -> list[int]:
+    """The processes below ``roots`` (read from ``/proc``, each thread's ``children``): with a PID namespace's init
+    and the process forked into it (the warden's child, not the init's: ``namespace.fork``), every other process
+    there, since an orphan there is adopted by the init or a process under it."""
+    found, todo = [], list(roots)
     while todo:
         pid = todo.pop()
         try:
@@ -71,6 +72,7 @@ class Hold:
 
     def __init__(self, pid: int, tree: cgroup.Tree | None = None, init: int = 0, spared: int = 0) -> None:
         self.pid, self.init, self.spared = pid, init, spared
+        self.stopped: list[int] = []  # what its last stop stopped (``namespace``): what the next go continues
         self.freezer = next((os.path.join(f, FROZEN) for g, f in (tree.folders if tree else ())
                              if g.version == 2 and os.path.exists(os.path.join(f, FROZEN))), None)
         self.how = "freezer" if self.freezer else "namespace" if init else "group"
@@ -81,22 +83,28 @@ class Hold:
         elif self.init:
             stopped: set[int] = set()
             for _ in range(SWEEPS):  # until a walk finds no process it has not stopped (a stopped one forks none)
-                fresh = [p for p in descendants(self.init) if p not in stopped and p != self.spared]
+                fresh = [p for p in self._tree() if p not in stopped]
                 if not fresh:
                     break
                 for pid in fresh:
                     _kill(pid, signal.SIGSTOP)
                 stopped.update(fresh)
+            self.stopped = list(stopped)
         else:
             _killpg(self.pid, signal.SIGSTOP)
+
+    def _tree(self) -> list[int]:
+        """The host and every process of its PID namespace but the init and ``spared``: what is below the init,
+        the host, and its template (``spared``), which forked it (a fresh host is its warden's child)."""
+        below = descendants([r for r in (self.init, self.pid, self.spared) if r])
+        return [p for p in dict.fromkeys([self.pid, *below]) if p not in (self.init, self.spared)]
 
     def go(self) -> None:
         if self.freezer is not None:
             _write(self.freezer, "0")
         elif self.init:
-            for pid in descendants(self.init):
-                if pid != self.spared:
-                    _kill(pid, signal.SIGCONT)
+            for pid in self.stopped:  # no walk: a stopped process forks nothing, and the host runs at once
+                _kill(pid, signal.SIGCONT)
         else:
             _killpg(self.pid, signal.SIGCONT)
 
@@ -183,6 +191,7 @@ class Throttle:
                 time.sleep(max(0.0, start + run - time.monotonic()))
                 with self.lock:
                     if pid in self.hosts:  # not removed meanwhile (a removed host must go on running)
-                        holds[pid].stop()
+                        # its run ends as its stop begins (a stop that walks its namespace runs it a little on)
                         self.hosts[pid][1] += time.monotonic() - start
+                        holds[pid].stop()
             time.sleep(max(0.0, start + PERIOD - time.monotonic()))

@@ -28,6 +28,9 @@ BESIDE = 2  # what a templated host's uid runs beside the agent's own processes:
 TREE_BESIDE = 4  # what a host's cgroups hold beside its agent's processes: its namespace's init, the process that
 #                  made it, and (a template's) the template and the next spare
 MAX_TEMPLATES = 8  # loaded files a warden keeps (template.py); the least recently used idle one goes first
+# templates a file gets, each in namespaces of its own, taking its games in turn: one forks the next game's host
+# while the other's host plays, so that no fork is on a game's start and no template runs beside its own game
+TEMPLATES_PER_FILE = 2
 
 
 def _project() -> tuple[list[str], list[str], list[str]]:
@@ -62,7 +65,7 @@ class _State(reap.Hosts):
         self.homes: set[str] = set()  # the HOMEs this warden made (fresh hosts of templated files), removed at end
         self.project: tuple[list[str], list[str], list[str]] | None = None
         self.nproc: int | None = None
-        self.templates: dict[str, template.Template] = {}  # by the referee's key
+        self.templates: dict[str, list[template.Template]] = {}  # by the referee's key, the next to play first
         self.template_folders: set[str] = set()
         self.forked_by: dict[int, template.Template] = {}  # hosts that are a template's children
         self.alone = False  # each host in namespaces of its own (namespace.py): in a jail that allows it
@@ -117,8 +120,9 @@ def _end_host(state: _State, pid: int, grace: float) -> int | None:
 
 def _drop(state: _State, shared: template.Template) -> None:
     """Forget a template that died or stopped answering, and kill it."""
-    for key in [k for k, t in state.templates.items() if t is shared]:
-        del state.templates[key]
+    for pair in state.templates.values():
+        if shared in pair:
+            pair.remove(shared)
     _close(state, shared)
 
 
@@ -256,17 +260,34 @@ def _give(folders: list[str], uid: int) -> None:
 
 
 def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
-    """The running template of ``setup``'s key, started if need be (None: the file cannot have one)."""
-    shared = setup["template"]
-    key = shared["key"]
-    running = state.templates.pop(key, None)
-    if running is not None:
-        state.templates[key] = running  # the most recently used last
-        return running
+    """The template that plays ``setup``'s next game: of its key's (``TEMPLATES_PER_FILE``), started if need be,
+    the idle one that played longest ago (None: the file cannot have one)."""
+    key = setup["template"]["key"]
+    pair = state.templates.pop(key, [])
+    state.templates[key] = pair  # the most recently used last
     busy = set(state.forked_by.values())
-    idle = [k for k, t in state.templates.items() if t not in busy]
-    for old in idle[:max(0, len(state.templates) + 1 - MAX_TEMPLATES)]:  # the least recently used go
-        _close(state, state.templates.pop(old))
+    idle = [k for k, p in state.templates.items() if k != key and not busy.intersection(p)]
+    for old in idle[:max(0, len(state.templates) - MAX_TEMPLATES)]:  # the least recently used go
+        for shared in state.templates.pop(old):
+            _close(state, shared)
+    free = [t for t in pair if t not in busy]
+    if len(pair) >= TEMPLATES_PER_FILE and free:
+        chosen: template.Template | None = free[0]
+        pair.remove(free[0])
+    else:
+        chosen = _start_template(state, setup, agent)
+    if chosen is None:  # the file cannot have one (its load failed, or took too long): it is loaded afresh
+        for shared in state.templates.pop(key):
+            _close(state, shared)
+        return None
+    pair.append(chosen)  # it plays now: the other one's turn comes first
+    return chosen
+
+
+def _start_template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
+    """A new template for ``setup``'s file, in a uid, cgroups and namespaces of its own (None: it cannot have
+    one, ``template.start`` says why)."""
+    shared = setup["template"]
     folder = os.path.dirname(shared["home"])
     state.template_folders.add(folder)
     if state.uids:  # the template's, and so its hosts'
@@ -282,7 +303,6 @@ def _template(state: _State, setup: dict[str, Any], agent: str | None) -> templa
         if tree is not None and not cgroup.release(tree):
             state.leftover.append(tree)
         return None
-    state.templates[key] = started
     return started
 
 
