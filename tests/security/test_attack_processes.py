@@ -266,7 +266,8 @@ def _warden_of(temp: Path) -> int | None:
             comm = Path(f"/proc/{pid}/comm").read_text().strip()
         except OSError:
             continue
-        if b"connectx_forge.sandbox.warden" in cmd and comm not in (
+        # the interpreter run on the warden's module (the jail's shell and bubblewrap name it among their arguments)
+        if cmd[1:3] == [b"-m", b"connectx_forge.sandbox.warden"] and comm not in (
                 "cxforge-host", "cxforge-tmpl", "cxforge-spare", "cxforge-init"):
             return pid
     return None
