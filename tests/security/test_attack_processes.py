@@ -295,7 +295,10 @@ def test_cxforge_killed_leaves_no_jail_process_and_no_folder(sig: signal.Signals
     proc = subprocess.Popen([sys.executable, "-m", "connectx_forge.cli", "match",
                              _file(tmp_path, "deaf.py", DEAF), "kaggle:random", "-n", "1", "-w", "1",
                              "--seats", "first", "--act-timeout", "60", "--no-progress"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            # Ctrl-C as at a terminal: a Python started with SIGINT ignored (as an earlier test or a
+                            # pytest worker may leave it here) never raises KeyboardInterrupt
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     stopped = None
     try:
         deadline = time.monotonic() + 60
