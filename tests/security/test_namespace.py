@@ -33,9 +33,14 @@ SCRIPT = textwrap.dedent("""
         out["bad"] = "no error"
     except OSError as exc:
         out["bad"] = str(exc)
+    def state_and_parent(p):  # ("", "") for a process gone meanwhile (the machine's others come and go)
+        try:
+            with open(f"/proc/{p}/stat") as fh:
+                return tuple(fh.read().rsplit(")", 1)[1].split()[:2])
+        except OSError:
+            return ("", "")
     out["left"] = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
-                   and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1] == str(os.getpid())
-                   and open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+                   and state_and_parent(p)[1] == str(os.getpid()) and state_and_parent(p)[0] != "Z"]
     print(json.dumps(out))
 """)
 
