@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
-from connectx_forge.sandbox import cgroup, limits, reap
+from connectx_forge.sandbox import cgroup, limits, reap, throttle
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWPID = 0x20000000
@@ -443,22 +443,8 @@ def members(roots: set[int], exiting: bool = False) -> list[int]:
     unless ``exiting``, processes in the kernel's exit left out: ``_runs``), walked down from ``roots`` through
     each thread's ``children`` in ``/proc``: with a namespace's init and the process forked into it, all of that
     namespace (an orphan there is its init's), read from outside, so that nothing agent code there says is needed;
-    the walk costs the namespace's size, not the machine's."""
-    found, todo, seen = [], list(roots), set()
-    while todo:
-        pid = todo.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        threads = _threads(pid)
-        found += [pid] if _runs(pid, threads, exiting) else []
-        for thread in threads:
-            try:
-                with open(f"/proc/{pid}/task/{thread}/children", "rb") as fh:
-                    todo += [int(kid) for kid in fh.read().split()]
-            except (OSError, ValueError):
-                continue
-    return found
+    the walk (``throttle.descendants``) costs the namespace's size, not the machine's."""
+    return [p for p in [*roots, *throttle.descendants(list(roots))] if _runs(p, _threads(p), exiting)]
 
 
 def _runs(pid: int, threads: list[str], exiting: bool = False) -> bool:

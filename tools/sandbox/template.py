@@ -273,8 +273,8 @@ class Template:
     def _unwritten(self) -> None:
         """Before a game, once all but the template, its init and the game's host are gone from its namespace:
         drop the template (``gone``) where its namespace's budget (``namespace.written``: its ``/tmp``,
-        ``/dev/shm``, POSIX message queues, game folder and HOME) changed since the last game's start, which it
-        read (``settled``) before its first game.  What a game wrote is so seen before the next game runs, and
+        ``/dev/shm``, POSIX message queues, game folder and HOME) changed since its first game's start, when it
+        was read (``settled``).  What a game wrote is so seen before the next game runs, and
         neither the template nor a later game of it sees it: the file is loaded afresh, in namespaces of its own,
         from then on.  Also dropped: one whose budget could not be read (its own folders write to the disk) or
         holds a message queue (whose times count whole seconds: a game could leave a message there unseen)."""

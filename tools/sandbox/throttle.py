@@ -7,7 +7,7 @@ stops and continues each slowed host's whole tree on a duty cycle: in every
 the agent cannot leave, whatever it does with process groups and sessions:
 its cgroup (v2's freezer, ``cgroup.freeze``), else its PID namespace (every
 process there but its init gets ``SIGSTOP``/``SIGCONT``, found from outside
-as the init's descendants: ``namespace.py``), else, where neither exists (no
+below the init, the host and its template: ``descendants``), else, where neither exists (no
 jail), its process group, which a child that calls ``setpgid`` leaves.  So the agent's own clock (wall time) runs
 as usual while it gets 1/X of the CPU time it would: an agent that times its
 search by the clock searches X times less, and one that does a fixed amount
@@ -44,10 +44,10 @@ def method(group: cgroup.Group | None, hold: str = "group") -> str:
 
 
 def descendants(roots: list[int]) -> list[int]:
-    """The processes below ``roots`` (read from ``/proc``, each thread's ``children``): with a PID namespace's init
-    and the process forked into it (the warden's child, not the init's: ``namespace.fork``), every other process
-    there, since an orphan there is adopted by the init or a process under it."""
-    found, todo = [], list(roots)
+    """The processes below ``roots``, each once (read from ``/proc``, each thread's ``children``): with a PID
+    namespace's init and the process forked into it (the warden's child, not the init's: ``namespace.fork``),
+    every other process there, since an orphan there is adopted by the init or a process under it."""
+    found, todo, seen = [], list(roots), set(roots)
     while todo:
         pid = todo.pop()
         try:
@@ -57,9 +57,10 @@ def descendants(roots: list[int]) -> list[int]:
         for task in tasks:
             try:
                 with open(f"/proc/{pid}/task/{task}/children") as fh:
-                    kids = [int(k) for k in fh.read().split()]
+                    kids = [k for k in (int(k) for k in fh.read().split()) if k not in seen]
             except (OSError, ValueError):
                 continue
+            seen.update(kids)
             found += kids
             todo += kids
     return found
@@ -96,8 +97,7 @@ class Hold:
     def _tree(self) -> list[int]:
         """The host and every process of its PID namespace but the init and ``spared``: what is below the init,
         the host, and its template (``spared``), which forked it (a fresh host is its warden's child)."""
-        below = descendants([r for r in (self.init, self.pid, self.spared) if r])
-        return [p for p in dict.fromkeys([self.pid, *below]) if p not in (self.init, self.spared)]
+        return [self.pid, *descendants([r for r in (self.init, self.pid, self.spared) if r])]
 
     def go(self) -> None:
         if self.freezer is not None:

@@ -90,8 +90,8 @@ def _end(state: _State, pid: int, grace: float) -> dict[str, Any]:
 
 
 def _end_all(state: _State, pids: list[int]) -> None:
-    """End hosts ``pids`` (one game's) without their statuses: every one is killed before any is waited for
-    (``_end``: until its namespace holds nothing but its template and init), so that their exits overlap."""
+    """End hosts ``pids`` (one game's) without their statuses: every one is killed before any is ended (``_end``),
+    so that their exits overlap."""
     for pid in pids:
         if pid in state.running:
             reap.kill(pid)
