@@ -120,6 +120,16 @@ def search_agent(obs: Any, config: Any) -> int:
     return _play("search-mix", SEARCHES["mix"], 0.0, obs, config)
 
 
+def search_near_prior_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against a near-perfect player whose moves follow the prior."""
+    return _play("search-near-prior", SEARCHES["near-prior"], 0.0, obs, config)
+
+
+def search_near_slips_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against a near-perfect player that slips uniformly."""
+    return _play("search-near-slips", SEARCHES["near-slips"], 0.0, obs, config)
+
+
 def search_slips_agent(obs: Any, config: Any) -> int:
     """The solver with the practical search against uniform slips."""
     return _play("search-slips", SEARCHES["slips"], 0.0, obs, config)

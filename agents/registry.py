@@ -215,6 +215,12 @@ _SPECS: list[AgentSpec] = [
                        "the practical search: among moves of equal value, the best expected result, several plies "
                        "deep, against a mixture of uniform slips, the course's 2-ply minimax and the policy "
                        "network's prior (expectimax.py)", "mix"),
+    _tie_break_variant("solver-search-near-prior", "search_near_prior_agent", "SEARCH",
+                       "the practical search against a near-perfect player (a best reply but for 0.3 of its moves) "
+                       "whose moves follow the policy network's prior", "near-prior"),
+    _tie_break_variant("solver-search-near-slips", "search_near_slips_agent", "SEARCH",
+                       "the practical search against a near-perfect player that slips 0.1 of its moves uniformly",
+                       "near-slips"),
     _tie_break_variant("solver-search-slips", "search_slips_agent", "SEARCH",
                        "the practical search against uniform slips", "slips"),
     _tie_break_variant("solver-search-minimax", "search_minimax_agent", "SEARCH",

@@ -89,6 +89,9 @@ COMMANDS: dict[str, Command] = {
     "mistakes": Command("connectx_forge.solver.mistakes_cmd",
                         "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by "
                         "the exact solver"),
+    "models": Command("connectx_forge.solver.models_cmd",
+                      "which opponent model of the practical search fits the opponents' moves in saved games: mean "
+                      "log-likelihood per model and opponent"),
     "heldout": Command("connectx_forge.solver.heldout_cmd",
                        "build our held-out sets of arbitrary positions, every column labelled by the exact solver "
                        "(resumable)"),

@@ -92,8 +92,8 @@ class Expectimax:
             return RESULT[0]
         if child.winning_moves():
             return RESULT[-1]  # every model takes a win in one
-        chances = self.model.chances(child)
         values = self.classes_of(child)
+        chances = self.model.chances(child, values)
         total = weight = 0.0
         for reply, value in enumerate(values):
             p = chances[reply]

@@ -77,10 +77,10 @@ class Policy:
     # solver-centre); PRACTICAL counts throwing replies (solver-practical) and lost far more often to net-search
     # (docs/solver.md, "The practical tie-break")
     tie_break: TieBreak = TieBreak.LIKELY
-    # TieBreak.SEARCH (expectimax.py): the opponent model (opponents.MODELS), the most of our moves searched deep
-    # (iterative deepening; the Python engine's solves are too slow for more than one), and the most seconds the
-    # search may take of what the move's budget leaves
-    opponent: str = "mix"
+    # TieBreak.SEARCH (expectimax.py): the opponent model (opponents.MODELS; near-prior fits the pool's moves best,
+    # docs/solver.md), the most of our moves searched deep (iterative deepening; the Python engine's solves are too
+    # slow for more than one), and the most seconds the search may take of what the move's budget leaves
+    opponent: str = "near-prior"
     search_depth: ByEngine = ByEngine(python=1, c=8)
     search_time: float = 0.5
 

@@ -23,7 +23,7 @@ from agents.net.agent import policy_prior
 from agents.solver.chooser import engine
 from agents.solver.engine import Engine
 from agents.solver.expectimax import RESULT, Found, practical_search
-from agents.solver.opponents import MODELS, Cached, Minimax, Mixture, Model, Prior, Slips, named
+from agents.solver.opponents import MODELS, Cached, Minimax, Mixture, Model, NearPerfect, Prior, Slips, named
 from agents.solver.policy import POLICY, ByEngine, Policy
 from agents.solver.position import layout_of
 from agents.solver.practical import TieBreak
@@ -50,9 +50,10 @@ def _reference_theirs(solver: Engine, child: Board, cls: int, depth: int, model:
         return 0.5
     if child.winning_moves():
         return 0.0
-    chances = model.chances(child)
+    values = solver.analyze(child, deadline=INF)
+    chances = model.chances(child, [None if v is None else _sign(v) for v in values])
     total = 0.0
-    for reply, value in enumerate(solver.analyze(child, deadline=INF)):
+    for reply, value in enumerate(values):
         if value is None or chances[reply] == 0:
             continue
         after = -_sign(value)
@@ -73,16 +74,18 @@ def _equal(solver: Engine, board: Board, score: int) -> list[int]:
 
 
 @pytest.mark.parametrize("depth", [1, 2])
-def test_the_search_picks_the_best_expected_result(solver: Engine, depth: int) -> None:
-    """On a drawn position the chosen move's expected result against uniform slips is the best of the moves of
-    its score, and it is what a plain expectimax over exact scores gives (no reply is cut: every one is >= 2%)."""
+@pytest.mark.parametrize("model", [Slips(), NearPerfect(0.2, Slips())], ids=["slips", "near-perfect"])
+def test_the_search_picks_the_best_expected_result(solver: Engine, depth: int, model: Model) -> None:
+    """On a drawn position the chosen move's expected result against the model is the best of the moves of its
+    score, and it is what a plain expectimax over exact scores gives (no reply is cut: every one is >= 2%)."""
     board = Board.from_pons(DRAWN)
     today, score = solver.best_move(board, deadline=INF)
-    found = practical_search(solver, board, today, score, layout_of(board).order, INF, Slips(), depth)
-    expected = {c: _reference_theirs(solver, board.play(c), 0, depth, Slips()) for c in _equal(solver, board, score)}
+    found = practical_search(solver, board, today, score, layout_of(board).order, INF, model, depth)
+    expected = {c: _reference_theirs(solver, board.play(c), 0, depth, model) for c in _equal(solver, board, score)}
     assert found.depth == depth and found.move in expected
     assert found.expected == pytest.approx(expected[found.move]) == pytest.approx(max(expected.values()))
-    assert expected[found.move] > expected[today]  # the position tells the rule from the search's move
+    if isinstance(model, Slips):
+        assert expected[found.move] > expected[today]  # the position tells the rule from the search's move
 
 
 def test_a_deeper_search_sees_a_trap_one_ply_misses(solver: Engine) -> None:
@@ -129,25 +132,38 @@ def test_the_search_never_changes_the_value(solver: Engine, data: st.DataObject,
 
 # -- the models ---------------------------------------------------------------------------------------------------
 @settings(max_examples=30, deadline=None)
-@given(board=standard_positions(max_moves=40), name=st.sampled_from(MODELS))
-def test_each_model_is_a_distribution_over_the_legal_columns(board: Board, name: str) -> None:
+@given(board=standard_positions(max_moves=40), name=st.sampled_from(MODELS),
+       drawn=st.lists(st.sampled_from([-1, 0, 1]), min_size=7, max_size=7))
+def test_each_model_is_a_distribution_over_the_legal_columns(board: Board, name: str, drawn: list[int]) -> None:
+    """Whatever classes the columns have (any the search could pass)."""
     assume(not board.is_over())
-    chances = named(name, policy_prior).chances(board)
+    classes = [v if board.can_play(c) else None for c, v in enumerate(drawn)]
+    chances = named(name, policy_prior).chances(board, classes)
     assert len(chances) == board.columns and sum(chances) == pytest.approx(1.0)
     assert all(p >= 0 for p in chances) and all(chances[c] == 0 for c in range(7) if not board.can_play(c))
 
 
 def test_the_models_say_what_they_are() -> None:
     board = Board.from_pons("444444")  # column 4 full
-    assert Slips().chances(board) == [1 / 6, 1 / 6, 1 / 6, 0.0, 1 / 6, 1 / 6, 1 / 6]
+    classes = [0, -1, 0, None, 1, -1, 1]  # for the side to move: columns 5 and 7 win
+    uniform = Slips().chances(board, classes)
+    assert uniform == [1 / 6, 1 / 6, 1 / 6, 0.0, 1 / 6, 1 / 6, 1 / 6]
     best = best_moves(board, depth=2, heuristic=COURSE_MINIMAX)
-    assert [c for c, p in enumerate(Minimax().chances(board)) if p > 0] == best
+    assert [c for c, p in enumerate(Minimax().chances(board, classes)) if p > 0] == best
     sure = Prior(lambda b: [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0])
-    assert sure.chances(board) == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
-    assert Prior(lambda b: [0.0] * 7).chances(board) == Slips().chances(board)  # no prior: uniform
-    assert Prior(lambda b: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]).chances(board) == Slips().chances(board)  # full column
-    half = Mixture(((1.0, Slips()), (1.0, sure))).chances(board)
+    assert sure.chances(board, classes) == [0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    assert Prior(lambda b: [0.0] * 7).chances(board, classes) == uniform  # no prior: uniform
+    assert Prior(lambda b: [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]).chances(board, classes) == uniform  # full column
+    half = Mixture(((1.0, Slips()), (1.0, sure))).chances(board, classes)
     assert half[2] == pytest.approx(0.5 + 0.5 / 6) and half[0] == pytest.approx(0.5 / 6)
+    # a near-perfect player: a winning column but for its slips, which follow its guide
+    near = NearPerfect(0.1, Slips()).chances(board, classes)
+    assert near[4] == near[6] == pytest.approx(0.9 / 2 + 0.1 / 6) and near[0] == pytest.approx(0.1 / 6)
+    guided = NearPerfect(0.1, Prior(lambda b: [0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 1.0])).chances(board, classes)
+    assert guided[4] == pytest.approx(0.75) and guided[6] == pytest.approx(0.25) and guided[0] == 0.0
+    assert NearPerfect(0.1, sure).chances(board, classes)[4] == pytest.approx(0.9 / 2)  # the guide has no best: uniform
+    with pytest.raises(ValueError, match="slip"):
+        NearPerfect(1.5, Slips())
     with pytest.raises(ValueError, match="weights"):
         Mixture(((0.0, Slips()),))
     with pytest.raises(ValueError, match="opponent model"):
@@ -164,7 +180,7 @@ def test_a_cached_model_asks_once_per_position() -> None:
     cached = Cached(Prior(counting), limit=2)
     boards = [Board.from_pons(m) for m in ("4", "4", "3", "4", "2", "1")]
     for b in boards:
-        cached.chances(b)
+        cached.chances(b, [0] * 7)
     assert len(calls) == 4  # "4" once until the memo fills at "2" and is forgotten; then "1"
 
 

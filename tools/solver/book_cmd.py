@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from agents.solver.opponents import MODELS
+from agents.solver.policy import POLICY
 from connectx_forge import options
 from connectx_forge.solver.book_builder import DEFAULT_BOOK, DEFAULT_PROGRESS, EASY_NODES, BookRun, build, info
 from connectx_forge.solver.book_fill import DEFAULT_FILL_PROGRESS, FILL_STONES, fill, parse_shard
@@ -95,9 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help=f"the second seat's positions of up to this many stones (default {PRACTICAL_STONES})")
     p.add_argument("--root", default="", metavar="MOVES",
                    help="search below this position (a Pons move string) instead of the empty board")
-    p.add_argument("--opponent", default="mix", metavar="MODEL",
-                   help="the opponent model (agents/solver/opponents.py: mix, slips, minimax, prior, slips-minimax; "
-                        "default mix, the agent's)")
+    p.add_argument("--opponent", default=POLICY.opponent, metavar="MODEL",
+                   help=f"the opponent model (agents/solver/opponents.py: {', '.join(MODELS)}; default "
+                        f"{POLICY.opponent}, the agent's)")
     p.add_argument("--depth", type=int, default=PRACTICAL_DEPTH,
                    help=f"most of our moves searched deep (default {PRACTICAL_DEPTH})")
     p.add_argument("--seconds", type=float, default=120.0, help="time limit per position (default 120)")

@@ -37,6 +37,7 @@ from agents.solver.book import Book, BookError, Entry
 from agents.solver.engine import Engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import MODELS, named
+from agents.solver.policy import POLICY
 from agents.solver.position import layout
 from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
@@ -142,7 +143,7 @@ def targets(book: Book, root: str, stones: int) -> list[tuple[int, str]]:
 class PracticalRun:
     """``book practical``'s own flags: the model, the depth, the stones and the shard (``None``: the whole)."""
 
-    opponent: str = "mix"
+    opponent: str = POLICY.opponent
     depth: int = PRACTICAL_DEPTH
     stones: int = PRACTICAL_STONES
     shard: tuple[int, int] | None = None
