@@ -9,6 +9,12 @@ mistakes can be exploited.  These agents make few, of known kinds:
 * ``solver-starved``: the ``solver`` with a tiny budget a move and no
   overage: perfect where the book or a quick solve knows the position,
   the network search's guess elsewhere;
+* ``net-search-nodes``: ``net-search`` stopped by a count of nodes, not the
+  clock (its endgame solve has the whole safety limit): the same move on any
+  machine and under any load.  A player cut by the clock (``net-search``,
+  ``solver-starved``) answers the same position differently from run to run,
+  and a paired comparison against it mixes those changes with the compared
+  agents' own;
 * ``solver-centre``: the ``solver`` with the centre-first tie-break
   (``TieBreak.CENTRE``, the agent before the practical rules),
   ``solver-practical``: with the count of throwing replies
@@ -33,7 +39,8 @@ import random
 import time
 from typing import Any
 
-from agents.board import Board, config_value
+from agents.board import Board, config_value, standard_board
+from agents.net.net_search import MAX_BUDGET_S, search_move
 from agents.solver.agent import _State, choose, extra_time
 from agents.solver.opponents import MODELS
 from agents.solver.policy import POLICY, Policy
@@ -42,6 +49,7 @@ from agents.solver.practical import TieBreak
 EPS_LOW = 0.05  # solver-eps05's chance of a random move
 EPS_HIGH = 0.20  # solver-eps20's
 STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
+NET_NODES = 4000  # net-search-nodes' network search a move: about net-search's 0.3 s on a busy 2-core machine
 CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
 PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
 LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's: the shipped rule
@@ -98,6 +106,12 @@ def eps20_agent(obs: Any, config: Any) -> int:
 def starved_agent(obs: Any, config: Any) -> int:
     """The solver with a tiny budget a move and no overage."""
     return _play("starved", STARVED, 0.0, obs, config)
+
+
+def net_nodes_agent(obs: Any, config: Any) -> int:
+    """``net-search`` with a node budget instead of a clock: the same move on any machine, so that two agents'
+    games against it differ only where their own moves do."""
+    return search_move(standard_board(obs, config, "net-search-nodes"), MAX_BUDGET_S, nodes=NET_NODES)
 
 
 def centre_agent(obs: Any, config: Any) -> int:

@@ -242,6 +242,13 @@ _SPECS: list[AgentSpec] = [
         floors={"random": 0.85}, strength=60, move_budget_s=10.0,
     ),
     AgentSpec(
+        name="net-search-nodes", module="agents.pool", function="net_nodes_agent",
+        description=("net-search with 4,000 nodes of network search a move instead of 0.3 s (and its endgame solve "
+                     "up to 1.5 s): the same move on any machine, for paired comparisons."),
+        source="connectx-forge: a reproducible near-perfect opponent for the second seat",
+        floors={"random": 0.95}, strength=20, tactical=True, move_budget_s=2.0, sizes="standard",
+    ),
+    AgentSpec(
         name="solver-starved", module="agents.pool", function="starved_agent",
         description=("The solver with 0.02 s a move and no overage: the book and quick solves where they answer, the "
                      "network search's guess elsewhere."),
@@ -251,7 +258,7 @@ _SPECS: list[AgentSpec] = [
 ]
 
 # the near-perfect opponents a second-seat measurement plays (docs/solver.md, "The practical tie-break")
-POOL = ("solver-eps05", "solver-eps20", "solver-starved", "net-search", "alphabeta")
+POOL = ("solver-eps05", "solver-eps20", "solver-starved", "net-search", "net-search-nodes", "alphabeta")
 
 REGISTRY: dict[str, AgentSpec] = {spec.name: spec for spec in _SPECS}
 

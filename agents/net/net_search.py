@@ -51,15 +51,17 @@ def exact_move(board: Board, deadline: float) -> int | None:
                key=lambda c: (scores[c], -abs(2 * c - board.columns + 1)))
 
 
-def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool = True) -> int:
-    """The move ``net-search`` plays on ``board`` within ``budget_s`` seconds."""
+def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool = True,
+                nodes: int | None = None) -> int:
+    """The move ``net-search`` plays on ``board`` within ``budget_s`` seconds; with ``nodes``, its network search
+    stops at that many nodes instead, and ``budget_s`` is only a safety limit (the same move on any machine)."""
     start = time.perf_counter()
     budget = min(max(budget_s, 0.0), MAX_BUDGET_S)
     if endgame and board.moves >= ENDGAME_STONES and not board.winning_moves():
-        move = exact_move(board, start + budget / 2)
+        move = exact_move(board, start + (budget if nodes else budget / 2))
         if move is not None:
             return int(move)
-    move, _, _ = NetSearch(search_net(), start + budget).choose(board)
+    move, _, _ = NetSearch(search_net(), start + budget, nodes).choose(board)
     return int(move)
 
 

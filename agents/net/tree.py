@@ -63,11 +63,14 @@ def forced_moves(board: Board) -> tuple[float | None, list[int]]:
 
 
 class NetSearch:
-    """One search: a network, a deadline, a transposition table and node count."""
+    """One search: a network, a deadline, a transposition table and node count; with ``max_nodes``, the search
+    also stops at that many nodes (then it plays the same move on any machine, unless the deadline comes
+    first)."""
 
-    def __init__(self, net: MLP, deadline: float) -> None:
+    def __init__(self, net: MLP, deadline: float, max_nodes: int | None = None) -> None:
         self.net = net
         self.deadline = deadline
+        self.max_nodes = max_nodes
         self.table: dict[int, tuple[int, float, list[int]]] = {}
         self.nodes = 0
         self.ranked: list[int] = []  # after ``choose``: the root's searched moves, best first
@@ -84,6 +87,8 @@ class NetSearch:
     def negamax(self, board: Board, depth: int, alpha: float, beta: float) -> float:
         """The value of ``board`` for the side to move, searched ``depth`` plies."""
         self.nodes += 1
+        if self.max_nodes is not None and self.nodes > self.max_nodes:
+            raise _Timeout
         if self.nodes & 63 == 0 and time.perf_counter() > self.deadline:
             raise _Timeout
         value, moves = forced_moves(board)

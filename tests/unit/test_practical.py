@@ -167,6 +167,18 @@ def test_pool_games_replay_from_their_seed() -> None:
     assert len({tuple(g) for g in games[1:]}) > 1  # the random moves differ with the seed
 
 
+def test_net_search_nodes_plays_the_same_move_under_any_clock() -> None:
+    """A node budget, not the clock, ends its search: the same move with a clock one machine runs far slower than
+    another's (a deadline that never comes, and one that comes only after the budget)."""
+    from agents.net.net_search import search_net
+    from agents.net.tree import NetSearch
+
+    board = Board.from_pons("4453")
+    searches = [NetSearch(search_net(), deadline, max_nodes=400) for deadline in (INF, time.perf_counter() + 60)]
+    moves = [s.choose(board)[0] for s in searches]
+    assert moves[0] == moves[1] and all(s.nodes == 401 for s in searches)  # the node past the budget stops it
+
+
 def test_the_pool_is_registered() -> None:
     from agents.registry import POOL, REGISTRY
 
