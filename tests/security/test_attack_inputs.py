@@ -72,7 +72,7 @@ def project(root: Path, settings_text: str) -> Path:
 
 @pytest.mark.parametrize("command", [
     ["review", "{f}"], ["replay", "{f}", "-o", "{d}/game.html"], ["logs", "{f}"],
-    ["compare", "--new", "{f}", "--base", "{f}"], ["regress", "add", "--project", "{d}/proj", "{f}"],
+    ["compare", "--new", "{f}", "--base", "{f}"], ["models", "{f}"], ["regress", "add", "--project", "{d}/proj", "{f}"],
     ["ladder", "--fit", "{f}"]])
 def test_a_deep_json_file_is_one_line_in_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       command: list[str]) -> None:

@@ -85,3 +85,15 @@ def test_cxforge_models_prints_the_fit_and_its_json(tmp_path: Path, capsys: pyte
     assert "bad.jsonl" in err and len(err.strip().splitlines()) == 1
     assert main(["models", str(path), "--seconds", "0"]) == 2
     assert "--seconds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field", [{"moves": [3, "x"]}, {"moves": [3, True]}, {"a_seat": 7}, {"opening": -1},
+                                   {"opening": 99}, {"players": ["a", {"b": 1}]}, {"players": ["a"]}])
+def test_a_malformed_game_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      field: dict[str, object]) -> None:
+    """A games file may be written by anyone: a field of the wrong kind is named in one line, never a traceback."""
+    path = tmp_path / "games.jsonl"
+    path.write_text(json.dumps({**_game().to_json(), **field}) + "\n")
+    assert main(["models", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "games.jsonl" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -90,13 +90,27 @@ class FitReport:
                 "fits": [f.to_json() for f in self.fits]}
 
 
+def _malformed(game: GameRecord) -> str | None:
+    """What makes ``game`` unusable (a file may be written by anyone), or None."""
+    if not (isinstance(game.moves, list) and all(type(m) is int for m in game.moves)):
+        return "its moves are not a list of columns"
+    if game.a_seat not in (1, 2) or not all(isinstance(p, str) for p in game.players) or len(game.players) != 2:
+        return "its players or A's seat are not two names and 1 or 2"
+    if type(game.opening) is not int or not 0 <= game.opening <= len(game.moves):
+        return "its opening is not a count of its moves"
+    return None
+
+
 def samples(games: Sequence[GameRecord]) -> list[Sample]:
     """The opponents' chosen moves in ``games`` (A's opponent in each; 6x7 four in a row only): after the
-    opening, and never where the mover had a win in one."""
+    opening, and never where the mover had a win in one.  A ``ValueError`` names a malformed game."""
     out: list[Sample] = []
-    for game in games:
+    for number, game in enumerate(games, 1):
         if tuple(game.size) != (6, 7, 4):
             continue
+        why = _malformed(game)
+        if why is not None:
+            raise ValueError(f"game {number}: {why}")
         seat = 2 if game.a_seat == 1 else 1
         board = Board()
         for ply, move in enumerate(game.moves):
@@ -159,9 +173,8 @@ def fit(labelled: Sequence[Labelled], models: dict[str, Model]) -> FitReport:
     return FitReport(len(labelled), 0, mistakes, fits)
 
 
-def fit_games(games: Sequence[GameRecord], solver: Engine, seconds: float, progress: bool = False) -> FitReport:
-    """The report for ``games``: their opponents' moves labelled by ``solver`` and fitted by every candidate."""
-    found = samples(games)
+def fit_samples(found: Sequence[Sample], solver: Engine, seconds: float, progress: bool = False) -> FitReport:
+    """The report for ``found``: the opponents' moves labelled by ``solver`` and fitted by every candidate."""
     labelled = label(solver, found, seconds, progress)
     report = fit(labelled, candidates(policy_prior))
     return FitReport(report.moves, len(found) - len(labelled), report.mistakes, report.fits)

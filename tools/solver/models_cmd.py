@@ -18,7 +18,7 @@ from connectx_forge import options, tool_engines
 from connectx_forge.errors import UserError
 from connectx_forge.play.records import read_games
 from connectx_forge.sandbox.escape import escape
-from connectx_forge.solver.model_fit import FitReport, fit_games
+from connectx_forge.solver.model_fit import FitReport, fit_samples, samples
 from connectx_forge.table import render
 
 HELP = ("which opponent model of the practical search fits the opponents' moves in saved games: mean "
@@ -54,9 +54,14 @@ def run(args: argparse.Namespace) -> int:
     """Print the fit; 0."""
     if not args.seconds > 0:
         raise UserError(f"--seconds must be positive, got {args.seconds:g}")
-    games = [game for path in args.files for game in read_games(path)]
+    found = []
+    for path in args.files:
+        try:
+            found += samples(read_games(path))
+        except ValueError as exc:
+            raise UserError(f"{path}: {exc}") from None
     solver = tool_engines.engine(options.engine_of(args), book=Book.load())
-    report = fit_games(games, solver, args.seconds, progress=options.progress_of(args))
+    report = fit_samples(found, solver, args.seconds, progress=options.progress_of(args))
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
         return 0
