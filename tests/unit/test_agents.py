@@ -41,11 +41,15 @@ SLOW_BUDGET_S = 10.0  # agents allowed longer moves (e.g. an untimed solver) run
 
 def _params(names: list[str]) -> list:
     """The agents as test parameters: the untimed ones marked slow, and the solver and its variants (``solver-*``,
-    its engine and search with another tie-break or handicap, whose moves take most of a second) marked long:
-    ``make test-long`` runs them here, ``make test`` tests the solver's moves in tests/unit/test_solver.py and
-    its choices in tests/unit/test_practical*.py."""
+    its engine and search with another tie-break or handicap, whose moves take most of a second) and the other
+    measuring-pool variants (agents/pool.py: ``net-search-nodes``, ``net-search``'s code with another limit)
+    marked long: ``make test-long`` runs them here, ``make test`` tests the solver's moves in
+    tests/unit/test_solver.py, its choices in tests/unit/test_practical*.py, and ``net-search`` here."""
+    def long(n: str) -> bool:
+        return n.startswith("solver") or REGISTRY[n].module == "agents.pool"
+
     return [pytest.param(n, marks=pytest.mark.slow) if REGISTRY[n].move_budget_s > SLOW_BUDGET_S
-            else pytest.param(n, marks=pytest.mark.long) if n.startswith("solver") else n for n in names]
+            else pytest.param(n, marks=pytest.mark.long) if long(n) else n for n in names]
 
 
 NAMES = _params(sorted(REGISTRY))
