@@ -3,9 +3,10 @@
 Every perfect agent wins going first; going second, only an opponent's
 mistakes can be exploited.  These agents make few, of known kinds:
 
-* ``solver-eps05``, ``solver-eps20``: the ``solver`` agent, which plays a
-  uniformly random legal move instead with probability 0.05 or 0.20 (never
-  one that misses a win in one: the mistakes are positional);
+* ``solver-eps05``, ``solver-eps20``: the ``solver`` agent (with the
+  ``LIKELY`` tie-break, whatever the shipped one), which plays a uniformly
+  random legal move instead with probability 0.05 or 0.20 (never one that
+  misses a win in one: the mistakes are positional);
 * ``solver-starved``: the ``solver`` with a tiny budget a move and no
   overage: perfect where the book or a quick solve knows the position,
   the network search's guess elsewhere;
@@ -48,11 +49,13 @@ from agents.solver.practical import TieBreak
 
 EPS_LOW = 0.05  # solver-eps05's chance of a random move
 EPS_HIGH = 0.20  # solver-eps20's
-STARVED = dataclasses.replace(POLICY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
-NET_NODES = 4000  # net-search-nodes' network search a move: about net-search's 0.3 s on a busy 2-core machine
-CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rule
+CENTRE = dataclasses.replace(POLICY, tie_break=TieBreak.CENTRE)  # solver-centre's: the agent before the rules
 PRACTICAL = dataclasses.replace(POLICY, tie_break=TieBreak.PRACTICAL)  # solver-practical's
-LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's: the shipped rule
+LIKELY = dataclasses.replace(POLICY, tie_break=TieBreak.LIKELY)  # solver-likely's
+# the near-perfect opponents play LIKELY whatever the shipped policy's tie-break: the pool stays the one measured
+OPPONENT = LIKELY  # solver-eps05's and solver-eps20's
+STARVED = dataclasses.replace(LIKELY, move_budget=0.02, first_move=0.02, extra_cap=0.0)  # solver-starved's
+NET_NODES = 4000  # net-search-nodes' network search a move: about net-search's 0.3 s on a busy 2-core machine
 # solver-search's: the practical search against its opponent model (``SEARCHES``: one agent each)
 SEARCHES = {name: dataclasses.replace(POLICY, tie_break=TieBreak.SEARCH, opponent=name) for name in MODELS}
 
@@ -95,12 +98,12 @@ def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:
 
 def eps05_agent(obs: Any, config: Any) -> int:
     """The solver, with a random move one time in twenty."""
-    return _play("eps05", POLICY, EPS_LOW, obs, config)
+    return _play("eps05", OPPONENT, EPS_LOW, obs, config)
 
 
 def eps20_agent(obs: Any, config: Any) -> int:
     """The solver, with a random move one time in five."""
-    return _play("eps20", POLICY, EPS_HIGH, obs, config)
+    return _play("eps20", OPPONENT, EPS_HIGH, obs, config)
 
 
 def starved_agent(obs: Any, config: Any) -> int:
@@ -125,7 +128,7 @@ def practical_agent(obs: Any, config: Any) -> int:
 
 
 def likely_agent(obs: Any, config: Any) -> int:
-    """The solver with the likely-slip tie-break among equal moves (practical.py; the shipped one)."""
+    """The solver with the likely-slip tie-break among equal moves (practical.py)."""
     return _play("likely", LIKELY, 0.0, obs, config)
 
 
