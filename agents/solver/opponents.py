@@ -154,7 +154,9 @@ class Cached:
 
 
 MODELS = ("near-prior", "near-slips", "mix", "slips", "minimax", "prior", "slips-minimax")  # what ``named`` takes
-NEAR_PRIOR_SLIP = 0.3  # near-prior's chance of a slip: the best fit to the pool's moves (docs/solver.md)
+# near-prior's chance of a slip: the fit to the pool's moves is flat from 0.3 to 0.5, and 0.3 is the one measured in
+# games (docs/solver.md, "The practical search")
+NEAR_PRIOR_SLIP = 0.3
 NEAR_SLIPS_SLIP = 0.1  # near-slips': the pool's solver-eps players slip 0.05 and 0.2 of their moves
 
 
