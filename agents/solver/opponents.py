@@ -26,8 +26,8 @@ search has solved; most models do not look at them).
   chance less of reaching the next).
 
 ``named(name, prior)`` gives the models the ``Policy.opponent`` field names
-(``MODELS``); ``near-prior`` is the shipped one (docs/solver.md, "The practical
-search").  Models are memoised per position (``Cached``): the search asks for
+(``MODELS``); ``near-prior`` is ``Policy.opponent``'s default (docs/solver.md, "The
+practical search").  Models are memoised per position (``Cached``): the search asks for
 the same position many times.  Bundle-safe: the standard library, numpy (through
 the heuristic) and the game core.
 """
