@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.board import Board
+from agents.board import STANDARD, Board
 from agents.net.agent import policy_prior
 from agents.solver.engine import Engine
 from agents.solver.opponents import MODELS, NEAR_PRIOR_SLIP, NEAR_SLIPS_SLIP, Model, NearPerfect, Prior, Slips, named
@@ -106,7 +106,7 @@ def samples(games: Sequence[GameRecord]) -> list[Sample]:
     opening, and never where the mover had a win in one.  A ``ValueError`` names a malformed game."""
     out: list[Sample] = []
     for number, game in enumerate(games, 1):
-        if tuple(game.size) != (6, 7, 4):
+        if tuple(game.size) != STANDARD:
             continue
         why = _malformed(game)
         if why is not None:
