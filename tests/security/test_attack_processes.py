@@ -285,6 +285,12 @@ def agent(obs, config):
 """
 
 
+def _default_signals() -> None:
+    """SIGTERM, SIGINT and SIGHUP at their default actions in the child about to run (``preexec_fn``)."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_cxforge_killed_leaves_no_jail_process_and_no_folder(sig: signal.Signals, tmp_path: Path) -> None:
     """A host that ignores signals plays; the warden is stuck (stopped); cxforge gets ``sig``."""
@@ -296,9 +302,10 @@ def test_cxforge_killed_leaves_no_jail_process_and_no_folder(sig: signal.Signals
                              _file(tmp_path, "deaf.py", DEAF), "kaggle:random", "-n", "1", "-w", "1",
                              "--seats", "first", "--act-timeout", "60", "--no-progress"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            # Ctrl-C as at a terminal: a Python started with SIGINT ignored (as an earlier test or a
-                            # pytest worker may leave it here) never raises KeyboardInterrupt
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            # the signals at their defaults, as at a terminal: a Python started with SIGINT ignored (as
+                            # an earlier test or a pytest worker may leave it here) never raises KeyboardInterrupt, and
+                            # one started under nohup ignores SIGHUP
+                            preexec_fn=_default_signals)
     stopped = None
     try:
         deadline = time.monotonic() + 60
