@@ -91,9 +91,11 @@ def test_cxforge_models_prints_the_fit_and_its_json(tmp_path: Path, capsys: pyte
                                    {"opening": 99}, {"players": ["a", {"b": 1}]}, {"players": ["a"]}])
 def test_a_malformed_game_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       field: dict[str, object]) -> None:
-    """A games file may be written by anyone: a field of the wrong kind is named in one line, never a traceback."""
+    """A games file may be written by anyone: a field of the wrong kind is named in one line, never a traceback,
+    by the games reader every command shares (``records.record_of``)."""
     path = tmp_path / "games.jsonl"
     path.write_text(json.dumps({**_game().to_json(), **field}) + "\n")
-    assert main(["models", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "games.jsonl" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    for command in (["models", str(path)], ["logs", str(path)], ["compare", "--new", str(path), "--base", str(path)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "games.jsonl: line 1" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -141,4 +141,19 @@ def record_of(data: Any, where: str) -> GameRecord:
         raise UserError(f"{where}: not a game written with --save ({boundedread.one_line(exc)})") from None
     if moves > rows * columns:
         raise UserError(f"{where}: {moves} moves, more than a {rows}x{columns} board holds")
+    why = _malformed(rec)
+    if why is not None:
+        raise UserError(f"{where}: not a game written with --save ({why})")
     return rec
+
+
+def _malformed(game: GameRecord) -> str | None:
+    """What in ``game`` no ``--save`` file holds (a file may be written by anyone), or None: the fields a reader
+    steps through (moves, players, A's seat, the opening) of the wrong kind."""
+    if not (isinstance(game.moves, list) and all(type(m) is int for m in game.moves)):
+        return "its moves are not a list of columns"
+    if game.a_seat not in (1, 2) or len(game.players) != 2 or not all(isinstance(p, str) for p in game.players):
+        return "its players or A's seat are not two names and 1 or 2"
+    if type(game.opening) is not int or not 0 <= game.opening <= len(game.moves):
+        return "its opening is not a count of its moves"
+    return None

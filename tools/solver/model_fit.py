@@ -15,6 +15,7 @@ which model their search should assume.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -90,27 +91,13 @@ class FitReport:
                 "fits": [f.to_json() for f in self.fits]}
 
 
-def _malformed(game: GameRecord) -> str | None:
-    """What makes ``game`` unusable (a file may be written by anyone), or None."""
-    if not (isinstance(game.moves, list) and all(type(m) is int for m in game.moves)):
-        return "its moves are not a list of columns"
-    if game.a_seat not in (1, 2) or not all(isinstance(p, str) for p in game.players) or len(game.players) != 2:
-        return "its players or A's seat are not two names and 1 or 2"
-    if type(game.opening) is not int or not 0 <= game.opening <= len(game.moves):
-        return "its opening is not a count of its moves"
-    return None
-
-
 def samples(games: Sequence[GameRecord]) -> list[Sample]:
     """The opponents' chosen moves in ``games`` (A's opponent in each; 6x7 four in a row only): after the
-    opening, and never where the mover had a win in one.  A ``ValueError`` names a malformed game."""
+    opening, and never where the mover had a win in one."""
     out: list[Sample] = []
-    for number, game in enumerate(games, 1):
+    for game in games:
         if tuple(game.size) != STANDARD:
             continue
-        why = _malformed(game)
-        if why is not None:
-            raise ValueError(f"game {number}: {why}")
         seat = 2 if game.a_seat == 1 else 1
         board = Board()
         for ply, move in enumerate(game.moves):
@@ -176,5 +163,4 @@ def fit(labelled: Sequence[Labelled], models: dict[str, Model]) -> FitReport:
 def fit_samples(found: Sequence[Sample], solver: Engine, seconds: float, progress: bool = False) -> FitReport:
     """The report for ``found``: the opponents' moves labelled by ``solver`` and fitted by every candidate."""
     labelled = label(solver, found, seconds, progress)
-    report = fit(labelled, candidates(policy_prior))
-    return FitReport(report.moves, len(found) - len(labelled), report.mistakes, report.fits)
+    return dataclasses.replace(fit(labelled, candidates(policy_prior)), unsolved=len(found) - len(labelled))

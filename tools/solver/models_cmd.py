@@ -54,19 +54,15 @@ def run(args: argparse.Namespace) -> int:
     """Print the fit; 0."""
     if not args.seconds > 0:
         raise UserError(f"--seconds must be positive, got {args.seconds:g}")
-    found = []
-    for path in args.files:
-        try:
-            found += samples(read_games(path))
-        except ValueError as exc:
-            raise UserError(f"{path}: {exc}") from None
+    found = samples([game for path in args.files for game in read_games(path)])
     solver = tool_engines.engine(options.engine_of(args), book=Book.load())
     report = fit_samples(found, solver, args.seconds, progress=options.progress_of(args))
+    if not report.fits:
+        raise UserError("no opponent moves to fit in these files (6x7 four in a row games, after their openings, "
+                        "solved in time)")
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
         return 0
-    if not report.fits:
-        raise UserError("no opponent moves to fit in these files (6x7 four in a row games, after their openings)")
     print(table(report))
     rates = ", ".join(f"{escape(o, keep_newlines=False)} {100 * r:.1f}%" for o, r in sorted(report.mistakes.items()))
     print(f"mean log-likelihood per move (natural log; higher fits better); best: {report.best}")
