@@ -7,9 +7,8 @@ one) that sums to 1, for the side to move in ``board`` (the opponent), given
 each column's exact win/draw/loss class for that side (``classes``, which the
 search has solved; most models do not look at them).
 
-* ``Slips``: a uniformly random legal column (epsilon-noise: the slips of a
-  player that is otherwise perfect, whose perfect part the search covers by
-  exact values);
+* ``Slips``: a uniformly random legal column (as a ``NearPerfect`` guide,
+  epsilon-noise: the slips of a player that is otherwise perfect);
 * ``Minimax``: a ``depth``-ply minimax with the Kaggle course's heuristic
   (lesson 3's weights, ``agents.heuristics.COURSE_MINIMAX``), uniform among
   its equal-best columns: the classic depth-limited searcher;

@@ -39,8 +39,8 @@ SCRIPT = textwrap.dedent("""
                 return tuple(fh.read().rsplit(")", 1)[1].split()[:2])
         except OSError:
             return ("", "")
-    out["left"] = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
-                   and state_and_parent(p)[1] == str(os.getpid()) and state_and_parent(p)[0] != "Z"]
+    stats = {int(p): state_and_parent(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()}
+    out["left"] = [p for p, (state, parent) in stats.items() if parent == str(os.getpid()) and state != "Z"]
     print(json.dumps(out))
 """)
 
