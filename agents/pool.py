@@ -43,6 +43,7 @@ from typing import Any
 from agents.board import Board, config_value, standard_board
 from agents.net.net_search import MAX_BUDGET_S, search_move
 from agents.solver.agent import _State, choose, extra_time
+from agents.solver.expectimax import Keep
 from agents.solver.opponents import MODELS
 from agents.solver.policy import POLICY, Policy
 from agents.solver.practical import TieBreak
@@ -58,6 +59,8 @@ STARVED = dataclasses.replace(LIKELY, move_budget=0.02, first_move=0.02, extra_c
 NET_NODES = 4000  # net-search-nodes' network search a move: about net-search's 0.3 s on a busy 2-core machine
 # solver-search's: the practical search against its opponent model (``SEARCHES``: one agent each)
 SEARCHES = {name: dataclasses.replace(POLICY, tie_break=TieBreak.SEARCH, opponent=name) for name in MODELS}
+# solver-search-class's: the search against near-prior, choosing among every loss of a lost position
+SEARCH_CLASS = dataclasses.replace(SEARCHES["near-prior"], search_keeps=Keep.CLASS)
 
 _STATES: dict[str, _State] = {}
 
@@ -140,6 +143,12 @@ def search_agent(obs: Any, config: Any) -> int:
 def search_near_prior_agent(obs: Any, config: Any) -> int:
     """The solver with the practical search against a near-perfect player whose moves follow the prior."""
     return _play("search-near-prior", SEARCHES["near-prior"], 0.0, obs, config)
+
+
+def search_class_agent(obs: Any, config: Any) -> int:
+    """The solver with the practical search against ``near-prior``, choosing among every loss that leaves no
+    win in one in a lost position (not only the slowest)."""
+    return _play("search-class", SEARCH_CLASS, 0.0, obs, config)
 
 
 def search_near_slips_agent(obs: Any, config: Any) -> int:

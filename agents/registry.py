@@ -56,10 +56,11 @@ class AgentSpec:
         return getattr(module, self.function)
 
 
-def _tie_break_variant(name: str, function: str, rule: str, what: str, opponent: str = "") -> AgentSpec:
+def _tie_break_variant(name: str, function: str, rule: str, what: str, opponent: str = "",
+                       keeps: str = "") -> AgentSpec:
     """A pool agent (agents/pool.py): the solver with its own search state and ``Policy(tie_break=rule)``
-    (and ``opponent=opponent`` where given)."""
-    model = f", opponent={opponent!r}" if opponent else ""
+    (and ``opponent=opponent``, ``search_keeps=Keep.keeps`` where given)."""
+    model = (f", opponent={opponent!r}" if opponent else "") + (f", search_keeps=Keep.{keeps}" if keeps else "")
     return AgentSpec(
         name=name, module="agents.pool", function=function,
         description=f"The solver with its own search state and {what}.",
@@ -218,6 +219,9 @@ _SPECS: list[AgentSpec] = [
     _tie_break_variant("solver-search-near-prior", "search_near_prior_agent", "SEARCH",
                        "the practical search against a near-perfect player (a best reply but for 0.3 of its moves) "
                        "whose moves follow the policy network's prior", "near-prior"),
+    _tie_break_variant("solver-search-class", "search_class_agent", "SEARCH",
+                       "the practical search against near-prior, choosing in a lost position among every loss that "
+                       "leaves no win in one, not only the slowest", "near-prior", "CLASS"),
     _tie_break_variant("solver-search-near-slips", "search_near_slips_agent", "SEARCH",
                        "the practical search against a near-perfect player that slips 0.1 of its moves uniformly",
                        "near-slips"),

@@ -9,11 +9,15 @@
     m.games[0]                                             # a game, as a line of ``cxforge match --save``
     m.to_pandas()                                          # where pandas is installed
     cf.check("random"), cf.tournament("a", "b", "c", openings=4), cf.sprt("new", "base"), cf.review(m)
+    cf.compare(new_match, base_match), cf.models(m)        # paired comparison; which opponent model fits
+    cf.mistakes("solver", sample=50)                       # mistake rates on the held-out sets
 
 Each function is the command of the same name (``cxforge match``, ``check``, ``tournament``, ``sprt``,
 ``review``; ``ladder``, ``ladder_fit``, ``ghosts``, ``regress_add`` and ``regress_list`` are ``cxforge ladder``,
-``ladder --fit``, ``ghosts``, ``regress add`` and ``regress list``) and returns a result object
-(``connectx_forge.api.results``, ``connectx_forge.api.league_results``): ``.games`` (the records), ``.to_pandas()``,
+``ladder --fit``, ``ghosts``, ``regress add`` and ``regress list``; ``compare`` and ``models`` read saved games,
+``mistakes`` runs ``cxforge mistakes --agents``)
+and returns a result object
+(``connectx_forge.api.results``, ``league_results``, ``analysis_results``): ``.games`` (the records), ``.to_pandas()``,
 ``.text`` (what the command prints), and an HTML table in a notebook.  Nothing is written into the working folder
 unless asked (``save=``, ``store=``, ``out=``, ``html=``, ``write=``; ``regress_add`` writes into the project it
 is given).  docs/notebook.md.
@@ -27,6 +31,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from connectx_forge.api.analysis import compare, mistakes, models
+    from connectx_forge.api.analysis_results import CompareResult, MistakesResult, ModelsResult
     from connectx_forge.api.functions import check, match, review, sprt, tournament
     from connectx_forge.api.league import ghosts, ladder, ladder_fit, regress_add, regress_list
     from connectx_forge.api.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
@@ -44,26 +50,32 @@ if TYPE_CHECKING:
     from connectx_forge.leaderboard.ladder.simulate import Ladder
     from connectx_forge.play.match_store import Match
     from connectx_forge.play.settings import GameSettings
+    from connectx_forge.solver.mistakes import MistakeRun
 
 _FUNCTIONS = ("match", "check", "tournament", "sprt", "review")
 _RESULTS = ("MatchResult", "CheckResult", "TournamentResult", "SprtResult", "ReviewResult", "Replay")
 _LEAGUE = ("ladder", "ladder_fit", "ghosts", "regress_add", "regress_list")
 _LEAGUE_RESULTS = ("LadderResult", "LadderFitResult", "GhostsResult", "RegressResult")
+_ANALYSIS = ("compare", "models", "mistakes")
+_ANALYSIS_RESULTS = ("CompareResult", "ModelsResult", "MistakesResult")
 _SETTINGS = {"GameSettings": "connectx_forge.play.settings", "Match": "connectx_forge.play.match_store",
              "Tournament": "connectx_forge.arena.tournament", "Sprt": "connectx_forge.arena.sprt_run",
-             "Ladder": "connectx_forge.leaderboard.ladder.simulate"}  # what settings= takes
+             "Ladder": "connectx_forge.leaderboard.ladder.simulate",
+             "MistakeRun": "connectx_forge.solver.mistakes"}  # what settings= takes
 __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
            "SprtResult", "ReviewResult", "Replay", "UserError", "ladder", "ladder_fit", "ghosts", "regress_add",
            "regress_list", "LadderResult", "LadderFitResult", "GhostsResult", "RegressResult", "GameSettings", "Match",
-           "Tournament", "Sprt", "Ladder"]
+           "Tournament", "Sprt", "Ladder", "compare", "models", "mistakes", "CompareResult", "ModelsResult",
+           "MistakesResult", "MistakeRun"]
 
 
 def __getattr__(name: str) -> Any:
     """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
     import importlib
 
-    if name in _FUNCTIONS or name in _LEAGUE:
-        module = "connectx_forge.api.functions" if name in _FUNCTIONS else "connectx_forge.api.league"
+    if name in _FUNCTIONS or name in _LEAGUE or name in _ANALYSIS:
+        module = ("connectx_forge.api.functions" if name in _FUNCTIONS else "connectx_forge.api.league"
+                  if name in _LEAGUE else "connectx_forge.api.analysis")
         api = importlib.import_module("connectx_forge.api")
         function = globals()[name] = api.user_errors(getattr(importlib.import_module(module), name))
         return function
@@ -71,6 +83,8 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module("connectx_forge.api.results"), name)
     if name in _LEAGUE_RESULTS:
         return getattr(importlib.import_module("connectx_forge.api.league_results"), name)
+    if name in _ANALYSIS_RESULTS:
+        return getattr(importlib.import_module("connectx_forge.api.analysis_results"), name)
     if name in _SETTINGS:
         return getattr(importlib.import_module(_SETTINGS[name]), name)
     if name == "UserError":

@@ -240,7 +240,7 @@ def tie_break(st: _State, policy: Policy, board: Board, move: int, score: int, o
         return move
     if policy.tie_break is TieBreak.SEARCH:
         found = practical_search(st.solver, board, move, score, order, min(deadline, now + policy.search_time),
-                                 st.model(), policy.search_depth[st.solver.kind])
+                                 st.model(), policy.search_depth[st.solver.kind], policy.search_keeps)
         st.tie_changed = found.move != move
         return found.move
     prior = policy_prior if policy.tie_break is TieBreak.LIKELY else None

@@ -1,14 +1,17 @@
-"""The practical search: among moves that keep the exact value, the one with the best expected result against an
-opponent model, searched several plies deep.
+"""The practical search: among moves that keep the position's value, the one with the best expected result against
+an opponent model, searched several plies deep.
 
 The one-ply rules of ``practical.py`` see only the traps the opponent can fall
 into at once.  This search looks further: an expectimax where
 
 * our moves are restricted to those that keep the position's value (at the
-  root: the same exact score, as ``practical.equal_moves`` finds them; below:
-  the same win/draw/loss class, and in a lost position only moves that do not
-  hand the opponent a win in one, where there are such), so the search can
-  never choose a worse move than the solver's;
+  root with ``Keep.SCORE``: the same exact score, as ``practical.equal_moves``
+  finds them; below, and at the root with ``Keep.CLASS``: the same
+  win/draw/loss class, and in a lost position only moves that do not hand the
+  opponent a win in one, where there are such), so the search can never
+  choose a move of a worse class than the solver's (with ``Keep.CLASS`` a lost
+  position's move may lose sooner against perfect play, where a loss is a
+  loss however long the game lasts);
 * the opponent's replies are weighed by a model's chances (``opponents.py``),
   except that a win in one is always taken;
 * a reply that is a mistake (it changes the win/draw/loss class in our
@@ -31,6 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from agents.board import Board
 from agents.solver.engine import Engine
@@ -40,6 +44,21 @@ from agents.solver.search import Timeout
 
 RESULT = {1: 1.0, 0: 0.5, -1: 0.0}  # a win/draw/loss class for us, as a game's score
 MIN_REACH = 0.02  # a line the model plays with less chance is not searched deeper
+
+
+class Keep(StrEnum):
+    """Which of our moves the search chooses among at the root (``Policy.search_keeps``)."""
+
+    SCORE = "score"  # those of the position's exact score: in a lost position the slowest losses
+    CLASS = "class"  # those of its win/draw/loss class: in a lost position every loss that leaves no win in one
+
+    @classmethod
+    def named(cls, name: str) -> Keep:
+        """The rule called ``name``; a ``ValueError`` naming the choices for any other."""
+        try:
+            return cls(name)
+        except ValueError:
+            raise ValueError(f"unknown search root rule {name!r}: choose {', '.join(k.value for k in cls)}") from None
 
 
 def _sign(score: int) -> int:
@@ -119,26 +138,31 @@ class Found:
 
 
 def practical_search(solver: Engine, board: Board, today: int, score: int, order: Sequence[int],
-                     deadline: float, model: Model, max_depth: int) -> Found:
-    """The move among those of exact score ``score`` with the best expected result against ``model``,
-    searched ``1 .. max_depth`` of our moves deep (iterative deepening) before ``deadline``.
+                     deadline: float, model: Model, max_depth: int, keep: Keep = Keep.SCORE) -> Found:
+    """The move among those that ``keep`` the value of ``board`` (exact score ``score``) with the best expected
+    result against ``model``, searched ``1 .. max_depth`` of our moves deep (iterative deepening) before
+    ``deadline``.
 
     ``today`` is the agent's move (of score ``score``); it is kept in a won position, when it is the only
-    move of that score, when no level finishes in time, and among moves of equal expected result (then
-    ``order`` decides).
+    move kept, when no level finishes in time, and among moves of equal expected result (then ``order``
+    decides).
     """
     if score > 0 or max_depth < 1:
         return Found(today, -1.0, 0)
+    search = Expectimax(solver, model, deadline)
+    cls = _sign(score)
     try:
-        candidates = equal_moves(solver, board, today, score, order, deadline)
+        if keep is Keep.CLASS and cls < 0:
+            kept = set(search.keeping(board, cls)) | {today}
+            candidates = [c for c in order if c in kept]
+        else:
+            candidates = equal_moves(solver, board, today, score, order, deadline)
     except Timeout:
         return Found(today, -1.0, 0)
     if len(candidates) < 2:
         return Found(today, -1.0, 0)
     rank = {c: i for i, c in enumerate(order)}
-    search = Expectimax(solver, model, deadline)
     found = Found(today, -1.0, 0)
-    cls = _sign(score)
     for depth in range(1, max_depth + 1):
         search.cut = False
         try:

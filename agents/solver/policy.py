@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 
 from agents.solver.engine import Kind
+from agents.solver.expectimax import Keep
 from agents.solver.opponents import MODELS
 from agents.solver.practical import TieBreak
 
@@ -83,10 +84,14 @@ class Policy:
     opponent: str = "near-prior"
     search_depth: ByEngine = ByEngine(python=1, c=8)
     search_time: float = 0.5
+    # TieBreak.SEARCH's moves at the root of a lost position: the slowest losses (SCORE) or every loss that leaves
+    # no win in one (CLASS: a loss is a loss however long; docs/solver.md, "The practical search")
+    search_keeps: Keep = Keep.SCORE
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", Fallback.named(self.fallback))
         object.__setattr__(self, "tie_break", TieBreak.named(self.tie_break))
+        object.__setattr__(self, "search_keeps", Keep.named(self.search_keeps))
         if self.opponent not in MODELS:
             raise ValueError(f"Policy.opponent: unknown opponent model {self.opponent!r}: choose {', '.join(MODELS)}")
         for f in fields(self):

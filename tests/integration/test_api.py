@@ -136,6 +136,72 @@ def test_a_review_marks_the_mistakes(games4: cf.MatchResult, tmp_path: Path, emp
     assert both.games[0]["source"] == "match game 0"
 
 
+def test_compare_pairs_the_games_and_says_what_the_command_prints(games4: cf.MatchResult, tmp_path: Path,
+                                                                   empty_cwd: Path) -> None:
+    new = cf.match("leftmost", "negamax-fast", games=4, seed=3, workers=1, save=tmp_path / "new.jsonl")
+    base = tmp_path / "base.jsonl"
+    base.write_text("".join(json.dumps(g) + "\n" for g in games4.games))
+    c = cf.compare(new, base)
+    assert (c.new, c.base, c.overall["games"]) == ("leftmost", "random", 4) and c.tables()["rows"] == c.rows
+    command = [str(CXFORGE), "compare", "--new", str(tmp_path / "new.jsonl"), "--base", str(base)]
+    out = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == c.report and c.rows == c.report["rows"]
+    assert subprocess.run(command, capture_output=True, text=True, timeout=60).stdout.rstrip("\n") == c.text
+    assert cf.compare(new.games, [games4]).report == c.report  # game dicts and results alike
+    assert c.difference == c.overall["difference"] and "leftmost" in c._repr_html_()
+    with pytest.raises(UserError, match="base: saved games are a file"):
+        cf.compare(new, 3)
+    with pytest.raises(UserError, match=r"new\[0\]: not a game written with --save"):
+        cf.compare([{"moves": [1]}], base)
+    with pytest.raises(UserError, match="no game of NEW pairs"):
+        cf.compare(new, cf.match("leftmost", "negamax-fast", games=2, seed=4, workers=1))
+
+
+def test_models_fits_the_opponents_moves_as_the_command_does(games4: cf.MatchResult, tmp_path: Path,
+                                                            empty_cwd: Path) -> None:
+    """Late positions only (the opening field covers the rest), so each solves at once and both runs agree."""
+    late = [{**g, "opening": max(0, len(g["moves"]) - 12)} for g in games4.games]
+    saved = tmp_path / "late.jsonl"
+    saved.write_text("".join(json.dumps(g) + "\n" for g in late))
+    m = cf.models(late, seconds=30)
+    out = subprocess.run([str(CXFORGE), "models", str(saved), "--seconds", "30", "--json"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == m.report and m.unsolved == 0 and m.fits == m.report["fits"]
+    out = subprocess.run([str(CXFORGE), "models", str(saved), "--seconds", "30"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.rstrip("\n") == m.text
+    assert m.best == m.report["best"] and set(m.mistake_rates) == {"negamax-fast"}
+    assert f"best: {m.best}" in m.text and m.tables()["fits"] == m.fits
+    assert "negamax-fast" in m._repr_html_()
+    with pytest.raises(UserError, match="seconds must be positive"):
+        cf.models(late, seconds=0)
+    with pytest.raises(UserError, match="no opponent moves to fit"):
+        cf.models([{**g, "opening": len(g["moves"])} for g in late])
+
+
+def test_mistakes_judges_as_the_command_and_writes_nothing(tmp_path: Path, empty_cwd: Path) -> None:
+    r = cf.mistakes("net", "leftmost", sample=6, seed=2)  # deterministic agents: the same moves in two processes
+    out = subprocess.run([str(CXFORGE), "mistakes", "--agents", "net,leftmost", "--sample", "6", "--seed", "2",
+                          "--json", "--no-cache"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    timing = ("mean_move_s", "max_move_s", "moves_over_2s")
+    untimed = [[{k: v for k, v in row.items() if k not in timing} for row in rows]
+               for rows in (json.loads(out.stdout), r.report)]
+    assert untimed[0] == untimed[1] and len(r.rows) == 8 and "mistake_positions" not in r.rows[0]
+    assert {row["agent"] for row in r.rows} == {"net", "leftmost"} and r.tables()["rows"] == r.rows
+    assert "Random-Early" in r.text and "leftmost" in r._repr_html_()
+    with pytest.raises(UserError, match="cache must be a file"):
+        cf.mistakes("net", cache=tmp_path)  # (the held-out sets store their scores: only Pons' sets use a cache)
+    with pytest.raises(UserError, match="sample must be a whole number"):
+        cf.mistakes("net", sample=0)
+    with pytest.raises(UserError, match="did you mean 'sample'"):
+        cf.mistakes("net", samples=4)
+    with pytest.raises(UserError, match="not a function"):
+        cf.mistakes(first_legal)
+
+
 def test_to_pandas_where_pandas_is_installed(games4: cf.MatchResult) -> None:
     pandas = pytest.importorskip("pandas", reason="pandas is not installed (connectx-forge does not need it)")
     frame = games4.to_pandas()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import html
 import io
 import json
 import re
@@ -266,6 +267,21 @@ def test_hostile_names_in_a_notebook_show_as_text_and_run_nothing(
             assert f.evaluate("() => window.cxPwned === undefined")
         assert page.title() == "notebook"
     assert refused == []
+
+
+def test_hostile_names_in_saved_games_are_text_in_compare_and_models(notebook_results: list[Any]) -> None:
+    """A saved game's player names are anyone's: the analysis results show them escaped, with no element or
+    handler of theirs."""
+    match = notebook_results[0]
+    hostile_b = [{**g, "players": [LOSER if i != g["a_seat"] - 1 else p for i, p in enumerate(g["players"])],
+                  "opening": max(0, len(g["moves"]) - 8)} for g in match.games]
+    results = [cf.compare(match, match), cf.models(hostile_b, seconds=5)]
+    for result in results:
+        page = result._repr_html_()
+        found = parsed(page)
+        assert WINNER not in page and LOSER not in page
+        assert found.scripts == [] and found.handlers == [] and found.frames == []
+    assert html.escape(WINNER) in results[0]._repr_html_() and html.escape(LOSER) in results[1]._repr_html_()
 
 
 # -- displayed once, and small ----------------------------------------------------------------------------

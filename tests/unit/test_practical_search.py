@@ -1,10 +1,11 @@
 """The practical search (agents/solver/expectimax.py), its opponent models (agents/solver/opponents.py) and the
 ``mcts`` agent (agents/mcts.py).
 
-The search may only choose among moves of the position's exact score; its
-expected results must be what an independent expectimax over exact scores
-gives; a position out of time keeps the solver's move; each model is a
-probability distribution over the legal columns.
+The search may only choose among moves of the position's exact score (with
+``Keep.CLASS``, in a lost position, among its losses); its expected results
+must be what an independent expectimax over exact scores gives; a position
+out of time keeps the solver's move; each model is a probability distribution
+over the legal columns.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agents.minimax import best_moves
 from agents.net.agent import policy_prior
 from agents.solver.chooser import engine
 from agents.solver.engine import Engine
-from agents.solver.expectimax import RESULT, Found, practical_search
+from agents.solver.expectimax import RESULT, Found, Keep, practical_search
 from agents.solver.opponents import MODELS, Cached, Minimax, Mixture, Model, NearPerfect, Prior, Slips, named
 from agents.solver.policy import POLICY, ByEngine, Policy
 from agents.solver.position import layout_of
@@ -33,6 +34,7 @@ INF = float("inf")
 DRAWN = "7362344453766637331"  # four moves draw; one and two plies deep, against slips, the best of them differ
 LOST = "6763611427513246427"  # every move loses in 11
 WON = "73623444537"
+SLOW_LOSS = "11716336776555245"  # one slowest loss (column 2, in 2); column 6 loses in 11 but sets traps
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +132,44 @@ def test_the_search_never_changes_the_value(solver: Engine, data: st.DataObject,
     assert scores[found.move] == max(v for v in scores if v is not None)
 
 
+@pytest.mark.parametrize("depth", [1, 2])
+@pytest.mark.parametrize("model", [Slips(), NearPerfect(0.2, Slips())], ids=["slips", "near-perfect"])
+def test_keep_class_chooses_among_every_loss(solver: Engine, depth: int, model: Model) -> None:
+    """In a lost position with one slowest loss, ``Keep.SCORE`` has nothing to choose, while ``Keep.CLASS`` plays
+    the loss of the best expected result, as a plain expectimax over every losing move gives it."""
+    board = Board.from_pons(SLOW_LOSS)
+    today, score = solver.best_move(board, deadline=INF)
+    order = layout_of(board).order
+    assert score < 0 and _equal(solver, board, score) == [today]
+    assert practical_search(solver, board, today, score, order, INF, model, depth) == Found(today, -1, 0)
+    found = practical_search(solver, board, today, score, order, INF, model, depth, Keep.CLASS)
+    losses = [c for c, v in enumerate(solver.analyze(board, deadline=INF)) if v is not None and v < 0]
+    expected = {c: _reference_theirs(solver, board.play(c), -1, depth, model) for c in losses}
+    assert found.depth == depth and found.move in losses and found.move != today
+    assert found.expected == pytest.approx(expected[found.move]) == pytest.approx(max(expected.values()))
+    assert expected[found.move] > expected[today]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data(), stones=st.integers(14, 30), name=st.sampled_from(MODELS))
+def test_keep_class_never_changes_the_class(solver: Engine, data: st.DataObject, stones: int, name: str) -> None:
+    """With ``Keep.CLASS`` the chosen move keeps the position's win/draw/loss class and, in a lost position, leaves
+    no win in one where a move avoids it; a won or drawn position's move still has the exact score."""
+    board = quiet_position(data, stones)
+    scores = scores_within_a_second(solver, board)
+    today, score = solver.best_move(board, deadline=INF)
+    model = named(name, policy_prior)
+    found = practical_search(solver, board, today, score, layout_of(board).order, time.perf_counter() + 0.5, model, 6,
+                             Keep.CLASS)
+    best = max(v for v in scores if v is not None)
+    chosen = scores[found.move]
+    assert chosen is not None
+    if best >= 0:
+        assert chosen == best
+    else:
+        assert chosen < 0 and (found.move in board.non_losing_moves() or not board.non_losing_moves())
+
+
 # -- the models ---------------------------------------------------------------------------------------------------
 @settings(max_examples=30, deadline=None)
 @given(board=standard_positions(max_moves=40), name=st.sampled_from(MODELS),
@@ -199,6 +239,20 @@ def test_the_policy_runs_the_search_within_the_budget(solver: Engine) -> None:
         Policy(opponent="strong")
     with pytest.raises(ValueError, match="search_time"):
         Policy(search_time=0)
+
+
+def test_the_policy_chooses_among_every_loss_with_keep_class(solver: Engine) -> None:
+    from agents.solver.agent import _State, choose
+
+    board = Board.from_pons(SLOW_LOSS)
+    today, score = solver.best_move(board, deadline=INF)
+    st_ = _State(policy=Policy(tie_break=TieBreak.SEARCH, opponent="slips", search_keeps="class"))  # type: ignore[arg-type]
+    move = choose(board, time.perf_counter(), 30.0, st=st_)
+    deep = practical_search(solver, board, today, score, layout_of(board).order, INF, Slips(), 8, Keep.CLASS)
+    assert st_.last == "exact" and st_.tie_changed and move == deep.move != today
+    assert POLICY.search_keeps is Keep.SCORE
+    with pytest.raises(ValueError, match="search root rule"):
+        Policy(search_keeps="deep")  # type: ignore[arg-type]
 
 
 def test_the_python_engine_searches_one_level() -> None:

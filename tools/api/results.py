@@ -49,7 +49,7 @@ class Result:
     """What every result has: ``games``, ``report``, ``text``, ``tables()``, ``to_pandas()`` and HTML."""
 
     games: list[Row]
-    report: dict[str, Any]
+    report: Any  # what the command prints with --json: an object (a list of rows for mistakes)
     text: str
     default_table = "games"
 

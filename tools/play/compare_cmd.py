@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from connectx_forge import options
 from connectx_forge.play.game import GameRecord
@@ -53,14 +56,32 @@ def table(rows: list[Paired], new: str, base: str) -> str:
     return render(heads, body, align="lrrrrr")
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """What ``cxforge compare`` reports: the two agents' names and one ``Paired`` row per opponent (and all)."""
+
+    new: str
+    base: str
+    rows: list[Paired]
+
+    @classmethod
+    def of(cls, new: Sequence[GameRecord], base: Sequence[GameRecord]) -> Comparison:
+        """NEW's games against BASE's, paired; ``UserError`` when a side is not one agent or nothing pairs."""
+        names = agent_of(new), agent_of(base)
+        return cls(*names, compare(new, base))
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``--json`` prints."""
+        return {"new": self.new, "base": self.base, "rows": [r.to_json() for r in self.rows]}
+
+    def text(self) -> str:
+        """What the command prints without ``--json``."""
+        return (table(self.rows, self.new, self.base) + "\nscore: wins + half the draws; difference: NEW's score "
+                "minus BASE's, game by game, mean and 95% interval")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; 0."""
-    new, base = _games(args.new), _games(args.base)
-    names = agent_of(new), agent_of(base)
-    rows = compare(new, base)
-    if args.json:
-        print(json.dumps({"new": names[0], "base": names[1], "rows": [r.to_json() for r in rows]}, indent=1))
-        return 0
-    print(table(rows, *names))
-    print("score: wins + half the draws; difference: NEW's score minus BASE's, game by game, mean and 95% interval")
+    found = Comparison.of(_games(args.new), _games(args.base))
+    print(json.dumps(found.to_json(), indent=1) if args.json else found.text())
     return 0

@@ -48,7 +48,7 @@ from typing import Any
 
 from agents.board import Board
 from agents.registry import did_you_mean
-from agents.solver.engine import Engine
+from agents.solver.engine import KINDS, Engine
 from agents.solver.policy import POLICY, Fallback
 from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
@@ -331,6 +331,19 @@ class MistakeRun:
     engine: str = "python"
     pons: Path = PONS_DIR
     heldout_dir: Path = HELDOUT_DIR
+
+    def __post_init__(self) -> None:
+        """One ``UserError`` naming a field whose value no run can take (the command's flags check them too)."""
+        for name in ("sample", "hard_sample"):
+            value = getattr(self, name)
+            if value is not None and (type(value) is not int or value < 1):
+                raise UserError(f"{name} must be a whole number of positions, at least 1: got {value!r}")
+        for name, low in (("budget", False), ("solve_budget", False), ("overage", True)):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, float)) or not (value >= 0 if low else value > 0)):
+                raise UserError(f"{name} must be {'at least 0' if low else 'positive'} seconds: got {value!r}")
+        if self.engine not in KINDS:
+            raise UserError(f"engine must be one of {', '.join(KINDS)}: got {self.engine!r}")
 
 
 def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None = None, *,

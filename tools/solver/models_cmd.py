@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from agents.solver.book import Book
 from connectx_forge import options, tool_engines
 from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import read_games
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.solver.model_fit import FitReport, fit_samples, samples
@@ -50,21 +52,30 @@ def table(report: FitReport) -> str:
     return render(heads, body, align="l" + "r" * (len(heads) - 1))
 
 
+def fitted(games: Sequence[GameRecord], seconds: float, engine: str, progress: bool) -> FitReport:
+    """The models' fit to the opponents' moves in ``games``, each position solved within ``seconds`` on
+    ``engine``; ``UserError`` for a bad ``seconds`` or when no move is left to fit."""
+    if not seconds > 0:
+        raise UserError(f"--seconds must be positive, got {seconds:g}")
+    found = samples(games)
+    solver = tool_engines.engine(engine, book=Book.load())
+    report = fit_samples(found, solver, seconds, progress=progress)
+    if not report.fits:
+        raise UserError("no opponent moves to fit in these games (6x7 four in a row games, after their openings, "
+                        "solved in time)")
+    return report
+
+
+def text(report: FitReport, seconds: float) -> str:
+    """What the command prints without ``--json``: the table, the best model and the mistake rates."""
+    rates = ", ".join(f"{escape(o, keep_newlines=False)} {100 * r:.1f}%" for o, r in sorted(report.mistakes.items()))
+    return (f"{table(report)}\nmean log-likelihood per move (natural log; higher fits better); best: {report.best}\n"
+            f"mistake rates: {rates}; positions not solved within {seconds:g} s, left out: {report.unsolved}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the fit; 0."""
-    if not args.seconds > 0:
-        raise UserError(f"--seconds must be positive, got {args.seconds:g}")
-    found = samples([game for path in args.files for game in read_games(path)])
-    solver = tool_engines.engine(options.engine_of(args), book=Book.load())
-    report = fit_samples(found, solver, args.seconds, progress=options.progress_of(args))
-    if not report.fits:
-        raise UserError("no opponent moves to fit in these files (6x7 four in a row games, after their openings, "
-                        "solved in time)")
-    if args.json:
-        print(json.dumps(report.to_json(), indent=1))
-        return 0
-    print(table(report))
-    rates = ", ".join(f"{escape(o, keep_newlines=False)} {100 * r:.1f}%" for o, r in sorted(report.mistakes.items()))
-    print(f"mean log-likelihood per move (natural log; higher fits better); best: {report.best}")
-    print(f"mistake rates: {rates}; positions not solved within {args.seconds:g} s, left out: {report.unsolved}")
+    games = [game for path in args.files for game in read_games(path)]
+    report = fitted(games, args.seconds, options.engine_of(args), options.progress_of(args))
+    print(json.dumps(report.to_json(), indent=1) if args.json else text(report, args.seconds))
     return 0
