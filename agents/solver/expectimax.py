@@ -52,14 +52,6 @@ class Keep(StrEnum):
     SCORE = "score"  # those of the position's exact score: in a lost position the slowest losses
     CLASS = "class"  # those of its win/draw/loss class: in a lost position every loss that leaves no win in one
 
-    @classmethod
-    def named(cls, name: str) -> Keep:
-        """The rule called ``name``; a ``ValueError`` naming the choices for any other."""
-        try:
-            return cls(name)
-        except ValueError:
-            raise ValueError(f"unknown search root rule {name!r}: choose {', '.join(k.value for k in cls)}") from None
-
 
 def _sign(score: int) -> int:
     return (score > 0) - (score < 0)

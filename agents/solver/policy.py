@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import TypeVar
 
 from agents.solver.engine import Kind
 from agents.solver.expectimax import Keep
@@ -25,13 +26,17 @@ class Fallback(StrEnum):
     NET = "net"  # the network-guided search alone (agents/net/tree.py)
     HEURISTIC = "heuristic"  # the classical iterative-deepening search (agents/solver/heuristic_search.py)
 
-    @classmethod
-    def named(cls, name: str) -> Fallback:
-        """The fallback called ``name``; a ``ValueError`` naming the choices for any other."""
-        try:
-            return cls(name)
-        except ValueError:
-            raise ValueError(f"unknown solver fallback {name!r}: choose {', '.join(f.value for f in cls)}") from None
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def _choice(kind: type[E], value: str, what: str) -> E:
+    """``value`` as a member of ``kind``; a ``ValueError`` naming ``what`` and the choices for any other value."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"unknown {what} {value!r}: choose {', '.join(k.value for k in kind)}") from None
 
 
 @dataclass(frozen=True)
@@ -89,9 +94,9 @@ class Policy:
     search_keeps: Keep = Keep.SCORE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fallback", Fallback.named(self.fallback))
-        object.__setattr__(self, "tie_break", TieBreak.named(self.tie_break))
-        object.__setattr__(self, "search_keeps", Keep.named(self.search_keeps))
+        object.__setattr__(self, "fallback", _choice(Fallback, self.fallback, "solver fallback"))
+        object.__setattr__(self, "tie_break", _choice(TieBreak, self.tie_break, "solver tie-break"))
+        object.__setattr__(self, "search_keeps", _choice(Keep, self.search_keeps, "search root rule"))
         if self.opponent not in MODELS:
             raise ValueError(f"Policy.opponent: unknown opponent model {self.opponent!r}: choose {', '.join(MODELS)}")
         for f in fields(self):

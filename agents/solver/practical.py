@@ -51,14 +51,6 @@ class TieBreak(StrEnum):
     LIKELY = "likely"  # the likeliest throw by an opponent half random, half the prior's (this module), then CENTRE
     SEARCH = "search"  # the best expected result against an opponent model, several plies deep (expectimax.py)
 
-    @classmethod
-    def named(cls, name: str) -> TieBreak:
-        """The tie-break called ``name``; a ``ValueError`` naming the choices for any other."""
-        try:
-            return cls(name)
-        except ValueError:
-            raise ValueError(f"unknown solver tie-break {name!r}: choose {', '.join(t.value for t in cls)}") from None
-
 
 def _check(deadline: float) -> None:
     """``Timeout`` once ``deadline`` has passed (a quick search may end without looking at the clock)."""

@@ -44,7 +44,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agents.board import Board
 from agents.registry import did_you_mean
@@ -90,7 +90,8 @@ def solver_mover(budget: float | None = None, fallback: str | None = None, overa
     from agents.solver import agent as solver_agent  # loads the net's weights at import (its fallback's network)
 
     try:
-        policy = POLICY if fallback is None else replace(POLICY, fallback=Fallback.named(fallback))
+        # a name: the policy's check makes it a Fallback, or one ValueError naming the choices
+        policy = POLICY if fallback is None else replace(POLICY, fallback=cast(Fallback, fallback))
     except ValueError as exc:  # an unknown fallback, named with the choices
         raise UserError(str(exc)) from None
     budget = policy.move_budget if budget is None else budget
