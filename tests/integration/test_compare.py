@@ -48,6 +48,13 @@ def test_the_interval_narrows_with_more_games() -> None:
     assert many.high - many.low < (few.high - few.low) / 4
 
 
+def test_the_interval_stays_within_what_a_mean_can_be() -> None:
+    """Six games, five lost where the base won and one drawn: the normal interval alone reaches below -1."""
+    row = summarise("x", [(0.0, 1.0)] * 5 + [(0.5, 1.0)])
+    assert row.low == -1.0 and -1.0 < row.difference < row.high < 0
+    assert summarise("x", [(1.0, 0.0)] * 5 + [(1.0, 0.5)]).high == 1.0
+
+
 def test_compare_a_project_with_a_registered_agent_from_saved_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """The user's path: a project from ``cxforge new`` and a registered agent, each going second against the same

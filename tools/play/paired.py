@@ -8,7 +8,9 @@ gain that two separate win rates cannot show, a paired mean does.  A game
 pairs with the one whose opponent, seat, seed and opening moves are the same;
 scores are wins plus half the draws, for the compared agent (player A of
 each match).  A game saved twice (its stable key, ``records.game_key``, its moves and its
-end the same) counts once.  The interval is the normal one on the mean of the differences.
+end the same) counts once.  The interval is the normal one on the mean of the differences, clipped to the
+range a mean can take, -1 to 1 (in a few games nearly all alike, the normal
+interval alone reaches past it).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def summarise(opponent: str, pairs: Sequence[tuple[float, float]]) -> Paired:
     n = len(pairs)
     diffs = [a - b for a, b in pairs]
     mean, low, high = mean_interval(diffs)
+    low, high = max(low, -1.0), min(high, 1.0)  # a game's difference is within [-1, 1]: so is its mean's
     return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, mean, low, high,
                   sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
 
