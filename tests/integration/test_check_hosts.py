@@ -70,7 +70,7 @@ def judge(name: str, report: dict[str, object]) -> None:
         assert validation["kind"] == "ok"
         return
     assert report["passed"] is False
-    assert validation["kind"] == kind, validation
+    assert validation["kind"] == kind, f"{validation['kind']}: {validation.get('error')}"  # the host's own words
     status = STATUS_EXCEPTIONS.get(name, KAGGLE_STATUS.get(kind, "ERROR"))
     assert validation["status"] == status, validation
     assert validation["error"].startswith(f"{kind}:" if kind not in ("invalid", "timeout") else kind[:5]), validation
