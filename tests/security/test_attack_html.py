@@ -275,7 +275,7 @@ def test_hostile_names_in_saved_games_are_text_in_compare_and_models(notebook_re
     match = notebook_results[0]
     hostile_b = [{**g, "players": [LOSER if i != g["a_seat"] - 1 else p for i, p in enumerate(g["players"])],
                   "opening": max(0, len(g["moves"]) - 8)} for g in match.games]
-    results = [cf.compare(match, match), cf.models(hostile_b, seconds=5)]
+    results = [cf.compare(match, match), cf.models(hostile_b, seconds=5, engine="python")]  # late positions: quick
     for result in results:
         page = result._repr_html_()
         found = parsed(page)
