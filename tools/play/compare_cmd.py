@@ -17,7 +17,7 @@ from typing import Any
 from connectx_forge import options
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.paired import Paired, agent_of, compare
-from connectx_forge.play.records import read_games
+from connectx_forge.play.records import read_all
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.table import render
 
@@ -35,11 +35,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", nargs="+", type=Path, required=True, metavar="FILE",
                         help="BASE's games, played with the same opponents, --seats, --openings and --seed")
     options.add_json(parser, "print the rows as JSON instead of the table")
-
-
-def _games(paths: list[Path]) -> list[GameRecord]:
-    """Every game of ``paths``; ``UserError`` naming a file that cannot be read or is no games file."""
-    return [game for path in paths for game in read_games(path)]
 
 
 def _percent(x: float, signed: bool = False) -> str:
@@ -82,6 +77,6 @@ class Comparison:
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; 0."""
-    found = Comparison.of(_games(args.new), _games(args.base))
+    found = Comparison.of(read_all(args.new), read_all(args.base))
     print(json.dumps(found.to_json(), indent=1) if args.json else found.text())
     return 0

@@ -130,6 +130,11 @@ def read_games(path: PathLike) -> list[GameRecord]:
             for number, text in boundedread.read_lines(path, name=name)]
 
 
+def read_all(paths: Iterable[PathLike]) -> list[GameRecord]:
+    """``read_games`` of each of ``paths`` in turn, as one list (the commands that take several files)."""
+    return [game for path in paths for game in read_games(path)]
+
+
 def record_of(data: Any, where: str) -> GameRecord:
     """The ``GameRecord`` of one parsed line, its board within ``boundedread.board_size``'s bounds and its moves
     no more than the board holds."""

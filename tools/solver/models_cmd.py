@@ -18,7 +18,7 @@ from agents.solver.book import Book
 from connectx_forge import options, tool_engines
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.records import read_games
+from connectx_forge.play.records import read_all
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.solver.model_fit import FitReport, fit_samples, samples
 from connectx_forge.table import render
@@ -75,7 +75,6 @@ def text(report: FitReport, seconds: float) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the fit; 0."""
-    games = [game for path in args.files for game in read_games(path)]
-    report = fitted(games, args.seconds, options.engine_of(args), options.progress_of(args))
+    report = fitted(read_all(args.files), args.seconds, options.engine_of(args), options.progress_of(args))
     print(json.dumps(report.to_json(), indent=1) if args.json else text(report, args.seconds))
     return 0
