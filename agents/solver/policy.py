@@ -27,7 +27,6 @@ class Fallback(StrEnum):
     HEURISTIC = "heuristic"  # the classical iterative-deepening search (agents/solver/heuristic_search.py)
 
 
-
 E = TypeVar("E", bound=StrEnum)
 
 

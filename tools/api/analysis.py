@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.api.analysis_results import CompareResult, MistakesResult, ModelsResult
-from connectx_forge.api.functions import PathLike, configured
-from connectx_forge.api.league_results import LadderResult
-from connectx_forge.api.results import MatchResult, SprtResult, TournamentResult
+from connectx_forge.api.functions import PLAYED, PathLike, configured, named_games
 from connectx_forge.errors import UserError
 from connectx_forge.play.compare_cmd import Comparison
 from connectx_forge.play.game import GameRecord
@@ -28,16 +26,14 @@ from connectx_forge.play.records import read_games, record_of
 from connectx_forge.solver.mistakes import DEFAULT_SETS, MistakeRun, WeakCache, format_table, run_sets
 from connectx_forge.solver.models_cmd import fitted, text
 
-RESULTS = (MatchResult, TournamentResult, SprtResult, LadderResult)
 COMMAND_RUN = MistakeRun(engine="auto")  # ``cxforge mistakes``'s defaults (its --engine is auto)
 
 
 def records_of(source: Any, name: str) -> list[GameRecord]:
     """The saved games in ``source`` (a file, a result, a game dict, or a list of them), called ``name`` in
     errors; ``UserError`` for anything else."""
-    if isinstance(source, RESULTS):
-        kind = type(source).__name__.removesuffix("Result").lower()
-        return [record_of(g, f"{name}: {kind} game {i}") for i, g in enumerate(source.games)]
+    if isinstance(source, PLAYED):
+        return [record_of(g, f"{name}: {where}") for where, g in named_games(source)]
     if isinstance(source, dict):
         return [record_of(source, name)]
     if isinstance(source, (str, os.PathLike)):

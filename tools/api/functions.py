@@ -356,12 +356,20 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
                          None if save is None else os.fspath(save))
 
 
+PLAYED = (MatchResult, TournamentResult, SprtResult, LadderResult)  # the results whose ``games`` were played
+
+
+def named_games(result: MatchResult | TournamentResult | SprtResult | LadderResult) -> list[tuple[str, Any]]:
+    """``(where, game)`` for each game of a played result, ``where`` naming it in errors ("match game 3")."""
+    kind = type(result).__name__.removesuffix("Result").lower()
+    return [(f"{kind} game {i}", g) for i, g in enumerate(result.games)]
+
+
 def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str = "game") -> list[Any]:
     """The review's games in ``source``: a result (its ``games``), a game record or replay (a dict, called
     ``name``), a file, an episode id, or a list of any of them."""
-    if isinstance(source, (MatchResult, TournamentResult, SprtResult, LadderResult)):
-        kind = type(source).__name__.removesuffix("Result").lower()
-        return [read_record(g, f"{kind} game {i}") for i, g in enumerate(source.games)]
+    if isinstance(source, PLAYED):
+        return [read_record(g, where) for where, g in named_games(source)]
     if isinstance(source, dict):
         if "steps" in source:
             return [read_replay(source, name)]
