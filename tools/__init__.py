@@ -58,6 +58,8 @@ _LEAGUE = ("ladder", "ladder_fit", "ghosts", "regress_add", "regress_list")
 _LEAGUE_RESULTS = ("LadderResult", "LadderFitResult", "GhostsResult", "RegressResult")
 _ANALYSIS = ("compare", "models", "mistakes")
 _ANALYSIS_RESULTS = ("CompareResult", "ModelsResult", "MistakesResult")
+_CALLS = {"connectx_forge.api.functions": _FUNCTIONS, "connectx_forge.api.league": _LEAGUE,
+          "connectx_forge.api.analysis": _ANALYSIS}  # the functions, by the module that holds them
 _SETTINGS = {"GameSettings": "connectx_forge.play.settings", "Match": "connectx_forge.play.match_store",
              "Tournament": "connectx_forge.arena.tournament", "Sprt": "connectx_forge.arena.sprt_run",
              "Ladder": "connectx_forge.leaderboard.ladder.simulate",
@@ -73,9 +75,8 @@ def __getattr__(name: str) -> Any:
     """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
     import importlib
 
-    if name in _FUNCTIONS or name in _LEAGUE or name in _ANALYSIS:
-        module = ("connectx_forge.api.functions" if name in _FUNCTIONS else "connectx_forge.api.league"
-                  if name in _LEAGUE else "connectx_forge.api.analysis")
+    module = next((m for m, names in _CALLS.items() if name in names), None)
+    if module is not None:
         api = importlib.import_module("connectx_forge.api")
         function = globals()[name] = api.user_errors(getattr(importlib.import_module(module), name))
         return function
