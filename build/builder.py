@@ -8,11 +8,13 @@ manifest on disk.  Nothing here imports agent code.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents.registry import get
+from connectx_forge import archive, boundedread
 from connectx_forge.build import native_libs
 from connectx_forge.build import project as projects
 from connectx_forge.build.bundle import RESOURCES_MODULE, BundleInfo, pack_tar_gz, render
@@ -38,6 +40,7 @@ from connectx_forge.build.manifest import (
 from connectx_forge.build.reads import check_reads
 from connectx_forge.paths import agents_root
 from connectx_forge.play.players import PROJECT, REGISTERED, Player
+from connectx_forge.safe_write import write_bytes, write_text
 
 DEFAULT_SIZE_LIMIT = 5_000_000
 FORMATS = ("py", "tar.gz")
@@ -62,6 +65,7 @@ class Target:
     floors: dict[str, float] = field(default_factory=dict)
     settings: Path | None = None  # the project's settings file, if any
     native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> sources (build/native_libs.py)
+    origin: Path | None = None  # a lone .py as given, built from its private copy (``path``: project.alone)
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ def target_for_project(project: projects.Project) -> Target:
     """The target that builds a user's agent project."""
     return Target(name=project.name, module=project.module, function=project.function, path=project.entry_path,
                   root=project.root, floors=dict(project.floors), settings=project.settings,
-                  native=dict(project.native))
+                  native=dict(project.native), origin=project.origin)
 
 
 def target_for_file(path: Path, root: Path, function: str | None = None) -> Target:
@@ -137,10 +141,33 @@ def target_for_module(module: str, root: Path, function: str | None) -> Target:
     return Target(name=module.rpartition(".")[2], module=module, function=function or "agent", root=root, tops=tops)
 
 
+ALONE = ("a lone .py is built alone, from a folder holding only it: to bundle the files beside it, make its "
+         "folder a project (a main.py, or cxforge.toml: cxforge new)")
+
+
 def build(target: Target, root: Path | None = None, fmt: str = "py",
           size_limit: int = DEFAULT_SIZE_LIMIT) -> Built:
-    """The submission for ``target``, built statically from its sources (under ``root``, when given)."""
-    root = root if root is not None else target.root if target.root is not None else default_root()
+    """The submission for ``target``, built statically from its sources (under ``root``, when given; a lone
+    file's always from its private folder, ``project.alone``).
+
+    A root other than the toolkit's that may not be a project's (``project.refuse_root``: ``/``, a home folder,
+    a folder holding credentials) is refused; a lone file's errors name it as given, not its private copy.
+    """
+    if root is None or target.origin is not None:
+        root = target.root if target.root is not None else default_root()
+    if Path(os.path.realpath(root)) != default_root():
+        projects.refuse_root(root)
+    try:
+        return _build(target, root, fmt, size_limit)
+    except BuildError as exc:
+        if target.origin is None or target.path is None:
+            raise
+        said = str(exc).replace(str(target.path), str(target.origin)).replace(str(root), "its own folder")
+        raise BuildError(f"{target.origin}: {said}; {ALONE}") from None
+
+
+def _build(target: Target, root: Path, fmt: str, size_limit: int) -> Built:
+    """``build``'s work, from ``root``."""
     if fmt not in FORMATS:
         raise BuildError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     if target.settings is not None and target.path is None and projects.module_file(root, target.module) is None:
@@ -210,23 +237,11 @@ def repack(path: Path, fmt: str) -> Built:
     Only ``main.py`` of a ``.tar.gz`` is kept: files beside it are not the bundler's and are refused.
     """
     import hashlib
-    import io
-    import tarfile
 
-    content = path.read_bytes()
-    if path.name.endswith(".tar.gz"):
-        try:
-            with tarfile.open(fileobj=io.BytesIO(content), mode="r:gz") as archive:
-                names = [m.name for m in archive.getmembers()]
-                if names != ["main.py"]:
-                    raise BuildError(f"{path}: holds {', '.join(names)}; only a .tar.gz the bundler wrote "
-                                     "(main.py alone) can be repacked")
-                main = archive.extractfile("main.py")
-                source = main.read().decode("utf-8") if main is not None else ""
-        except (tarfile.TarError, OSError, EOFError, UnicodeDecodeError) as exc:
-            raise BuildError(f"{path}: not a readable .tar.gz ({exc})") from None
-    else:
-        source = content.decode("utf-8")
+    # the archive read by the rules and bounds that check and match read it by (tools/archive.py)
+    main = archive.main_alone(path) if path.name.endswith(".tar.gz") else \
+        boundedread.read_bytes(path, archive.MAX_UNPACKED_BYTES)
+    source = boundedread.decode(main, str(path))
     out = source.encode("utf-8") if fmt == "py" else pack_tar_gz(source)
     old = read_manifest(path) or Manifest(agent=path.name.split(".")[0], floors={}, valid=True, submittable=True)
     manifest: Manifest = {**old, "format": fmt, "size": len(out), "sha256": hashlib.sha256(out).hexdigest(),
@@ -239,10 +254,9 @@ def write(built: Built, output: Path) -> Path:
     manifest = manifest_path(output)
     if output.suffix == ".json":
         raise BuildError(f"{output}: the output must not be a .json file (the manifest goes there)")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_bytes(built.content)
-        manifest.write_text(dumps(built.manifest), encoding="utf-8")
+    try:  # -o's --force rule was applied before the build (options.prepare); the default output is rebuilt
+        write_bytes(output, built.content, replace=True)
+        write_text(manifest, dumps(built.manifest), replace=True)
     except OSError as exc:
         raise BuildError(f"{exc.filename}: cannot write ({exc.strerror})") from None
     return manifest

@@ -22,8 +22,9 @@ from connectx_forge.build.bundle import HEADER
 from connectx_forge.build.embed import READER, called_name
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.manifest import dumps, manifest_path
-from connectx_forge.paths import atomic_write, user_cache
+from connectx_forge.paths import user_cache
 from connectx_forge.play.players import FILE, PROJECT, REGISTERED, Player
+from connectx_forge.safe_write import make_folder, write_bytes
 
 BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes
 
@@ -89,10 +90,10 @@ def build_cached(target: Target) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in target.name)
     out = folder / f"{safe}-{digest}.py"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
         if not out.is_file():
-            atomic_write(out, built.content)
-        atomic_write(manifest_path(out), dumps(built.manifest).encode())
+            write_bytes(out, built.content, replace=True)
+        write_bytes(manifest_path(out), dumps(built.manifest).encode(), replace=True)
     except OSError as exc:
         raise BuildError(f"cannot write the build cache {folder} ({exc.strerror}); set CXFORGE_CACHE "
                          "to a writable folder") from None

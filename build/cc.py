@@ -26,10 +26,8 @@ refused (unjailed, an ``.incbin`` could read any file, and the dependency output
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,6 +37,8 @@ from pathlib import Path, PurePosixPath
 
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside, under
+from connectx_forge.children import find_library, program
+from connectx_forge.safe_write import make_folder
 from connectx_forge.sandbox import jail
 
 C_SUFFIXES = (".c", ".h", ".inc")
@@ -51,11 +51,14 @@ STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 CHAR = re.compile(r"'(?:\\.|[^'\\\n])*'")
 ASSEMBLER_READS = re.compile(r"\.(incbin|include)\b")
 ASSEMBLY = re.compile(r"\b(asm|__asm__|__asm)\b")
+MAX_DEPTH = 32  # the folders of the C sources, walked for what they include: how deep
+MAX_FOLDERS = 10_000  # and how many folders in all
 
 
 def toolchain_dir() -> str:
-    """The pinned toolchain's folder (ziglang's package: the ``zig`` binary and its ``lib``), links resolved."""
-    spec = importlib.util.find_spec("ziglang")
+    """The pinned toolchain's folder (ziglang's package: the ``zig`` binary and its ``lib``), links resolved; from
+    the interpreter's libraries only (a ``ziglang/`` in the working folder is no toolchain)."""
+    spec = find_library("ziglang")
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     if not locations:
         raise BuildError("the C toolchain ziglang is not installed: pip install -e '.[native]'")
@@ -83,7 +86,7 @@ class Folders:
 
 def jail_arguments(folders: Folders) -> list[str]:
     """bwrap's command line (without the compiler's) that shows only the toolchain and ``folders``."""
-    bwrap = shutil.which("bwrap") or "bwrap"
+    bwrap = program("bwrap") or "bwrap"
     zig = toolchain_dir()
     unshare = jail.UNSHARE[1:] if os.geteuid() == 0 else jail.UNSHARE  # as jail.arguments: no user namespace as root
     return [bwrap, "--ro-bind", zig, zig, "--ro-bind", folders.sources, SOURCES, "--bind", folders.out, OUT,
@@ -112,7 +115,7 @@ def jail_refused() -> str | None:
     """None where the compiler runs jailed here; else why not, in a few words (found once per process)."""
     if jail._off():
         return "CXFORGE_JAIL=off"
-    if shutil.which("bwrap") is None:
+    if program("bwrap") is None:
         return f"no bwrap on PATH; {jail.INSTALL}"
     with tempfile.TemporaryDirectory(prefix="cxforge-cc-probe-") as scratch:
         folders = _folders(scratch, {}, scratch, True)
@@ -134,10 +137,18 @@ def say_unjailed(why: str) -> None:
 
 def c_files(root: Path, sources: list[str]) -> dict[str, bytes]:
     """Every C file (``C_SUFFIXES``) in the folders of ``sources`` and below, hidden names skipped: what the
-    sources may include, by project-relative path, each read as ``files.read_inside`` reads."""
+    sources may include, by project-relative path, each read as ``files.read_inside`` reads.  The walk is
+    bounded (``MAX_DEPTH`` folders deep, ``MAX_FOLDERS`` folders): past a bound, one line naming it."""
     found: dict[str, bytes] = {}
+    walked = 0
     for folder in sorted({PurePosixPath(rel).parent.as_posix() for rel in sources}):
         for path, folders, names in os.walk(root / folder):
+            walked += 1
+            rel_folder = Path(path).relative_to(root)
+            if len(rel_folder.parts) > MAX_DEPTH or walked > MAX_FOLDERS:
+                bound = f"{MAX_DEPTH} folders deep" if len(rel_folder.parts) > MAX_DEPTH else f"{MAX_FOLDERS} folders"
+                raise BuildError(f"{rel_folder.as_posix()}: the C sources' folders hold more than {bound} (the "
+                                 "build looks there for the files they include); keep the C in a folder of its own")
             folders[:] = sorted(f for f in folders if not f.startswith(".") and f != "__pycache__")
             for file in sorted(names):
                 rel = Path(path, file).relative_to(root).as_posix()
@@ -223,7 +234,7 @@ def compile_c(root: Path, sources: list[str], flags: tuple[str, ...], cache_dir:
     if why is not None:
         say_unjailed(why)
     every = c_files(root, sources)
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(cache_dir)
     with tempfile.TemporaryDirectory(prefix="cxforge-cc-") as scratch:
         first = _folders(scratch, every, str(cache_dir), why is None)
         listed = scan(first, sources, flags, where)

@@ -12,7 +12,9 @@ key) is read here, and refused in one line naming it when it is:
   checked to be the same file, whose open path is inside the project still;
 * a file with more than one hard link: a hard link to a file outside is a regular file inside, and the
   build cannot tell where its other names lie.  The toolkit's own files (the shipped agents, the runtime),
-  which an installer may hard-link, are exempt.
+  which an installer may hard-link, are exempt;
+* a file in a place where credentials are kept (``runtime.CREDENTIALS``: ``.kaggle/``, ``.ssh/``,
+  ``kaggle.json``, ...), by its name in the project or its real path, wherever the project is.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from connectx_forge import boundedread
 from connectx_forge.build.errors import BuildError
 from connectx_forge.paths import agents_root, runtime_file
+from connectx_forge.runtime import credential_in
 
 KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
@@ -48,13 +51,17 @@ def toolkit(root: Path) -> bool:
 
 def checked(root: Path, path: Path, name: str) -> tuple[str, os.stat_result]:
     """The real path of project file ``path`` and its ``lstat``, without opening it; ``BuildError`` (``name``
-    first) where it leads out of ``root``, is not a regular file, or has other names; ``OSError`` where it
-    is missing."""
+    first) where it leads out of ``root``, lies where credentials are kept, is not a regular file, or has other
+    names; ``OSError`` where it is missing."""
     top = os.path.realpath(root)
     real = os.path.realpath(path)
     if not under(real, top):
         raise BuildError(f"{name}: a link leading out of the project (to {real}); the build reads only files "
                          f"inside the project ({top}): {COPY}")
+    place = credential_in(os.path.relpath(os.path.abspath(path), os.path.abspath(root))) or credential_in(real)
+    if place is not None:
+        raise BuildError(f"{name}: lies in {place} (at {real}), where credentials are kept; the build never reads "
+                         "one: keep credentials out of the project")
     info = os.lstat(real)
     if not stat.S_ISREG(info.st_mode):
         raise BuildError(f"{name}: {kind(info.st_mode)}, not a regular file; the build reads only regular files "

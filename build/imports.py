@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -305,17 +306,19 @@ def _order(entry: SourceModule, modules: dict[str, SourceModule]) -> list[Source
 
     A package comes before its modules, as Python runs it first; a package that
     imports its own modules is not a cycle (Python allows it), a real loop of
-    import-time imports is.
+    import-time imports is.  The walk keeps its own stack (``visit`` yields the
+    module to visit next): a project's chain of thousands of imports is no
+    recursion.
     """
     done: list[str] = []
     state: dict[str, int] = {}  # 1: being visited, 2: done
     stack: list[tuple[str, int | None]] = []  # (module, line of its import of the next one; None: its package)
 
-    def visit(name: str) -> None:
+    def visit(name: str) -> Iterator[str]:
         parent = name.rpartition(".")[0]
         if parent in modules and parent not in state:
             stack.append((name, None))
-            visit(parent)
+            yield parent
             stack.pop()
             if name in state:  # the package imported it
                 return
@@ -330,15 +333,24 @@ def _order(entry: SourceModule, modules: dict[str, SourceModule]) -> list[Source
                 raise BuildError(f"import cycle the bundler cannot order: {path} (imports at {lines})")
             if target not in state:
                 stack.append((name, line))
-                visit(target)
+                yield target
                 stack.pop()
         state[name] = 2
         done.append(name)
 
-    visit(entry.name)
+    def walk(name: str) -> None:
+        visits = [visit(name)]
+        while visits:
+            following = next(visits[-1], None)
+            if following is None:
+                visits.pop()
+            else:
+                visits.append(visit(following))
+
+    walk(entry.name)
     for name in sorted(modules):  # modules needed only inside functions
         if name not in state:
-            visit(name)
+            walk(name)
     return [modules[n] for n in done]
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -39,8 +38,10 @@ from connectx_forge.build.embed import calls
 from connectx_forge.build.errors import BuildError
 from connectx_forge.build.files import read_inside
 from connectx_forge.build.imports import PROJECT_PACKAGE, SourceModule
-from connectx_forge.paths import agents_root, atomic_write, user_cache
+from connectx_forge.children import isolated_python
+from connectx_forge.paths import agents_root, user_cache
 from connectx_forge.runtime import import_root
+from connectx_forge.safe_write import write_bytes
 
 LOADER = "load_native"
 TOOLCHAIN = "ziglang"
@@ -71,7 +72,8 @@ def native_names(module: SourceModule) -> dict[str, int]:
 
 
 def toolchain() -> list[str]:
-    """The command that runs the pinned C compiler; ``BuildError`` naming how to install it."""
+    """The command that runs the pinned C compiler (isolated: a ``ziglang/`` in the working folder is not the
+    toolchain); ``BuildError`` naming how to install it."""
     try:
         from importlib import metadata
 
@@ -82,7 +84,7 @@ def toolchain() -> list[str]:
     if version != TOOLCHAIN_VERSION:
         raise BuildError(f"the C toolchain is {TOOLCHAIN} {version}, not the pinned {TOOLCHAIN_VERSION}: the "
                          f"build would not be reproducible; {INSTALL}")
-    return [sys.executable, "-m", TOOLCHAIN, "cc"]
+    return [*isolated_python(), "-m", TOOLCHAIN, "cc"]
 
 
 def cache_key(files: list[tuple[str, bytes]]) -> str:
@@ -217,8 +219,8 @@ def library(root: Path, name: str, sources: list[str], where: str, prebuilt: boo
     files, content = cc.compile_c(root, sources, ("-target", TARGET, *FLAGS), cache / "zig",
                                   f"{where}: native library {name!r}")
     built = Library(content, tuple(files.items()), tuple(list(files)[len(sources):]))
-    atomic_write(cache / f"{name}-{built.key[:24]}.so", content)
-    atomic_write(record, ("\n".join([built.key, *built.extra]) + "\n").encode())
+    write_bytes(cache / f"{name}-{built.key[:24]}.so", content, replace=True)
+    write_bytes(record, ("\n".join([built.key, *built.extra]) + "\n").encode(), replace=True)
     return built
 
 
@@ -228,8 +230,9 @@ def write_prebuilt(root: Path, name: str, sources: list[str]) -> Path:
     returns the library's path."""
     built = library(root, name, sources, "write_prebuilt", prebuilt=False)
     path = prebuilt_path(root, name, sources)
-    atomic_write(path, built.content)
-    atomic_write(path.with_name(path.name + ".key"), ("\n".join([built.key, *built.extra]) + "\n").encode())
+    write_bytes(path, built.content, replace=True)
+    key = ("\n".join([built.key, *built.extra]) + "\n").encode()
+    write_bytes(path.with_name(path.name + ".key"), key, replace=True)
     return path
 
 

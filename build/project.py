@@ -16,11 +16,21 @@ A folder with no settings file builds ``main:agent``; a single ``.py`` file
 with none builds that file (its ``agent``, else its last top-level function, the
 one Kaggle would call), with no floors.  ``load`` validates everything and
 raises ``BuildError`` with one line naming the file and the fix.
+
+A project never reaches past its own root, and its root is never a folder that holds more than an agent:
+``/``, a home folder (or a folder above one) or a folder holding credentials (``credentials.exposes``) is
+refused in one line (``refuse_root``), and the walk up from a file (``find_root``) stops below the home
+folder and ``/``.  A lone ``.py`` (no project has it as its entry, even one inside a project's folder) is
+built from a private copy in a folder holding only it (``alone``): neither the bundler nor its agent sees
+the files beside it.  Name the project's folder to build the project.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +38,20 @@ from typing import Any
 from agents.registry import did_you_mean
 from connectx_forge import boundedread
 from connectx_forge.build.errors import BuildError
-from connectx_forge.build.files import read_text_inside
+from connectx_forge.build.files import read_inside, read_text_inside
+from connectx_forge.credentials import exposes, homes
 from connectx_forge.errors import UserError
+from connectx_forge.paths import user_cache
 from connectx_forge.play.players import opponent as opponent_name
+from connectx_forge.safe_write import make_folder, write_bytes
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
 KEYS = ("name", "entry", "floors", "native")
 DEFAULT_ENTRY = "main:agent"
+OWN_FOLDER = "move your agent into a folder of its own (cxforge new mybot makes one)"
+ALONE = "alone"  # the user cache's folder of lone files' private copies, one folder each
+MAX_ALONE = boundedread.MAX_DOCUMENT  # the largest lone .py copied to be built
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,7 @@ class Project:
     settings: Path | None = None  # the file the settings came from
     entry_path: Path | None = None  # the entry file, when it is not found from the module name (a lone .py)
     native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> its sources (root-relative)
+    origin: Path | None = None  # a lone .py as given, built from its private copy at ``entry_path`` (``alone``)
 
     @property
     def entry(self) -> str:
@@ -67,11 +84,25 @@ def settings_file(folder: Path) -> Path | None:
 
 
 def find_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` that has a settings file, or None."""
+    """The nearest folder at or above ``start`` that has a settings file, or None.  The walk stops below the
+    home folder and ``/``: never a project (``refuse_root``), and a settings file there must not make every
+    file below it a project's."""
+    stops = {*homes(), os.path.realpath("/")}
     for folder in (start, *start.parents):
+        if os.path.realpath(folder) in stops:
+            return None
         if settings_file(folder) is not None:
             return folder
     return None
+
+
+def refuse_root(root: Path) -> None:
+    """``BuildError``, one line, where ``root`` may not be a project's folder (``credentials.exposes``: ``/``, a
+    home folder or one above it, a folder holding credentials): the build and the agent may read all of it."""
+    problem = exposes(root)
+    if problem is not None:
+        raise BuildError(f"{root}: {problem}, and a project's folder is what its build and its agent may read; "
+                         f"{OWN_FOLDER}")
 
 
 def own_project(spec: str, start: Path | None = None) -> Path | None:
@@ -173,6 +204,7 @@ def parse_native(native: Any, root: Path, where: str) -> dict[str, list[str]]:
 
 def from_settings(root: Path, path: Path) -> Project:
     """The project at ``root`` whose settings are in ``path``."""
+    refuse_root(root)
     data = read_settings(path)
     for key in data:
         if key not in KEYS:
@@ -200,9 +232,9 @@ def last_function(path: Path) -> str:
 def load(path: Path, function: str | None = None) -> Project:
     """The project a path names: a project folder, or a ``.py`` file (alone, or inside a project).
 
-    A ``.py`` file inside a project whose entry it is builds that project; any
-    other ``.py`` file builds alone from its own folder (its siblings importable).
-    ``function`` overrides the entry's function.
+    A ``.py`` file inside a project whose entry it is builds that project; any other ``.py`` file builds alone,
+    from a private copy in a folder holding only it (``alone``): its siblings are not importable, even inside
+    a project.  ``function`` overrides the entry's function.
     """
     path = path.expanduser()
     if path.is_dir():
@@ -211,6 +243,7 @@ def load(path: Path, function: str | None = None) -> Project:
         if settings is not None:
             project = from_settings(root, settings)
         elif (root / "main.py").is_file():
+            refuse_root(root)
             project = Project(root, root.name, "main", "agent")
         else:
             raise BuildError(f"{path}: not an agent project: no {SETTINGS_FILE} (or pyproject.toml with "
@@ -230,14 +263,40 @@ def load(path: Path, function: str | None = None) -> Project:
     stem = file.stem
     if not stem.isidentifier():
         raise BuildError(f"{path}: cannot be built as a module named {stem!r}; rename the file to a Python name")
-    return Project(file.parent, stem, stem, function or last_function(file), entry_path=file)
+    copy = alone(file)
+    return Project(copy.parent, stem, stem, function or last_function(copy), entry_path=copy, origin=file)
+
+
+def alone(file: Path) -> Path:
+    """A private copy of the lone ``.py`` ``file``, in a folder that holds only it: the user cache's
+    ``alone/DIGEST/`` (0700, named by the file's name and bytes, so that a rebuild finds it).  The file is read
+    as a project file is (``files.read_inside``: a regular file of one name, not in a credentials folder) and
+    bounded by ``MAX_ALONE``."""
+    content = read_inside(file.parent, file, str(file), MAX_ALONE)
+    digest = hashlib.sha256(file.name.encode() + b"\0" + content).hexdigest()[:32]
+    folder = user_cache() / ALONE / digest
+    try:
+        make_folder(folder.parent)  # in the user cache: 0700, no link followed
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(folder)
+        others = [n for n in os.listdir(folder) if n != file.name and not n.startswith(".")]  # but a write's temp
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077 or others:
+            raise BuildError(f"{folder}: not a private folder holding only {file.name} (a lone .py is built from "
+                             "one); remove it")
+        copy = folder / file.name
+        if copy.is_symlink() or not copy.is_file() or copy.read_bytes() != content:
+            write_bytes(copy, content, replace=True)
+    except OSError as exc:
+        raise BuildError(f"cannot write the build cache {folder} ({exc.strerror}); set CXFORGE_CACHE to a "
+                         "writable folder") from None
+    return copy
 
 
 def _with_function(project: Project, function: str | None) -> Project:
     if function is None:
         return project
     return Project(project.root, project.name, project.module, function, project.floors, project.settings,
-                   project.entry_path, project.native)
+                   project.entry_path, project.native, project.origin)
 
 
 def module_file(root: Path, module: str) -> Path | None:

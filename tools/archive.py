@@ -18,13 +18,22 @@ hard link, device, fifo, sparse or other type).  Its name is relative and
 normalised: not empty, no control character, no leading ``/``, no empty, ``.``
 or ``..`` component (``a//b``, ``a/./b``, ``a/../b`` are refused) -- except that
 ONE leading ``./`` is stripped, as ``tar -C folder .`` writes it, and the member
-``./`` itself (the top folder) is skipped.  No two members share a name, and no
-file's name is used as a folder by another member.  The bounds (module
+``./`` itself (the top folder) is skipped.  No two members share a name, no
+file's name is used as a folder by another member, and no name passes through a
+place where credentials are kept (``runtime.CREDENTIALS``).  The bounds (module
 constants) keep the work finite: the archive's size, the member count, the sum
-of the files' sizes, the decompressed bytes read per pass (a gzip bomb stops
+of the files' sizes, a name's depth (``MAX_DEPTH`` names: nothing walks a
+10,000-deep tree), the decompressed bytes read per pass (a gzip bomb stops
 there) and the largest single header (tarfile reads a pax or long-name header
 whole, in memory).  Files are written 0o644 (0o755 with an execute bit),
 folders 0o755; owners, times and setuid bits are never kept.
+
+``copy_tree`` copies an unpacked submission (``check``'s stage, into each
+game's folder) by the same rules and bounds, walking it without recursion, and
+refuses a folder that shows a home folder or credentials
+(``credentials.exposes``).  ``main_alone`` reads the ``main.py`` of an archive
+that holds nothing else (``cxforge build`` repacking a built one).  So
+``check``, ``match`` and ``build`` accept the same archives.
 """
 
 from __future__ import annotations
@@ -39,7 +48,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from connectx_forge.credentials import exposes
 from connectx_forge.errors import UserError
+from connectx_forge.runtime import credential_in
 
 NO_MAIN = "no main.py at the top of the archive (Kaggle runs main.py)"
 REBUILD = "rebuild it with `cxforge build --format tar.gz`"
@@ -52,6 +63,7 @@ MAX_UNPACKED_BYTES = 512 * MIB  # the sum of the files' declared sizes
 MAX_TAR_BYTES = MAX_UNPACKED_BYTES + 64 * MIB  # decompressed bytes read per pass: files, headers, padding
 MAX_HEADER_BYTES = MIB  # the largest single read tarfile may ask for (a pax or GNU long-name header)
 MAX_NAME_BYTES = 1024  # a member's whole name, encoded
+MAX_DEPTH = 32  # the names in a member's path: its folders and itself
 MAX_PART_BYTES = 255  # one component of a name (NAME_MAX)
 CHUNK = 1 << 16
 FILE_MODE, EXEC_MODE, DIR_MODE = 0o644, 0o755, 0o755
@@ -156,16 +168,19 @@ def name_problem(name: str) -> str | None:
         return "has a control character in its name"
     if name.startswith("/"):
         return "has an absolute name"
+    parts = name.split("/")
+    if len(parts) > MAX_DEPTH:
+        return f"lies {len(parts)} names deep (at most {MAX_DEPTH})"
     if len(os.fsencode(name)) > MAX_NAME_BYTES:
         return f"has a name longer than {MAX_NAME_BYTES} bytes"
-    parts = name.split("/")
     if ".." in parts:
         return "has a '..' component in its name"
     if "" in parts or "." in parts:
         return "has a name that is not normalised (an empty or '.' component)"
     if any(len(os.fsencode(part)) > MAX_PART_BYTES for part in parts):
         return f"has a name component longer than {MAX_PART_BYTES} bytes"
-    return None
+    place = credential_in(name)
+    return None if place is None else f"lies in {place}, where credentials are kept (never in a submission)"
 
 
 def clash(entries: list[Entry]) -> tuple[str, str] | None:
@@ -310,17 +325,23 @@ def _folder(root: int, parts: list[str]) -> int:
     return fd
 
 
-def _copy(budget: _Budget, entry: Entry, out: int) -> None:
-    """Exactly ``entry.size`` bytes of the stream into ``out``; a short stream is a read error."""
+def _chunks(budget: _Budget, entry: Entry) -> Iterator[bytes]:
+    """Exactly ``entry.size`` bytes of the stream, a chunk at a time; a short stream is a read error."""
     budget.seek(entry.offset)
     left = entry.size
+    while left:
+        data = budget.read(min(CHUNK, left))
+        if not data:
+            raise tarfile.ReadError(f"unexpected end of data in {entry.name!r}")
+        yield data
+        left -= len(data)
+
+
+def _copy(budget: _Budget, entry: Entry, out: int) -> None:
+    """Exactly ``entry.size`` bytes of the stream into ``out``."""
     with open(out, "wb", closefd=False) as fh:
-        while left:
-            data = budget.read(min(CHUNK, left))
-            if not data:
-                raise tarfile.ReadError(f"unexpected end of data in {entry.name!r}")
+        for data in _chunks(budget, entry):
             fh.write(data)
-            left -= len(data)
 
 
 def inside(root: str, path: str) -> bool:
@@ -383,3 +404,106 @@ def unpack(source: Path, folder: Path) -> Path:
         budget.spent = 0  # the second pass has a budget of its own
         _write_all(source, budget, entries, folder)
     return folder / "main.py"
+
+
+def main_alone(source: Path) -> bytes:
+    """The bytes of ``main.py`` of the archive ``source``, which keeps the rules and holds nothing else (as the
+    bundler writes it); one ``UserError`` line otherwise."""
+    with _opened(source) as (tar, budget):
+        entries = members(tar, source)
+        _require_main(source, entries)
+        others = [shown(e.name) for e in entries if e.name != "main.py"]
+        if others:
+            raise UserError(f"{source}: holds {', '.join(others[:5])} beside main.py; only a .tar.gz the bundler "
+                            "wrote (main.py alone) can be repacked")
+        budget.spent = 0
+        return b"".join(_chunks(budget, next(e for e in entries if e.name == "main.py")))
+
+
+def _judged(name: str, info: os.stat_result, count: int, total: int) -> str | None:
+    """Why the entry ``name`` (status ``info``) of an unpacked folder breaks the rules or bounds, after ``count``
+    entries and ``total`` bytes of files; None when it keeps them."""
+    if count >= MAX_MEMBERS:
+        return f"is one entry too many (at most {MAX_MEMBERS})"
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        return "is not a regular file or a folder"
+    if stat.S_ISREG(info.st_mode) and total + info.st_size > MAX_UNPACKED_BYTES:
+        return f"takes the files past {MAX_UNPACKED_BYTES} bytes"
+    return name_problem(name)
+
+
+def listing(source: Path) -> list[tuple[str, os.stat_result]]:
+    """Every entry under the folder ``source``, folders before what they hold: ``(relative name, lstat)``, judged
+    by the archive's rules and bounds (``_judged``) with a stack, never recursion; one ``UserError`` line naming
+    the entry and the bound it breaks."""
+    found: list[tuple[str, os.stat_result]] = []
+    stack, total = [""], 0
+    while stack:
+        rel = stack.pop()
+        try:
+            with os.scandir(os.path.join(source, rel)) as listed:
+                entries = sorted((entry.name, entry.stat(follow_symlinks=False)) for entry in listed)
+        except OSError as exc:
+            raise UserError(f"{source}: cannot read {shown(rel or '.')} ({exc.strerror or exc})") from None
+        for name, info in entries:
+            full = f"{rel}/{name}" if rel else name
+            problem = _judged(full, info, len(found), total)
+            if problem is not None:
+                raise UserError(f"{source}: {shown(full)} {problem}; a submission's folder may hold only regular "
+                                "files and folders, within an archive's bounds")
+            found.append((full, info))
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(full)
+    return found
+
+
+def _copy_file(source: Path, name: str, info: os.stat_result, folder: int) -> None:
+    """The regular file ``name`` of ``source`` (as ``listing`` saw it: ``info``) into the folder ``folder``."""
+    src = os.open(os.path.join(source, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        now = os.fstat(src)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino) or not stat.S_ISREG(now.st_mode):
+            raise OSError(f"{name!r} changed while it was copied")
+        out = os.open(name.rpartition("/")[2], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      FILE_MODE, dir_fd=folder)
+        try:
+            os.fchmod(out, EXEC_MODE if info.st_mode & 0o111 else FILE_MODE)
+            left = info.st_size
+            while left and (data := os.read(src, min(CHUNK, left))):
+                os.write(out, data)
+                left -= len(data)
+        finally:
+            os.close(out)
+    finally:
+        os.close(src)
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    """Copy the unpacked submission folder ``source`` into the new folder ``dest`` by this module's rules and
+    bounds (``listing``, judged whole before anything is written), never through a link; a folder that shows a
+    home folder or credentials (``credentials.exposes``) is refused.  One ``UserError`` line for each."""
+    problem = exposes(source)
+    if problem is not None:
+        raise UserError(f"{source}: {problem}; only a submission's own folder is copied into a game's folder")
+    entries = listing(source)
+    try:
+        os.mkdir(dest, DIR_MODE)
+        root = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise UserError(f"{source}: cannot copy into {dest}: {exc.strerror or exc}") from None
+    try:
+        for name, info in entries:
+            parts = name.split("/")
+            try:
+                fd = _folder(root, parts if stat.S_ISDIR(info.st_mode) else parts[:-1])
+                try:
+                    if stat.S_ISREG(info.st_mode):
+                        _copy_file(source, name, info, fd)
+                finally:
+                    if fd != root:
+                        os.close(fd)
+            except OSError as exc:
+                raise UserError(f"{source}: cannot copy {shown(name)} into {dest}: {exc.strerror or exc}") from None
+    finally:
+        os.close(root)

@@ -4,13 +4,16 @@ Two places need this: ``cxforge upload`` relays the kaggle CLI's output, and the
 agent hosts (``tools/sandbox``) report what an untrusted agent said, which may
 quote a file it read by absolute path.  Both scrub with ``secrets`` and
 ``scrub``; ``is_secret_name`` says which environment variables are never passed
-to an agent.  Values are never printed or logged.
+to an agent.  Values are never printed or logged.  ``exposes`` says which folders hold credentials (``/``, a
+home folder, one with ``.kaggle/``, ``.ssh/``, ...: ``runtime.CREDENTIALS``): none is a project's root
+(build/project.py) or shown to an agent (sandbox/jail.py).
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import pwd
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Any
 
 from connectx_forge import boundedread
 from connectx_forge.errors import UserError
+from connectx_forge.runtime import CREDENTIALS
 
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 MIN_SECRET = 4  # shorter values (e.g. "1") would mask ordinary text
@@ -106,3 +110,29 @@ def scrub(text: str, hidden: list[str]) -> str:
     for s in hidden:
         text = text.replace(s, "***")
     return text
+
+
+def homes() -> set[str]:
+    """The user's home folders, links resolved: ``$HOME`` and the account's own (they differ under ``sudo`` or
+    where a test sets ``HOME``)."""
+    found = {os.path.expanduser("~")}
+    try:
+        found.add(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:  # a uid with no account
+        pass
+    return {os.path.realpath(home) for home in found if home and home != "~"}
+
+
+def exposes(folder: str | os.PathLike[str]) -> str | None:
+    """Why ``folder`` must never be a project's root nor be shown to an agent: it is ``/``, a home folder or a
+    folder above one, or it holds credentials (``runtime.CREDENTIALS`` at its top); None when it is none."""
+    real = os.path.realpath(folder)
+    if real == os.path.realpath("/"):
+        return "is the filesystem's root"
+    for home in sorted(homes()):
+        if real == home:
+            return "is your home folder"
+        if home.startswith(real.rstrip("/") + "/"):
+            return f"holds your home folder ({home})"
+    held = [place for place in CREDENTIALS if os.path.lexists(os.path.join(real, *place.split("/")))]
+    return f"holds credentials ({', '.join(held)})" if held else None

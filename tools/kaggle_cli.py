@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from connectx_forge import boundedread
+from connectx_forge.children import isolated_python, program
 from connectx_forge.credentials import scrub, secrets
 from connectx_forge.errors import UserError
 
@@ -75,11 +75,12 @@ class CliResult:
 
 
 def kaggle_executable() -> str:
-    """The ``kaggle`` CLI installed beside this Python (the project's venv), else the one on PATH."""
+    """The ``kaggle`` CLI installed beside this Python (the project's venv), else the one on PATH (its absolute
+    folders: never one in the working folder)."""
     beside = Path(sys.executable).parent / "kaggle"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
-    found = shutil.which("kaggle")
+    found = program("kaggle")
     if found is None:
         raise UserError("the kaggle CLI is not installed (run `make setup`, or pip install kaggle)")
     return found
@@ -137,11 +138,12 @@ def run_kaggle(args: Sequence[str], timeout: float = DEFAULT_TIMEOUT_S, known: S
 def run_python_api(body: str, args: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT_S) -> CliResult:
     """Run ``body`` (indented statements using ``api``, ``sys.argv[1:]`` = ``args``, and ``emit(items)``
     to print a list of kagglesdk objects as JSON) in a child Python beside the ``kaggle`` CLI, with the
-    CLI's own error handling; never raises on a failure."""
+    CLI's own error handling, isolated (``-c`` would import from the working folder first); never raises on a
+    failure."""
     python = Path(kaggle_executable()).parent / "python"
     if not (python.is_file() and os.access(python, os.X_OK)):
         python = Path(sys.executable)
-    return _run([str(python), "-c", _API_PRELUDE + body + _API_EPILOGUE, *args], timeout, ())
+    return _run([*isolated_python(str(python)), "-c", _API_PRELUDE + body + _API_EPILOGUE, *args], timeout, ())
 
 
 def require_json(result: CliResult, what: str) -> object:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge import scaffold
+from connectx_forge import safe_write, scaffold
 from connectx_forge.errors import UserError
 
 HELP = "create an agent project of your own: an entry module, a helper, a data file, cxforge.toml and tests"
@@ -37,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for rel, text in scaffold.files(name, package, args.native).items():
             path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            safe_write.write_text(path, text, replace=False)
             written.append(rel)
     except OSError as exc:
         raise UserError(f"cannot write {exc.filename}: {exc.strerror}") from None

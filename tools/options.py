@@ -22,6 +22,7 @@ when called.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
 from connectx_forge.errors import UserError
+from connectx_forge.safe_write import check_target, make_folder
 
 
 def _whole(text: str) -> int:
@@ -267,6 +269,8 @@ def prepare(args: argparse.Namespace) -> None:
     """Before any work: every output the command was given has its folder made and is writable, or one
     ``UserError`` line says why not, so that no run ends with nowhere to put its results."""
     for dest, kind in getattr(args, OUTPUTS, None) or ():
+        if getattr(args, dest, None) is not None:  # a link on the way is refused first, whatever else is wrong
+            _no_link(Path(getattr(args, dest)), kind)
         if dest == "save":
             check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))
         if kind == "file" and dest == "out":
@@ -274,6 +278,13 @@ def prepare(args: argparse.Namespace) -> None:
         path = getattr(args, dest, None)
         if path is not None:
             prepare_output(Path(path), kind)
+
+
+def _no_link(path: Path, kind: str) -> None:
+    """``UnsafeOutput`` (one line) when ``path`` or a folder it names is a symbolic link (``safe_write``); the
+    folders it goes in are made.  Any other failure is left to the checks after it, which name it."""
+    with contextlib.suppress(OSError):
+        check_target(path, folder=kind == "folder")
 
 
 def prepare_output(path: Path, kind: str = "file") -> None:
@@ -284,7 +295,7 @@ def prepare_output(path: Path, kind: str = "file") -> None:
         raise UserError(f"{path}: is a file; give a folder")
     folder = path if kind == "folder" else path.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folder(folder)
     except OSError as exc:
         raise UserError(f"cannot create the folder {folder} for {path}: {exc.strerror or exc}") from None
     target = path if path.exists() else folder

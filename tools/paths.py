@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -57,14 +56,3 @@ def agent_data(name: str) -> Path:
     """The source file of the shipped agents' data file ``name`` (``agents/data/NAME``)."""
     return AGENTS_DATA / name
 
-
-def atomic_write(path: Path, content: bytes) -> None:
-    """Write through a temporary file beside ``path``, so a reader (another worker) never sees half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

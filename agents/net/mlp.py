@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+MAX_META_BRACKETS = 64  # a weight file's meta is a flat object (a list or two inside): a bound on its nesting
+
 
 @dataclass(frozen=True)
 class MLP:
@@ -57,7 +59,12 @@ def masked_argmax(scores: np.ndarray, legal: list[int]) -> int:
 def load_mlp(data: bytes) -> MLP:
     """An ``MLP`` from the bytes of a weight file."""
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+        text = bytes(z["meta"]).decode("utf-8")
+        if text.count("[") + text.count("{") > MAX_META_BRACKETS:  # json recurses once per level
+            raise ValueError(f"weight file meta holds more than {MAX_META_BRACKETS} brackets")
+        meta = json.loads(text)
+        if not isinstance(meta, dict):
+            raise ValueError("weight file meta is not a JSON object")
         weights, biases = [], []
         i = 0
         while f"w{i}" in z.files:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from connectx_forge.arena.dask_cluster import local_client
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.schedule import Workers, play, play_apart
 from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
@@ -42,10 +43,7 @@ def test_a_local_cluster_gives_the_process_pools_table(tmp_path: Path, pool_tabl
 
 
 def test_a_worker_killed_mid_run_loses_no_game(tmp_path: Path, pool_table: dict[str, Any]) -> None:
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
+    with local_client(2) as client:  # --dask local's cluster
         pids = client.run(os.getpid)
         victim = sorted(pids.values())[0]
         seen: list[GameRecord] = []
@@ -107,4 +105,8 @@ def test_a_bad_scheduler_address_is_one_line(capsys: pytest.CaptureFixture[str],
     assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "no-port-here",
                  "--store", str(tmp_path / "x.sqlite")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "cannot reach the Dask scheduler at no-port-here" in err[0]
+    assert len(err) == 1 and "refusing the unauthenticated Dask scheduler no-port-here" in err[0]
+    assert main(["tournament", "random", "leftmost", "--openings", "1", "--dask", "no-port-here", "--insecure",
+                 "--store", str(tmp_path / "x.sqlite")]) == 2
+    warning, error = capsys.readouterr().err.strip().splitlines()  # --insecure: warned of, then tried
+    assert "unauthenticated" in warning and "cannot reach the Dask scheduler at no-port-here" in error

@@ -78,7 +78,7 @@ def test_a_tournament_names_the_project_by_its_name(project: Path, capsys: pytes
     with open(project / "out" / "pairs.csv") as fh:
         assert [(row["a"], row["b"]) for row in csv.DictReader(fh)] == [("mybot", "random")]
     with Store(project / "t.sqlite") as db:
-        assert {(g.a, g.b) for g in db.games(report["run"], records=False)} == {("mybot", "random")}
+        assert {(g.a, g.b) for g in db.games(report["run"])} == {("mybot", "random")}
     assert main(["logs", "g.jsonl", "--agent", "mybot"]) == 0
     assert "no player" not in capsys.readouterr().err
 

@@ -198,18 +198,24 @@ def test_a_marked_read_is_allowed(tmp_path: Path) -> None:
 # -- players: every kind, in every command -------------------------------------------------
 
 def test_which_py_files_need_their_project(tmp_path: Path) -> None:
+    """A lone .py that imports the toolkit is built (alone); one that imports a file beside it is refused in one
+    line: a lone .py is built from a folder holding only it (tests/security/test_attack_roots.py)."""
     write(tmp_path, {"alone.py": "import json\ndef agent(obs, config):\n    return 0\n",
                      "broken.py": "def agent(:\n",
                      "uses.py": "from helpers import x\ndef agent(obs, config):\n    return x\n",
                      "helpers.py": "x = 1\n",
+                     "core.py": "from connectx_forge.runtime import load_native\nfrom agents.board import Board\n"
+                                "def agent(obs, config):\n    return Board.from_obs(obs, config).legal_moves()[0]\n",
                      "reads.py": "from connectx_forge.runtime import read_data\n"})
     assert not source_needs_build(tmp_path / "alone.py") and not source_needs_build(tmp_path / "broken.py")
     assert source_needs_build(tmp_path / "uses.py") and source_needs_build(tmp_path / "reads.py")
     alone = playable(reference(str(tmp_path / "alone.py")))
     assert Path(alone.file) == tmp_path / "alone.py" and not alone.built_here
-    built = playable(reference(str(tmp_path / "uses.py")))
-    assert built.built_here and built.label == "uses"
+    built = playable(reference(str(tmp_path / "core.py")))
+    assert built.built_here and built.label == "core"
     assert Path(built.file).read_bytes().startswith(b"# ConnectX submission")
+    with pytest.raises(UserError, match=r"uses.py: uses.py:1: imports helpers, .*a lone .py is built alone"):
+        playable(reference(str(tmp_path / "uses.py")))
 
 
 def test_projects_and_tar_gz_play_in_match(new_project: Path, tmp_path: Path) -> None:

@@ -102,9 +102,14 @@ def test_a_value_not_found_in_time_is_unlabelled_never_guessed() -> None:
 
 
 def read_file_from_moves(moves: list[int], opening: int = 0):  # type: ignore[no-untyped-def]
+    """The review of a saved game of ``moves``: a win where they make a line, else the side to move timed out
+    (a saved game's result is the one its moves give: ``rules.end_disagreement``)."""
     from connectx_forge.leaderboard.review.games import read_record
 
-    return read_record({**LINE, "moves": moves, "opening": opening}, "test")
+    winner, to_move = Board.from_moves(moves).winner(), 1 + len(moves) % 2
+    end = {"outcome": "win", "winner": winner, "culprit": None} if winner else {
+        "outcome": "timeout", "winner": 3 - to_move, "culprit": to_move}
+    return read_record({**LINE, **end, "moves": moves, "opening": opening}, "test")
 
 
 @pytest.mark.parametrize(("before", "after", "sb", "sa", "tag"), [

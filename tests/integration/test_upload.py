@@ -9,6 +9,7 @@ appears in what we print.  Nothing here talks to kaggle.com.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -174,9 +175,13 @@ def test_dry_run_checks_and_finds_the_credentials_but_sends_nothing(
     assert FAKE_KEY not in out + err and FAKE_USER not in out + err
     assert "PASS" in out and "dry run: nothing was sent" in out and "KAGGLE_USERNAME/KAGGLE_KEY" in out
     command = out.strip().splitlines()[-1].split()
-    assert command[0].endswith("kaggle") and command[1:6] == ["competitions", "submit", "connectx", "-f", str(path)]
+    [would] = [line for line in out.splitlines() if line.startswith("dry run: would upload ")]
+    staged = Path(would.split()[4])  # the checked copy that would be sent, named with its sha256
+    assert staged != path and staged.name == path.name and str(path) in would
+    assert f"(sha256 {hashlib.sha256(path.read_bytes()).hexdigest()})" in would
+    assert command[0].endswith("kaggle") and command[1:6] == ["competitions", "submit", "connectx", "-f", str(staged)]
     assert "-m" in command and "***" in out  # the message is shown, a credential in it scrubbed
-    assert fake.requests == []
+    assert fake.requests == [] and not staged.parent.exists()  # the copy's folder is gone once it returned
 
 
 def test_dry_run_checks_without_credentials_and_says_so_at_the_end(fake: FakeKaggle, isolated_kaggle: Path,

@@ -247,7 +247,7 @@ def test_without_bwrap_inline_assembly_is_refused_and_the_build_says_why(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")
     monkeypatch.setenv("CXFORGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(cc.shutil, "which", lambda name, *args, **kwargs: None)  # no bwrap here
+    monkeypatch.setattr(cc, "program", lambda name, *args, **kwargs: None)  # no bwrap here
     cc.jail_refused.cache_clear()
     cc.say_unjailed.cache_clear()
     try:

@@ -193,7 +193,7 @@ def test_a_results_store_with_hostile_rows_is_one_line(tmp_path: Path) -> None:
         store.register("r", "match", RunConfig({"a": 1}))
     db = sqlite3.connect(path)
     db.execute("UPDATE runs SET config = ?", (DEEP_JSON,))
-    db.execute("INSERT INTO games VALUES ('r', 'a vs b', '', 1, 0, 0, 'a', 'b', 1.0, ?)",
+    db.execute("INSERT INTO games VALUES ('r', 'a vs b', '', 1, 0, 0, 'a', 'b', ?)",
                (json.dumps({"players": ["a", "b"], "size": [10**9, 10**9, 4], "seed": 0, "moves": [],
                             "times": [], "outcome": "draw"}),))
     db.commit()

@@ -346,24 +346,28 @@ def test_bad_suites_and_bands_are_one_line(tmp_path: Path) -> None:
 
 
 # -- the store ---------------------------------------------------------------------------------------------
-def _record(moves: list[int], winner: int | None) -> GameRecord:
-    return GameRecord(("a", "b"), (6, 7, 4), 7, moves, [0.01] * len(moves), "win" if winner else "draw",
-                      winner=winner, opening=2)
+def _record(key: Key, run: str, outcome: str = "win", culprit: int | None = None) -> GameRecord:
+    """A game of ``key`` in ``run`` as play stores it: mark 1 makes four in column 4 (or, with ``culprit``,
+    breaks a rule after two moves)."""
+    moves = [3, 2, 3, 2] if culprit else [3, 2, 3, 2, 3, 2, 3]
+    winner = 3 - culprit if culprit else 1
+    return tag(GameRecord(("a", "b"), (6, 7, 4), key.seed, moves, [0.01] * len(moves), outcome, winner=winner,
+                          culprit=culprit, opening=2, a_seat=key.colour), run, key.pairing)
 
 
 def test_the_store_keeps_one_copy_of_each_game(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     with Store(path) as db:
         db.register("r1", "tournament", RunConfig({"x": 1}))
-        key = Key("a vs b", "4444", 1, 99)
-        assert db.add("r1", key, 0, "a", "b", _record([3, 3, 2, 2], 1)) is True
-        assert db.add("r1", key, 0, "a", "b", _record([3, 3, 2, 2], 2)) is False  # a duplicate is dropped
-        assert db.add("r1", Key("a vs b", "4444", 2, 98), 0, "a", "b", _record([3, 3, 4], 1)) is True
-        assert db.add("r2", key, 0, "a", "b", _record([3, 3], None)) is True
-        assert db.count("r1") == 2 and db.keys("r1") == {key, Key("a vs b", "4444", 2, 98)}
+        key, other = Key("a vs b", "43", 1, 99), Key("a vs b", "43", 2, 98)
+        assert db.add("r1", key, 0, "a", "b", _record(key, "r1")) is True
+        assert db.add("r1", key, 0, "a", "b", _record(key, "r1", "timeout", 2)) is False  # a duplicate is dropped
+        assert db.add("r1", other, 0, "a", "b", _record(other, "r1")) is True
+        assert db.add("r2", key, 0, "a", "b", _record(key, "r2", "timeout", 2)) is True
+        assert db.count("r1") == 2 and db.keys("r1") == {key, other}
         games = db.games("r1")
         assert [g.a_score for g in games] == [1.0, 0.0]  # A had mark 1 then mark 2; mark 1 won both
-        assert games[0].record == tag(_record([3, 3, 2, 2], 1), "r1", "a vs b")  # named by its run and pairing
+        assert games[0].record == _record(key, "r1")  # named by its run and pairing
         db.register("r1", "tournament", RunConfig({"x": 2}, "r0", {"a.py": "a"}, {"/p/a.py": "f00d"}, ("a",)))
         assert db.runs("tournament") == [("r1", "tournament", RunConfig({"x": 2}, "r0", {"a.py": "a"},
                                                                         {"/p/a.py": "f00d"}, ("a",)))]

@@ -46,7 +46,8 @@ def _commands() -> list[tuple[str, list[str]]]:
                 continue
             for i, word in enumerate(words):
                 if word == "cxforge" or word.endswith("/cxforge"):
-                    if i + 1 < len(words) and not words[i + 1].startswith("-"):
+                    # ``cxforge match: error: ...`` is a command's output shown in a block, not a command
+                    if i + 1 < len(words) and not words[i + 1].startswith("-") and not words[i + 1].endswith(":"):
                         found.append((doc.name, words[i + 1:]))
                     break
     return found

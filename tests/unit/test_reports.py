@@ -24,7 +24,9 @@ PLUMBING = {
     "tools/leaderboard/review/replay_page.py:replay_of": "a Kaggle replay, the format kaggle-environments' player "
                                                          "reads",
     "tools/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
-    "tools/train/netlib.py:load_checkpoint": "a torch checkpoint (torch.load's dict)",
+    "tools/train/netlib.py:load_checkpoint": "a training checkpoint's state (torch's state dicts), its fields checked",
+    "tools/train/checkpoint.py:load": "a training checkpoint's state (torch's state dicts), before it is checked",
+    "tools/arena/dask_cluster.py:_no_routes": "Dask's own configuration keys, as dask.config.set takes them",
     "tools/train/rl_env.py:_info": "a Gymnasium step's info dict",
     "tools/play/rules.py:kaggle_config": "the configuration kaggle-environments passes to agents",
     "tools/sandbox/protocol.py:decode": "an agent host's message on its pipe",

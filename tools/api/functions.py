@@ -37,6 +37,7 @@ from connectx_forge import progress as bars
 from connectx_forge.api.league_results import LadderResult
 from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
 from connectx_forge.arena import plots
+from connectx_forge.arena.dask_cluster import dask_target
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, execute
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
@@ -132,7 +133,8 @@ def _store(store: PathLike | None) -> Iterator[tuple[Path, bool]]:
 
 
 GAME_KEYWORDS = ("size", "act_timeout", "overage", "memory", "slowdown", "isolate")  # GameSettings.of's
-EXECUTION_KEYWORDS = ("dask", "progress", "resume", "new_run", "mix_versions")  # how a run is carried out
+EXECUTION_KEYWORDS = ("dask", "tls", "insecure", "dashboard", "progress", "resume", "new_run",
+                      "mix_versions")  # how a run is carried out
 
 
 def _game_of(game: GameSettings, given: dict[str, Any]) -> GameSettings:
@@ -175,9 +177,11 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
 
 
 def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
-    """How the run is carried out: ``workers``, the store, and from ``given`` ``dask``, ``progress`` (default
-    off), ``resume``, ``new_run`` and ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
-    dask, progress = given.pop("dask", None), bool(given.pop("progress", False))
+    """How the run is carried out: ``workers``, the store, and from ``given`` ``dask`` (with ``tls``,
+    ``insecure`` and ``dashboard``, as the flags), ``progress`` (default off), ``resume``, ``new_run`` and
+    ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
+    dask = dask_target(*(given.pop(name, None) for name in ("dask", "tls", "insecure", "dashboard")))
+    progress = bool(given.pop("progress", False))
     resume, new_run, mix_versions = (bool(given.pop(name, False)) for name in ("resume", "new_run", "mix_versions"))
     if new_run and mix_versions:
         raise UserError("new_run and mix_versions are two answers to one question: give one")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from connectx_forge import safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review.board_player import board_page, frame_size
 from connectx_forge.leaderboard.review.games import Game, read_record
@@ -88,8 +89,7 @@ class Replay:
         import os
 
         try:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(self.html)
+            safe_write.write_text(os.fspath(path), self.html, replace=True)
         except OSError as exc:
             raise UserError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from None
         return os.fspath(path)

@@ -17,6 +17,7 @@ from typing import Any
 
 from agents.board import STANDARD
 from connectx_forge import options
+from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.openings import DEFAULT_BAND
 from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
@@ -52,8 +53,17 @@ def add_play_flags(parser: argparse.ArgumentParser) -> None:
     """How a run's games are played: on Dask or not, Kaggle's clock, the hosts' limits, where ghosts come from
     (tournament, sprt and ladder alike)."""
     parser.add_argument("--dask", default=None, metavar="ADDRESS|local",
-                        help="run the games on Dask: a scheduler's address (tcp://host:8786), or local for a "
-                             "LocalCluster of -w worker processes (needs the dask extra)")
+                        help="run the games on Dask: local for a cluster of -w worker processes on 127.0.0.1 "
+                             "over TLS, or a scheduler's address (tls://host:8786, with --tls) (needs the "
+                             "dask extra)")
+    parser.add_argument("--tls", default=None, metavar="CA,CERT,KEY",
+                        help="a tls:// scheduler's CA certificate, and this client's certificate and key "
+                             "(default: Dask's distributed.comm.tls config)")
+    parser.add_argument("--dashboard", action="store_true",
+                        help="with --dask local: serve Dask's dashboard on 127.0.0.1 (off by default)")
+    parser.add_argument("--insecure", action="store_true",
+                        help="let --dask use an unauthenticated tcp:// scheduler: whoever reaches it runs code "
+                             "as you")
     parser.add_argument("--act-timeout", type=options.positive_float, default=ACT_TIMEOUT, metavar="S",
                         help=f"seconds per move before overage is used (Kaggle: {ACT_TIMEOUT})")
     parser.add_argument("--overage", type=options.positive_float, default=OVERAGE, metavar="S",
@@ -101,8 +111,15 @@ def execution_of(args: argparse.Namespace, writer: GameWriter | None) -> Executi
     """How the flags ask for a run to be carried out: ``-w``, ``--dask``, ``--store``, ``--resume``,
     ``--new-run``/``--mix-versions``, the bar, ``--save``'s writer given each game as it ends, and where ghosts
     come from (``--replays``, ``--fallback``)."""
-    return Execution(args.workers, getattr(args, "dask", None), None, args.store, args.resume, args.on_change,
+    return Execution(args.workers, dask_of(args), None, args.store, args.resume, args.on_change,
                      options.progress_of(args), None if writer is None else writer.add, options.ghosts_of(args))
+
+
+def dask_of(args: argparse.Namespace) -> DaskTarget | None:
+    """``--dask`` with its locks (``--tls``, ``--insecure``, ``--dashboard``), checked: one line for
+    an unauthenticated scheduler, or a lock given without a scheduler it fits."""
+    return dask_target(getattr(args, "dask", None), getattr(args, "tls", None), getattr(args, "insecure", False),
+                       getattr(args, "dashboard", False))
 
 
 def resumed_settings(args: argparse.Namespace, kind: str) -> RunConfig | None:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from agents.board import Board, BoardError
 from agents.solver.book import Book
-from connectx_forge import paths, tool_engines
+from connectx_forge import paths, safe_write, tool_engines
 from connectx_forge import progress as bars
 from connectx_forge.errors import UserError
 
@@ -129,8 +129,7 @@ def write_suite(openings: Iterable[Opening], path: Path | None) -> str:
     text = "".join(o.line() + "\n" for o in openings)
     if path is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            safe_write.write_text(path, text, replace=True)  # -o's --force rule: options.prepare
         except OSError as exc:
             raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
     return text

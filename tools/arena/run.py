@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from connectx_forge import paths
+from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.build.reference import canonical, resolve
@@ -247,7 +248,7 @@ class RunResult(Generic[Report]):
 
     def records(self) -> list[GameRecord]:
         """The games as ``GameRecord``s (what ``--save`` writes)."""
-        return [g.record for g in self.games if g.record is not None]
+        return [g.record for g in self.games]
 
 
 def store_path(store: Path | str | None, run: str, require: bool) -> Path:
@@ -262,14 +263,15 @@ def store_path(store: Path | str | None, run: str, require: bool) -> Path:
 @dataclass(frozen=True)
 class Execution:
     """How a run is carried out, nothing of which changes its games: ``workers`` processes (default all
-    cores), on ``dask`` (``"local"`` or a scheduler's address) or an executor of one's own (``ex``); the results
+    cores), on ``dask`` (a ``DaskTarget``: ``"local"`` or a scheduler's address, and its security; an address
+    alone may be given as a string, checked here) or an executor of one's own (``ex``); the results
     ``store`` (default ``runs/arena/<run>.sqlite``), which must exist with ``resume`` (``--resume``);
     ``on_change`` (``NEW_RUN`` or ``MIX``) for a player whose sources changed since the stored games
     (``choose_run``); a bar unless ``progress`` is False; ``on_game`` sees each game played now as it ends;
     ``ghosts``: where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``)."""
 
     workers: int | None = None
-    dask: str | None = None
+    dask: DaskTarget | str | None = None
     ex: Workers | None = None
     store: Path | str | None = None
     resume: bool = False
@@ -277,6 +279,9 @@ class Execution:
     progress: bool = True
     on_game: Callable[[GameRecord], None] | None = None
     ghosts: GhostFiles | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dask", dask_target(self.dask))  # an unauthenticated scheduler refused now
 
     @property
     def n_workers(self) -> int:

@@ -14,9 +14,10 @@ Executors (``executor``):
 * the default: a process pool of ``workers`` forked processes (1: this process,
   no pool).  Workers ignore Ctrl-C and die with this process, even by ``kill -9``
   (a parent-death signal), so an interrupted run leaves nothing behind;
-* ``dask="local"``: a Dask ``LocalCluster`` of ``workers`` worker processes;
-* ``dask="tcp://HOST:8786"``: the Dask scheduler at that address, whose workers
-  (on any machines) have this project installed.
+* ``dask=DaskTarget("local")``: a Dask cluster of ``workers`` isolated worker
+  processes on 127.0.0.1, over TLS (``dask_cluster``);
+* ``dask=DaskTarget("tls://HOST:8786", tls=...)``: the Dask scheduler at that
+  address, whose workers (on any machines) have this project installed.
 
 Dask reruns the jobs of a worker that dies; a job is a seeded game, so the rerun
 gives the same game and the store keeps one copy.  A Dask worker's own threads
@@ -38,14 +39,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
-import agents
+from connectx_forge.arena.dask_cluster import DaskTarget, dask_client, dask_target
 from connectx_forge.build.reference import as_player
-from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, play_job
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.play.worker_pool import worker_pool, worker_start
-
-DASK_INSTALL = "pip install -e '.[dask]' (or pip install 'distributed>=2024.1')"
 
 
 def play(job: GameJob) -> GameRecord:
@@ -186,10 +184,12 @@ class _InProcess(Executor):
 
 
 @contextmanager
-def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
-    """The executor a run uses (see the module docstring), shut down on the way out."""
-    if dask is not None:
-        with _dask_executor(workers, dask) as ex:
+def executor(workers: int, dask: DaskTarget | str | None = None) -> Iterator[Workers]:
+    """The executor a run uses (see the module docstring), shut down on the way out; ``dask``: a
+    ``DaskTarget``, or its address alone."""
+    target = dask_target(dask)
+    if target is not None:
+        with _dask_executor(workers, target) as ex:
             yield ex
         return
     if workers <= 1:
@@ -200,45 +200,12 @@ def executor(workers: int, dask: str | None = None) -> Iterator[Workers]:
 
 
 @contextmanager
-def _dask_executor(workers: int, address: str) -> Iterator[Workers]:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise UserError(f"--dask needs Dask's distributed package, which is not installed: {DASK_INSTALL}") from None
-    cluster = None
-    try:
-        if address == "local":
-            our_packages_first()
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
-            client = Client(cluster)
-        else:
-            client = Client(address, timeout=30)
-    except (OSError, ValueError) as exc:  # unreachable (a timeout is an OSError), or not an address
-        if cluster is not None:
-            cluster.close()
-        raise UserError(f"cannot reach the Dask scheduler at {address}: {exc} (give --dask local, or an address "
-                        "such as tcp://HOST:8786)") from None
-    try:
+def _dask_executor(workers: int, target: DaskTarget) -> Iterator[Workers]:
+    """Dask's executor on ``target`` (``dask_cluster``: a locked local cluster of ``workers`` processes, or a
+    scheduler with its security), two games in flight per worker thread."""
+    with dask_client(target, workers) as client:
         slots = 2 * max(1, sum(client.nthreads().values()))
         yield Workers(client.get_executor(pure=False), slots, "dask", play_apart)
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def our_packages_first() -> None:
-    """Put the folder holding this project's ``agents`` first on ``sys.path``, which spawned workers inherit.
-
-    Importing kaggle_environments appends one of its game folders to ``sys.path``,
-    and that folder holds an ``agents.py``: a worker process started afterwards
-    would import it instead of ours.
-    """
-    import sys
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(agents.__file__)))
-    if not sys.path or sys.path[0] != root:
-        sys.path.insert(0, root)
 
 
 def play_batch(play: Callable[[GameJob], GameRecord], jobs: tuple[GameJob, ...]) -> list[GameRecord]:

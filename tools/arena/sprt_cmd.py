@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     flags.standard_board(args)
     old = flags.resumed_settings(args, "sprt")
     if old is not None:
-        s = Sprt.from_json(old.settings)
+        s = old.run_of(Sprt)
     else:
         if args.new is None or args.base is None:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")

@@ -137,7 +137,7 @@ class Sprt:
         start = time.perf_counter()
         db, run = opened.db, opened.run
         played, kind = 0, "none (the store's games decided it)"
-        for g in db.games(run, records=False):
+        for g in db.games(run):
             seq.add(g.slot, g.key.colour, g.a_score)
         if seq.result is None:
             with bars.bar(None, f"sprt {pairing}", "game", how.progress) as bar:
@@ -278,7 +278,7 @@ def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame],
     return SprtReport(run, s, new, base, seq.result or "none", tuple(round(x, 4) for x in seq.history),
                       round(test.lower, 4), round(test.upper, 4), (wdl.wins, wdl.draws, wdl.losses), penta,
                       pentanomial_elo(penta), standings.failures(games, [new] if new == base else [new, base]),
-                      jail.slowed_games(g.record.slowed for g in games if g.record is not None), info)
+                      jail.slowed_games(g.record.slowed for g in games), info)
 
 
 def format_sprt(report: SprtReport) -> str:

@@ -11,21 +11,30 @@ The database runs in WAL mode with ``synchronous=NORMAL``: a committed game
 survives the process being killed at any moment (``kill -9``); a power cut may
 lose the last few, which a resumed run plays again.  Only the standard library
 is used.
+
+A store is data from anyone (``sqlite_file``: its schema compared with ``SCHEMA``,
+every query under a deadline).  A game's row keeps no result of its own: every
+score, W/D/L and rating is computed from the game's record, whose result is
+checked against its moves (``records.record_of``), and a row whose key, slot or
+players disagree with its record is refused in one line, as is a run's settings
+JSON that is not what cxforge writes (``RunConfig.run_of``).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from connectx_forge import boundedread
+from connectx_forge.arena.sqlite_file import QUERY_SECONDS, SqliteFile
+from connectx_forge.arena.stored_settings import R, checked
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.records import record_of
+from connectx_forge.play.records import game_key, record_of
+from connectx_forge.safe_write import check_database
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -43,11 +52,13 @@ CREATE TABLE IF NOT EXISTS games (
     slot INTEGER NOT NULL,
     a TEXT NOT NULL,
     b TEXT NOT NULL,
-    a_score REAL NOT NULL,
     record TEXT NOT NULL,
     PRIMARY KEY (run, pairing, opening, colour, seed)
 );
 """
+KINDS = ("match", "tournament", "sprt", "ladder")  # the kinds of run a store holds
+MAX_RUNS = 10_000  # runs one store may register
+MAX_GAMES = boundedread.MAX_GAMES  # games one run may hold
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ class RunConfig:
     labels: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     mixed: tuple[str, ...] = ()
+    where: str = field(default="the run's settings", compare=False)  # the store and run it was read from
 
     def to_json(self) -> dict[str, Any]:
         return {**self.settings, "settings_run": self.settings_run, "labels": self.labels,
@@ -87,7 +99,12 @@ class RunConfig:
         if not (run is None or isinstance(run, str)) or not _strings(labels) or not _strings(versions) \
                 or not isinstance(mixed, list) or not all(isinstance(m, str) for m in mixed):
             raise UserError(f"{where}: its settings_run, labels, versions or mixed are not what cxforge writes")
-        return cls(settings, run, labels, versions, tuple(mixed))
+        return cls(settings, run, labels, versions, tuple(mixed), where)
+
+    def run_of(self, cls: type[R]) -> R:
+        """The settings as a run of kind ``cls`` (``Tournament``, ``Sprt``, ``Match``, ``Ladder``), checked as
+        strictly as the flags that made them (``stored_settings.checked``): what ``--resume`` alone plays."""
+        return checked(cls, self.settings, self.where)
 
 
 EXTRAS = ("settings_run", "labels", "versions", "mixed")  # a stored config's keys beside the run's settings
@@ -109,14 +126,18 @@ class StoredRun(NamedTuple):
 
 @dataclass(frozen=True)
 class StoredGame:
-    """One stored game: its key, its place in the schedule (``slot``: the pair), players and A's score."""
+    """One stored game: its key, its place in the schedule (``slot``: the pair), players and record."""
 
     key: Key
     slot: int
     a: str
     b: str
-    a_score: float
-    record: GameRecord | None  # None when read with ``records=False``
+    record: GameRecord
+
+    @property
+    def a_score(self) -> float:
+        """Player A's points in the game, from its record (whose result its moves decide)."""
+        return a_score(self.record, self.key.colour)
 
 
 def a_score(record: GameRecord, colour: int) -> float:
@@ -125,18 +146,14 @@ def a_score(record: GameRecord, colour: int) -> float:
 
 
 class Store:
-    """A results database (``with Store(path) as store: ...``); ``UserError`` when it cannot be opened."""
+    """A results database (``with Store(path) as store: ...``); ``UserError`` when it cannot be opened, is no
+    results store, or holds what the toolkit does not make (``sqlite_file``).  ``seconds``: each query's
+    deadline."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, seconds: float = QUERY_SECONDS) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=60)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise UserError(f"cannot open the results store {self.path}: {exc}") from None
+        check_database(self.path)  # no link where SQLite writes (its folders made)
+        self.file = SqliteFile(self.path, SCHEMA, seconds)
 
     def __enter__(self) -> Store:
         return self
@@ -145,57 +162,96 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.db.close()
+        self.file.close()
 
     # -- runs ----------------------------------------------------------------------
     def register(self, run: str, kind: str, config: RunConfig) -> None:
         """Record a run's settings, the latest ones asked for (what ``--resume`` alone replays)."""
-        self.db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
-                        (run, kind, json.dumps(config.to_json(), sort_keys=True), time.time()))
+        self.file.run("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)",
+                      (run, kind, json.dumps(config.to_json(), sort_keys=True), time.time()))
 
     def runs(self, kind: str | None = None) -> list[StoredRun]:
         """Every run, the most recently registered last (only ``kind``'s, if given)."""
-        rows = self.db.execute("SELECT run, kind, config FROM runs ORDER BY created, run").fetchall()
-        return [StoredRun(r, k, _config(c, f"{self.path}: run {r!r}")) for r, k, c in rows
-                if kind is None or k == kind]
+        rows = self.file.rows("SELECT run, kind, config, created FROM runs ORDER BY created, run LIMIT ?",
+                              (MAX_RUNS + 1,))
+        if len(rows) > MAX_RUNS:
+            raise UserError(f"store {self.path}: more than {MAX_RUNS:,} runs; refusing it")
+        out = []
+        for r, k, c, created in rows:
+            where = f"store {self.path}, run {r!r}"
+            if type(r) is not str or k not in KINDS or type(created) not in (int, float):
+                raise UserError(f"{where}: its row is not one cxforge writes (kind {k!r}); refusing the store")
+            if kind is None or k == kind:
+                out.append(StoredRun(r, k, _config(c, where)))
+        return out
 
     # -- games ---------------------------------------------------------------------
     def add(self, run: str, key: Key, slot: int, a: str, b: str, record: GameRecord) -> bool:
         """Commit one finished game; False when the store already had it (the copy is dropped)."""
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run, key.pairing, key.opening, key.colour, key.seed, slot, a, b, a_score(record, key.colour),
-             json.dumps(record.to_json(), sort_keys=True)))
-        return cur.rowcount == 1
+        return self.file.run(
+            "INSERT OR IGNORE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run, key.pairing, key.opening, key.colour, key.seed, slot, a, b,
+             json.dumps(record.to_json(), sort_keys=True))) == 1
 
     def keys(self, run: str) -> set[Key]:
         """The keys of the games a run already has."""
-        rows = self.db.execute("SELECT pairing, opening, colour, seed FROM games WHERE run = ?", (run,))
+        rows = self.file.rows("SELECT pairing, opening, colour, seed FROM games WHERE run = ? LIMIT ?",
+                              (run, MAX_GAMES + 1))
+        self._bounded(rows, run)
         return {Key(*row) for row in rows}
 
-    def games(self, run: str, records: bool = True) -> list[StoredGame]:
-        """A run's games in schedule order (slot, pairing, colour); ``records=False`` skips the move lists."""
-        column = "record" if records else "NULL"
-        rows = self.db.execute(
-            f"SELECT pairing, opening, colour, seed, slot, a, b, a_score, {column} FROM games WHERE run = ? "
-            "ORDER BY slot, pairing, colour, opening, seed", (run,))
-        where = f"{self.path}: run {run!r}"
-        return [StoredGame(Key(p, o, c, s), slot, a, b, score, None if rec is None else _named(rec, run, p, where))
-                for p, o, c, s, slot, a, b, score, rec in rows]
+    def games(self, run: str) -> list[StoredGame]:
+        """A run's games in schedule order (slot, pairing, colour), each checked against its record
+        (``_game``)."""
+        rows = self.file.rows(
+            "SELECT pairing, opening, colour, seed, slot, a, b, record FROM games WHERE run = ? "
+            "ORDER BY slot, pairing, colour, opening, seed LIMIT ?", (run, MAX_GAMES + 1))
+        self._bounded(rows, run)
+        return [_game(row, run, f"store {self.path}, run {run!r}") for row in rows]
 
     def count(self, run: str) -> int:
         """How many games ``run`` holds."""
-        return int(self.db.execute("SELECT COUNT(*) FROM games WHERE run = ?", (run,)).fetchone()[0])
+        return int(self.file.rows("SELECT COUNT(*) FROM games WHERE run = ?", (run,))[0][0])
+
+    def _bounded(self, rows: list[Any], run: str) -> None:
+        if len(rows) > MAX_GAMES:
+            raise UserError(f"store {self.path}, run {run!r}: more than {MAX_GAMES:,} games; refusing the store")
 
 
-def _named(text: Any, run: str, pairing: str, where: str) -> GameRecord:
-    """A stored record, named by its run and pairing where it was stored without them (before games carried
-    their stable key); read within bounds (``_stored``), ``UserError`` naming ``where`` otherwise."""
-    game = f"{where}, a game of {pairing!r}"
-    record = record_of(_stored(text, game), game)
-    record.run = record.run or run
-    record.pairing = record.pairing or pairing
-    return record
+def _game(row: tuple[Any, ...], run: str, where: str) -> StoredGame:
+    """One row of ``games`` as a ``StoredGame``; ``UserError`` naming the row when a column is not of its type
+    or disagrees with the game's record: its run, pairing (and so players A and B), opening, A's mark, seed or
+    slot.  (The record's own result is checked against its moves by ``record_of``.)"""
+    pairing, opening, colour, seed, slot, a, b, text = row
+    game = f"{where}, game ({pairing!r}, opening {opening!r}, A's mark {colour!r}, seed {seed!r})"
+    if not all(type(v) is str for v in (pairing, opening, a, b)) or not all(type(v) is int
+                                                                          for v in (colour, seed, slot)):
+        raise UserError(f"{game}: its row is not one cxforge writes; refusing the store")
+    record = _record(text, game)
+    why = _disagreement(record, run, Key(pairing, opening, colour, seed), slot, (a, b))
+    if why is not None:
+        raise UserError(f"{game}: {why}; refusing the store")
+    return StoredGame(Key(pairing, opening, colour, seed), slot, a, b, record)
+
+
+def _disagreement(record: GameRecord, run: str, key: Key, slot: int, players: tuple[str, str]) -> str | None:
+    """How a row's columns disagree with its game's record (the record's stable key, ``records.game_key``, and
+    its place in the schedule), or None."""
+    rec_run, rec_pairing, rec_opening, rec_seat, rec_seed = game_key(record)
+    if f"{players[0]} vs {players[1]}" != key.pairing:
+        return f"its players {players[0]!r} and {players[1]!r} are not its pairing's"
+    for what, stored, recorded in (("run", run, rec_run), ("pairing", key.pairing, rec_pairing),
+                                   ("opening", key.opening, rec_opening), ("A's mark", key.colour, rec_seat),
+                                   ("seed", key.seed, rec_seed), ("slot", slot, record.index)):
+        if stored != recorded:
+            return f"its {what} is {stored!r}, its record's {recorded!r}"
+    return None
+
+
+def _record(text: Any, where: str) -> GameRecord:
+    """A stored record, read within bounds (``_stored``) and checked as a games file's line is (its result
+    against its moves: ``records.record_of``); ``UserError`` naming ``where`` otherwise."""
+    return record_of(_stored(text, where), where)
 
 
 def _stored(text: Any, where: str) -> Any:

@@ -41,9 +41,10 @@ from connectx_forge.arena.run import (
 )
 from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
 from connectx_forge.arena.standings import PairingTable, Rating, Seats
-from connectx_forge.arena.store import Key, Store, StoredGame
+from connectx_forge.arena.store import StoredGame
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
@@ -146,16 +147,22 @@ class Tournament:
         start = time.perf_counter()
         db, run, labels = opened.db, opened.run, opened.labels
         played, kind = 0, "none (all games were in the store)"
-        have = db.keys(run)
-        todo = [j for j in jobs if key_of(j) not in have]
+        so_far = {g.key: g for g in db.games(run) if g.key in wanted}  # checked before a game is played
+        todo = [j for j in jobs if key_of(j) not in so_far]
+
+        def seen(job: GameJob, record: GameRecord) -> None:  # the bar's games: those read, and each as it ends
+            so_far[key_of(job)] = StoredGame(key_of(job), job.slot, labels.get(job.a, job.a),
+                                             labels.get(job.b, job.b), record)
+            how.seen(job, record)
+
         with bars.bar(len(jobs), "tournament", "game", how.progress) as bar:
             bar.update(len(jobs) - len(todo))
-            live = Live(bar, lambda: _leader(db, run, self, wanted, labels))
+            live = Live(bar, lambda: _leader(list(so_far.values()), self, labels))
             if todo and how.ex is not None:
-                played, kind = play_run(db, run, todo, how.ex, live, on_game=how.seen, labels=labels), how.ex.kind
+                played, kind = play_run(db, run, todo, how.ex, live, on_game=seen, labels=labels), how.ex.kind
             elif todo:
                 with executor(how.n_workers, how.dask) as made:
-                    played, kind = play_run(db, run, todo, made, live, on_game=how.seen, labels=labels), made.kind
+                    played, kind = play_run(db, run, todo, made, live, on_game=seen, labels=labels), made.kind
         games = [g for g in db.games(run) if g.key in wanted]
         info = opened.info(played, kind, time.perf_counter() - start, how)
         report = tournament_report(self, run, len(suite), len(scheduled), games, info, labels)
@@ -231,7 +238,7 @@ def tournament_report(t: Tournament, run: str, openings: int, scheduled: int, ga
                             elo.PAIR_METHOD, tuple(ratings),
                             tuple(standings.pairing_tables(games)), standings.seats(games, players),
                             standings.failures(games, players),
-                            jail.slowed_games(g.record.slowed for g in games if g.record is not None), info)
+                            jail.slowed_games(g.record.slowed for g in games), info)
 
 
 def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
@@ -254,9 +261,9 @@ def jobs_of(t: Tournament, suite: Sequence[suites.Opening], labels: dict[str, st
                                  settings=t.game)]
 
 
-def _leader(db: Store, run: str, t: Tournament, wanted: set[Key], labels: dict[str, str]) -> str:
-    """The bar's live line: the leader and its rating so far."""
-    games = [g for g in db.games(run, records=False) if g.key in wanted]
+def _leader(games: Sequence[StoredGame], t: Tournament, labels: dict[str, str]) -> str:
+    """The bar's live line: the leader and its rating so far, over ``games`` (those stored and those played
+    since, kept in memory: reading the store again each second would check every record again)."""
     if not games:
         return ""
     players = [labels[p] for p in t.players]

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     flags.standard_board(args)
     old = flags.resumed_settings(args, "tournament")
     if old is not None:
-        t = replace(Tournament.from_json(old.settings), games=args.games)
+        t = replace(old.run_of(Tournament), games=args.games)
     else:
         if len(args.players) < 2:
             raise UserError("give at least two players (or --resume with --store FILE)")

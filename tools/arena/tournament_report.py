@@ -8,11 +8,12 @@ a folder.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
-from connectx_forge import table
+from connectx_forge import safe_write, table
 from connectx_forge.arena import plots
 from connectx_forge.arena.pentanomial import NAMES
 from connectx_forge.arena.run import version_lines
@@ -92,25 +93,23 @@ def format_tournament(report: TournamentReport, color: bool | None = None) -> st
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
+    try:  # a folder output (-o DIR): its files are the command's own, rewritten each run
+        safe_write.write_text(path, text, replace=True)
     except OSError as exc:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    try:
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(header)
-            writer.writerows(rows)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
+    buf = io.StringIO(newline="")
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    writer.writerows(rows)
+    _write(path, buf.getvalue())
 
 
 def make_folder(folder: Path) -> None:
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        safe_write.make_folder(folder)
     except OSError as exc:
         raise UserError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
 

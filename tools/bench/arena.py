@@ -16,6 +16,7 @@ inherit a warm one, look faster than Dask's fresh processes).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import shutil
 import sys
 import tempfile
@@ -24,8 +25,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from connectx_forge.arena.dask_cluster import local_client
 from connectx_forge.arena.run import Execution, RunInfo, execute
-from connectx_forge.arena.schedule import Workers, our_packages_first, play_apart
+from connectx_forge.arena.schedule import Workers, play_apart
 from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.table import GAMES, render
 
@@ -85,16 +87,12 @@ def run_bench(players: tuple[str, ...] = PLAYERS, openings: int = 30, workers_li
 
 
 def _dask_row(t: Tournament, folder: Path, n: int, first: TournamentReport | None) -> ExecutorRow:
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
+    if importlib.util.find_spec("distributed") is None:
         return ExecutorRow("dask LocalCluster", n, 0, None, None, None,
                            "skipped: distributed is not installed (pip install -e '.[dask]')")
 
-    our_packages_first()
     begin = time.perf_counter()
-    with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
+    with local_client(n) as client:  # the cluster --dask local starts: TLS on 127.0.0.1, isolated workers
         startup = time.perf_counter() - begin
         ex = Workers(client.get_executor(pure=False), 2 * n, "dask", play_apart)
         start = time.perf_counter()

@@ -45,13 +45,13 @@ def compare(checkpoint: Path, positions: int = 3000, pons: Path = PONS_DIR) -> i
         raise UserError(f"no checkpoint at {checkpoint} (train one with cxforge train)")
     if not Path(pons).is_dir():
         raise UserError(f"no Pons sets at {pons}")
-    import torch  # torch and netlib (torch at its top) load when this benchmark runs, not with the module
+    from connectx_forge.train import checkpoint as checkpoints  # torch at its top (and netlib's): loads here only
+    from connectx_forge.train.netlib import build_mlp, export_bytes, hidden_of, restoring
 
-    from connectx_forge.train.netlib import build_mlp, export_bytes
-
-    ckpt = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    model = build_mlp(feature_size(6, 7), ckpt["hidden"], 8)
-    model.load_state_dict(ckpt["model"])
+    ckpt = checkpoints.load(Path(checkpoint))  # data, never code: a pickle is refused
+    model = build_mlp(feature_size(6, 7), hidden_of(ckpt, feature_size(6, 7), 8, Path(checkpoint)), 8)
+    with restoring(Path(checkpoint)):
+        model.load_state_dict(ckpt["model"])
     boards = pons_positions(Path(pons), positions)
     ref = picks(export_bytes(model, "policy_value", "float32"), boards)
     for dtype in ("float16", "int8"):

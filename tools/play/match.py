@@ -40,6 +40,7 @@ from typing import Any
 from agents.board import STANDARD, Size, geometry
 from agents.registry import REGISTRY
 from connectx_forge import progress as progress_bars
+from connectx_forge import safe_write
 from connectx_forge.arena import schedule
 from connectx_forge.build.reference import as_player
 from connectx_forge.errors import UserError
@@ -88,7 +89,7 @@ def batch_size(games: int, workers: int, chunk: int | None = None) -> int:
 def play_spooled(spool: str, job: GameJob) -> GameRecord:
     """Play one game (in a worker) and append it to the worker's file in ``spool`` as it ends (Ctrl-C keeps it)."""
     record = play_job(job)
-    with open(os.path.join(spool, f"{os.getpid()}.jsonl"), "a", encoding="utf-8") as fh:
+    with safe_write.open_append(os.path.join(spool, f"{os.getpid()}.jsonl")) as fh:
         fh.write(json.dumps(record.to_json()) + "\n")
     return record
 

@@ -80,7 +80,7 @@ def _settings(args: argparse.Namespace) -> Match:
                         "asked (--store FILE)")
     old = flags.resumed_settings(args, "match")
     if old is not None:
-        return Match.from_json(old.settings)
+        return old.run_of(Match)
     if args.a is None or args.b is None:
         raise UserError("give players A and B (or --resume with --store FILE)")
     return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, flags.game_of(args))

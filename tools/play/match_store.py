@@ -128,8 +128,7 @@ class Match:
         plan = self.plan(how.progress)
         keys = {job.slot: Key(pairing, job.digits, job.colour, job.seed) for job in plan.jobs()}
         index = {key: i for i, key in keys.items()}
-        stored = [replace(g.record, index=index[g.key]) for g in db.games(run)
-                  if g.key in index and g.record is not None]
+        stored = [replace(g.record, index=index[g.key]) for g in db.games(run) if g.key in index]
 
         def commit(record: GameRecord) -> None:
             tag(record, run, pairing)

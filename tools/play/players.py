@@ -23,7 +23,7 @@ loaded again, once per process, on the other side: even an agent that cannot be 
 
 from __future__ import annotations
 
-import ast
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -46,6 +46,10 @@ FAST_NEGAMAX = "negamax-fast"
 FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
 # A ghost's agent file's first line starts so; the team's repr follows (``team_of`` reads it back).
 GHOST_MARK = "# ConnectX submission for Kaggle, built by connectx-forge ghosts: ghost of team "
+GHOST_LINE = 4096  # the most bytes of a ghost's first line (its mark) read: a team's repr is far shorter
+# what follows the mark: the team's repr, one Python string literal in single or double quotes, then "."
+# (no nesting, no recursion: a regex without ambiguity, linear in the line's length)
+_TEAM_REPR = re.compile(r"""'((?:[^'\\\n]|\\[^\n])*)'\.?|"((?:[^"\\\n]|\\[^\n])*)"\.?""")
 
 # the kinds of player
 REGISTERED = "registered"  # a name of agents/registry.py
@@ -200,19 +204,33 @@ def check_source(path: str) -> None:
 
 def team_of(path: Path) -> str | None:
     """The team of a ghost's agent file (its first line says), else None: a ghost plays as ``ghost:TEAM`` in
-    every table, store and filter, whatever its file is called."""
+    every table, store and filter, whatever its file is called.  A first line that starts with the mark but
+    does not end in a quoted team name within ``GHOST_LINE`` bytes is refused in one line naming the file."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            first = fh.readline(4096)
-    except (OSError, UnicodeDecodeError):
+        with path.open("rb") as fh:
+            first = fh.readline(GHOST_LINE + 1)
+    except OSError:
         return None
-    if not first.startswith(GHOST_MARK):
+    if not first.startswith(GHOST_MARK.encode()):
         return None
+    team = _team_in(first[len(GHOST_MARK):]) if len(first) <= GHOST_LINE else None
+    if team is None:
+        raise UserError(f"{path}: its first line is a ghost's mark without a quoted team name (UTF-8, within "
+                        f"{GHOST_LINE} bytes); rebuild it with cxforge ghosts")
+    return team
+
+
+def _team_in(rest: bytes) -> str | None:
+    """The team a ghost's mark names in ``rest`` (what follows ``GHOST_MARK``: the team's repr and "."), the
+    repr's backslash escapes undone (``\\n``, ``\\xhh``, ``\\u4e2d``...); None when it is not one quoted string."""
     try:
-        team = ast.literal_eval(first[len(GHOST_MARK):].rstrip().removesuffix("."))
-    except (ValueError, SyntaxError):
+        found = _TEAM_REPR.fullmatch(rest.decode("utf-8").rstrip("\r\n"))
+        if found is None:
+            return None
+        body = found.group(1) if found.group(1) is not None else found.group(2)
+        return body.encode("latin-1", "backslashreplace").decode("unicode_escape")  # a raw character stays itself
+    except UnicodeError:
         return None
-    return team if isinstance(team, str) else None
 
 
 def named(spec: str, allowed: frozenset[str]) -> Player | None:

@@ -14,9 +14,10 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from connectx_forge import boundedread
+from connectx_forge import boundedread, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
+from connectx_forge.play.rules import end_disagreement
 
 PathLike = str | os.PathLike[str]
 GameKey = tuple[str | None, str, str, int, int]  # run, pairing "A vs B", opening (Pons digits), A's seat, seed
@@ -52,7 +53,7 @@ class GameWriter:
         self.had: set[GameKey] = _keys_in(self.path) if append else set()
         self.wrote: set[GameKey] = set()
         try:
-            self.fh = open(self.path, "a" if append else "x", encoding="utf-8")
+            self.fh = safe_write.open_append(self.path, new=not append)
             self.start = self.fh.tell()
             if self.start and not _ends_with_newline(self.path):
                 self.fh.write("\n")
@@ -82,9 +83,8 @@ class GameWriter:
             return
         self.wrote, self.count = set(), 0
         try:
-            with open(self.path, "r+", encoding="utf-8") as fh:
-                fh.seek(self.start)
-                fh.truncate()
+            with safe_write.open_append(self.path) as fh:
+                fh.truncate(self.start)
                 for rec in records:
                     key = game_key(rec)
                     if key not in self.had and key not in self.wrote:
@@ -116,9 +116,9 @@ def _ends_with_newline(path: str) -> bool:
 
 
 def load_records(path: PathLike) -> list[GameRecord]:
-    """The games of a ``--save`` file (one JSON line each, ``GameWriter``'s), in file order."""
-    with open(path, encoding="utf-8") as fh:
-        return [GameRecord.from_json(json.loads(line)) for line in fh if line.strip()]
+    """The games of a ``--save`` file (one JSON line each, ``GameWriter``'s), in file order: ``read_games``, as
+    every file is anyone's."""
+    return read_games(path)
 
 
 def read_games(path: PathLike) -> list[GameRecord]:
@@ -136,11 +136,14 @@ def read_all(paths: Iterable[PathLike]) -> list[GameRecord]:
 
 
 def record_of(data: Any, where: str) -> GameRecord:
-    """The ``GameRecord`` of one parsed line, its board within ``boundedread.board_size``'s bounds and its moves
-    no more than the board holds."""
+    """The ``GameRecord`` of one parsed line, its board within ``boundedread.board_size``'s bounds, its moves
+    no more than the board holds, and its result (outcome, winner, culprit) the one its moves give under the
+    rules (``rules.end_disagreement``): every report counts results, so a line that claims another is refused,
+    never counted."""
     try:
         rec = GameRecord.from_json(data)
-        rows, columns, _ = boundedread.board_size(*rec.size, name=where)
+        size = boundedread.board_size(*rec.size, name=where)
+        rows, columns, _ = size
         moves = len(rec.moves)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UserError(f"{where}: not a game written with --save ({boundedread.one_line(exc)})") from None
@@ -149,6 +152,9 @@ def record_of(data: Any, where: str) -> GameRecord:
     why = _malformed(rec)
     if why is not None:
         raise UserError(f"{where}: not a game written with --save ({why})")
+    why = end_disagreement(rec.moves, size, rec.outcome, rec.winner, rec.culprit)
+    if why is not None:
+        raise UserError(f"{where}: its result does not follow from its moves under the rules ({why}); refusing it")
     return rec
 
 
@@ -157,7 +163,8 @@ def _malformed(game: GameRecord) -> str | None:
     steps through (moves, players, A's seat, the opening) of the wrong kind."""
     if not (isinstance(game.moves, list) and all(type(m) is int for m in game.moves)):
         return "its moves are not a list of columns"
-    if game.a_seat not in (1, 2) or len(game.players) != 2 or not all(isinstance(p, str) for p in game.players):
+    if type(game.a_seat) is not int or game.a_seat not in (1, 2) or len(game.players) != 2 \
+            or not all(isinstance(p, str) for p in game.players):
         return "its players or A's seat are not two names and 1 or 2"
     if type(game.opening) is not int or not 0 <= game.opening <= len(game.moves):
         return "its opening is not a count of its moves"

@@ -15,15 +15,17 @@ play by these rules, so they live apart from any loop:
   running out of memory (``memory``), garbling the channel (``protocol``) or
   failing to load (``load``): all ERROR on Kaggle;
 * the player who breaks a rule (``RULE_BREAKS``) loses: Kaggle gives it the status
-  in ``KAGGLE_STATUS`` and reward ``None``, and the other reward 0.
+  in ``KAGGLE_STATUS`` and reward ``None``, and the other reward 0;
+* a game's claimed end follows from its moves (``end_disagreement``): how a games file or a
+  store, which anyone may write, is known to hold the result its moves played.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.board import Size
+from agents.board import Size, geometry, has_alignment
 
 RULE_BREAKS = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
 # crash, memory, protocol and load only happen to an agent in a host (tools/sandbox): on Kaggle they are ERRORs
@@ -69,3 +71,49 @@ def is_timeout(duration: float, act_timeout: float, overage_left: float) -> bool
 def overage_after(duration: float, act_timeout: float, overage_left: float) -> float:
     """The overage bank after a move: its excess over ``act_timeout`` (to the microsecond) is spent."""
     return overage_left - max(0.0, round(duration, 6) - act_timeout)
+
+
+def end_disagreement(moves: Sequence[int], size: Size, outcome: Any, winner: Any, culprit: Any) -> str | None:
+    """Why a game's claimed end (``outcome``, ``winner``, ``culprit``) does not follow from its ``moves`` under
+    the rules, or None when it does: every move playable and none after a line; a ``win`` made by the last
+    move's line, for its mover; a ``draw`` a full board (or Kaggle's last step) without a line; a rule break
+    (``RULE_BREAKS``) before any line or full board, its culprit losing.  ``size`` is a board already bounded
+    (``boundedread.board_size``); the loop is linear in the moves (one bitboard step each)."""
+    geo = geometry(*size)
+    current = mask = 0
+    line = None  # the 0-based ply whose stone made a line
+    for ply, col in enumerate(moves):
+        if line is not None:
+            return f"move {ply + 1} comes after move {line + 1} made a line of {geo.inarow}"
+        if not (type(col) is int and 0 <= col < geo.columns) or mask & geo.top_masks[col]:
+            return f"move {ply + 1} (column {col!r}) is not playable"
+        drop = (mask + geo.bottom_masks[col]) & geo.column_masks[col]
+        if has_alignment(current | drop, geo):
+            line = ply
+        current, mask = current ^ mask, mask | drop
+    if outcome == "win":
+        if line is None:
+            return "it claims a win, but no move makes a line"
+        if not _mark(winner) or winner != 1 + line % 2 or culprit is not None:
+            return f"it claims mark {winner!r} won, but the line is mark {1 + line % 2}'s"
+        return None
+    if line is not None:
+        return f"it claims {outcome!r}, but move {line + 1} makes a line of {geo.inarow}"
+    if outcome == "draw":
+        if winner is not None or culprit is not None:
+            return f"it claims a draw with winner {winner!r} and culprit {culprit!r}"
+        if mask != geo.full and len(moves) < EPISODE_STEPS - 1:
+            return "it claims a draw, but the board is not full"
+        return None
+    if outcome in RULE_BREAKS:
+        if not _mark(culprit) or winner != 3 - culprit:
+            return f"it claims {outcome!r} by mark {culprit!r}, but says mark {winner!r} won"
+        if mask == geo.full:
+            return f"it claims {outcome!r} after the board was full"
+        return None
+    return f"its outcome {outcome!r} is none the rules know"
+
+
+def _mark(value: Any) -> bool:
+    """Whether ``value`` is a player's mark: the int 1 or 2 (not a bool, not a float)."""
+    return type(value) is int and value in (1, 2)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.play.winrates import OPPONENTS, default_agents, summaries, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
@@ -48,6 +48,5 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         print(json.dumps(raw, indent=1))
     if out is not None:
-        with open(out, "w") as fh:
-            json.dump(raw, fh, indent=1)
+        safe_write.write_text(out, json.dumps(raw, indent=1), replace=True)  # --force: options.prepare
     return 0

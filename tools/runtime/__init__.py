@@ -8,7 +8,11 @@ from there; in a built submission the bundler has embedded it (compressed,
 base64, sha256-checked) and fills ``EMBEDDED`` before any agent code runs, so
 the same call works in both places.  Call it with a string literal: the
 bundler finds the files a module needs by reading those calls, without
-running the module.
+running the module.  A path that is not relative and inside the root (``..``,
+a leading ``/``, a backslash), or that passes through a place where
+credentials are kept (``CREDENTIALS``: ``.kaggle/``, ``.ssh/``, ... wherever
+they are, followed links included), is refused with ``RefusedData``, as the
+bundler refuses it.
 
 ``load_native("engine")`` returns the project's C library ``engine`` (declared
 in its settings, ``[native] engine = ["native/engine.c"]``) as a ``ctypes.CDLL``,
@@ -39,10 +43,38 @@ PLACES = (".", "/kaggle_simulations/agent")  # where a library may be written wh
 ANNOUNCE = True  # say on stderr which library runs (the toolkit's own commands turn it off)
 _loaded: dict[str, object] = {}
 _notes: dict[str, str] = {}
+# Where credentials are kept (as tools keep them in a home folder), by their path's last parts.  No project may
+# hold one at its root (build/project.py), the build reads no file through one (build/files.py: modules, data, C)
+# and read_data reads none, wherever the project is (docs/security.md).  Compared case-insensitively.
+CREDENTIALS = (".kaggle", "kaggle.json", ".config/kaggle", ".ssh", ".aws", ".azure", ".config/gcloud", ".config/gh",
+               ".gnupg", ".password-store", ".docker", ".kube", ".git-credentials", ".netrc", ".pypirc", ".npmrc")
 
 
 class MissingData(FileNotFoundError):
     """A data file that is neither embedded nor in the project."""
+
+
+class RefusedData(PermissionError):
+    """A data file name that is outside the project or where credentials are kept: never read."""
+
+
+def credential_in(path: str) -> str | None:
+    """The entry of ``CREDENTIALS`` that ``path`` (relative or absolute, either slash) passes through, or None."""
+    parts = [part.casefold() for part in path.replace("\\", "/").split("/") if part]
+    for place in CREDENTIALS:
+        want = place.split("/")
+        if any(parts[i:i + len(want)] == want for i in range(len(parts) - len(want) + 1)):
+            return place
+    return None
+
+
+def refused(path: str) -> str | None:
+    """Why ``read_data`` refuses data file name ``path`` (as the bundler does), or None."""
+    if not path or path.startswith("/") or "\\" in path or ".." in path.split("/"):
+        return "must be a path relative to the project root, inside the project (no '..', no leading '/', " \
+               "forward slashes)"
+    place = credential_in(path)
+    return None if place is None else f"lies in {place}, where credentials are kept; read_data never reads one"
 
 
 def import_root(module: str, file: str) -> str:
@@ -66,7 +98,12 @@ def data_path(path: str, module: str, file: str) -> str:
 
 
 def read_data(path: str) -> bytes:
-    """The bytes of data file ``path`` (relative to the project root): embedded in a bundle, else from disk."""
+    """The bytes of data file ``path`` (relative to the project root): embedded in a bundle, else from disk;
+    ``RefusedData`` for a name outside the project or where credentials are kept (``refused``), or whose file
+    on disk is reached through such a place by a link."""
+    why = refused(path) if isinstance(path, str) else "must be a string"
+    if why is not None:
+        raise RefusedData(f"data file {path!r} {why}")
     if path in EMBEDDED:
         return EMBEDDED[path]
     caller = sys._getframe(1).f_globals
@@ -74,6 +111,10 @@ def read_data(path: str) -> bytes:
     if not file:
         raise MissingData(f"data file {path!r} is not embedded in this submission (rebuild it with cxforge build)")
     full = data_path(path, str(caller.get("__name__", "__main__")), str(file))
+    place = credential_in(os.path.realpath(full))
+    if place is not None:
+        raise RefusedData(f"data file {path!r} leads to {os.path.realpath(full)}, in {place}, where credentials "
+                          "are kept; read_data never reads one")
     try:
         with open(full, "rb") as fh:
             return fh.read()

@@ -40,6 +40,8 @@ import time
 from dataclasses import dataclass
 from functools import cache
 
+from connectx_forge.children import program
+
 PERIOD_US = 20_000  # microseconds of one quota period
 PREFIX = "cxforge-warden-"  # a warden's cgroup: PREFIX, its referee's pid, "-", a random part
 CONTROLLERS = ("cpu", "memory", "pids")  # what the harness holds its hosts to: CPU share, memory, processes
@@ -262,9 +264,9 @@ def _hold(folder: str, group: Group, share: float | None, memory: int | None, pr
 def _takes_a_child(folder: str) -> bool:
     """Whether a child of this process may be moved into cgroup ``folder`` (v2 asks for write access where it
     comes from as well as where it goes)."""
-    try:
-        child = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+    try:  # never a ``sleep`` of the working folder (an empty PATH entry)
+        child = subprocess.Popen([program("sleep") or "/bin/sleep", "30"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return True  # nothing here to try it with: each host's ``limit`` still falls back on its own
     try:

@@ -9,8 +9,8 @@ toolkit's packages): never the home folder, the project's other files,
 ``/run``, ``/var`` or ``/sys``, so no file and no unix socket of the user's is
 in reach.  Writable: this warden's game folders and a private ``/tmp``.  A
 clean environment (no credential reaches the jail at all) and a new session.
-The warden is a fresh Python started in the jail (``python -m
-connectx_forge.sandbox.warden``), which costs one interpreter start per
+The warden is a fresh Python started in the jail (``python -I -m
+connectx_forge.sandbox.warden``: isolated, ``children.py``), which costs one interpreter start per
 referee thread, not per game: hosts are still forks of it.  It keeps the
 capabilities of ``WARDEN_CAPS`` (real root's where cxforge runs as root: no
 user namespace then; else bubblewrap's, inside a user namespace) to put each
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -37,6 +36,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
+from connectx_forge.children import is_library, isolated_python, program
+from connectx_forge.credentials import exposes
+from connectx_forge.errors import UserError
 from connectx_forge.sandbox import cgroup, throttle
 from connectx_forge.sandbox.limits import Limits
 from connectx_forge.sandbox.namespace import KAGGLE_AGENT
@@ -62,7 +64,8 @@ SHARED = ("jailed (bubblewrap: no network, no file but the image's, the game's f
 UID = "a uid of its own"
 SAME_UID = "the user's uid (not root: no uid of its own)"
 FILTER = "no capability, a syscall filter"
-NO_FILTER = "no capability; no syscall filter (libseccomp missing: apt-get install libseccomp2)"
+NO_FILTER = ("no capability; no syscall filter (libseccomp missing: apt-get install libseccomp2): the seats "
+             "can pass bits through locks and watches on the files both see")
 PASSED = ("CXFORGE_NATIVE", "CXFORGE_TEST_MARKER")  # what enters the jail from the environment: no credential
 
 
@@ -81,6 +84,11 @@ def under_tmp() -> list[str]:
 
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")  # the programs and libraries of the image
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime")  # what the dynamic loader and time zone read
+# bwrap's /dev, read-only: one folder every seat of the jail sees, which a plain user's seats (the jail's own uid)
+# could write in; /dev/shm a tmpfs of its own (each host's own over it: namespace.py), and no pseudo-terminal: the
+# jail's devpts lists every seat's and lets a seat of the same uid open another's
+DEVICES = ("--dev", "/dev", "--perms", "01777", "--tmpfs", "/dev/shm", "--tmpfs", "/dev/pts",
+           "--remount-ro", "/dev/pts", "--remount-ro", "/dev")
 
 
 def toolkit() -> list[str]:
@@ -98,26 +106,24 @@ def toolkit() -> list[str]:
     return found
 
 
-def _library(entry: str, prefixes: tuple[str, ...]) -> bool:
-    """Whether import path ``entry`` is a library folder (in the interpreter's prefixes, a ``site-packages`` or
-    ``dist-packages``, or a zip of them), not a user's folder that happens to be on ``sys.path``."""
-    real = os.path.realpath(entry)
-    return any(real == p or real.startswith(p + os.sep) for p in prefixes) \
-        or os.path.basename(real.rstrip(os.sep)) in ("site-packages", "dist-packages")
-
-
 def shown() -> list[str]:
     """What the jail shows of this machine, read-only, outside the system folders: this interpreter and the
     libraries it imports (its prefixes, its library import paths) and the toolkit's packages; each the
-    outermost of what it holds.  Never the home folder, the project's other files, ``/run`` or ``/var``."""
+    outermost of what it holds.  Never the home folder, the project's other files, ``/run`` or ``/var``: a
+    folder that would show a home folder or credentials (``credentials.exposes``) is refused in one line."""
     prefixes = tuple(os.path.realpath(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix})
     wanted = {*prefixes, os.path.dirname(python()), os.path.dirname(os.path.realpath(sys.executable)),
-              *(p for p in sys.path if p and os.path.isabs(p) and _library(p, prefixes)), *toolkit()}
+              *(p for p in sys.path if is_library(p)), *toolkit()}
     found: list[str] = []
     for path in sorted({os.path.realpath(p) for p in wanted if os.path.exists(p)}):
         if path != "/" and not any((path + "/").startswith(f + "/") for f in found) \
                 and not any(path == f"/{d}" or path.startswith(f"/{d}/") for d in SYSTEM):
             found.append(path)
+    for path in found:
+        problem = exposes(path)
+        if problem is not None:
+            raise UserError(f"the agents' jail would show {path}, which {problem}; install the toolkit and its "
+                            "Python in a folder of their own")
     return found
 
 
@@ -168,7 +174,7 @@ def arguments(root: str | None, caps: tuple[str, ...] = (), cgroup_ns: bool = Tr
     a uid of its own, which a user namespace that maps one uid could not."""
     unshare = UNSHARE[1:] if os.geteuid() == 0 else UNSHARE
     outside = [p for p in shown() if not p.startswith("/tmp/")]
-    return [*system(), *_binds(outside), "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    return [*system(), *_binds(outside), *DEVICES, "--proc", "/proc", "--tmpfs", "/tmp",
             *_binds(under_tmp()),
             *(["--bind", root, root] if root else []), *[arg for path in writable for arg in ("--bind", path, path)],
             "--dir", KAGGLE_AGENT, "--remount-ro", "/",
@@ -200,14 +206,14 @@ def probe() -> Probe:
     can its warden make each host's namespaces (with ``CAP_SYS_ADMIN`` kept, where bwrap allows it)?"""
     if _off():
         return Probe(False, "not jailed (CXFORGE_JAIL=off)")
-    bwrap = shutil.which("bwrap")
+    bwrap = program("bwrap")
     if bwrap is None:
         return Probe(False, f"not jailed: no bwrap on PATH; {INSTALL}")
     why = ""
     for caps in (CAPS, ()):
         try:
-            run = subprocess.run([bwrap, *arguments(None, caps), python(), "-c", PROBE], capture_output=True,
-                                 text=True, timeout=30, env={"PATH": PATH})
+            run = subprocess.run([bwrap, *arguments(None, caps), *isolated_python(python()), "-c", PROBE],
+                                 capture_output=True, text=True, timeout=30, env={"PATH": PATH})
         except (OSError, subprocess.TimeoutExpired) as exc:
             return Probe(False, f"not jailed: bwrap cannot run ({exc})")
         if run.returncode == 0:
@@ -264,15 +270,15 @@ def command(channel: int, root: str, groups: tuple[cgroup.Group, ...] = ()) -> l
     ``root``, its hosts' cgroups in ``groups`` (shown writable in the jail; ``cgroup.py``).  The warden
     empties ``root`` when it ends; a shell outside the jail (``SHELL``) then removes the folder and the cgroups,
     and ends the jail at once when the referee dies or a signal ends it."""
-    bwrap = shutil.which("bwrap")
+    bwrap = program("bwrap")
     assert bwrap is not None
     passed = [arg for k in PASSED if k in os.environ for arg in ("--setenv", k, os.environ[k])]
     cgroup_ns = all(cgroup.in_own(group) for group in groups)
     folders = tuple(group.folder for group in groups)
-    setpriv = shutil.which("setpriv", path=PATH)
+    setpriv = program("setpriv", PATH)
     return [*([setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []), "/bin/sh", "-c", SHELL,
             "cxforge-jail", root, ":".join(folders), bwrap, *arguments(root, probe().caps, cgroup_ns, folders),
-            *passed, python(), "-m", "connectx_forge.sandbox.warden", str(channel), root,
+            *passed, *isolated_python(python()), "-m", "connectx_forge.sandbox.warden", str(channel), root,
             cgroup.to_arg(groups)]
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Size
-from connectx_forge.archive import unpack
+from connectx_forge.archive import copy_tree, unpack
 from connectx_forge.play.players import Player
 from connectx_forge.sandbox import protocol, warden
 from connectx_forge.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
@@ -180,11 +180,11 @@ class HostedAgent:
             w.templates[key] = None  # this file cannot have a template: later games load it afresh
 
     def _stage(self, game: str) -> str:
-        """Put the file (with ``beside``, its whole folder; a .tar.gz, unpacked) in the new folder ``game``:
-        the path the host loads."""
+        """Put the file (with ``beside``, its whole folder, by an archive's rules and bounds: ``archive.copy_tree``;
+        a .tar.gz, unpacked) in the new folder ``game``: the path the host loads."""
         file = self.player.file
         if self.beside:
-            shutil.copytree(os.path.dirname(os.path.abspath(file)), game)
+            copy_tree(Path(os.path.dirname(os.path.abspath(file))), Path(game))
             return os.path.join(game, os.path.basename(file))
         os.mkdir(game)
         if file.endswith(".tar.gz"):  # its files where Kaggle puts them: beside main.py

@@ -38,7 +38,7 @@ from agents.solver.book import Book, BookError, Entry, key_stones
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
 from agents.solver.search import Timeout
-from connectx_forge import boundedread, tool_engines
+from connectx_forge import boundedread, safe_write, tool_engines
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
@@ -204,7 +204,7 @@ def book_labels(progress: Path) -> Iterator[Label | BestMove]:
 
 
 def append_progress(path: Path, result: Result) -> None:
-    with path.open("a") as fh:
+    with safe_write.open_append(path) as fh:
         fh.write(json.dumps(result._asdict()) + "\n")
 
 
@@ -219,9 +219,7 @@ def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> in
 def save_book(book: Book, out: Path) -> int:
     """Write ``book`` to ``out`` through a temporary file (a stopped write leaves the old file whole); its bytes."""
     data = book.to_bytes()
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(out)
+    safe_write.write_bytes(out, data, replace=True)  # a book output is updated in place (-o ... "update")
     return len(data)
 
 
@@ -299,7 +297,7 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
         raise UserError(f"--plies is at most 41 on a 6x7 board, got {plies}")
     run = (run if run is not None else BookRun()).settled(60.0, DEFAULT_PROGRESS)
     engine = tool_engines.resolve(run.engine or "auto")  # loaded now: one clear error instead of one per worker
-    run.progress.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.check_target(run.progress)
     if not run.out.parent.is_dir():
         raise UserError(f"folder of --out does not exist: {run.out.parent}")
     start = Board.from_pons(run.root.strip())

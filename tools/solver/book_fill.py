@@ -38,7 +38,7 @@ from agents.solver import engine as engines
 from agents.solver.book import Book, BookError, Entry
 from agents.solver.position import layout
 from agents.solver.search import Timeout
-from connectx_forge import tool_engines
+from connectx_forge import safe_write, tool_engines
 from connectx_forge.errors import UserError
 from connectx_forge.play.worker_pool import worker_pool
 from connectx_forge.solver.book_builder import (
@@ -168,7 +168,7 @@ def fill(stones: int, run: BookRun | None = None, shard: tuple[int, int] | None 
     if run.dry_run:
         return 0
     tool_engines.resolve(engine)  # loads now: one clear error instead of one per worker
-    run.progress.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.check_target(run.progress)
     done, easy_file = read_progress(run.progress), easy_progress(run.progress)
     ordered = sorted(leaves.items())
     if shard is not None:

@@ -39,7 +39,7 @@ from agents.solver.expectimax import practical_search
 from agents.solver.opponents import MODELS, named
 from agents.solver.policy import POLICY
 from agents.solver.position import layout
-from connectx_forge import tool_engines
+from connectx_forge import safe_write, tool_engines
 from connectx_forge.errors import UserError
 from connectx_forge.play.worker_pool import worker_pool
 from connectx_forge.solver.book_builder import BookRun, easy, read_records, save_book, solve_position
@@ -170,12 +170,12 @@ def practical(how: PracticalRun, run: BookRun | None = None) -> int:
     if run.dry_run:
         return 0
     engine = tool_engines.resolve(run.engine or "auto")
-    run.progress.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.check_target(run.progress)
     done = read_records(run.progress, Choice)
     jobs = [Job(line, str(run.out), engine, how.opponent, how.depth, run.seconds, run.easy_nodes)
             for key, line in todo if key not in done]
     if jobs:
-        with worker_pool(run.workers) as pool, run.progress.open("a") as fh:
+        with worker_pool(run.workers) as pool, safe_write.open_append(run.progress) as fh:
             for choice in pool.map(search_one, jobs):
                 fh.write(json.dumps(asdict(choice)) + "\n")
                 fh.flush()

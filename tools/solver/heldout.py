@@ -50,7 +50,7 @@ from typing import Any, TypedDict, cast
 
 from agents.board import Board
 from agents.solver.search import Timeout, score_class
-from connectx_forge import boundedread, paths
+from connectx_forge import boundedread, paths, safe_write
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
 from connectx_forge.tool_engines import CSolver
@@ -276,18 +276,17 @@ def read_records(path: Path) -> tuple[Header | None, list[Record]]:
 def _open_scores(path: Path, name: str, seed: int) -> list[Record]:
     """The records so far, after cutting a torn last line; a new file gets its header.  A file made with
     other settings is a ``UserError``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.check_target(path)
     if path.exists():
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
-            path.write_bytes(data[:data.rfind(b"\n") + 1])
+            safe_write.write_bytes(path, data[:data.rfind(b"\n") + 1], replace=True)
     header, records = read_records(path)
     want = _header(name, seed)
     if header is None:
         if records:
             raise UserError(f"{path} has records but no header line: remove it to build the set again")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(want) + "\n")
+        safe_write.write_text(path, json.dumps(want) + "\n", replace=True)
     elif header != want:
         raise UserError(f"{path} was built with {json.dumps(header)}, not {json.dumps(want)}: "
                         f"pass --seed {header.get('seed')} to continue it, or build into another --out")
@@ -296,9 +295,8 @@ def _open_scores(path: Path, name: str, seed: int) -> list[Record]:
 
 def _write_txt(path: Path, records: Iterable[Record]) -> None:
     """The Pons-format file from the labelled records (written whole, then appended to as labels come)."""
-    tmp = path.with_suffix(".txt.tmp")
-    tmp.write_text("".join(f"{r.moves} {pons_score(r.scores)}\n" for r in records if r.scores is not None))
-    tmp.replace(path)
+    safe_write.write_text(path, "".join(f"{r.moves} {pons_score(r.scores)}\n" for r in records
+                                        if r.scores is not None), replace=True)
 
 
 def read_set(folder: Path, name: str) -> list[Label]:
@@ -340,7 +338,7 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     index = max((r.index for r in records), default=-1) + 1
     exclude = holdout_keys([pons]) if pons is not None else set()
     files = training_files(training)
-    with open(scores_path, "a", encoding="utf-8") as scores_fh, open(txt, "a", encoding="utf-8") as txt_fh, \
+    with safe_write.open_append(scores_path) as scores_fh, safe_write.open_append(txt) as txt_fh, \
             progress_bars.bar(size, name, unit="pos", enabled=progress) as bar:
         bar.update(done.labelled)
         while done.labelled < size:

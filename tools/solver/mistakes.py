@@ -52,7 +52,7 @@ from agents.solver.engine import KINDS, Engine
 from agents.solver.policy import POLICY, Fallback
 from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
-from connectx_forge import boundedread, table, tool_engines
+from connectx_forge import boundedread, safe_write, table, tool_engines
 from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import reference, resolve
 from connectx_forge.errors import UserError
@@ -177,8 +177,7 @@ class WeakCache:
     def put(self, key: int, weak: int) -> None:
         self.scores[key] = weak
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as fh:
+            with safe_write.open_append(self.path) as fh:
                 fh.write(json.dumps({"k": key, "w": weak}) + "\n")
 
 

@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.solver.mistakes import (
@@ -97,5 +97,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     if out is not None:
-        out.write_text(json.dumps(rows, indent=1))
+        safe_write.write_text(out, json.dumps(rows, indent=1), replace=True)  # --force: options.prepare
     return 0

@@ -70,7 +70,7 @@ class Gate:
 
 def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
                progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
-               on_game: Callable[[GameResult], None] | None = None) -> CheckReport:
+               on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
     """Check the submission at ``path`` as ``gate`` says (default ``Gate()``): the validation episode, then
     ``games`` games per opponent, and more against an opponent whose floor is not decided yet, up to
     ``max_games`` (``sequential.py``).
@@ -86,27 +86,31 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
     ``floors=False`` judges validity alone, as for a file without a manifest.
     ``on_look(floor, action)`` is called after each batch with each floor's state
     and what comes next ("playing on to N games", or the verdict); ``on_game(result)``
-    with each game's result as it comes in (the validation episode's first).
+    with each game's result as it comes in (the validation episode's first).  ``shown``: where the report
+    and the logs say the file (and its manifest) are, when ``path`` is a copy of it (``upload`` checks the
+    very copy it sends: ``upload_copy.py``); default ``path``.
     """
     gate = gate or Gate()
     games, workers, opponents, seed, max_games = gate.games, gate.workers, gate.opponents, gate.seed, gate.max_games
     game = settings if settings is not None else GameSettings()
     act_timeout, overage, limits, size = float(game.act_timeout), float(game.overage), game.limits, game.size
     source = Path(path)
+    named = source if shown is None else shown
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)
     _validate_size(size)
     chosen = tuple(builtin_opponent(o) for o in opponents)
-    manifest_path, manifest, note = read_manifest(source, floors)
+    manifest_path, manifest, note = _read_manifest_of(source, named, floors)
+    shown_manifest = None if manifest_path is None else manifests.manifest_path(named)
     plan = sequential.Plan(games, cap)
-    wanted = floors_of(manifest, manifest_path, chosen)
+    wanted = floors_of(manifest, shown_manifest, chosen)
     manifest = {**manifest, "floors": wanted}  # by the check's names of the opponents
     jobs_for(chosen, games, act_timeout, overage, seed)  # refuses an unknown opponent before anything is played
     kaggle_env.load()  # once, before the workers fork
     with tempfile.TemporaryDirectory(prefix="cxforge-check-") as folder:
         alone = stage(source, Path(folder))
         staged = Staged(str(alone), source.name.endswith(".tar.gz"), limits or Limits(), size,
-                        str(source.resolve().parent))  # logs name the file where it is, not its stage
+                        str(named.resolve().parent))  # logs name the file where it is, not its stage
         first = None
         if validation:
             first = kaggle_game.play(replace(validation_job(act_timeout, overage, seed), file=staged))
@@ -131,7 +135,7 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
                 target = _next_targets(wanted, results, plan, played, set(target), on_look)
                 if not target:
                     break
-    report = summarize(str(source), games, act_timeout, overage, chosen, results, manifest_path, manifest,
+    report = summarize(str(named), games, act_timeout, overage, chosen, results, shown_manifest, manifest,
                        validation=first, plan=plan)
     notes = report.notes
     if note:
@@ -192,6 +196,16 @@ def stage(source: Path, folder: Path) -> Path:
         main = folder / source.name
         shutil.copyfile(source, main)
     return main
+
+
+def _read_manifest_of(source: Path, named: Path, floors: bool) -> tuple[Path | None, manifests.Manifest, str | None]:
+    """``read_manifest`` of ``source``, a copy of ``named``: its one-line errors name ``named``'s folder."""
+    try:
+        return read_manifest(source, floors)
+    except UserError as exc:
+        if source == named:
+            raise
+        raise type(exc)(str(exc).replace(str(source.parent), str(named.parent))) from None
 
 
 def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, manifests.Manifest, str | None]:

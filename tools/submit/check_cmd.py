@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from agents.board import Size
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.build.project import settings_file
 from connectx_forge.errors import UserError
 from connectx_forge.play.settings import GameSettings
@@ -107,7 +107,7 @@ class GameSaver:
     def __call__(self, result: GameResult) -> None:
         if self.fh is None:
             try:
-                self.fh = open(self.path, "a" if self.append else "x", encoding="utf-8")
+                self.fh = safe_write.open_append(self.path, new=not self.append)
             except OSError as exc:
                 raise UserError(f"--save {self.path}: cannot write it ({exc.strerror or exc})") from None
         self.fh.write(json.dumps(check.game_record(result, self.label, self.size).to_json()) + "\n")

@@ -3,9 +3,13 @@
 The file must pass ``cxforge check`` first (no invalid move, error or timeout, and
 every floor shown met; FAIL and UNDECIDED are both refused, with their exit
 statuses 1 and 3) before anything is sent; the check's flags (``check.Gate``)
-mean what they mean there.  There is deliberately no way to skip the check.  The upload itself is
-``kaggle competitions submit connectx -f PATH -m MSG``, run with the user's own
-environment; its output is relayed with every credential scrubbed out.  The
+mean what they mean there.  There is deliberately no way to skip the check.
+What is checked and what is sent are one immutable copy (``upload_copy.py``):
+the file is copied once into a private folder and hashed, the check plays that
+copy, and the upload itself, ``kaggle competitions submit connectx -f COPY -m
+MSG``, is given that copy once its sha256 is verified again, so that a file
+changed during or after its check is never sent.  The CLI runs with the user's
+own environment; its output is relayed with every credential scrubbed out.  The
 command line is ``upload_cmd.py``.
 """
 
@@ -22,6 +26,7 @@ from connectx_forge.errors import UserError, Verdict
 from connectx_forge.kaggle_cli import COMPETITION, CREDENTIALS_HELP, kaggle_executable, run_kaggle
 from connectx_forge.submit.check import Gate, check_file
 from connectx_forge.submit.check_report import format_report
+from connectx_forge.submit.upload_copy import StagedCopy, staged_copy, verify
 
 SUBMIT_TIMEOUT_S = 600
 _CLI_FAILURES = ("Could not submit to competition", "Could not find competition")
@@ -52,31 +57,35 @@ def submit_command(path: Path, message: str, kaggle: str) -> list[str]:
 
 def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool = False,
            show: Callable[[str], None] = print, dry_run: bool = False) -> str:
-    """Check ``path`` as ``cxforge check`` does with the flags of ``gate`` (default: the check's), ``show`` the
-    check's report, and submit it if it passed; the CLI's answer.
+    """Copy ``path`` once (``staged_copy``), check that copy as ``cxforge check`` does with the flags of
+    ``gate`` (default: the check's), ``show`` the check's report, and submit that very copy if it passed and
+    its sha256 is still the one made when it was copied; the CLI's answer.
 
-    ``UserError`` (before anything is sent) for a missing file, an empty message, no kaggle CLI or no
-    credentials (found before the check, so that no check is played for nothing), and when the upload fails;
-    ``Verdict`` (exit status 1 FAIL, 3 UNDECIDED) for a check that did not pass.  ``dry_run``: everything but
-    the network, without credentials too: the file is checked, and the answer says where the credentials
-    were found (never read out) and the command line that would have run, or that none were found.
+    ``UserError`` (before anything is sent) for a missing file, a link, an empty message, no kaggle CLI or no
+    credentials (found before the check, so that no check is played for nothing), a copy changed since it
+    was made, and when the upload fails; ``Verdict`` (exit status 1 FAIL, 3 UNDECIDED) for a check that did not
+    pass.  ``dry_run``: everything but the network, without credentials too: the file is copied and checked,
+    and the answer names the copy and its sha256, where the credentials were found (never read out) and the
+    command line that would have run, or that none were found.
     """
-    if not path.is_file():
-        raise UserError(f"{path}: no such file (build one first: make submission)")
     if not message.strip():
         raise UserError("give the submission a message with -m")
-    kaggle = None if dry_run else kaggle_executable()
-    if not dry_run and credential_source() is None:
-        raise UserError(CREDENTIALS_HELP)
-    report = check_file(path, gate, progress=progress)
-    show(format_report(report))
-    if not report.passed:
-        raise Verdict(f"refusing to upload {path}: the check's verdict is {report.verdict} "
-                      f"({'; '.join(report.problems or report.undecided)})", report.exit_code)
-    if kaggle is None:
-        return dry_run_answer(path, message)
-    show(f"uploading {path} to Kaggle's {COMPETITION} competition...")
-    result = submit(path, message, kaggle)
+    with staged_copy(path) as copy:
+        kaggle = None if dry_run else kaggle_executable()
+        if not dry_run and credential_source() is None:
+            raise UserError(CREDENTIALS_HELP)
+        report = check_file(copy.file, gate, progress=progress, shown=path)
+        show(format_report(report))
+        if not report.passed:
+            raise Verdict(f"refusing to upload {path}: the check's verdict is {report.verdict} "
+                          f"({'; '.join(report.problems or report.undecided)})", report.exit_code)
+        if kaggle is None:
+            verify(copy)
+            return dry_run_answer(copy, message)
+        show(f"uploading {path} to Kaggle's {COMPETITION} competition: its checked copy {copy.file} "
+             f"(sha256 {copy.sha256})...")
+        verify(copy)  # the last moment before the CLI reads it
+        result = submit(copy.file, message, kaggle)
     if not result.ok:
         relayed = [ln for ln in result.output.splitlines() if ln not in result.reason]
         if relayed and not result.reason.startswith("could not reach"):
@@ -85,17 +94,20 @@ def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool
     return result.output or "submitted"
 
 
-def dry_run_answer(path: Path, message: str) -> str:
-    """What ``upload --dry-run`` says once the check passed: where the credentials are (never their value)
-    and the command line that would run, or what is missing for the real upload."""
+def dry_run_answer(copy: StagedCopy, message: str) -> str:
+    """What ``upload --dry-run`` says once the check passed: the checked copy that would be sent and its sha256,
+    where the credentials are (never their value) and the command line that would run, or what is missing for
+    the real upload."""
+    would = (f"dry run: would upload {copy.file} (sha256 {copy.sha256}), the checked copy of {copy.original} "
+             "(removed on exit)")
     source = credential_source()
     try:
         kaggle = kaggle_executable()
     except UserError as exc:
-        return f"dry run: nothing was sent; the check passed, but the real upload would stop here: {exc}"
+        return f"{would}\ndry run: nothing was sent; the check passed, but the real upload would stop here: {exc}"
     if source is None:
-        return ("dry run: nothing was sent; the check passed, but no Kaggle credentials were found, so the real "
-                f"upload would stop here: {CREDENTIALS_HELP}")
-    command = scrub(shlex.join(submit_command(path, message, kaggle)), secrets())
-    return (f"dry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
+        return (f"{would}\ndry run: nothing was sent; the check passed, but no Kaggle credentials were found, so "
+                f"the real upload would stop here: {CREDENTIALS_HELP}")
+    command = scrub(shlex.join(submit_command(copy.file, message, kaggle)), secrets())
+    return (f"{would}\ndry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
             f"  {command}")

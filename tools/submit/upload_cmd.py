@@ -23,15 +23,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge upload``."""
     parser.description = (HELP + ". The file is checked first, with the check's flags (-n, --max-games, "
                           "--opponents, --seed, -w: see `cxforge check --help`), and refused unless it passes: exit "
-                          "status 1 for FAIL, 3 for UNDECIDED, 2 for an error; there is no way to skip the check.")
+                          "status 1 for FAIL, 3 for UNDECIDED, 2 for an error; there is no way to skip the check. The "
+                          "file (reached without a symbolic link) is copied once into a private folder: that copy "
+                          "is checked, and sent once its sha256 is verified again, so a file changed during or "
+                          "after its check is never sent.")
     parser.add_argument("path", metavar="AGENT", help="the submission file (e.g. submissions/submission.py), or a "
                         "project folder, source .py or registered agent, built first")
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
     add_gate_flags(parser)
     parser.add_argument("--dry-run", action="store_true",
-                        help="do everything but the upload, without credentials too: build, check, then say where "
-                             "the credentials are (never printed) and the kaggle command line that would run, or "
-                             "that none were found; exit status as the check's")
+                        help="do everything but the upload, without credentials too: build, copy, check, then name "
+                             "the checked copy and its sha256, say where the credentials are (never printed) and "
+                             "the kaggle command line that would run, or that none were found; exit status as the "
+                             "check's")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     file = submission_of(args.path)
     if file.built_here:
         print(f"built {file.label!r}: {file.file}", flush=True)
-    output = upload(Path(file.file), args.message, gate, progress=options.progress_of(args),
+    # a file built here lies in the toolkit's own cache: its real path (a link to the cache is the user's own)
+    path = Path(file.file).resolve() if file.built_here else Path(file.file)
+    output = upload(path, args.message, gate, progress=options.progress_of(args),
                     show=partial(print, flush=True), dry_run=args.dry_run)
     print(output)
     return 0

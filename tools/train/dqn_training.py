@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,12 +35,14 @@ from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
 from agents.net.mlp import MLP, checked, load_mlp
 from connectx_forge import progress as progress_bars
+from connectx_forge.boundedread import MAX_DOCUMENT, one_line, read_bytes
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
 from connectx_forge.play.fast_negamax import make_agent
 from connectx_forge.play.match import run_match
 from connectx_forge.play.players import FAST_NEGAMAX
+from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train.labels import tactical_random
 
 
@@ -66,13 +68,15 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
 
 
 def load_init(path: Path) -> MLP:
-    """The weight file to start from (a network of this project, e.g. the supervised ``net``)."""
+    """The weight file to start from (a network of this project, e.g. the supervised ``net``), read within
+    ``MAX_DOCUMENT`` (numpy arrays, never pickles); one line naming it when it is not one."""
+    data = read_bytes(path, MAX_DOCUMENT, f"--init {path}")
+    if not data.startswith(b"PK\x03\x04"):  # what numpy would say of it suggests unpickling it
+        raise UserError(f"--init {path} is not a usable weight file: not an .npz archive of numpy arrays")
     try:
-        return checked(load_mlp(Path(path).read_bytes()), str(path), VERSION)
-    except OSError as exc:
-        raise UserError(f"cannot read --init weights {path}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError) as exc:
-        raise UserError(f"--init {path} is not a usable weight file: {exc}") from None
+        return checked(load_mlp(data), str(path), VERSION)
+    except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile) as exc:
+        raise UserError(f"--init {path} is not a usable weight file: {one_line(exc)}") from None
 
 
 def warm_start(q_net: Any, init: MLP, scale: float) -> None:
@@ -91,6 +95,14 @@ def warm_start(q_net: Any, init: MLP, scale: float) -> None:
             layer.bias.copy_(torch.from_numpy(b.copy()))
 
 
+def _best(best: tuple[Any, ...]) -> tuple[float, int]:
+    """A checkpoint's best evaluation so far: (greedy win rate, its episode); ``ValueError`` for any other."""
+    rate, episode = best
+    if not (isinstance(rate, int | float) and isinstance(episode, int) and not isinstance(episode, bool)):
+        raise ValueError(f"its best evaluation is not (win rate, episode): {str(best)[:40]}")
+    return float(rate), episode
+
+
 def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, games: int, seed: int) -> float:
     """The learner's win rate, playing greedily, over ``games`` seeded games (seats swapped)."""
     def greedy(obs: Any, config: Any) -> int:
@@ -104,13 +116,16 @@ def run_dqn(args: argparse.Namespace) -> int:
     import torch  # torch, netlib and rl_env (torch, gymnasium at their tops) load when training runs
     from torch.nn import functional as F
 
+    from connectx_forge.train import checkpoint
     from connectx_forge.train.netlib import (
         DQN_PANELS,
+        RESUME_HINT,
         build_mlp,
         load_checkpoint,
         pick_device,
         plot_curves,
         prepare_run_dir,
+        restoring,
         seed_everything,
         write_export,
     )
@@ -153,18 +168,18 @@ def run_dqn(args: argparse.Namespace) -> int:
     size = ptr = steps = 0
     history: list[dict[str, float]] = []
     start_ep = 0
+    best = (-1.0, 0)  # greedy evaluation win rate, episode
     if args.resume:
-        ckpt = load_checkpoint(ckpt_path, q_net, opt, device)
+        ckpt = load_checkpoint(ckpt_path, q_net, opt, {"episode": int, "steps": int, "rng": tuple, "best": tuple})
         history, start_ep, steps = ckpt["history"], ckpt["episode"], ckpt["steps"]
-        rng.setstate(ckpt["rng"])
+        with restoring(ckpt_path, RESUME_HINT):
+            rng.setstate(ckpt["rng"])
+            best = _best(ckpt["best"])
     target.load_state_dict(q_net.state_dict())
 
     extra = {"hidden": list(hidden), "seed": args.seed, "opponents": specs,
              "init": str(args.init) if args.init else None}
     best_path = run_dir / "best_dqn_weights.npz"
-    best = (-1.0, 0)  # greedy evaluation win rate, episode
-    if args.resume:
-        best = tuple(ckpt.get("best", best))
     episodes = args.episodes
     explore = max(1, int(args.explore * episodes))
     outcomes: list[str] = []
@@ -223,21 +238,21 @@ def run_dqn(args: argparse.Namespace) -> int:
                     write_export(q_net, best_path, "q", args.dtype, extra={**extra, "episode": ep + 1})
             history.append(row)
             bar.set_postfix(win=f"{row['win_rate']:.2f}", eps=f"{eps:.2f}", best=f"{best[0]:.2f}@{best[1]}")
-            torch.save({"model": q_net.state_dict(), "optimizer": opt.state_dict(), "history": history,
-                        "episode": ep + 1, "steps": steps, "rng": rng.getstate(), "hidden": list(hidden),
-                        "best": best}, ckpt_path)
-            (run_dir / "history.json").write_text(json.dumps(history, indent=1))
+            checkpoint.save(ckpt_path, {"model": q_net.state_dict(), "optimizer": opt.state_dict(),
+                                        "history": history, "episode": ep + 1, "steps": steps, "rng": rng.getstate(),
+                                        "hidden": list(hidden), "best": best})
+            write_text(run_dir / "history.json", json.dumps(history, indent=1), replace=True)
             plot_curves(history, run_dir / "curves.png", DQN_PANELS, xlabel="episode")
     bar.close()
     out = run_dir / "dqn_weights.npz"
     if best[1]:
-        shutil.copyfile(best_path, out)
+        write_bytes(out, best_path.read_bytes(), replace=True)
         print(f"best greedy win rate vs {args.eval_opponent}: {best[0]:.1%} at episode {best[1]} (exported)")
     else:
         write_export(q_net.cpu(), out, "q", args.dtype, extra={**extra, "episode": episodes})
     print(f"weights: {out}")
     if args.export:
-        shutil.copyfile(out, agent_data("dqn_weights.npz"))
+        write_bytes(agent_data("dqn_weights.npz"), out.read_bytes(), replace=True)
         print(f"exported to {agent_data('dqn_weights.npz')}")
     return 0
 

@@ -42,13 +42,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 from agents.board import Board
 from agents.net.tree import forced_moves
 from agents.solver.engine import Engine
 from agents.solver.search import Timeout
 from connectx_forge import progress as progress_bars
-from connectx_forge import tool_engines
+from connectx_forge import safe_write, tool_engines
+from connectx_forge.boundedread import MAX_DEPTH, MAX_LINE, loads, too_deep
 
 DEFAULT_DIR = Path(".cache/labels")
 
@@ -84,16 +86,20 @@ def win_score(board: Board) -> int:
 def write_shard(path: Path, records: Iterator[Label | BestMove]) -> int:
     """Write labels to a (gzipped when the name ends in .gz) JSON-lines shard; returns the count."""
     count = 0
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
     # mtime 0: reproducible bytes
-    raw = gzip.GzipFile(path, "wb", mtime=0) if str(path).endswith(".gz") else open(path, "wb")  # noqa: SIM115
-    with io.TextIOWrapper(raw, encoding="utf-8") as fh:
+    raw = gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) if str(path).endswith(".gz") else buf
+    with io.TextIOWrapper(raw, encoding="utf-8", write_through=True) as fh:
         for rec in records:
             if isinstance(rec, BestMove):
                 fh.write(json.dumps({"moves": rec.moves, "best": rec.move, "score": rec.score}) + "\n")
             else:
                 fh.write(json.dumps({"moves": rec.moves, "scores": list(rec.scores)}) + "\n")
             count += 1
+        fh.flush()
+        if raw is not buf:
+            raw.close()  # the gzip trailer, before the bytes are taken
+        safe_write.write_bytes(path, buf.getvalue(), replace=True)
     return count
 
 
@@ -152,11 +158,11 @@ def _last_game(path: Path) -> int:
     last = -1
     if path.exists():
         with open(path, encoding="utf-8") as fh:
-            for line in fh:
+            for rec in _records(fh):
                 try:
-                    last = max(last, int(json.loads(line)["game"]))
-                except (ValueError, KeyError):
-                    continue  # a torn last line from an interrupted run
+                    last = max(last, int(rec["game"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a label line
     return last
 
 
@@ -170,11 +176,11 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
     Returns how many positions were labelled in this call.
     """
     path = shard_path(cache_dir, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_write.check_target(path)
     start = _last_game(path) + 1
     solver = tool_engines.engine(engine, py_entries=1 << 20)
     written = 0
-    with open(path, "a", encoding="utf-8") as fh, \
+    with safe_write.open_append(path) as fh, \
             progress_bars.bar(games, f"labels seed {seed}", unit="game", enabled=progress) as bar:
         bar.update(min(start, games))
         for g in range(start, games):
@@ -196,13 +202,25 @@ def shards(cache_dir: Path) -> list[Path]:
     return sorted(p for p in Path(cache_dir).glob("labels-*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.gz")))
 
 
+def _records(fh: IO[str]) -> Iterator[Any]:
+    """The JSON value of each line of a shard, read within ``boundedread``'s bounds (a line of at most
+    ``MAX_LINE`` characters, nested at most ``MAX_DEPTH`` deep: json recurses per level); a line that is none
+    is skipped, as a torn one is (a shard may be anyone's: a shared cache, a downloaded dataset)."""
+    while line := fh.readline(MAX_LINE + 1):
+        if len(line) > MAX_LINE or too_deep(line, MAX_DEPTH):
+            continue
+        try:
+            yield loads(line)
+        except ValueError:
+            continue
+
+
 def read_labels_file(path: Path) -> Iterator[Label | BestMove]:
     """The labels of one shard, in order."""
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
+        for rec in _records(fh):
             try:
-                rec = json.loads(line)
                 if "best" in rec:
                     yield BestMove(rec["moves"], int(rec["best"]), int(rec["score"]))
                 else:

@@ -6,7 +6,8 @@ Only tools import this module (it needs torch).  The layer layout matches
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,10 @@ from torch import nn
 
 from agents.net.features import VERSION, feature_size
 from agents.net.mlp import save_mlp
+from connectx_forge.boundedread import one_line
 from connectx_forge.errors import UserError
+from connectx_forge.safe_write import make_folder, savefig, write_bytes
+from connectx_forge.train import checkpoint
 
 
 def build_mlp(inputs: int, hidden: Sequence[int], outputs: int) -> nn.Sequential:
@@ -49,8 +53,7 @@ def export_bytes(model: nn.Sequential, kind: str, dtype: str = "float16", rows: 
 def write_export(model: nn.Sequential, path: Path, kind: str, dtype: str = "float16",
                  extra: dict[str, Any] | None = None) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(export_bytes(model, kind, dtype, extra=extra))
+    write_bytes(path, export_bytes(model, kind, dtype, extra=extra), replace=True)
     return path
 
 
@@ -77,17 +80,67 @@ def prepare_run_dir(out: str | Path, name: str, resume: bool) -> tuple[Path, Pat
         raise UserError(f"--resume: no checkpoint at {ckpt_path}")
     if not resume and ckpt_path.exists():
         raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(run_dir)
     return run_dir, ckpt_path
 
 
+RESUME_HINT = "; resume a run with the flags it was started with"
+
+
 def load_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                    device: torch.device) -> dict[str, Any]:
-    """Restore ``model`` and ``optimizer`` from a run's checkpoint; the whole checkpoint for the rest."""
-    ckpt = torch.load(path, map_location=device, weights_only=False)
-    model.load_state_dict(ckpt["model"])
-    optimizer.load_state_dict(ckpt["optimizer"])
+                    fields: Mapping[str, type | tuple[type, ...]]) -> dict[str, Any]:
+    """Restore ``model`` and ``optimizer`` from a run's checkpoint (``checkpoint.load``: data, never code); the
+    whole checkpoint for the rest, whose ``fields`` (and ``history``) are checked to be of their types.
+    ``UserError`` naming the file when it is not a checkpoint of such a run."""
+    ckpt = checkpoint.load(path)
+    check_fields(ckpt, {"model": dict, "optimizer": dict, "history": list, **fields}, path)
+    check_history(ckpt["history"], path)
+    with restoring(path, RESUME_HINT):
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
     return ckpt
+
+
+def check_fields(ckpt: Mapping[str, Any], fields: Mapping[str, type | tuple[type, ...]], path: Path) -> None:
+    """``UserError`` naming ``path`` unless each of ``fields`` is in ``ckpt`` with its type (a bool is no int)."""
+    for key, kind in fields.items():
+        value = ckpt.get(key)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            raise UserError(f"{path}: not a checkpoint of this kind of run ({key!r} is not a "
+                            f"{getattr(kind, '__name__', kind)})")
+
+
+def check_history(history: list[Any], path: Path) -> None:
+    """A run's history: rows mapping names to numbers (or None), as the curves and history.json take them."""
+    for row in history:
+        if not (isinstance(row, dict) and isinstance(row.get("epoch"), int)
+                and all(isinstance(k, str) and (v is None or isinstance(v, int | float)) for k, v in row.items())):
+            raise UserError(f"{path}: not a checkpoint of this kind of run (a history row is not a row of numbers)")
+
+
+@contextmanager
+def restoring(path: Path, hint: str = "") -> Iterator[None]:
+    """Restoring state read from checkpoint ``path`` (weights, optimizer, random generators): what does not
+    fit is one line naming the file (``hint``: what to do then)."""
+    try:
+        yield
+    except (KeyError, IndexError, TypeError, ValueError, RuntimeError) as exc:
+        raise UserError(f"{path}: does not fit ({one_line(exc)}){hint}") from None
+
+
+def hidden_of(ckpt: Mapping[str, Any], inputs: int, outputs: int, path: Path) -> list[int]:
+    """The hidden layer widths of a checkpoint's MLP, checked against its weights' shapes (so that a network
+    is built no larger than the file holds)."""
+    check_fields(ckpt, {"hidden": list, "model": dict}, path)
+    hidden, state = ckpt["hidden"], ckpt["model"]
+    widths = [inputs, *hidden, outputs]
+    for i, (width_in, width_out) in enumerate(zip(widths, widths[1:], strict=False)):
+        weight, bias = state.get(f"{2 * i}.weight"), state.get(f"{2 * i}.bias")
+        if not (isinstance(weight, torch.Tensor) and isinstance(bias, torch.Tensor) and isinstance(width_out, int)
+                and tuple(weight.shape) == (width_out, width_in) and tuple(bias.shape) == (width_out,)):
+            raise UserError(f"{path}: its weights are not an MLP of {inputs} inputs, hidden layers "
+                            f"{str(hidden)[:40]} and {outputs} outputs")
+    return hidden
 
 
 Panels = Sequence[tuple[str, Sequence[str]]]
@@ -100,20 +153,16 @@ DQN_PANELS: Panels = [("Huber loss", ["train_loss"]),
 
 def plot_curves(history: list[dict[str, float]], path: Path, panels: Panels, xlabel: str = "epoch") -> None:
     """Training curves as a PNG: one panel per (title, history keys), against ``history[i]["epoch"]``."""
-    import matplotlib
+    from connectx_forge.arena.plots import figure  # the plots' safe settings (names as text, no matplotlibrc)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.3 * len(panels), 3.6))
-    for ax, (title, keys) in zip(axes, panels, strict=True):
-        for k in keys:  # a key missing from some rows (an evaluation every few rows) plots where present
-            rows = [h for h in history if h.get(k) is not None]
-            ax.plot([h["epoch"] for h in rows], [h[k] for h in rows], marker=".", label=k)
-        ax.set_title(title)
-        ax.set_xlabel(xlabel)
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    with figure(path, ncols=len(panels), figsize=(4.3 * len(panels), 3.6)) as (fig, axes):
+        for ax, (title, keys) in zip(axes, panels, strict=True):
+            for k in keys:  # a key missing from some rows (an evaluation every few rows) plots where present
+                rows = [h for h in history if h.get(k) is not None]
+                ax.plot([h["epoch"] for h in rows], [h[k] for h in rows], marker=".", label=k)
+            ax.set_title(title)
+            ax.set_xlabel(xlabel)
+            ax.legend(fontsize=7)
+            ax.grid(alpha=0.3)
+        fig.tight_layout()
+        savefig(fig, path, replace=True, dpi=90)

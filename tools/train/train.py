@@ -10,8 +10,8 @@ into training and validation sets by position (a mirror pair stays together).
 ``--method dqn`` trains the ``dqn`` agent's Q-network instead (tools/train/dqn_training.py).
 
 A run lives in ``runs/<name>/``: ``checkpoint.pt`` after every epoch (``--resume``
-continues from it), ``history.json``, ``curves.png`` (loss, accuracy and mistake
-rate), and the exported numpy weights.  ``--export`` also copies them to
+continues from it; data, never a pickle: tools/train/checkpoint.py), ``history.json``,
+``curves.png`` (loss, accuracy and mistake rate), and the exported numpy weights.  ``--export`` also copies them to
 ``agents/data/``, where the agents and the bundler read them.  Runs are seeded:
 the same flags and data give the same weights.  The flags are in
 tools/train/train_cmd.py; ``run_supervised`` and ``run_dqn`` take its parsed arguments.
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from connectx_forge import progress as progress_bars
 from connectx_forge.boundedread import read_positions
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
+from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train import labels as labelling
 from connectx_forge.train.labels import BestMove
 
@@ -184,13 +184,16 @@ def run_supervised(args: argparse.Namespace) -> int:
     import torch  # torch and netlib (torch at its top) load when training runs
     from torch.nn import functional as F
 
+    from connectx_forge.train import checkpoint
     from connectx_forge.train.netlib import (
+        RESUME_HINT,
         SUPERVISED_PANELS,
         build_mlp,
         load_checkpoint,
         pick_device,
         plot_curves,
         prepare_run_dir,
+        restoring,
         seed_everything,
         write_export,
     )
@@ -221,9 +224,10 @@ def run_supervised(args: argparse.Namespace) -> int:
     history: list[dict[str, float]] = []
     start_epoch = 0
     if args.resume:
-        ckpt = load_checkpoint(ckpt_path, model, opt, device)
+        ckpt = load_checkpoint(ckpt_path, model, opt, {"epoch": int, "torch_rng": torch.Tensor})
         history, start_epoch = ckpt["history"], ckpt["epoch"] + 1
-        torch.set_rng_state(ckpt["torch_rng"])
+        with restoring(ckpt_path, RESUME_HINT):
+            torch.set_rng_state(ckpt["torch_rng"])
 
     tensors = {k: torch.from_numpy(np.ascontiguousarray(data[k])) for k in ("x", "p", "w", "v", "cls")}
     # legal columns from the features' playable-cells plane (plane 2, 6x7 in grid order)
@@ -273,17 +277,17 @@ def run_supervised(args: argparse.Namespace) -> int:
                "val_value_mse": vmse, "val_accuracy": acc, "val_mistake_rate": mistakes}
         history.append(row)
         print(json.dumps(row))
-        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "history": history, "epoch": epoch,
-                    "torch_rng": torch.get_rng_state(), "hidden": list(hidden)}, ckpt_path)
-        (run_dir / "history.json").write_text(json.dumps(history, indent=1))
+        checkpoint.save(ckpt_path, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                                    "history": history, "epoch": epoch,
+                                    "torch_rng": torch.get_rng_state(), "hidden": list(hidden)})
+        write_text(run_dir / "history.json", json.dumps(history, indent=1), replace=True)
         plot_curves(history, run_dir / "curves.png", SUPERVISED_PANELS)
 
     out = write_export(model.cpu(), run_dir / "net_weights.npz", "policy_value", args.dtype,
                        extra={"hidden": list(hidden), "seed": args.seed})
     print(f"weights: {out}")
     if args.export:
-        shutil.copyfile(out, agent_data("net_weights.npz"))
+        write_bytes(agent_data("net_weights.npz"), out.read_bytes(), replace=True)
         print(f"exported to {agent_data('net_weights.npz')}")
     return 0
 

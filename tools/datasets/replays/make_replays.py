@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from agents.registry import load
+from connectx_forge import safe_write
 
 # episode id, (first team, its agent), (second team, its agent)
 GAMES = ((9000001, ("Forge", "lookahead"), ("Rival", "solver")),
@@ -29,8 +30,8 @@ def main() -> None:
         env.run([load(agent_a), load(agent_b)])
         replay = env.toJSON()
         replay["id"] = str(episode)
-        (here / f"episode-{episode}-replay.json").write_text(json.dumps(replay, separators=(",", ":")) + "\n",
-                                                              encoding="utf-8")
+        safe_write.write_text(here / f"episode-{episode}-replay.json",
+                              json.dumps(replay, separators=(",", ":")) + "\n", replace=True)
         print(episode, team_a, agent_a, "vs", team_b, agent_b, replay["rewards"], len(replay["steps"]), "steps")
 
 

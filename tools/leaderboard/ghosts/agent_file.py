@@ -26,8 +26,9 @@ from connectx_forge.build.cache import playable
 from connectx_forge.build.reference import reference
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.observed_moves import TeamBook, load_books
-from connectx_forge.paths import atomic_write, user_cache
+from connectx_forge.paths import user_cache
 from connectx_forge.play.players import GHOST_MARK, REGISTERED, SUBMISSIONS
+from connectx_forge.safe_write import make_folder, write_bytes
 
 FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"
 # A quick, pure-Python tactical player: it builds in a moment into a small file, needs no weights or native code,
@@ -114,9 +115,9 @@ def ghost_file(book: TeamBook, fallback: str | None = None, folder: Path | None 
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", book.team)[:60] or "team"
     out = (folder if folder is not None else user_cache() / "ghosts" / digest) / f"ghost-{safe}.py"
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(out.parent)
         if not out.is_file() or out.read_text(encoding="utf-8") != text:
-            atomic_write(out, text.encode())
+            write_bytes(out, text.encode(), replace=True)
     except OSError as exc:
         raise UserError(f"cannot write the ghost file {out} ({exc.strerror})") from None
     return out

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV, ghost_file
 from connectx_forge.leaderboard.ghosts.observed_moves import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
@@ -68,8 +68,7 @@ def write_ghost(books: Books, team: str, fallback: str | None, write: Path) -> T
     """Write ``team``'s ghost (its book, ``fallback`` off it) to ``write`` as a Kaggle agent file; its book."""
     book = books.team(team)
     path = ghost_file(book, fallback)
-    write.parent.mkdir(parents=True, exist_ok=True)
-    write.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    safe_write.write_text(write, path.read_text(encoding="utf-8"), replace=False)
     return book
 
 

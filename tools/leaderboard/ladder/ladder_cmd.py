@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.arena import flags
 from connectx_forge.arena.plots import draw
 from connectx_forge.arena.run import Execution, RunInterrupted, execute
@@ -129,7 +129,7 @@ def stored_ladder(store: Path | None, days: int | None) -> Ladder:
         runs = db.runs("ladder")
     if not runs:
         raise UserError(f"nothing to resume: the store {store} holds no ladder")
-    stored = Ladder.from_json(runs[-1].config.settings)
+    stored = runs[-1].config.run_of(Ladder)
     return replace(stored, days=days or stored.days)
 
 
@@ -142,7 +142,6 @@ def simulate(t: Ladder, how: Execution) -> LadderReport:
 
 def write_outputs(report: LadderReport, out: Path) -> list[str]:
     """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report.to_json(), indent=2), encoding="utf-8")
+    safe_write.write_text(out / "report.json", json.dumps(report.to_json(), indent=2), replace=True)
     note = draw(ladder_png, report, out / "ladder.png")
     return [] if note is None else [note]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge import table
-from connectx_forge.arena.plots import _pyplot, _save
+from connectx_forge.arena.plots import _save, figure, text
 from connectx_forge.leaderboard.ladder.replicates import Spread
 from connectx_forge.leaderboard.ladder.simulate import YOU, Ladder, Played
 
@@ -193,22 +193,18 @@ def format_ladder(report: LadderReport) -> str:
 
 def ladder_png(report: LadderReport, path: Path) -> None:
     """Each submission's mu +/- sigma (the main run) against days."""
-    plt = _pyplot(path)
-    fig, ax = plt.subplots(figsize=(8, 5))
-    try:
+    with figure(path, figsize=(8, 5)) as (fig, ax):
         for sub in report.submissions:
             if not sub.rated:
                 continue
             days = [b.day for b in sub.by_day]
             mu = [b.mu for b in sub.by_day]
             sig = [b.sigma for b in sub.by_day]
-            line = ax.plot(days, mu, marker="o", ms=3, label=sub.player)[0]
+            line = ax.plot(days, mu, marker="o", ms=3, label=text(sub.player))[0]
             ax.fill_between(days, [m - x for m, x in zip(mu, sig, strict=True)],
                             [m + x for m, x in zip(mu, sig, strict=True)], color=line.get_color(), alpha=0.15)
         ax.set_xlabel("day")
         ax.set_ylabel("mu +/- sigma")
-        ax.set_title(f"ladder {report.run}: {report.days} days")
+        ax.set_title(text(f"ladder {report.run}: {report.days} days"))
         ax.legend(loc="best")
         _save(fig, path)
-    finally:
-        plt.close(fig)

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Required, TypedDict
 
-from connectx_forge import boundedread
+from connectx_forge import boundedread, safe_write
 from connectx_forge.errors import UserError
 
 DATA_FILE = Path("tests") / "regressions.json"
@@ -67,9 +67,8 @@ def read(path: Path) -> list[Case]:
 
 def write(path: Path, cases: list[Case]) -> None:
     """Write the cases, one a line inside a JSON list (small diffs when cases are added)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = ",\n".join("  " + json.dumps(c, sort_keys=True) for c in cases)
-    path.write_text("[\n" + body + "\n]\n" if cases else "[]\n", encoding="utf-8")
+    safe_write.write_text(path, "[\n" + body + "\n]\n" if cases else "[]\n", replace=True)
 
 
 def merge(old: list[Case], new: list[Case]) -> tuple[list[Case], int]:
@@ -88,6 +87,5 @@ def ensure_test(root: Path) -> bool:
     path = root / TEST_FILE
     if path.exists():
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(TEST, encoding="utf-8")
+    safe_write.write_text(path, TEST, replace=False)
     return True

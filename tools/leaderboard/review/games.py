@@ -34,6 +34,7 @@ from agents.board import STANDARD, Board, BoardError, Size
 from connectx_forge import boundedread, paths
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review import kaggle_client
+from connectx_forge.play.rules import end_disagreement
 from connectx_forge.sandbox.escape import escape
 
 BROKEN = {"INVALID": "invalid", "ERROR": "error", "TIMEOUT": "timeout"}
@@ -279,9 +280,13 @@ def read_record(record: dict[str, Any], source: str) -> Game:
     except (TypeError, ValueError, KeyError):
         raise UserError(f"{source}: not a game saved by cxforge match (bad size, moves, players or opening)") \
             from None
-    outcome = escape(str(record.get("outcome") or ("win" if board.winner() else "draw")), False)
+    claimed = record.get("outcome") or ("win" if board.winner() else "draw")
     winner = record.get("winner")
     culprit = record.get("culprit")
+    why = end_disagreement(moves, size, claimed, winner, culprit)
+    if why is not None:
+        raise UserError(f"{source}: its result does not follow from its moves under the rules ({why}); refusing it")
+    outcome = escape(str(claimed), False)
     names = (escape(str(players[0]), False), escape(str(players[1]), False))
     return Game(source, (size[0], size[1], size[2]), moves, names, outcome,
                 winner=int(winner) if winner in (1, 2) else None, culprit=int(culprit) if culprit in (1, 2) else None,

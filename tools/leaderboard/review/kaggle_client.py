@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from connectx_forge import safe_write
 from connectx_forge.credentials import credential_source
 from connectx_forge.errors import UserError
 from connectx_forge.kaggle_cli import (
@@ -115,7 +116,7 @@ def _download(args: list[str], folder: Path, name: str, doing: str) -> tuple[Pat
         return target, False
     _need_credentials()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        safe_write.check_target(target)
         tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=folder))
     except OSError as exc:
         raise UserError(f"cannot write in {folder}: {exc.strerror or exc}") from None
@@ -124,6 +125,7 @@ def _download(args: list[str], folder: Path, name: str, doing: str) -> tuple[Pat
         got = tmp / name
         if not got.is_file():
             raise UserError(f"{doing} failed: the kaggle CLI wrote no {name}")
+        safe_write.check_target(target)  # no link was planted meanwhile: the rename replaces a name, never a file
         got.replace(target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -6,9 +6,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review.annotate import Review, review_game
 from connectx_forge.leaderboard.review.labeller import Labeller
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     review: Review = review_game(game, Labeller(args.engine, args.time_limit))
     page = game_page(review, visualizer(replay_of(game)), f"{game.names[0]} vs {game.names[1]}")
     try:
-        Path(args.out).write_text(page, encoding="utf-8")
+        safe_write.write_text(args.out, page, replace=True)  # -o's --force rule: options.prepare
     except OSError as exc:
         raise UserError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(f"wrote {args.out}: {game.describe()}")

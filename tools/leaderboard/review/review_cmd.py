@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options, table
+from connectx_forge import options, safe_write, table
 from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import label_of
 from connectx_forge.errors import UserError
@@ -124,16 +124,16 @@ def format_review(review: Review) -> str:
 def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
     """A page per game and an index in ``folder``; the index's path."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        safe_write.make_folder(folder)
         entries = []
         for i, r in enumerate(reviews, 1):
             name = f"game-{i:03d}.html"
             title = f"Game {i}: {r.game.source}"
             page = game_page(r, visualizer(replay_of(r.game)), title, back="index.html")
-            (folder / name).write_text(page, encoding="utf-8")
+            safe_write.write_text(folder / name, page, replace=True)  # the folder's pages are the command's own
             entries.append((name, r))
         index = folder / "index.html"
-        index.write_text(index_page(entries, summary_text), encoding="utf-8")
+        safe_write.write_text(index, index_page(entries, summary_text), replace=True)
     except OSError as exc:
         raise UserError(f"cannot write in {folder}: {exc.strerror or exc}") from None
     return index
