@@ -3,8 +3,8 @@
 The command-line face of the bundler (build/builder.py): which agent (a
 project folder, a ``.py`` file, a registered name), where the file goes
 (``-o/--out``) and in which format.
-``-o`` never replaces a file silently: an existing file is refused, as ``--save``
-refuses one, unless ``--force`` (``make submission`` rebuilds its file so).
+An existing output is never replaced without ``--force``, the default file as much as
+``-o PATH`` (and the manifest beside it): ``make submission`` rebuilds its file so.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, outputs
 from connectx_forge.build import native_libs
 from connectx_forge.build.builder import (
     DEFAULT_SIZE_LIMIT,
@@ -25,6 +25,7 @@ from connectx_forge.build.builder import (
 )
 from connectx_forge.build.cache import is_built
 from connectx_forge.build.errors import BuildError
+from connectx_forge.build.manifest import manifest_path
 from connectx_forge.build.reference import reference, resolve_target
 from connectx_forge.play.players import FILE, SUBMISSIONS
 
@@ -72,6 +73,14 @@ def output_format(output: Path | None, fmt: str | None) -> tuple[Path, str]:
     return output, fmt
 
 
+def keep_existing(output: Path, given: bool, force: bool) -> None:
+    """One line (exit status 2) when the submission file or its manifest exists and ``--force`` was not given:
+    the default output (no ``-o``) is kept as ``-o PATH`` is (``tools/outputs.py``)."""
+    flag, what = ("-o", "") if given else (None, "build's default output")
+    for path in (output, manifest_path(output)):
+        outputs.check_file(path, force, flag, what)
+
+
 def write_native(target: Target) -> None:
     """Compile the target's C libraries and write them beside their sources (``--write-native``)."""
     root, declared = native_libs.declared_for(target.module, target.root or default_root(), target.native)
@@ -92,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if root is not None and not root.is_dir():
         raise BuildError(f"--project-root {args.project_root}: no such folder")
     output, fmt = output_format(args.out, args.format)
+    keep_existing(output, args.out is not None, args.force)
     player = None if args.name is None else reference(args.name, allow=SUBMISSIONS)
     if player is not None and player.kind == FILE and player.path is not None and is_built(player.path):
         if Path(args.name).resolve() == output.resolve():

@@ -254,7 +254,7 @@ def write(built: Built, output: Path) -> Path:
     manifest = manifest_path(output)
     if output.suffix == ".json":
         raise BuildError(f"{output}: the output must not be a .json file (the manifest goes there)")
-    try:  # -o's --force rule was applied before the build (options.prepare); the default output is rebuilt
+    try:  # the --force rule (tools/outputs.py) was applied before the build, to -o and the default alike
         write_bytes(output, built.content, replace=True)
         write_text(manifest, dumps(built.manifest), replace=True)
     except OSError as exc:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.registry import strongest
+from connectx_forge.boundedread import open_unlinked
 from connectx_forge.build import project as projects
 from connectx_forge.build.builder import (
     Target,
@@ -133,6 +134,7 @@ def _path(spec: str, role: str) -> Player:
         root = path.resolve()
         return Player(PROJECT, spec, projects.name_of(root), root)
     if path.is_file():
+        os.close(open_unlinked(path))  # no link to it, nor in a folder on its path: boundedread.open_unlinked
         return Player(FILE, spec, _file_label(path.resolve()), path.resolve())
     raise UserError(f"{role} {spec}: no such file or folder")
 

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from agents.board import BoardError
 from agents.registry import UnknownAgent, did_you_mean
@@ -126,12 +126,9 @@ class CommandUnavailable(Exception):
     """A command's module cannot be imported (a missing package, or a module not written yet)."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line, pointing at ``--help``, and whose help keeps line breaks."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
+class _Parser(options.Parser):
+    """A parser whose errors are one line, pointing at ``--help``; no prefix of a long flag is taken for it
+    (``options.Parser``), here and in every parser made under it."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -7,11 +7,13 @@
 * ``-o/--out PATH``: where a command writes its other output (a file or a folder, as its help says);
 * ``--save FILE``: every game a command plays, one JSON line each, written as it finishes; an existing
   FILE is refused (one line, before any game) unless ``--append`` adds the games to its end;
+* ``--force``: replace the outputs that exist, which every command that writes refuses without it
+  (``tools/outputs.py``: one rule for files and folders alike);
 * ``--rows/--columns/--inarow``: the board size (Kaggle's leaderboard plays 6x7x4);
 * ``--no-progress``: no progress bar (bars also switch off when stderr is not a terminal).
 
-Every output flag is declared (``register_output``), and ``prepare`` makes its folder
-and checks it is writable before a command does any work.  The value types here
+Every output flag is declared (``register_output``), and ``prepare`` makes its folder, checks it is
+writable and refuses an existing output without ``--force`` before a command does any work.  The value types here
 (``positive_int``, ``positive_float``, ...) turn a bad value into argparse's one-line error.
 
 ``cxforge --help`` imports this module (its help formatter) and no command, so the converters that build a
@@ -29,7 +31,9 @@ from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
+from connectx_forge import outputs
 from connectx_forge.errors import UserError
+from connectx_forge.outputs import Written
 from connectx_forge.safe_write import check_target, make_folder
 
 
@@ -163,40 +167,44 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Descriptions and examples as written."""
 
 
-FORCE_HELP = "with -o: replace PATH if it exists (without --force an existing file is refused, as --save refuses)"
+class Parser(argparse.ArgumentParser):
+    """Every ``cxforge`` parser: a long flag only by its whole name, never a prefix of it (``--game 4`` is no
+    ``--games 4``: ``allow_abbrev`` is off whatever the caller asks), with help kept as written.  The parsers
+    made under one (``add_subparsers().add_parser``) are of its class, so they refuse prefixes too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
-OUTPUTS = "_outputs"  # the namespace attribute listing a parser's output flags: (dest, "file" or "folder")
+OUTPUTS = "_outputs"  # the namespace attribute listing a parser's outputs: (dest, "file", "folder" or "update")
+RULES = "_output_rules"  # dest -> (its flag, its default, the files a folder output would hold)
 
 
 def add_out(parser: argparse.ArgumentParser, what: str, default: Path | str | None = None,
-            kind: str = "file", shown: str | None = None) -> None:
-    """``-o/--out PATH``, a ``kind`` of output, as ``what`` says: "file" (one file, never replaced silently: an
-    existing PATH is refused unless ``--force``, which a "file" output comes with), "folder" (``DIR``, files
-    written into it) or "update" (a file the command adds to, or rebuilds from its own progress file, such as a
-    book).  Its folder is made, and checked writable, and an existing
-    file refused, before the command starts (``prepare``).  ``shown``: the default as help shows it (instead of
-    an absolute path that differs from machine to machine)."""
+            kind: str = "file", shown: str | None = None, written: Written | None = None) -> None:
+    """``-o/--out PATH``, a ``kind`` of output, as ``what`` says: "file" (one file), "folder" (``DIR``, files
+    written into it: ``written`` names them) or "update" (a file the command adds to, such as a book ``book
+    fill`` extends).  Its folder is made, and checked writable, and an existing output refused without
+    ``--force``, before the command starts (``prepare``; the rule: ``tools/outputs.py``).  ``shown``: the
+    default as help shows it (instead of an absolute path that differs from machine to machine)."""
     suffix = f" (default {shown or default})" if default is not None else ""
-    refused = "; an existing PATH is refused unless --force" if kind == "file" else ""
+    refused = ("; an existing PATH is refused unless --force" if kind == "file" else
+               "; a DIR holding its files is refused unless --force" if written is not None else "")
     parser.add_argument("-o", "--out", type=Path, default=None if default is None else Path(default),
                         metavar="DIR" if kind == "folder" else "PATH", help=what + suffix + refused)
-    if kind == "file":
-        parser.add_argument("--force", action="store_true", help=FORCE_HELP)
-    register_output(parser, "out", kind)
+    register_output(parser, "out", kind, written)
 
 
-def check_out(path: Path | str | None, force: bool) -> None:
-    """``UserError`` (one line) when ``-o path`` names a file that exists and ``--force`` was not given: ``-o``
-    never replaces a file silently, as ``--save`` never does."""
-    if path is None or force or not Path(path).is_file():
-        return
-    raise UserError(f"-o {path}: the file exists and -o never replaces a file silently; add --force to replace "
-                    "it, or give another name")
+def add_force(parser: argparse.ArgumentParser) -> None:
+    """``--force``: replace the outputs that exist, the same in every command that writes (once a parser)."""
+    if "--force" not in parser._option_string_actions:
+        parser.add_argument("--force", action="store_true", help=outputs.FORCE_HELP)
 
 
 SAVE_HELP = ("write {what} as a JSON line to FILE as it finishes (what review, replay and logs read); "
-             "an existing FILE is refused unless --append")
+             "an existing FILE is refused unless --append or --force")
 APPEND_HELP = "with --save: add the games to the end of an existing FILE instead of refusing it"
 
 
@@ -204,44 +212,38 @@ def add_save(parser: argparse.ArgumentParser, what: str = "every game") -> None:
     """``--save FILE`` and ``--append``: every game the command plays, one JSON line each, written as it
     finishes; ``what``: the games, as help names them
     (``"every game (the validation episode first)"``).  ``prepare`` refuses an existing FILE without
-    ``--append`` (``check_save``) before any game is played; open the file with ``writer_of(args)``."""
+    ``--append`` or ``--force`` (``outputs.check_save``) before any game is played; open the file with
+    ``writer_of(args)``."""
     parser.add_argument("--save", dest="save", type=Path, default=None, metavar="FILE",
                         help=SAVE_HELP.format(what=what))
     parser.add_argument("--append", action="store_true", help=APPEND_HELP)
     register_output(parser, "save", "file")
 
 
-def check_save(path: Path | str | None, append: bool = False) -> None:
-    """``UserError`` (one line) unless ``--save path`` may be written: a file that exists is never replaced,
-    only appended to with ``--append``; ``--append`` needs ``--save``.  Call it before any game is played
-    (``prepare`` does, for every command whose parser has ``add_save``)."""
-    if path is None:
-        if append:
-            raise UserError("--append adds games to the file of --save FILE; give --save FILE too")
-        return
-    path = Path(path)
-    if path.is_dir():
-        raise UserError(f"--save {path}: is a folder; give a file name")
-    if path.exists() and not append:
-        raise UserError(f"--save {path}: the file exists and --save never replaces a file; add --append to add "
-                        "the games to its end, or give another name")
-
-
 def writer_of(args: argparse.Namespace) -> Any:
-    """``--save``'s ``GameWriter`` (appending with ``--append``), opened before the run; ``None`` without
-    ``--save``."""
+    """``--save``'s ``GameWriter`` (appending with ``--append``, replacing with ``--force``), opened before the
+    run; ``None`` without ``--save``."""
     path = getattr(args, "save", None)
     if path is None:
         return None
     from connectx_forge.play.records import GameWriter  # the game loop and numpy: not for ``cxforge --help``
 
-    return GameWriter(path, append=bool(getattr(args, "append", False)))
+    append = bool(getattr(args, "append", False))
+    return GameWriter(path, append=append, replace=not append and bool(getattr(args, "force", False)))
 
 
-def register_output(parser: argparse.ArgumentParser, dest: str, kind: str) -> None:
-    """Declare ``dest`` an output of the command (``prepare`` makes its folder before any work)."""
-    assert kind in ("file", "folder", "update")
-    parser.set_defaults(**{OUTPUTS: [*(parser.get_default(OUTPUTS) or []), (dest, kind)]})
+def register_output(parser: argparse.ArgumentParser, dest: str, kind: str, written: Written | None = None) -> None:
+    """Declare ``dest`` an output of the command: ``prepare`` makes its folder before any work and refuses, without
+    ``--force`` (added here), a "file" that exists or a "folder" that holds one of the files ``written`` names.
+    An "update" output, and a folder without ``written`` (a set or a cache the command continues), are added to,
+    never replaced: they need no ``--force``."""
+    assert kind in ("file", "folder", "update") and (written is None or kind == "folder")
+    flag = next((a.option_strings[0] for a in parser._actions if a.dest == dest and a.option_strings), None)
+    rule = (flag, parser.get_default(dest), written)
+    parser.set_defaults(**{OUTPUTS: [*(parser.get_default(OUTPUTS) or []), (dest, kind)],
+                           RULES: {**(parser.get_default(RULES) or {}), dest: rule}})
+    if kind == "file" or written is not None:
+        add_force(parser)
 
 
 def add_ghosts(parser: argparse.ArgumentParser) -> None:
@@ -271,13 +273,29 @@ def prepare(args: argparse.Namespace) -> None:
     for dest, kind in getattr(args, OUTPUTS, None) or ():
         if getattr(args, dest, None) is not None:  # a link on the way is refused first, whatever else is wrong
             _no_link(Path(getattr(args, dest)), kind)
-        if dest == "save":
-            check_save(getattr(args, "save", None), bool(getattr(args, "append", False)))
-        if kind == "file" and dest == "out":
-            check_out(getattr(args, "out", None), bool(getattr(args, "force", False)))
+        keep_existing(args, dest, kind)
         path = getattr(args, dest, None)
         if path is not None:
             prepare_output(Path(path), kind)
+
+
+def keep_existing(args: argparse.Namespace, dest: str, kind: str) -> None:
+    """The rule of ``tools/outputs.py`` for the output ``dest``: ``UserError`` (one line) when it exists, or its
+    folder holds a file the command would write, and ``--force`` was not given.  A dry run writes nothing; a
+    resumed run (``--resume``) rewrites its own reports in its folder."""
+    force = bool(getattr(args, "force", False))
+    path = getattr(args, dest, None)
+    flag, default, written = (getattr(args, RULES, None) or {}).get(dest, (None, None, None))
+    what = "the default output" if path is not None and path == default else ""
+    flag = None if what else flag  # a default is named by its path alone, not by a flag that was not given
+    if dest == "save":
+        outputs.check_save(path, bool(getattr(args, "append", False)), force)
+    elif getattr(args, "dry_run", False):
+        return
+    elif kind == "file":
+        outputs.check_file(path, force, flag, what)
+    elif written is not None and not getattr(args, "resume", False):
+        outputs.check_folder(path, written, force, flag)
 
 
 def _no_link(path: Path, kind: str) -> None:

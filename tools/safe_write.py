@@ -20,7 +20,7 @@ setting, so the walk starts at its parent folder; the cache folder itself is mad
 a link or another user's, and every folder below it is made ``0700``.
 
 Existing files are replaced only where the caller says so (``replace``): ``-o`` replaces only with ``--force``
-(``options.check_out``), ``--save`` only appends with ``--append``.
+(``tools/outputs.py``: one rule for every output), ``--save`` appends with ``--append``.
 """
 
 from __future__ import annotations

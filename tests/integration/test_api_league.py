@@ -187,7 +187,7 @@ def test_ghosts_write_refuses_a_half_request_and_an_existing_file(replays: Path,
     with pytest.raises(cf.UserError, match="go together"):
         cf.ghosts(replays, team="Oracle")
     (tmp_path / "taken.py").write_text("")
-    with pytest.raises(cf.UserError, match="never replaced"):
+    with pytest.raises(cf.UserError, match="the file exists; add --force to replace it"):
         cf.ghosts(replays, team="Oracle", write=tmp_path / "taken.py")
     with pytest.raises(cf.UserError, match="unknown ghost team 'Nobody'"):
         cf.ghosts(replays, team="Nobody", write=tmp_path / "g.py")

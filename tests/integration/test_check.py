@@ -347,7 +347,7 @@ def test_save_writes_every_game_as_a_games_file_and_never_replaces_one(tmp_path:
     capsys.readouterr()
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "the file exists and --save never replaces a file" in err
+    assert err.count("\n") == 1 and "the file exists; add --append" in err and "--force to replace it" in err
     assert len(load_records(games)) == 3
     assert main([*argv, "--append"]) == 0
     assert len(load_records(games)) == 6

@@ -252,7 +252,7 @@ def test_the_command_s_output_matches_its_snapshot(tmp_path: Path, capsys: pytes
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert {s["player"] for s in report["submissions"]} == {"lookahead", "random", "leftmost", "middle"}
     assert list(report) == ["kind", "run", "days", "settings", "episodes", "validation_episodes", "submissions",
-                            "run_note", "store", "played_now", "executor"]
+                            "run_note", "store", "played_now", "executor", "distinct_games"]
     assert LadderReport.from_json(report).to_json() == report  # read back, it writes what it read
 
 
@@ -267,7 +267,7 @@ def test_the_command_refuses_bad_input_in_one_line(capsys: pytest.CaptureFixture
 
 def test_a_candidate_the_default_pool_holds_is_taken_once_as_a_candidate() -> None:
     t = candidates_first(Ladder(players=("lookahead", "random", "alphabeta")))
-    assert t.players == ("lookahead", "random", "alphabeta") and t.pool == ("net-search", "solver")
+    assert t.players == ("lookahead", "random", "alphabeta") and t.pool == ("net", "solver")
     validate(t)
     own = Ladder(players=("random",), pool=("random", "leftmost"))
     assert candidates_first(own) == own  # a pool of one's own choosing is taken as given, and refused
@@ -283,7 +283,9 @@ def test_the_header_counts_what_it_says_and_a_pipe_gets_a_line_a_day(
     out, err = capsys.readouterr()
     report = json.loads(out)
     assert report["validation_episodes"] == 3 and report["episodes"] + 3 == report["played_now"]
-    assert [line.split(" rated")[0] for line in err.splitlines()] == [f"cxforge ladder: day {d}/3" for d in (1, 2, 3)]
+    first, *days = err.splitlines()  # the first line says what it plays (tests/integration/test_users_time.py)
+    assert first.startswith("cxforge ladder: about ") and " over 3 days: lookahead against the pool " in first
+    assert [line.split(" rated")[0] for line in days] == [f"cxforge ladder: day {d}/3" for d in (1, 2, 3)]
     assert main([*args, "--days", "4", "--no-progress"]) == 0
     out, err = capsys.readouterr()
     header = out.splitlines()[0]

@@ -72,7 +72,7 @@ def test_new_scaffolds_a_project_that_builds_with_its_floors(new_project: Path) 
 
 def test_new_refuses_a_folder_with_files(new_project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["new", str(new_project)]) == 2
-    assert "already exists and is not an empty folder" in capsys.readouterr().err
+    assert "the folder exists and has files; add --force to replace it" in capsys.readouterr().err
 
 
 def test_pyproject_tool_cxforge_is_read(tmp_path: Path) -> None:

@@ -271,7 +271,7 @@ def test_only_us_is_ours_and_columns_are_counted_from_0(tmp_path: Path, capsys) 
     path.write_text(json.dumps({**LINE, "moves": [3, 3, 2, 2, 1, 1, 0]}) + "\n")
     assert main(["review", str(path), "--no-progress", "--time-limit", "1", "--us", "beta", "--summary"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("our agent (beta): 1 games, 1 lost")
+    assert out.startswith("our agent (beta): 1 game, 1 lost")
     positions = [line for line in out.splitlines() if "after columns" in line]
     assert positions and all("Pons" not in line and "1-7" not in line for line in out.splitlines())
     assert positions == [f"  {path}: going second, ply 4, after columns 3,3,2: played column 2, best 1,4 "

@@ -145,6 +145,10 @@ def test_download_fetches_replays_and_our_logs_once(fake: FakeKaggle, tmp_path: 
     code, out, _ = cxforge(["episodes", str(OURS), "--download", str(folder), "--logs", "--no-progress"], capsys)
     assert code == 0 and "0 files downloaded, 7 already there" in out
     assert [r.path.rsplit("/", 1)[-1] for r in fake.requests[before:]] == ["ListSubmissionEpisodes"]
+    (folder / "episode-7002-replay.json").write_text("mine")  # --force fetches what is there again, replaced
+    code, out, _ = cxforge(["episodes", str(OURS), "--download", str(folder), "--no-progress", "--force"], capsys)
+    assert code == 0 and "3 files downloaded, 0 already there" in out
+    assert json.loads((folder / "episode-7002-replay.json").read_text()) == blunder_replay()
 
 
 def test_review_an_episode_id_downloads_its_replay_once(fake: FakeKaggle, tmp_path: Path, capsys) -> None:

@@ -21,6 +21,8 @@ import pytest
 
 from connectx_forge import credentials
 from connectx_forge.cli import main
+from connectx_forge.errors import UserError
+from connectx_forge.submit import upload as upload_module
 from tests.fake_kaggle import FakeKaggle, FakeKaggleServer, isolate_cli
 
 FAKE_USER = "forge-tester"
@@ -184,18 +186,36 @@ def test_dry_run_checks_and_finds_the_credentials_but_sends_nothing(
     assert fake.requests == [] and not staged.parent.exists()  # the copy's folder is gone once it returned
 
 
-def test_dry_run_checks_without_credentials_and_says_so_at_the_end(fake: FakeKaggle, isolated_kaggle: Path,
-                                                                    capsys) -> None:
-    """The issue's case: --dry-run used to stop at the missing credentials, before the check it promises."""
+def test_dry_run_checks_without_credentials_then_fails_as_the_upload_would(fake: FakeKaggle,
+                                                                             isolated_kaggle: Path, capsys) -> None:
+    """``cxforge upload . --dry-run && echo ready`` must not say ready without credentials: the dry run still
+    does everything (the check, the copy it would send), then exits 2 with one line, as the real upload."""
     code = main(["upload", str(submission(isolated_kaggle)), "-m", "x", "--games", "2", "--dry-run",
                  "--no-progress"])
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code == 2, (out, err)
     lines = out.strip().splitlines()
     assert "PASS" in lines and "validation episode (the file against itself): passed" in out  # the check ran
-    assert lines[-1].startswith("dry run: nothing was sent; the check passed, but no Kaggle credentials were "
-                                "found") and "KAGGLE_CONFIG_DIR" in lines[-1]
+    assert lines[-1].startswith("dry run: would upload ")  # what it would send
+    [line] = err.strip().splitlines()
+    assert "the real upload would stop here: no Kaggle credentials found" in line and "KAGGLE_CONFIG_DIR" in line
     assert fake.requests == []
+
+
+def test_dry_run_without_the_kaggle_cli_fails_as_the_upload_would(fake: FakeKaggle, isolated_kaggle: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    env_credentials(monkeypatch)
+
+    def missing() -> str:
+        raise UserError("the kaggle CLI is not installed (run `make setup`, or pip install kaggle)")
+
+    monkeypatch.setattr(upload_module, "kaggle_executable", missing)
+    code = main(["upload", str(submission(isolated_kaggle)), "-m", "x", "--games", "2", "--dry-run",
+                 "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "PASS" in out.splitlines() and "dry run: would upload " in out
+    [line] = err.strip().splitlines()
+    assert "the real upload would stop here: the kaggle CLI is not installed" in line and fake.requests == []
 
 
 def test_dry_run_refuses_what_the_upload_refuses(fake: FakeKaggle, isolated_kaggle: Path,

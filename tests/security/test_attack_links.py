@@ -190,3 +190,43 @@ def test_plain_runs_still_write_their_files(tmp_path: Path, replay: Path, cwd: P
     assert (cache / "openings").stat().st_mode & 0o777 == 0o700 and cache.stat().st_mode & 0o777 == 0o700
     assert not [p for p in Path().rglob("*") if p.name.startswith(".cxforge-")]  # no temporary file left
     capsys.readouterr()
+
+
+# -- nothing is read through a link either: the submission file a command is given ---------------------------
+AGENT = "def agent(obs, config):\n    return [c for c in range(config.columns) if obs.board[c] == 0][0]\n"
+GIVEN = {  # a command given a submission file: its arguments
+    "match": lambda f: ["match", f, "random", *FAST],
+    "check": lambda f: ["check", f, "-n", "1", "-w", "1", "--no-progress"],
+    "build": lambda f: ["build", f, "-o", "built.py", "--force"],
+    "upload": lambda f: ["upload", f, "--dry-run", "-m", "x", "-n", "1", "-w", "1", "--no-progress"],
+}
+
+
+@pytest.mark.parametrize("command", list(GIVEN))
+@pytest.mark.parametrize("through", ["file", "folder"])
+def test_a_submission_reached_through_a_link_is_refused_alike_by_every_command(
+        command: str, through: str, cwd: Path, victim: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``match``, ``check``, ``build`` and ``upload`` follow one rule for the file they judge
+    (``boundedread.open_unlinked``): a link at the file, or at a folder on its path, is refused in one line
+    naming it, before anything is played, built or staged; nothing is read of what it points at."""
+    (victim / "agent.py").write_text(AGENT)
+    link = "sub.py" if through == "file" else "shared"
+    Path(link).symlink_to(victim / ("agent.py" if through == "file" else ""))
+    given = "sub.py" if through == "file" else "shared/agent.py"
+    refused(capsys, GIVEN[command](given), victim, "sub.py: the file" if through == "file" else link)
+    assert not Path("built.py").exists()
+
+
+def test_check_judges_one_copy_read_without_links(tmp_path: Path, cwd: Path, victim: Path) -> None:
+    """``check_file`` (the API ``cxforge check`` and ``upload`` share) reads its file once, as ``upload`` does
+    (``upload_copy.staged_copy``): a link or a FIFO given straight to it is one line, and never hangs."""
+    from connectx_forge.errors import UserError
+    from connectx_forge.submit.check import check_file
+
+    (victim / "agent.py").write_text(AGENT)
+    Path("linked.py").symlink_to(victim / "agent.py")
+    with pytest.raises(UserError, match="linked.py: the file is a symbolic link"):
+        check_file("linked.py")
+    os.mkfifo("fifo.py")
+    with pytest.raises(UserError, match="fifo.py: not a regular file"):
+        check_file("fifo.py")

@@ -267,7 +267,7 @@ def _warden_of(temp: Path) -> int | None:
         except OSError:
             continue
         # the interpreter run on the warden's module (the jail's shell and bubblewrap name it among their arguments)
-        if cmd[1:3] == [b"-m", b"connectx_forge.sandbox.warden"] and comm not in (
+        if cmd[1:4] == [b"-I", b"-m", b"connectx_forge.sandbox.warden"] and comm not in (
                 "cxforge-host", "cxforge-tmpl", "cxforge-spare", "cxforge-init"):
             return pid
     return None

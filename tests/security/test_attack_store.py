@@ -7,6 +7,8 @@ status 2), with nothing run from the file and no forged number in any report:
 
 * SQLite runs code from a schema: a trigger, a view, a virtual table, an index on an expression.  The store's
   schema is compared with the toolkit's before any statement touches a row (``arena/sqlite_file.py``);
+* a row whose A and B are not two of its run's players, or whose pairing names them in more than one way (a
+  label may hold " vs "), is refused (``arena/store.py``);
 * a store kept each game's score beside its record (``a_score``), and the reports counted the score: a store
   whose scores said A won every game it lost reported it.  Now no score is stored: every report counts the
   records, whose result is checked against their moves, and a row whose key disagrees with its record is
@@ -177,6 +179,32 @@ def test_the_report_counts_the_records(genuine: Path, capsys: pytest.CaptureFixt
     losses = sum(g.record.winner == 3 - g.key.colour for g in games)
     (pair,) = report["pairs"]
     assert (pair["wins"], pair["losses"], pair["games"]) == (wins, losses, 2)
+
+
+LEFTMOST = "def agent(obs, config):\n    return [c for c in range(config.columns) if obs.board[c] == 0][0]\n"
+
+
+def test_a_pairing_split_into_players_the_run_never_had_is_refused(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A label may hold " vs ": the players "x vs y.py" and "z.py" play the pairing "x vs y.py vs z.py", and a
+    row forged to A "x", B "y.py vs z.py" (its pairing and its record as they were, so each still agrees with
+    the other) would rank two players the run never had.  ``--resume`` and the API refuse the store in one line:
+    a row's A and B must be two of the run's players, named by its pairing in one way only."""
+    x, z = tmp_path / "x vs y.py", tmp_path / "z.py"
+    x.write_text(LEFTMOST)
+    z.write_text(LEFTMOST)
+    path = tmp_path / "t.sqlite"
+    assert main(["tournament", str(x), str(z), "--openings", "1", "--store", str(path), *CHEAP]) == 0
+    capsys.readouterr()
+    db = sqlite3.connect(path)
+    forged_rows = db.execute("UPDATE games SET a = 'x', b = 'y.py vs z.py' WHERE a = 'x vs y.py'").rowcount
+    db.commit()
+    db.close()
+    assert forged_rows == 2  # the pairing's two games, A with each mark
+    code, err = resume(path, capsys)
+    one_line_error(code, err, str(path), "'x', 'y.py vs z.py'", "two of the run's players", "refusing the store")
+    with pytest.raises(UserError, match="two of the run's players"):
+        cf.tournament(str(x), str(z), openings=1, workers=1, store=path, progress=False)
 
 
 # -- stored settings -------------------------------------------------------------------------------------

@@ -227,3 +227,55 @@ def test_your_agent_lists_what_cxforge_new_writes_and_what_testing_offers() -> N
         name = shown.split("(")[0]
         if "(" in shown:
             assert shown == _shown(name, getattr(testing, name)), f"docs/your-agent.md shows {shown}"
+
+
+# -- one source for each figure: BENCHMARKS.md's "Bundles, install and tests" -------------------------------------
+
+SUITE_COUNT = re.compile(r"`make test` runs (\d{1,3}(?:,\d{3})*) tests")
+SUITE_SIZED = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d{4,}) tests\b")  # a thousand tests or more: the suite's count
+SUITE_TIME = re.compile(r"`make test(?:-long)?`[^.]{0,160}?\b\d+(?:\.\d+)? ?(?:s|min|minutes|more)\b")
+SOLVER_BYTES = re.compile(r"`cxforge build solver` \(the default submission\) \| ([\d,]+) bytes")
+SUBMISSION_MB = re.compile(r"`submissions/submission\.py` is (\d+\.\d+) MB")
+
+
+def _benchmark(pattern: re.Pattern[str]) -> int:
+    """The one figure ``pattern`` finds in BENCHMARKS.md, as a number."""
+    [figure] = pattern.findall((ROOT / "BENCHMARKS.md").read_text())
+    return int(figure.replace(",", ""))
+
+
+@pytest.mark.parametrize("doc", [d.name for d in DOCS])
+def test_every_doc_gives_the_suite_s_one_test_count(doc: str) -> None:
+    """README and the docs state the suite's size as BENCHMARKS.md does, or not at all."""
+    text = next(d for d in DOCS if d.name == doc).read_text()
+    stated = {int(n.replace(",", "")) for n in SUITE_SIZED.findall(text)}
+    assert stated <= {_benchmark(SUITE_COUNT)}, f"{doc} gives {sorted(stated)} tests; BENCHMARKS.md says " \
+        f"{_benchmark(SUITE_COUNT)}: state that, or link it"
+
+
+@pytest.mark.parametrize("doc", [d.name for d in DOCS if d.name != "BENCHMARKS.md"])
+def test_only_benchmarks_times_the_suite(doc: str) -> None:
+    text = next(d for d in DOCS if d.name == doc).read_text().replace("\n", " ")
+    assert not SUITE_TIME.findall(text), f"{doc} times make test: link BENCHMARKS.md#bundles-install-and-tests"
+
+
+def test_the_submission_s_size_is_the_one_benchmarks_gives() -> None:
+    size = _benchmark(SOLVER_BYTES)
+    for doc in DOCS:
+        for mb in SUBMISSION_MB.findall(doc.read_text().replace("\n", " ")):
+            assert float(mb) == round(size / 1e6, 2), f"{doc.name}: {mb} MB, BENCHMARKS.md: {size:,} bytes"
+
+
+@pytest.mark.long
+def test_the_stated_test_count_is_what_pytest_collects() -> None:
+    """BENCHMARKS.md's count is within 5% of what ``make test`` collects (collection takes about 20 s)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    found = re.search(r"^(\d+)(?:/\d+)? tests? collected", out.stdout, re.M)
+    assert found, out.stdout[-2000:] + out.stderr[-2000:]
+    collected, stated = int(found.group(1)), _benchmark(SUITE_COUNT)
+    assert abs(stated - collected) <= 0.05 * collected, f"BENCHMARKS.md says {stated:,} tests, pytest collects " \
+        f"{collected:,}: update it"

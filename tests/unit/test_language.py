@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from connectx_forge import options
+from connectx_forge import options, outputs
 from connectx_forge.arena import sprt_cmd
 from connectx_forge.cli import main
 from tests.unit.test_cli import _parsers
@@ -117,13 +117,16 @@ def test_wherever_a_shared_flag_appears_it_means_the_same() -> None:
             js = flags["--json"]
             assert js.option_strings == ["--json"] and js.dest == "json" and js.default is False, where
             assert js.nargs in (0, "?") and _help(js).startswith("print ") and " JSON " in _help(js), where
+        if "--force" in flags:  # one meaning wherever an output can be replaced (tools/outputs.py)
+            force = flags["--force"]
+            assert (force.dest, force.nargs, force.help) == ("force", 0, outputs.FORCE_HELP), where
         assert ("--save" in flags) == ("--append" in flags), where  # --append only where --save is
         if "--save" in flags:
             save, append = flags["--save"], flags["--append"]
             assert save.option_strings == ["--save"] and (save.dest, save.metavar) == ("save", "FILE"), where
             assert _help(save).startswith("write every game") and append.help == options.APPEND_HELP, where
             assert "as a JSON line to FILE as it finishes" in _help(save), where
-            assert _help(save).endswith("an existing FILE is refused unless --append"), where
+            assert _help(save).endswith("an existing FILE is refused unless --append or --force"), where
             assert append.option_strings == ["--append"] and append.dest == "append" and append.nargs == 0, where
             assert ("save", "file") in parser.get_default(options.OUTPUTS), where
     assert {"match", "winrates", "tournament", "sprt", "check"} <= set(seen["--save"])

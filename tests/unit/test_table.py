@@ -58,7 +58,7 @@ def _tournament_report() -> TournamentReport:
         "failures": {"lookahead": {}, "random": {}}, "slowed": {},
         "info": {"store": "runs/arena/t.sqlite", "played_now": 4, "seconds": 1.25, "executor": "processes",
                  "workers": 2},
-        "mixed_versions": [], "run_note": None,
+        "mixed_versions": [], "run_note": None, "distinct_games": 4,
     })
 
 

@@ -14,8 +14,10 @@ from typing import Any
 
 from connectx_forge.api.html import Row, html_table
 from connectx_forge.api.results import Result
+from connectx_forge.progress import count
 
-ROW_COLUMNS = ["opponent", "games", "new_score", "base_score", "difference", "low", "high", "better", "worse"]
+ROW_COLUMNS = ["opponent", "games", "new_score", "base_score", "difference", "low", "high", "better", "worse",
+               "distinct_games", "paired_games"]
 FIT_COLUMNS = ["model", "opponent", "moves", "log_likelihood"]
 MISTAKE_COLUMNS = ["set", "agent", "mistakes", "judged", "rate", "skipped", "mean_move_s", "max_move_s"]
 
@@ -24,9 +26,10 @@ MISTAKE_COLUMNS = ["set", "agent", "mistakes", "judged", "rate", "skipped", "mea
 class CompareResult(Result):
     """``cxforge compare``: NEW's score minus BASE's, game by game, per opponent and (with several) ``all``.
 
-    Each row: ``games`` paired, ``new_score`` and ``base_score`` (wins plus half the draws, a game),
-    ``difference`` and its 95% interval ``low`` .. ``high``, and the games each side did ``better`` or
-    ``worse`` in.  ``overall`` is the ``all`` row, or the one row.
+    Each row: ``games`` paired and counted, ``new_score`` and ``base_score`` (wins plus half the draws, a game),
+    ``difference`` and its 95% interval ``low`` .. ``high``, the games each side did ``better`` or
+    ``worse`` in, and ``distinct_games`` of the ``paired_games`` found (a repeat of deterministic agents
+    counts once).  ``overall`` is the ``all`` row, or the one row; ``distinct_games`` its count.
     """
 
     new: str
@@ -46,6 +49,10 @@ class CompareResult(Result):
         return float(self.overall["difference"])
 
     @property
+    def distinct_games(self) -> int:
+        return int(self.overall["distinct_games"])
+
+    @property
     def interval(self) -> tuple[float, float]:
         """The 95% interval of the overall difference."""
         return float(self.overall["low"]), float(self.overall["high"])
@@ -56,7 +63,7 @@ class CompareResult(Result):
     def __repr__(self) -> str:
         low, high = self.interval
         return (f"<CompareResult {self.new} - {self.base}: {100 * self.difference:+.1f} [{100 * low:+.1f}, "
-                f"{100 * high:+.1f}] over {self.overall['games']} paired games>")
+                f"{100 * high:+.1f}] over {count(self.overall['games'], 'paired game')}>")
 
     def _summary_html(self) -> str:
         return (f"<p><b>{html.escape(self.new)}</b> (NEW) against <b>{html.escape(self.base)}</b> (BASE), paired game "
@@ -82,7 +89,7 @@ class ModelsResult(Result):
         return {"games": [], "fits": list(self.fits)}
 
     def __repr__(self) -> str:
-        return f"<ModelsResult best {self.best} over {self.report['moves']} moves>"
+        return f"<ModelsResult best {self.best} over {count(self.report['moves'], 'move')}>"
 
     def _summary_html(self) -> str:
         rates = ", ".join(f"{o} {100 * r:.1f}%" for o, r in sorted(self.mistake_rates.items()))
@@ -109,7 +116,8 @@ class MistakesResult(Result):
     def __repr__(self) -> str:
         made = sum(int(r["mistakes"]) for r in self.rows)
         judged = sum(int(r["judged"]) for r in self.rows)
-        return f"<MistakesResult {made} mistakes in {judged} moves judged, {len(self.rows)} rows>"
+        return (f"<MistakesResult {count(made, 'mistake')} in {count(judged, 'move')} judged, "
+                f"{count(len(self.rows), 'row')}>")
 
     def _summary_html(self) -> str:
         return html_table(self.rows, MISTAKE_COLUMNS, "mistakes per agent and set")

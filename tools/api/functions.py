@@ -45,10 +45,11 @@ from connectx_forge.arena.tournament_report import format_tournament, make_folde
 from connectx_forge.build.reference import as_player, label_of, reference
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
+from connectx_forge.leaderboard.review import label_cache
 from connectx_forge.leaderboard.review.annotate import review_game
 from connectx_forge.leaderboard.review.games import load_games, read_record, read_replay
 from connectx_forge.leaderboard.review.labeller import Labeller
-from connectx_forge.leaderboard.review.review_cmd import format_review, write_html
+from connectx_forge.leaderboard.review.review_cmd import format_review, only_ours, write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
 from connectx_forge.play.match import MatchInterrupted, play_match
 from connectx_forge.play.match_report import format_match
@@ -336,14 +337,16 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
          out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
          fallback: Spec | None = None, **given: Any) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
-    openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger), or
-    ``max_games`` run out.
+    openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger),
+    ``max_games`` run out, or two deterministic agents exhaust the suite (only distinct games count: the
+    command's one code path, ``sprt_run``).
 
     ``settings``: an ``Sprt`` (``connectx_forge.Sprt``); the keywords ``given`` are its fields and its games'
     (``elo0``, ``elo1``, ``alpha``, ``beta``, ``model``: ``"normalized"``, fastchess's, or ``"logistic"`` Elo,
-    ``max_games``, ``plies``, ``band``, ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and
-    ``dask`` and ``progress``.  ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``,
-    ``replays``, ``fallback``: as ``tournament``'s.
+    ``max_games``, ``plies``, ``band``, ``openings`` (the suite's first M; default: every opening of the band),
+    ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and ``dask`` and ``progress``.
+    ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``, ``replays``, ``fallback``: as
+    ``tournament``'s.
     """
     ghosts = _ghosts(replays, fallback)
     for name, p in (("new", new), ("base", base)):
@@ -399,8 +402,10 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
 
     ``games``: a games file (``save=``, ``--save``), a Kaggle replay file or an episode id (downloaded into
     ``episodes``, default the user cache), a game as a dict, a match, tournament, SPRT or ladder result, or a
-    list of them.  ``html``: also write a page per game and an index into that folder (``--html``).  A line of a games
-    file that cannot be read is skipped and passed to ``on_problem`` (default: a warning).
+    list of them; with ``us``, only the games ``us`` played.  ``html``: also write a page per game and an index
+    into that folder (``--html``).  A line of a games file that cannot be read is skipped and passed to
+    ``on_problem`` (default: a warning).  Positions labelled before come from the review's cache (the user
+    cache, as the command's), and those labelled now are kept there.
     """
     problems: list[str] = []
     found = _games_of(games, None if episodes is None else Path(episodes), problems)
@@ -413,11 +418,16 @@ def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: flo
             warnings.warn(problem, stacklevel=2)
     if not found:
         raise UserError("no games to review")
-    labeller = Labeller(engine, time_limit)
+    names = [label_of(u) for u in ([us] if isinstance(us, str) else list(us or ()))]
+    found = only_ours(found, names) if names else found
+    cache = label_cache.LabelCache(label_cache.default_path())
+    labeller = Labeller(engine, time_limit, cache=cache)
+    reviews = []
     with bars.bar(sum(len(g.moves) for g in found), "review", unit="move", enabled=progress) as bar:
-        reviews = [review_game(g, labeller, bar.update) for g in found]
-    names = [us] if isinstance(us, str) else list(us or ())
-    summary = summarise(reviews, [label_of(u) for u in names])
+        for g in found:
+            reviews.append(review_game(g, labeller, bar.update))
+            cache.save()
+    summary = summarise(reviews, names)
     summary_text = format_summary(summary)
     if html is not None:
         write_html(reviews, Path(html), summary_text)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html
 from connectx_forge.api.results import GAME_COLUMNS, Result, _game_rows, _run_replay
 from connectx_forge.leaderboard.regress.regress_cmd import HEADERS, rows_of
+from connectx_forge.progress import count
 
 if TYPE_CHECKING:
     from connectx_forge.leaderboard.ladder.fit import FitResult
@@ -59,6 +60,11 @@ class LadderResult(Result):
     def leader(self) -> str:
         return self.ladder.submissions[0].player
 
+    @property
+    def distinct_games(self) -> int:
+        """The rated episodes that were games no earlier episode of the same seats played."""
+        return self.ladder.distinct_games
+
     def by_day(self) -> list[Row]:
         """One row a submission and day: mu, sigma, episodes so far and the replicates' lo, median and hi."""
         return [{"player": s.player, **d.to_json()} for s in self.ladder.submissions for d in s.by_day]
@@ -70,14 +76,14 @@ class LadderResult(Result):
         return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
-        return (f"<LadderResult {len(self.ladder.submissions)} submissions, {self.ladder.days} days, "
-                f"{len(self.games)} games, leader {self.leader}>")
+        return (f"<LadderResult {count(len(self.ladder.submissions), 'submission')}, "
+                f"{count(self.ladder.days, 'day')}, {count(len(self.games), 'game')}, leader {self.leader}>")
 
     def _summary_html(self) -> str:
         r = self.ladder
-        head = (f"<p>ladder {html.escape(r.run)}: {len(r.submissions)} submissions, {r.days} days, "
-                f"{r.episodes} episodes; predicted score: the median of {r.settings.replicates} replicate "
-                "ladders, 95% interval</p>")
+        head = (f"<p>ladder {html.escape(r.run)}: {count(len(r.submissions), 'submission')}, {count(r.days, 'day')}, "
+                f"{count(r.episodes, 'episode')}; predicted score: the median of "
+                f"{count(r.settings.replicates, 'replicate ladder')}, 95% interval</p>")
         return (head + html_table(self.standings, STANDING_COLUMNS, "standings")
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
 

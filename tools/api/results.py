@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 from connectx_forge.leaderboard.review.review_cmd import write_html
+from connectx_forge.progress import count
 from connectx_forge.stats import wilson
 
 if TYPE_CHECKING:
@@ -173,12 +174,13 @@ class MatchResult(Result):
         return record_replay(self.games[i], f"{self.a} vs {self.b}, game {self.games[i].get('index', i)}")
 
     def __repr__(self) -> str:
-        return (f"<MatchResult {self.a} vs {self.b}: {len(self.games)} games, A {self.wins}-{self.draws}-"
+        return (f"<MatchResult {self.a} vs {self.b}: {count(len(self.games), 'game')}, A {self.wins}-{self.draws}-"
                 f"{self.losses}, score {self.score:.3f}>")
 
     def _summary_html(self) -> str:
         lo, hi = self.win_interval
-        head = (f"<p><b>{html.escape(self.a)}</b> (A) vs <b>{html.escape(self.b)}</b> (B): {len(self.games)} games; "
+        head = (f"<p><b>{html.escape(self.a)}</b> (A) vs <b>{html.escape(self.b)}</b> (B): "
+                f"{count(len(self.games), 'game')}; "
                 f"A won {self.wins}, drew {self.draws}, lost {self.losses} (score {self.score:.3f}; win rate "
                 f"{100 * self.win_rate:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}] 95% Wilson)</p>")
         out = head + html_table(self.seats(), SEAT_COLUMNS)
@@ -253,7 +255,7 @@ class CheckResult(Result):
         return {"games": list(self.games), "seats": self.seats(), "floors": self.floors}
 
     def __repr__(self) -> str:
-        return f"<CheckResult {self.agent}: {self.verdict}, {len(self.games)} games>"
+        return f"<CheckResult {self.agent}: {self.verdict}, {count(len(self.games), 'game')}>"
 
     def _summary_html(self) -> str:
         colour = {"PASS": "#1a7f37", "UNDECIDED": "#9a6700"}.get(self.verdict, "#cf222e")
@@ -317,6 +319,11 @@ class TournamentResult(Result):
     def leader(self) -> str:
         return self.tournament.ratings[0].player
 
+    @property
+    def distinct_games(self) -> int:
+        """The games that differed move for move from every other of the same pairing, seats and opening."""
+        return self.tournament.distinct_games
+
     def tables(self) -> dict[str, list[Row]]:
         return {"games": list(self.games), "ratings": self.ratings, "pairs": _pair_rows(self.pairs)}
 
@@ -324,12 +331,14 @@ class TournamentResult(Result):
         return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
-        return f"<TournamentResult {len(self.players)} players, {len(self.games)} games, leader {self.leader}>"
+        return (f"<TournamentResult {count(len(self.players), 'player')}, {count(len(self.games), 'game')}, "
+                f"leader {self.leader}>")
 
     def _summary_html(self) -> str:
         kind = "gauntlet" if self.tournament.gauntlet else "round robin"
         method = html.escape(self.tournament.rating_method)
-        head = f"<p>{kind} of {len(self.players)} players, {len(self.games)} games; Elo, 95% intervals ({method})</p>"
+        head = (f"<p>{kind} of {count(len(self.players), 'player')}, {count(len(self.games), 'game')}; Elo, 95% "
+                f"intervals ({method})</p>")
         return (head + html_table(self.ratings, RATING_COLUMNS, "ratings")
                 + html_table(_pair_rows(self.pairs), PAIR_COLUMNS, "pairings (A's side; pentanomial LL LD WL DD WD WW)")
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
@@ -338,7 +347,8 @@ class TournamentResult(Result):
 @dataclass(frozen=True, repr=False)
 class SprtResult(Result):
     """``cxforge sprt``: the decision (``H1``: NEW is stronger by elo1; ``H0``: not by elo1; ``none``: the game
-    limit came first), the LLR and its bounds, the Elo estimate, and the games it counted."""
+    limit came first, or the suite was exhausted: ``report["exhausted"]``), the LLR and its bounds, the Elo
+    estimate, ``distinct_games``, and the games it played (repeats of deterministic agents too, not counted)."""
 
     new: str
     base: str
@@ -363,6 +373,11 @@ class SprtResult(Result):
         return self.sprt.llr
 
     @property
+    def distinct_games(self) -> int:
+        """The games that differed move for move from every earlier one in the same seats and opening."""
+        return self.sprt.distinct_games
+
+    @property
     def bounds(self) -> tuple[float, float]:
         return self.sprt.lower, self.sprt.upper
 
@@ -379,7 +394,8 @@ class SprtResult(Result):
         r, e = self.sprt, self.sprt.elo.to_json()
         wins, draws, losses = r.wdl
         return [{"new": r.new, "base": r.base, "decision": r.result, "llr": r.llr, "lower": r.lower,
-                 "upper": r.upper, "games": 2 * r.pairs, "pairs": r.pairs, "wins": wins, "draws": draws,
+                 "upper": r.upper, "games": 2 * r.pairs, "pairs": r.pairs, "distinct_games": r.distinct_games,
+                 "games_played": r.distinct.games_played, "wins": wins, "draws": draws,
                  "losses": losses, "elo": e["elo"], "elo_lo": e["elo_lo"], "elo_hi": e["elo_hi"], "los": e["los"]}]
 
     def tables(self) -> dict[str, list[Row]]:
@@ -390,15 +406,16 @@ class SprtResult(Result):
         return _run_replay(self.games, i)
 
     def __repr__(self) -> str:
-        return f"<SprtResult {self.new} vs {self.base}: {self.decision}, LLR {self.llr:.2f}, {len(self.games)} games>"
+        return (f"<SprtResult {self.new} vs {self.base}: {self.decision}, LLR {self.llr:.2f}, "
+                f"{count(len(self.games), 'game')}>")
 
     def _summary_html(self) -> str:
+        from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
+
         s = self.sprt.settings
-        verdict = {"H1": f"H1 accepted: {self.new} is stronger by at least about {s.elo1:g}",
-                   "H0": f"H0 accepted: {self.new} is not stronger by {s.elo1:g}",
-                   "none": "no decision: the game limit came first"}.get(self.decision, self.decision)
-        return (f"<p><b>{html.escape(verdict)}</b> ({html.escape(s.model)} Elo, H0 {s.elo0:g}, "
-                f"H1 {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g})</p>"
+        notes = [line for line in (more_openings(self.sprt), evidence_line(self.sprt)) if line]
+        return (f"<p><b>{html.escape(verdict(self.sprt))}</b> ({html.escape(s.model)} Elo, H0 {s.elo0:g}, "
+                f"H1 {s.elo1:g}, alpha {s.alpha:g}, beta {s.beta:g})</p>" + lines_html(notes)
                 + html_table(self.summary()) + llr_svg(self.llr_history, *self.bounds)
                 + html_table(_game_rows(self.games), GAME_COLUMNS, "games", limit=MAX_ROWS))
 
@@ -450,7 +467,7 @@ class ReviewResult(Result):
 
     def __repr__(self) -> str:
         blunders = sum(r.blunders(1) + r.blunders(2) for r in self.reviews)
-        return f"<ReviewResult {len(self.games)} games, {blunders} blunders>"
+        return f"<ReviewResult {count(len(self.games), 'game')}, {count(blunders, 'blunder')}>"
 
     def _summary_html(self) -> str:
         out = f"<pre>{html.escape(self.summary_text)}</pre>"

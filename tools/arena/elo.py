@@ -9,13 +9,15 @@ points an agent scores, not how often it draws.
 * ``pentanomial_elo``: two players, from their pair counts, with fastchess's
   formulas (the Elo of the mean score, normalized Elo, the likelihood of
   superiority) over the counts plus a prior of ONE virtual pair spread evenly
-  over the five pair outcomes, and a 95% interval of the score by Wilson's
-  formula at the sample's effective size (the number of single games with the
-  same standard error), mapped to Elo.  So no finite sample gives an infinite
-  Elo, an infinite bound or an interval of zero width: a perfect score of n
-  pairs is a large, finite Elo with a wide interval, and pairs that all split
-  are 0 with an interval that narrows as pairs come.  On hundreds of pairs the
-  figures are fastchess's to within a percent.
+  over the five pair outcomes, so that no finite sample gives an infinite Elo.
+  Its 95% interval is the toolkit's one score interval (``stats.score_interval``:
+  continuity-corrected Wilson at the effective sample size) over the pairs alone,
+  mapped to Elo: it holds the truth about 95% of the time or more from 3 pairs
+  on (tests/unit/test_intervals.py), has no zero width (pairs that all split are 0
+  with an interval that narrows as pairs come), and is infinite on one side only
+  when every pair was won (or every one lost), since no number of perfect pairs
+  bounds how much stronger A is.  On hundreds of pairs the figures are
+  fastchess's to within a percent.
 * ``fit``: a pool of players by maximum likelihood (Newton's method).  Each
   pairing that met also gets one virtual draw, a prior in the manner of BayesElo,
   so that an agent that won every game still has a finite rating.  The 95%
@@ -37,13 +39,15 @@ from typing import Any
 import numpy as np
 
 from connectx_forge.arena.pentanomial import Pentanomial
+from connectx_forge.stats import score_interval
 
 Z95 = 1.959963984540054
 METHOD = ("maximum likelihood, logistic Elo curve, a draw counts as half a win; one virtual draw per "
           "pairing as a prior; 95% intervals from the pair-clustered sandwich covariance, with one virtual "
           "pair per pairing; mean rating 0 (or 0 for the gauntlet's player)")  # ``fit``, in the reports' words
 PAIR_METHOD = ("pentanomial, fastchess's formulas with a prior of one virtual pair spread evenly over the five "
-               "pair outcomes; 95% Wilson interval at the effective sample size")  # ``pentanomial_elo``
+               "pair outcomes; 95% interval: continuity-corrected Wilson at the pairs' effective "
+               "sample size")  # ``pentanomial_elo``
 PRIOR_PAIRS = 1.0  # virtual pairs, spread evenly over the five outcomes (0, 1/4, 1/2, 3/4, 1 a game)
 PRIOR_VARIANCE = 0.125  # the variance of one such pair's points per game
 NATURAL = 400 / math.log(10)  # Elo points per unit of the logistic curve's argument
@@ -108,17 +112,17 @@ def json_number(x: float, digits: int = 4) -> float | str:
 
 
 def pentanomial_elo(penta: Pentanomial, prior: float = PRIOR_PAIRS) -> PairElo:
-    """A's Elo over B from pair counts (see the module's docstring); ``prior`` virtual pairs, 0 for fastchess's
-    figures exactly (then a perfect score is an infinite Elo, and equal pairs an interval of zero width)."""
+    """A's Elo over B from pair counts (see the module's docstring); ``prior`` virtual pairs in the estimate, 0
+    for fastchess's estimate exactly (then a perfect score is an infinite Elo)."""
     n = penta.pairs
     weight = n + prior
     if weight == 0:
         return PairElo(0, 0.5, 0.0, -math.inf, math.inf, 0.0, math.inf, 0.5)
+    lo_score, hi_score = score_interval(penta.score(), penta.variance(), n)  # the pairs alone, no prior
     score = (penta.score() * n + 0.5 * prior) / weight
     var = (n * (penta.variance() + (penta.score() - score) ** 2)
            + prior * (PRIOR_VARIANCE + (0.5 - score) ** 2)) / weight
     sd = math.sqrt(var / weight)
-    lo_score, hi_score = wilson_score(score, score * (1 - score) / sd ** 2 if sd > 0 else math.inf)
     lo, hi = score_to_elo(lo_score), score_to_elo(hi_score)
     if var > 0:
         nelo = (score - 0.5) / math.sqrt(2 * var) * NELO
@@ -129,17 +133,6 @@ def pentanomial_elo(penta: Pentanomial, prior: float = PRIOR_PAIRS) -> PairElo:
         nelo_error = 0.0
         los = 0.5 if score == 0.5 else float(score > 0.5)
     return PairElo(n, score, score_to_elo(score) + 0.0, lo, hi, nelo, nelo_error, los)  # no negative zero
-
-
-def wilson_score(score: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """Wilson's interval for a mean score ``score`` over ``n`` (effective) games: inside (0, 1) when the
-    score is, and never of zero width for a finite ``n``."""
-    if math.isinf(n):
-        return score, score
-    z2 = z * z / n
-    centre = (score + z2 / 2) / (1 + z2)
-    half = z / (1 + z2) * math.sqrt(score * (1 - score) / n + z2 / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)

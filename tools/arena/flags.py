@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD
-from connectx_forge import options
+from connectx_forge import options, outputs
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
-from connectx_forge.arena.openings import DEFAULT_BAND
+from connectx_forge.arena.openings import DEFAULT_BAND, DEFAULT_PLIES
 from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
 from connectx_forge.arena.store import RunConfig, Store
@@ -73,12 +73,14 @@ def add_play_flags(parser: argparse.ArgumentParser) -> None:
     options.add_ghosts(parser)
 
 
-def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
-    """Suite, seed, workers, store, resume, Dask, Kaggle's clock, host limits, JSON, output folder and saved
-    games."""
-    add_plies(parser)
-    lo, hi = DEFAULT_BAND
-    parser.add_argument("--band", type=band, default=DEFAULT_BAND, metavar="LO:HI",
+def add_run_flags(parser: argparse.ArgumentParser, out_what: str, files: Sequence[str],
+                  plies: int = DEFAULT_PLIES, score_band: tuple[int, int] = DEFAULT_BAND) -> None:
+    """Suite (``plies`` and ``score_band``: the command's defaults), seed, workers, store, resume, Dask, Kaggle's
+    clock, host limits, JSON, output folder (``files``: what the run writes in it, which ``-o DIR`` refuses to
+    replace without ``--force``) and saved games."""
+    add_plies(parser, plies)
+    lo, hi = score_band
+    parser.add_argument("--band", type=band, default=score_band, metavar="LO:HI",
                         help=f"the suite's score band (default {lo}:{hi}; see cxforge openings)")
     options.add_seed(parser, "base seed; each game's seed derives from it and the game's key")
     options.add_size(parser)
@@ -86,7 +88,7 @@ def add_run_flags(parser: argparse.ArgumentParser, out_what: str) -> None:
     add_store_flags(parser)
     add_play_flags(parser)
     options.add_json(parser, "print the final report as one JSON object instead of the table")
-    options.add_out(parser, out_what, kind="folder")
+    options.add_out(parser, out_what, kind="folder", written=outputs.named(*files))
     options.add_save(parser)
     options.add_progress(parser)
 

@@ -43,6 +43,7 @@ DEFAULT_PLIES = 4
 DEFAULT_BAND = (-1, 1)
 DEFAULT_SIZE = 30
 MAX_PLIES = 8  # positions grow about fourfold a ply; 8 plies is about 100,000 of them
+BOOK_PLIES = 6  # up to here the opening book scores every position: a whole band in under a second
 CACHE = paths.CACHE / "openings"
 
 
@@ -197,7 +198,8 @@ class Labeller:
 def label(moves: list[str], engine: str = "auto", progress: bool = True) -> list[Opening]:
     """Each position with its exact score (``Labeller``)."""
     labeller = Labeller(engine)
-    with bars.bar(len(moves), "labelling openings", "position", progress) as bar:
+    with bars.bar(len(moves), "labelling openings", "position", progress,
+                  f"cxforge openings: {bars.count(len(moves), 'position')} to label with the solver") as bar:
         out = []
         for m in moves:
             out.append(labeller(m))
@@ -213,7 +215,9 @@ def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND
     labeller = Labeller(engine)
     suite: list[Opening] = []
     candidates = spread(Opening(m, 0) for m in positions(plies))
-    with bars.bar(size or len(candidates), "building the suite", "opening", progress) as bar:
+    plan = (f"cxforge openings: building the {plies}-ply suite: {bars.count(size or len(candidates), 'opening')} "
+            f"in the band {lo}:{hi}, labelled by the solver")
+    with bars.bar(size or len(candidates), "building the suite", "opening", progress, plan) as bar:
         for c in candidates:
             if size is not None and len(suite) >= size:
                 break
@@ -224,12 +228,13 @@ def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND
     return suite
 
 
-def load_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND, size: int = DEFAULT_SIZE,
+def load_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND, size: int | None = DEFAULT_SIZE,
                engine: str = "auto", progress: bool = True) -> list[Opening]:
-    """The suite for ``plies``, ``band`` and ``size``: the shipped file, else built once and kept in the user cache."""
+    """The suite for ``plies``, ``band`` and ``size`` (None: every position in the band, as the SPRT plays): the
+    shipped file, else built once and kept in the user cache (``safe_write``: never through a link)."""
     if (band, size) == (DEFAULT_BAND, DEFAULT_SIZE) and suite_file(plies).is_file():
         return read_suite(suite_file(plies))
-    cached = CACHE / f"plies{plies}_band{band[0]}_{band[1]}_size{size}.txt"
+    cached = CACHE / f"plies{plies}_band{band[0]}_{band[1]}_size{'all' if size is None else size}.txt"
     if cached.is_file():
         return read_suite(cached)
     suite = build_suite(plies, band, size, engine, progress)

@@ -22,10 +22,10 @@ def band(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_plies(parser: argparse.ArgumentParser) -> None:
-    """``--plies K`` (shared with ``tournament`` and ``sprt``)."""
-    parser.add_argument("--plies", type=options.nonnegative_int, default=openings.DEFAULT_PLIES, metavar="K",
-                        help=f"moves played before the agents take over (default {openings.DEFAULT_PLIES})")
+def add_plies(parser: argparse.ArgumentParser, default: int = openings.DEFAULT_PLIES) -> None:
+    """``--plies K`` (shared with ``tournament`` and ``sprt``, whose default is its own)."""
+    parser.add_argument("--plies", type=options.nonnegative_int, default=default, metavar="K",
+                        help=f"moves played before the agents take over (default {default})")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"openings in the suite (default {openings.DEFAULT_SIZE}); positions are labelled in "
                              "suite order until N are in the band")
     parser.add_argument("--all", action="store_true",
-                        help="every position in the band instead (4 or 5 plies: the opening book scores almost "
-                             "all of them at once; 6 plies and more: hours of solving)")
+                        help="every position in the band instead (up to 6 plies: the opening book scores them "
+                             "all in under a second; 7 plies and more: hours of solving)")
     options.add_engine(parser, "auto", "the solver for positions neither the shipped labels nor the book hold")
     options.add_out(parser, "write the suite to PATH (default: stdout)")
     options.add_progress(parser)

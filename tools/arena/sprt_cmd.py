@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+from connectx_forge import options
 from connectx_forge.arena import flags, plots
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.sprt import MODELS
-from connectx_forge.arena.sprt_run import DEFAULT_MAX_GAMES, Sprt, format_sprt
+from connectx_forge.arena.sprt_run import BAND, DEFAULT_MAX_GAMES, PLIES, Sprt, format_sprt
 from connectx_forge.arena.tournament_report import make_folder, write_json
 from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py
 MIN_GAMES = 2  # one pair of games: the least an SPRT counts
+FILES = ("report.json", "llr.png")  # what -o DIR holds after an SPRT
 
 HELP = "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"
 EXAMPLE = """\
@@ -55,12 +57,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "logistic Elo")
     parser.add_argument("-n", "--games", type=pair_count, default=DEFAULT_MAX_GAMES, metavar="N",
                         help=f"games to play at most: the test stops undecided after N (default {DEFAULT_MAX_GAMES})")
-    flags.add_run_flags(parser, "write report.json and llr.png into the folder DIR")
+    parser.add_argument("--openings", type=options.positive_int, default=None, metavar="M",
+                        help=f"play the suite's first M openings (default: every opening of the band, "
+                             f"{PLIES} plies in {BAND[0]}:{BAND[1]}: labelled by the opening book in under a "
+                             "second; give M with --plies 7 or more, whose positions take the solver hours)")
+    flags.add_run_flags(parser, "write report.json and llr.png into the folder DIR", FILES, PLIES, BAND)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run (or finish) the test; print the report, write the files asked for; exit status 0 for H1, 1 for H0, 3
-    for no decision within the games allowed (``EXIT_STATUS``)."""
+    for no decision within the games allowed or on the suite's distinct games (``EXIT_STATUS``)."""
     flags.standard_board(args)
     old = flags.resumed_settings(args, "sprt")
     if old is not None:
@@ -68,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         if args.new is None or args.base is None:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
-        s = Sprt(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, args.plies,
-                 args.band, args.seed, args.games, flags.game_of(args))
+        s = Sprt(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, plies=args.plies,
+                 band=args.band, openings=args.openings, seed=args.seed, max_games=args.games,
+                 game=flags.game_of(args))
     writer = flags.game_writer(args)
     try:
         result = execute(s, flags.execution_of(args, writer))
@@ -79,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     if args.out is not None:
         make_folder(args.out)
-        write_json(report, args.out / "report.json")
-        skipped = plots.draw(plots.llr_png, report, args.out / "llr.png")
+        write_json(report, args.out / FILES[0])
+        skipped = plots.draw(plots.llr_png, report, args.out / FILES[1])
         notes = [skipped] if skipped else []
     flags.finish(args, report, result.records(), format_sprt(result.report), notes, writer)
     return EXIT_STATUS[result.report.result]

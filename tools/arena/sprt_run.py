@@ -1,13 +1,22 @@
 """An SPRT run: NEW against BASE on paired openings until the test decides, crash-safe and resumable.
 
 Pair k plays opening ``k mod n`` of the suite (the suite cycles, each cycle with
-new seeds) twice, NEW with each mark.  Pairs are played in parallel but counted
-in order: the LLR is computed after pair 0, then pair 1, and so on, and the test
-stops at the first pair whose LLR leaves the bounds (``sprt.SPRT``), or at
-``max_games``.  So the result depends only on the games, never on which finished
+new seeds) twice, NEW with each mark.  Pairs are played in parallel but read
+in order, and a pair counts as evidence only when it is new (``evidence``: it
+differs from every earlier pair on its opening, or the two agents were shown
+stochastic); the LLR is computed after each pair counted, and the test stops at
+the first pair whose LLR leaves the bounds (``sprt.SPRT``), at ``max_games``, or
+when the suite is exhausted: every opening was played again and every pair
+repeated its first one move for move (two deterministic agents), so more games
+would add none.  So the result depends only on the games, never on which finished
 first: a resumed run, or one on more workers, stops at the same pair with the
 same LLR (for agents whose moves do not depend on the clock).  Games still in
 flight when the test decides are never counted.
+
+The default suite is every 6-ply opening whose exact score lies in -3:3
+(``PLIES``, ``BAND``: 4,788 openings, 9,576 distinct games a pair of agents,
+scored by the opening book in under a second on first use and then cached):
+more than the games an SPRT at 10 normalized Elo takes on average (BENCHMARKS.md).
 
 The run is named by a hash of the players, suite, seed and games' settings
 (``--memory`` and ``--slowdown`` where not the defaults), not of the
@@ -26,6 +35,7 @@ from connectx_forge import progress as bars
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena import standings
 from connectx_forge.arena.elo import PAIR_METHOD, PairElo, pentanomial_elo
+from connectx_forge.arena.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.arena.run import (
     Execution,
@@ -50,6 +60,9 @@ from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000
+PLIES = 6  # the SPRT's suite: every 6-ply opening whose score lies in BAND
+BAND = (-3, 3)
+SCOPE = "NEW vs BASE"  # the one pair of agents an SPRT's evidence is counted for
 
 
 class SprtKey(TypedDict):
@@ -59,14 +72,16 @@ class SprtKey(TypedDict):
     base: str
     plies: int
     band: list[int]
+    openings: int | None
     seed: int
     game: Mapping[str, object]  # ``GameSettings.run_key``
 
 
 @dataclass(frozen=True)
 class Sprt:
-    """An SPRT run's settings: the players, the test, the suite, the seed, the most games (``max_games``) and
-    what every game is played under (``game``: Kaggle's clock, the agent hosts' limits)."""
+    """An SPRT run's settings: the players, the test, the suite (``plies``, ``band`` and ``openings``, its
+    first M: None for every opening in the band), the seed, the most games (``max_games``) and what every game
+    is played under (``game``: Kaggle's clock, the agent hosts' limits)."""
 
     kind: ClassVar[str] = "sprt"
     new: str
@@ -76,8 +91,9 @@ class Sprt:
     alpha: float = 0.05
     beta: float = 0.05
     model: str = "normalized"
-    plies: int = suites.DEFAULT_PLIES
-    band: tuple[int, int] = suites.DEFAULT_BAND
+    plies: int = PLIES
+    band: tuple[int, int] = BAND
+    openings: int | None = None
     seed: int = 0
     max_games: int = DEFAULT_MAX_GAMES
     game: GameSettings = field(default_factory=GameSettings)
@@ -87,6 +103,8 @@ class Sprt:
         self.test()
         if self.max_games < 2:
             raise UserError(f"-n/--games must be at least 2 (one pair), got {self.max_games}")
+        if self.openings is not None and self.openings < 1:
+            raise UserError(f"--openings must be at least 1, got {self.openings}")
 
     @property
     def pairing(self) -> str:
@@ -117,8 +135,8 @@ class Sprt:
     def run_key(self) -> SprtKey:
         """The settings that decide which games are played (the run's name hashes these): not the test's
         bounds, which only decide when to stop, so a store's games serve any bounds."""
-        return SprtKey(new=self.new, base=self.base, plies=self.plies, band=list(self.band), seed=self.seed,
-                       game=self.game.run_key())
+        return SprtKey(new=self.new, base=self.base, plies=self.plies, band=list(self.band), openings=self.openings,
+                       seed=self.seed, game=self.game.run_key())
 
     def settled(self, ghosts: GhostFiles | None = None) -> Sprt:
         """NEW and BASE as a run stores them (absolute paths); ``UserError`` for a player that names none."""
@@ -132,21 +150,23 @@ class Sprt:
         test = self.test()
         labels = opened.labels
         pairing = f"{labels[self.new]} vs {labels[self.base]}"
-        suite = suites.load_suite(self.plies, self.band, progress=how.progress)
-        seq = Sequential(test, self.max_games // 2)
+        suite = suite_of(self, how.progress)
+        seq = Sequential(test, self.max_games // 2, len(suite))
         start = time.perf_counter()
         db, run = opened.db, opened.run
         played, kind = 0, "none (the store's games decided it)"
         for g in db.games(run):
-            seq.add(g.slot, g.key.colour, g.a_score)
+            seq.add(g.slot, g.key.colour, g.a_score, play_of(g.record))
         if seq.result is None:
-            with bars.bar(None, f"sprt {pairing}", "game", how.progress) as bar:
-                bar.update(2 * seq.pairs)
+            line = (f"cxforge sprt: up to {bars.count(self.max_games - 2 * seq.pairs, 'game')} of {pairing} on "
+                    f"{bars.count(len(suite), 'opening')}, {bars.workers_text(how.n_workers, how.dask)}")
+            with bars.bar(self.max_games, f"sprt {pairing}", "game", how.progress, line, how.n_workers) as bar:
+                bar.already(2 * seq.pairs)
                 live = Live(bar, lambda: f"LLR {seq.history[-1] if seq.history else 0:.2f} "
                                          f"({test.lower:.2f}, {test.upper:.2f})")
 
                 def count(job: GameJob, record: GameRecord) -> None:
-                    seq.add(job.slot, job.colour, a_score(record, job.colour))
+                    seq.add(job.slot, job.colour, a_score(record, job.colour), play_of(record))
                     how.seen(job, record)
 
                 todo = _jobs(self, suite, db.keys(run), pairing)
@@ -169,39 +189,75 @@ class Sprt:
         return RunResult(replace(report, mixed_versions=opened.chosen.mixed, run_note=opened.chosen.note), games)
 
 
+def suite_of(s: Sprt, progress: bool = True) -> list[suites.Opening]:
+    """The openings the SPRT plays: every opening of its band, or the first ``openings`` (labelled once and kept
+    in the user cache: ``openings.load_suite``)."""
+    suite = suites.load_suite(s.plies, s.band, s.openings, progress=progress)
+    where = f"the {s.plies}-ply suite in {s.band[0]}:{s.band[1]}"
+    if not suite:
+        raise UserError(f"{where} holds no opening: widen --band")
+    if s.openings is not None and s.openings > len(suite):
+        raise UserError(f"{where} has only {len(suite)} openings; --openings {s.openings} asks for more")
+    return suite
+
+
 @dataclass
 class Sequential:
-    """Pairs counted in order as their games arrive, the LLR after each, until the test decides."""
+    """Pairs read in order as their games arrive, each counted as evidence when new (``evidence.Evidence``: a
+    pair is a unit, its key its opening, ``openings`` the suite's size), the LLR after each pair counted, until
+    the test decides, the pairs run out (``max_pairs``) or the suite is exhausted."""
 
     test: SPRT
     max_pairs: int
-    pending: dict[int, dict[int, float]] = field(default_factory=dict)
+    openings: int
+    pending: dict[int, dict[int, tuple[float, Play]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(NAMES, 0))
-    history: list[float] = field(default_factory=list)
-    result: str | None = None  # "H0", "H1", or "none" when max_games ran out
+    history: list[float] = field(default_factory=list)  # the LLR after each pair counted
+    counted: list[int] = field(default_factory=list)  # the pairs counted, in the order they counted
+    evidence: Evidence[tuple[int, str]] = field(default_factory=Evidence)
+    read: int = 0
+    result: str | None = None  # "H0", "H1", or "none" when max_games ran out or the suite was exhausted
+    exhausted: bool = False
 
     @property
     def pairs(self) -> int:
-        return len(self.history)
+        """The pairs read so far, counted or held back as repeats."""
+        return self.read
+
+    @property
+    def stochastic(self) -> bool:
+        """Whether a pair played again differed from the first: then every pair counts."""
+        return self.evidence.shown_stochastic(SCOPE)
 
     def penta(self) -> Pentanomial:
         return Pentanomial(**{k.lower(): v for k, v in self.counts.items()})
 
-    def add(self, slot: int, colour: int, score: float) -> None:
-        """NEW's score in one game (``colour``: NEW's mark) of pair ``slot``."""
-        if self.result is not None or slot < self.pairs:
+    def add(self, slot: int, colour: int, score: float, play: Play) -> None:
+        """NEW's score in one game (``colour``: NEW's mark) of pair ``slot``, and the game as played."""
+        if self.result is not None or slot < self.read:
             return
-        self.pending.setdefault(slot, {})[colour] = score
-        while self.result is None and len(self.pending.get(self.pairs, {})) == 2:
-            pair = self.pending.pop(self.pairs)
-            self.counts[bucket(pair[1], pair[2])] += 1
-            llr = self.test.llr(self.penta())
-            self.history.append(llr)
-            decision = self.test.decide(llr)
-            if decision != "continue":
-                self.result = decision
-            elif self.pairs >= self.max_pairs:
-                self.result = "none"
+        self.pending.setdefault(slot, {})[colour] = (score, play)
+        while self.result is None and len(self.pending.get(self.read, {})) == 2:
+            self._read(self.pending.pop(self.read))
+
+    def _read(self, pair: dict[int, tuple[float, Play]]) -> None:
+        """Count the next pair if it is new evidence (with the repeats it shows were real, if any), then stop
+        when the test decides, the suite is exhausted or the pairs run out."""
+        slot = self.read
+        self.read += 1
+        (first, play1), (second, play2) = pair[1], pair[2]
+        for counted, name in self.evidence.add(SCOPE, slot % self.openings, (play1, play2),
+                                               (slot, bucket(first, second))):
+            self.counts[name] += 1
+            self.counted.append(counted)
+            self.history.append(self.test.llr(self.penta()))
+        decision = self.test.decide(self.history[-1]) if self.history else "continue"
+        if decision != "continue":
+            self.result = decision
+        elif self.read >= 2 * self.openings and not self.stochastic:
+            self.result, self.exhausted = "none", True
+        elif self.read >= self.max_pairs:
+            self.result = "none"
 
 
 def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str) -> Iterator[GameJob]:
@@ -214,10 +270,33 @@ def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str
 
 
 @dataclass(frozen=True)
+class Distinct:
+    """What an SPRT read against what it counted: the suite's ``openings``, the games played (or read from the
+    store) in the pairs it read, how many of them were distinct (``evidence.distinct_games``), whether the two
+    agents were shown stochastic (every pair counts) and whether the suite was exhausted."""
+
+    openings: int
+    games_played: int
+    distinct_games: int
+    stochastic: bool
+    exhausted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Distinct:
+        """The fields ``to_json`` wrote, from a report's JSON."""
+        return cls(int(data["openings"]), int(data["games_played"]), int(data["distinct_games"]),
+                   bool(data["stochastic"]), bool(data["exhausted"]))
+
+
+@dataclass(frozen=True)
 class SprtReport:
     """An SPRT run's report, from the games it counted alone (``info`` aside): NEW and BASE by their labels,
-    the decision (``H1``, ``H0`` or ``none``), the LLR after each pair and its bounds, the counts, and
-    NEW's Elo from the pairs.  ``to_json`` is ``cxforge sprt --json``."""
+    the decision (``H1``, ``H0`` or ``none``), the LLR after each pair counted and its bounds, the counts,
+    NEW's Elo from the pairs, and what was read against what counted (``distinct``).  ``to_json`` is
+    ``cxforge sprt --json``."""
 
     run: str
     settings: Sprt
@@ -233,6 +312,7 @@ class SprtReport:
     failures: dict[str, dict[str, int]]
     slowed: dict[str, int]
     info: RunInfo
+    distinct: Distinct
     mixed_versions: tuple[str, ...] = ()
     run_note: str | None = None
 
@@ -242,7 +322,12 @@ class SprtReport:
 
     @property
     def pairs(self) -> int:
+        """The pairs counted as evidence."""
         return len(self.llr_history)
+
+    @property
+    def distinct_games(self) -> int:
+        return self.distinct.distinct_games
 
     def to_json(self) -> dict[str, Any]:
         s = self.settings
@@ -255,6 +340,7 @@ class SprtReport:
             "pentanomial": self.pentanomial.to_json(), "elo": self.elo.to_json(), "elo_method": PAIR_METHOD,
             "failures": self.failures, "llr_history": list(self.llr_history), "slowed": self.slowed,
             "info": self.info.to_json(), "mixed_versions": list(self.mixed_versions), "run_note": self.run_note,
+            **self.distinct.to_json(),
         }
 
     @classmethod
@@ -264,36 +350,78 @@ class SprtReport:
                    tuple(data["llr_history"]), data["lower"], data["upper"],
                    (data["wins"], data["draws"], data["losses"]), Pentanomial.from_json(data["pentanomial"]),
                    PairElo.from_json(data["elo"]), data["failures"], data["slowed"], RunInfo(**data["info"]),
-                   tuple(data["mixed_versions"]), data["run_note"])
+                   Distinct.from_json(data), tuple(data["mixed_versions"]), data["run_note"])
 
 
 def sprt_report(s: Sprt, run: str, seq: Sequential, games: Sequence[StoredGame], info: RunInfo,
                 labels: dict[str, str]) -> SprtReport:
-    """The report of an SPRT run from the games it counted, NEW and BASE named by their ``labels`` (as the
-    store names them)."""
+    """The report of an SPRT run from the ``games`` of the pairs it read (its counts from those it counted), NEW
+    and BASE named by their ``labels`` (as the store names them)."""
     new, base = labels[s.new], labels[s.base]
     test = seq.test
     penta = seq.penta()
-    wdl = standings.tally(g.a_score for g in games)
+    slots = set(seq.counted)
+    counted = [g for g in games if g.slot in slots]
+    wdl = standings.tally(g.a_score for g in counted)
+    distinct = Distinct(seq.openings, len(games), distinct_games(((g.key.colour, g.slot % seq.openings), g.record)
+                                                                 for g in games), seq.stochastic, seq.exhausted)
     return SprtReport(run, s, new, base, seq.result or "none", tuple(round(x, 4) for x in seq.history),
                       round(test.lower, 4), round(test.upper, 4), (wdl.wins, wdl.draws, wdl.losses), penta,
-                      pentanomial_elo(penta), standings.failures(games, [new] if new == base else [new, base]),
-                      jail.slowed_games(g.record.slowed for g in games), info)
+                      pentanomial_elo(penta), standings.failures(counted, [new] if new == base else [new, base]),
+                      jail.slowed_games(g.record.slowed for g in games), info, distinct)
+
+
+def verdict(report: SprtReport) -> str:
+    """The decision in words, as ``cxforge sprt`` and the notebook's result say it."""
+    r, s = report, report.settings
+    if r.result == "H1":
+        return f"H1 accepted: {r.new} is stronger by at least about {s.elo1:g}"
+    if r.result == "H0":
+        return f"H0 accepted: {r.new} is not stronger by {s.elo1:g} (at most about {s.elo0:g})"
+    if r.distinct.exhausted:
+        return f"no decision: the suite's {r.distinct.openings} openings are exhausted"
+    return "no decision: the game limit came first"
+
+
+def more_openings(report: SprtReport) -> str | None:
+    """For an exhausted suite: why more games would not help, and how to get more openings (else None)."""
+    s = report.settings
+    if not report.distinct.exhausted:
+        return None
+    lo, hi = s.band
+    more = [] if s.openings is None else ["drop --openings"]
+    plies = f"--plies {s.plies + 1}" + (": hours of solving on first use" if s.plies + 1 > suites.BOOK_PLIES else "")
+    more += [f"widen --band (--band={lo - 1}:{hi + 1})", f"add plies ({plies})"]
+    return (f"more games add no evidence: both agents replayed every opening move for move; for more openings "
+            f"{', '.join(more[:-1])} or {more[-1]}; cxforge openings --all --plies K --band=LO:HI lists a suite")
+
+
+def evidence_line(report: SprtReport) -> str:
+    """How many games were played, how many were distinct, and which counted."""
+    d = report.distinct
+    if d.stochastic:
+        why = "every game counts: a pair played again differed, so the agents are stochastic"
+    elif d.games_played > d.distinct_games:
+        why = "repeats not counted: every pair played again repeated its first move for move"
+    else:
+        why = "no opening was played twice"
+    return (f"distinct games: {d.distinct_games} of {d.games_played} played on {d.openings} openings ({why})")
 
 
 def format_sprt(report: SprtReport) -> str:
     """The plain-text report ``cxforge sprt`` prints."""
     r, s, e, info = report, report.settings, report.elo, report.info
-    verdict = {"H1": f"H1 accepted: {r.new} is stronger by at least about {s.elo1:g}",
-               "H0": f"H0 accepted: {r.new} is not stronger by {s.elo1:g} (at most about {s.elo0:g})",
-               "none": "no decision: the game limit came first"}[r.result]
     penta = " ".join(f"{k} {v}" for k, v in r.pentanomial.to_json().items())
     wins, draws, losses = r.wdl
+    hint = more_openings(r)
     return "\n".join([
         f"SPRT {r.new} vs {r.base}: H0 {s.elo0:g}, H1 {s.elo1:g} ({s.model} Elo), alpha {s.alpha:g}, "
         f"beta {s.beta:g}",
-        f"{verdict}",
-        f"LLR {r.llr:.2f}, bounds [{r.lower:.2f}, {r.upper:.2f}], after {2 * r.pairs} games ({r.pairs} pairs)",
+        verdict(r),
+        *([hint] if hint else []),
+        f"LLR {r.llr:.2f}, bounds [{r.lower:.2f}, {r.upper:.2f}], after {2 * r.pairs} games ({r.pairs} pairs) "
+        "counted",
+        evidence_line(r),
         f"{r.new}: {wins} wins, {draws} draws, {losses} losses; pairs: {penta}",
         f"Elo {elo_text(e.elo, 1)} [{elo_text(e.lo, 1)}, {elo_text(e.hi, 1)}] (95%, pentanomial), "
         f"normalized Elo {elo_text(e.nelo, 1)} +/- {elo_text(e.nelo_error, 1).lstrip('+')}, "

@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS games (
 KINDS = ("match", "tournament", "sprt", "ladder")  # the kinds of run a store holds
 MAX_RUNS = 10_000  # runs one store may register
 MAX_GAMES = boundedread.MAX_GAMES  # games one run may hold
+VS = " vs "  # between a pairing's two players: "A vs B"
 
 
 @dataclass(frozen=True)
@@ -202,12 +203,24 @@ class Store:
 
     def games(self, run: str) -> list[StoredGame]:
         """A run's games in schedule order (slot, pairing, colour), each checked against its record
-        (``_game``)."""
+        (``_game``) and its players against the run's (``_players_of``)."""
         rows = self.file.rows(
             "SELECT pairing, opening, colour, seed, slot, a, b, record FROM games WHERE run = ? "
             "ORDER BY slot, pairing, colour, opening, seed LIMIT ?", (run, MAX_GAMES + 1))
         self._bounded(rows, run)
-        return [_game(row, run, f"store {self.path}, run {run!r}") for row in rows]
+        where = f"store {self.path}, run {run!r}"
+        games = [_game(row, run, where) for row in rows]
+        if games:
+            players = self._players(run, where)
+            for game in games:
+                _players_of(game, players, where)
+        return games
+
+    def _players(self, run: str, where: str) -> frozenset[str]:
+        """The labels of ``run``'s players as the run registered them (``RunConfig.labels``; none for a run
+        that is not registered)."""
+        rows = self.file.rows("SELECT config FROM runs WHERE run = ?", (run,))
+        return frozenset(_config(rows[0][0], where).labels.values()) if rows else frozenset()
 
     def count(self, run: str) -> int:
         """How many games ``run`` holds."""
@@ -232,6 +245,19 @@ def _game(row: tuple[Any, ...], run: str, where: str) -> StoredGame:
     if why is not None:
         raise UserError(f"{game}: {why}; refusing the store")
     return StoredGame(Key(pairing, opening, colour, seed), slot, a, b, record)
+
+
+def _players_of(game: StoredGame, players: frozenset[str], where: str) -> None:
+    """``UserError`` naming the row unless its A and B are two of the run's ``players`` and its pairing names them
+    in one way only: a label may hold " vs ", so "x vs y vs z" could be forged into players "x" and "y vs z"
+    that the run never had."""
+    pairing = game.key.pairing
+    splits = [(pairing[:i], pairing[i + len(VS):]) for i in range(len(pairing)) if pairing.startswith(VS, i)]
+    ways = [split for split in splits if split[0] in players and split[1] in players]
+    if (game.a, game.b) not in ways or len(ways) != 1:
+        raise UserError(f"{where}, game ({pairing!r}, opening {game.key.opening!r}, A's mark {game.key.colour!r}, "
+                        f"seed {game.key.seed!r}): its pairing is not \"A vs B\" for two of the run's players "
+                        f"in one way ({game.a!r}, {game.b!r}); refusing the store")
 
 
 def _disagreement(record: GameRecord, run: str, key: Key, slot: int, players: tuple[str, str]) -> str | None:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
-from connectx_forge.arena import elo, standings
+from connectx_forge.arena import elo, evidence, standings
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena.run import (
     Execution,
@@ -155,8 +155,9 @@ class Tournament:
                                              labels.get(job.b, job.b), record)
             how.seen(job, record)
 
-        with bars.bar(len(jobs), "tournament", "game", how.progress) as bar:
-            bar.update(len(jobs) - len(todo))
+        with bars.bar(len(jobs), "tournament", "game", how.progress, plan_line(self, len(todo), suite, labels, how),
+                      how.n_workers) as bar:
+            bar.already(len(jobs) - len(todo))
             live = Live(bar, lambda: _leader(list(so_far.values()), self, labels))
             if todo and how.ex is not None:
                 played, kind = play_run(db, run, todo, how.ex, live, on_game=seen, labels=labels), how.ex.kind
@@ -174,8 +175,9 @@ class TournamentReport:
     """A tournament's report, from its stored games alone (``info`` aside): its players by their labels (the
     gauntlet's among them), the openings, the games played and scheduled, the ratings (best first; none until
     every player has played), each pairing's table, each player's seats and rule breaks, the ways slowed hosts
-    were held, and which players' versions are mixed in the run.  ``to_json`` is ``cxforge tournament
-    --json`` and ``report.json``."""
+    were held, how many games were distinct (``evidence``: the tables count those alone; a tournament plays
+    each opening once per pairing and seat, so every game is) and which players' versions are mixed in the
+    run.  ``to_json`` is ``cxforge tournament --json`` and ``report.json``."""
 
     run: str
     settings: Tournament
@@ -192,6 +194,7 @@ class TournamentReport:
     failures: dict[str, dict[str, int]]
     slowed: dict[str, int]
     info: RunInfo
+    distinct_games: int
     mixed_versions: tuple[str, ...] = ()
     run_note: str | None = None
 
@@ -210,6 +213,7 @@ class TournamentReport:
             "seats": {p: by.to_json() for p, by in self.seats.items()}, "failures": self.failures,
             "slowed": self.slowed, "info": self.info.to_json(), "scheduled": self.scheduled,
             "max_games": self.max_games, "mixed_versions": list(self.mixed_versions), "run_note": self.run_note,
+            "distinct_games": self.distinct_games,
         }
 
     @classmethod
@@ -220,25 +224,40 @@ class TournamentReport:
                    tuple(Rating.from_json(r) for r in data["ratings"]),
                    tuple(PairingTable.from_json(p) for p in data["pairs"]),
                    {p: Seats.from_json(by) for p, by in data["seats"].items()}, data["failures"], data["slowed"],
-                   RunInfo(**data["info"]), tuple(data["mixed_versions"]), data["run_note"])
+                   RunInfo(**data["info"]), int(data["distinct_games"]), tuple(data["mixed_versions"]),
+                   data["run_note"])
 
 
 def tournament_report(t: Tournament, run: str, openings: int, scheduled: int, games: Sequence[StoredGame],
                       info: RunInfo, labels: dict[str, str] | None = None) -> TournamentReport:
     """The report of tournament ``t`` on ``openings`` openings of its suite, ``scheduled`` games in all, from
     its stored ``games``, its players named by their ``labels`` (as the store names them; default: their
-    specs)."""
+    specs).  The tables count the distinct games alone (``evidence.counted``, each pairing a scope, a game's
+    seat and opening its key)."""
     names = labels or {}
     players = [names.get(p, p) for p in t.players]
     gauntlet = None if t.gauntlet is None else names.get(t.gauntlet, t.gauntlet)
-    seen = {g.a for g in games} | {g.b for g in games}
-    ratings = (standings.rating_table(standings.ratings(games, players, gauntlet), games)
+    counted, read = evidence.counted((g.key.pairing, (g.key.colour, g.key.opening), evidence.play_of(g.record), g)
+                                     for g in games)
+    seen = {g.a for g in counted} | {g.b for g in counted}
+    ratings = (standings.rating_table(standings.ratings(counted, players, gauntlet), counted)
                if seen == set(players) else [])
     return TournamentReport(run, t, tuple(players), gauntlet, openings, len(games), scheduled, elo.METHOD,
                             elo.PAIR_METHOD, tuple(ratings),
-                            tuple(standings.pairing_tables(games)), standings.seats(games, players),
-                            standings.failures(games, players),
-                            jail.slowed_games(g.record.slowed for g in games), info)
+                            tuple(standings.pairing_tables(counted)), standings.seats(counted, players),
+                            standings.failures(counted, players),
+                            jail.slowed_games(g.record.slowed for g in games), info, read.distinct)
+
+
+def plan_line(t: Tournament, games: int, suite: Sequence[suites.Opening], labels: Mapping[str, str],
+              how: Execution) -> str:
+    """The tournament's first line (``progress.Bar``): the games it plays now, its players, round robin or
+    gauntlet, the openings and the workers."""
+    kind = "round robin" if t.gauntlet is None else f"gauntlet of {labels.get(t.gauntlet, t.gauntlet)}"
+    players = ", ".join(labels.get(p, p) for p in t.players)
+    openings = bars.count(min(t.openings or len(suite), len(suite)), "opening")
+    return (f"cxforge tournament: {bars.count(games, 'game')} of {players} ({kind}) on {openings}, "
+            f"{bars.workers_text(how.n_workers, how.dask)}")
 
 
 def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:

@@ -10,8 +10,9 @@ from connectx_forge.arena import flags
 from connectx_forge.arena.openings import DEFAULT_SIZE
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.tournament import Tournament
-from connectx_forge.arena.tournament_report import format_tournament, write_outputs
+from connectx_forge.arena.tournament_report import FILES, format_tournament, write_outputs
 from connectx_forge.errors import UserError
+from connectx_forge.play import why_lost
 
 HELP = "a round robin or gauntlet on paired openings: W/D/L, pentanomial pairs, Elo with intervals, crash-safe"
 EXAMPLE = """\
@@ -38,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "solver, up to minutes each)")
     options.add_games(parser, None, "games to play at most: the schedule's first N, opening by opening (default: "
                                     "all); run again with a larger N to play on")
-    flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder DIR")
+    flags.add_run_flags(parser, "write report.json, ratings.csv, pairs.csv and ratings.png into the folder DIR",
+                        FILES)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,4 +61,5 @@ def run(args: argparse.Namespace) -> int:
         return flags.interrupted(args, stop, writer)
     notes = write_outputs(result.report, args.out) if args.out is not None else []
     flags.finish(args, result.report.to_json(), result.records(), format_tournament(result.report), notes, writer)
+    why_lost.print_hint("tournament", result.report.gauntlet or result.report.players[0], args.save, True)
     return 0

@@ -53,7 +53,9 @@ def format_tournament(report: TournamentReport, color: bool | None = None) -> st
               if cap is not None and cap < report.scheduled else "")
     lines = [f"{report.run}: {kind}, {len(t.players)} players, {report.openings} openings after "
              f"{t.plies} plies (scores {lo}:{hi}), each played twice per pairing, colours swapped: "
-             f"{played}{capped}", ""]
+             f"{played}{capped}",
+             f"distinct games: {report.distinct_games} of {report.games} (a game repeated move for move in the same "
+             "pairing, seats and opening counts once)", ""]
     rows = []
     for rank, row in enumerate(report.ratings, 1):
         los = "" if row.los_next is None else f"{100 * row.los_next:.1f}%"
@@ -119,10 +121,14 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     _write(path, json.dumps(report, indent=2) + "\n")
 
 
+FILES = ("report.json", "ratings.csv", "pairs.csv", "ratings.png")  # what -o DIR holds after a tournament
+
+
 def write_outputs(report: TournamentReport, folder: Path) -> list[str]:
-    """Write the tournament's JSON, CSVs and ratings PNG into ``folder``; a line for each file not written."""
+    """Write the tournament's JSON, CSVs and ratings PNG (``FILES``) into ``folder``; a line for each file not
+    written."""
     make_folder(folder)
-    out = [folder / "report.json", folder / "ratings.csv", folder / "pairs.csv", folder / "ratings.png"]
+    out = [folder / name for name in FILES]
     write_json(report.to_json(), out[0])
     _csv(out[1], ["rank", "player", "elo", "elo_lo", "elo_hi", "games", "score", "los_next"],
          [[i, r.player, r.elo, r.elo_lo, r.elo_hi, r.games, r.score, r.los_next]

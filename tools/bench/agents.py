@@ -103,7 +103,8 @@ def run(names: list[str], boards: list[Board], fast_only: bool, ref_positions: i
         fast_t: list[float] = []
         ref_t: list[float] = []
         mismatches = 0
-        with progress_bars.bar(len(boards), name, unit="pos", enabled=progress) as bar:
+        plan = f"cxforge bench agents: {name}: {progress_bars.count(len(boards), 'position')}"
+        with progress_bars.bar(len(boards), name, unit="pos", enabled=progress, plan=plan) as bar:
             for i, board in enumerate(boards):
                 mismatches += _time_one(name, board, ref if i < ref_positions else None, fast_t, ref_t)
                 bar.update()

@@ -222,7 +222,7 @@ def _quick(parser: argparse.ArgumentParser) -> int:
 def run(args: argparse.Namespace) -> int:
     """The benchmark named, or the quick set."""
     if args.bench is None:
-        parser = argparse.ArgumentParser(prog="cxforge bench")
+        parser = options.Parser(prog="cxforge bench")
         add_arguments(parser)
         return _quick(parser)
     if args.bench not in BENCHES:  # argparse has already refused it; here for callers that build args by hand

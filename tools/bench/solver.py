@@ -84,7 +84,8 @@ def bench_file(path: Path, positions: list[tuple[str, int]], weak: bool, engine:
     correct = nodes = 0
     elapsed = 0.0
     wrong: list[str] = []
-    bar = progress_bars.bar(len(positions), path.name, unit="pos", enabled=progress)
+    plan = f"cxforge bench solver: {path.name}: {progress_bars.count(len(positions), 'position')}"
+    bar = progress_bars.bar(len(positions), path.name, unit="pos", enabled=progress, plan=plan)
     clearing = 0.0
     for moves, expected in positions:
         start = clock()

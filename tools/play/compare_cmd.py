@@ -45,10 +45,10 @@ def table(rows: list[Paired], new: str, base: str) -> str:
     """The rows as the text table ``cxforge compare`` prints."""
     body = [[escape(r.opponent, keep_newlines=False), r.games, _percent(r.new_score), _percent(r.base_score),
              f"{_percent(r.difference, True)} [{_percent(r.low, True)}, {_percent(r.high, True)}]",
-             f"{r.better} / {r.worse}"] for r in rows]
+             f"{r.better} / {r.worse}", f"{r.distinct_games} of {r.paired_games}"] for r in rows]
     heads = ["opponent", "games", escape(new, keep_newlines=False), escape(base, keep_newlines=False),
-             "difference [95%]", "better / worse"]
-    return render(heads, body, align="lrrrrr")
+             "difference [95%]", "better / worse", "distinct"]
+    return render(heads, body, align="lrrrrrr")
 
 
 @dataclass(frozen=True)
@@ -67,12 +67,15 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         """What ``--json`` prints."""
-        return {"new": self.new, "base": self.base, "rows": [r.to_json() for r in self.rows]}
+        return {"new": self.new, "base": self.base, "rows": [r.to_json() for r in self.rows],
+                "distinct_games": self.rows[-1].distinct_games}
 
     def text(self) -> str:
         """What the command prints without ``--json``."""
         return (table(self.rows, self.new, self.base) + "\nscore: wins + half the draws; difference: NEW's score "
-                "minus BASE's, game by game, mean and 95% interval")
+                "minus BASE's, game by game, mean and 95% interval\ngames: those counted; distinct: the paired "
+                "games that differ from every other against the same opponent in the same seat and opening; "
+                "a repeat counts only once one differed (stochastic agents)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -39,8 +39,8 @@ from typing import Any
 
 from agents.board import STANDARD, Size, geometry
 from agents.registry import REGISTRY
+from connectx_forge import boundedread, safe_write
 from connectx_forge import progress as progress_bars
-from connectx_forge import safe_write
 from connectx_forge.arena import schedule
 from connectx_forge.build.reference import as_player
 from connectx_forge.errors import UserError
@@ -106,15 +106,16 @@ def _workers(workers: int, executor: Executor | None, spool: str | None) -> Iter
 
 
 def spooled(folder: str) -> list[GameRecord]:
-    """The games workers appended to ``folder`` (a line cut short by the interrupt is left out)."""
+    """The games workers appended to ``folder`` (a line cut short by the interrupt is left out), each read within
+    ``boundedread``'s bounds as any games file is."""
     records = []
     for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    records.append(GameRecord.from_json(json.loads(line)))
-                except (ValueError, TypeError, KeyError):
-                    continue
+        path = os.path.join(folder, name)
+        for number, line in boundedread.read_lines(path, name=path):
+            try:
+                records.append(GameRecord.from_json(boundedread.parse_json(line, f"{path}: line {number}")))
+            except (UserError, TypeError, KeyError):
+                continue
     return records
 
 
@@ -239,6 +240,15 @@ class MatchPlan:
         return match_jobs(self.a, self.b, self.games, self.seed, self.settings, self.seats, tuple(self.openings))
 
 
+def plan_line(plan: MatchPlan, games: int, workers: int) -> str:
+    """The match's first line (``progress.Bar``): the games it will play now, the players, the openings and
+    the workers."""
+    openings = f" from {progress_bars.count(len(plan.openings), 'opening')}" if plan.openings else ""
+    seats = "" if plan.seats == "both" else f", {plan.a.label} always {plan.seats}"
+    players = f"{plan.a.label} vs {plan.b.label}"
+    return f"cxforge match: {progress_bars.count(games, 'game')} of {players}{openings}{seats}, -w {workers}"
+
+
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0, *,
               settings: GameSettings | None = None, seats: str = "both",
               openings: tuple[tuple[int, ...], ...] = (), progress: bool = True,
@@ -310,8 +320,9 @@ def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = Tru
 
     try:
         with _workers(min(n_workers, max(1, len(jobs))), executor, spool) as ex, \
-                progress_bars.bar(games, f"{pa.label} vs {pb.label}", "game", progress) as bar:
-            bar.update(len(finished))
+                progress_bars.bar(games, f"{pa.label} vs {pb.label}", "game", progress,
+                                  plan_line(plan, len(jobs), n_workers), n_workers * batch) as bar:
+            bar.already(len(finished))
 
             def done(_: GameJob, rec: GameRecord) -> bool:
                 keep(rec)

@@ -19,6 +19,7 @@ from connectx_forge import options
 from connectx_forge.arena import flags
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.errors import UserError
+from connectx_forge.play import why_lost
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
 from connectx_forge.play.match_report import format_match
@@ -139,3 +140,4 @@ def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: Gam
     print(json.dumps(summary, indent=2) if args.json else format_match(result))
     if s.game.slowdown > 1 and not args.json:
         print(jail.slowdown_line(s.game.slowdown, jail.slowed_games(r.slowed for r in result.records)))
+    why_lost.print_hint("match", result.a, args.save, args.store is not None)

@@ -8,9 +8,12 @@ gain that two separate win rates cannot show, a paired mean does.  A game
 pairs with the one whose opponent, seat, seed and opening moves are the same;
 scores are wins plus half the draws, for the compared agent (player A of
 each match).  A game saved twice (its stable key, ``records.game_key``, its moves and its
-end the same) counts once.  The interval is the normal one on the mean of the differences, clipped to the
-range a mean can take, -1 to 1 (in a few games nearly all alike, the normal
-interval alone reaches past it).
+end the same) counts once.  A paired game counts as evidence only when it differs from every earlier one
+against the same opponent in the same seat and opening (``arena.evidence``): with deterministic agents,
+games of other seeds from the same opening are the same games again.
+The interval is the toolkit's score interval (``stats.score_interval``) of the
+differences mapped to 0..1: right at a few games (a normal interval would give six tied games ``[+0.0, +0.0]``;
+this one gives about +-0.4) and within -1 to 1, the range a mean difference can take.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from connectx_forge.arena.evidence import counted, play_of
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import game_key
-from connectx_forge.stats import mean_interval
+from connectx_forge.stats import mean_and_interval
 
 Key = tuple[str, int, int, tuple[int, ...]]  # opponent, A's seat, seed, opening moves
 
@@ -48,7 +52,8 @@ def agent_of(records: Sequence[GameRecord]) -> str:
 
 @dataclass(frozen=True)
 class Paired:
-    """One opponent's (or, with ``opponent`` "all", every opponent's) paired games."""
+    """One opponent's (or, with ``opponent`` "all", every opponent's) paired games: those counted (``games``),
+    the distinct ones among all ``paired_games`` (every one counts once a repeat differed: stochastic agents)."""
 
     opponent: str
     games: int
@@ -59,19 +64,23 @@ class Paired:
     high: float
     better: int  # games NEW scored more in
     worse: int
+    distinct_games: int
+    paired_games: int
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def summarise(opponent: str, pairs: Sequence[tuple[float, float]]) -> Paired:
-    """The paired summary of ``(new, base)`` scores (at least one pair)."""
+def summarise(opponent: str, pairs: Sequence[tuple[float, float]], distinct: int | None = None,
+              paired: int | None = None) -> Paired:
+    """The paired summary of the ``(new, base)`` scores counted (at least one pair), ``distinct`` of the
+    ``paired`` games found distinct (default: each pair counted, all distinct)."""
     n = len(pairs)
     diffs = [a - b for a, b in pairs]
-    mean, low, high = mean_interval(diffs)
-    low, high = max(low, -1.0), min(high, 1.0)  # a game's difference is within [-1, 1]: so is its mean's
-    return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, mean, low, high,
-                  sum(d > 0 for d in diffs), sum(d < 0 for d in diffs))
+    _, low, high = mean_and_interval([(d + 1) / 2 for d in diffs])  # a difference in [-1, 1] as a score in [0, 1]
+    return Paired(opponent, n, sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n, sum(diffs) / n,
+                  2 * low - 1, 2 * high - 1, sum(d > 0 for d in diffs), sum(d < 0 for d in diffs),
+                  n if distinct is None else distinct, n if paired is None else paired)
 
 
 def _played(rec: GameRecord) -> tuple[object, ...]:
@@ -97,15 +106,20 @@ def _by_key(records: Iterable[GameRecord], side: str) -> dict[Key, GameRecord]:
 def compare(new: Sequence[GameRecord], base: Sequence[GameRecord]) -> list[Paired]:
     """One ``Paired`` per opponent (in the order NEW's games first meet them), then "all" when there are several.
 
-    Games without a partner on the other side are left out; ``UserError`` when none pair at all.
+    Games without a partner on the other side are left out; ``UserError`` when none pair at all.  Each row
+    counts its distinct paired games (``arena.evidence``: the opponent is the scope, A's seat and the opening
+    the key, NEW's and BASE's games together the play).
     """
     a, b = _by_key(new, "NEW"), _by_key(base, "BASE")
     common = [k for k in a if k in b]
     if not common:
         raise UserError("no game of NEW pairs with one of BASE: play both with the same opponents, --seats, "
                         "--openings and --seed")
+    kept, seen = counted((k[0], (k[1], k[3]), (play_of(a[k]), play_of(b[k])), k) for k in common)
     opponents = list(dict.fromkeys(k[0] for k in common))
-    rows = [summarise(o, [(score(a[k]), score(b[k])) for k in common if k[0] == o]) for o in opponents]
+    rows = [summarise(o, [(score(a[k]), score(b[k])) for k in kept if k[0] == o],
+                      seen.distinct_in(o),
+                      sum(k[0] == o for k in common)) for o in opponents]
     if len(rows) > 1:
-        rows.append(summarise("all", [(score(a[k]), score(b[k])) for k in common]))
+        rows.append(summarise("all", [(score(a[k]), score(b[k])) for k in kept], seen.distinct, len(common)))
     return rows

@@ -42,25 +42,29 @@ class GameWriter:
     """Games written to a JSONL file as they finish, each line flushed: a crash or Ctrl-C keeps them.
 
     ``close(records)`` rewrites the games this writer added with ``records`` in order (a finished run's games
-    sorted by index); an interrupted run leaves the lines in finishing order.  A file that exists is never
-    replaced: ``UserError`` unless ``append``, which adds the games after its lines and leaves those alone.
+    sorted by index); an interrupted run leaves the lines in finishing order.  A file that exists is
+    replaced only with ``replace`` (``--force``): else ``UserError`` unless ``append``, which adds the games
+    after its lines and leaves those alone.
     Each game is written once: a game whose stable key (``game_key``) the file already holds (a resumed run's
     games saved before the interrupt) or this writer already wrote is left out.
     """
 
-    def __init__(self, path: PathLike, append: bool = False) -> None:
+    def __init__(self, path: PathLike, append: bool = False, replace: bool = False) -> None:
         self.path = os.fspath(path)
         self.had: set[GameKey] = _keys_in(self.path) if append else set()
         self.wrote: set[GameKey] = set()
         try:
-            self.fh = safe_write.open_append(self.path, new=not append)
+            self.fh = safe_write.open_append(self.path, new=not append and not replace)
+            if replace and not append:
+                self.fh.truncate(0)
+                self.fh.seek(0)
             self.start = self.fh.tell()
             if self.start and not _ends_with_newline(self.path):
                 self.fh.write("\n")
                 self.start = self.fh.tell()
         except FileExistsError:
-            raise UserError(f"--save {self.path}: the file exists and --save never replaces a file; add --append "
-                            "to add the games to its end, or give another name") from None
+            raise UserError(f"--save {self.path}: the file exists; add --append to add the games to its end, "
+                            "--force to replace it, or give another name") from None
         except OSError as exc:
             raise UserError(f"cannot write {self.path}: {exc.strerror or exc}") from None
         self.count = 0

@@ -10,11 +10,13 @@ median and max move time.  The command line is tools/play/winrates_cmd.py.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
+from connectx_forge import progress as bars
 from connectx_forge import table as tables
 from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import GameRecord
@@ -74,9 +76,20 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
         print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}", flush=True)
     raw: dict[str, list[MatchResult]] = {}
     rows = []
+    cells = len(names) * len(opponents)
+    if progress:
+        print(f"cxforge winrates: {bars.count(cells * games, 'game')}, {bars.count(cells, 'match', 'matches')} of "
+              f"{games:,} ({', '.join(names)} against {', '.join(opponents)}); each match's line says how long",
+              file=sys.stderr, flush=True)
     for name in names:
-        results = [run_match(name, opp, games, workers=workers, seed=seed, settings=GameSettings(size),
-                             progress=progress, on_game=on_game) for opp in opponents]
+        results = []
+        for opp in opponents:
+            results.append(run_match(name, opp, games, workers=workers, seed=seed, settings=GameSettings(size),
+                                     progress=progress, on_game=on_game))
+            if progress and name == names[0] and len(results) == 1 and cells > 1:
+                took = results[0].seconds
+                print(f"cxforge winrates: the first match took {took:.1f} s: {bars.about(took * cells)} for all "
+                      f"{cells}", file=sys.stderr, flush=True)
         raw[name] = results
         rows.append(table_row(resolve(name).label, results))
     if table:

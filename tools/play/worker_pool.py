@@ -41,13 +41,16 @@ def _one(result: Any) -> int:
 
 @dataclass(frozen=True)
 class Progress:
-    """How the bar counts: ``count(result)`` units per finished job, out of ``total`` (default: jobs)."""
+    """How the bar counts: ``count(result)`` units per finished job, out of ``total`` (default: jobs); ``plan``:
+    the command's first line (``progress.Bar``), measured once ``sample`` units are done."""
 
     desc: str
     unit: str = "game"
     total: int | None = None
     enabled: bool = True
     count: Callable[[Any], int] = _one
+    plan: str | None = None
+    sample: int = 1
 
 
 def worker_start(parent: int) -> None:
@@ -88,7 +91,7 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
 
 def _bar(progress: Progress | None, jobs: int) -> Any:
     p = progress or Progress("", enabled=False)
-    return progress_bars.bar(p.total if p.total is not None else jobs, p.desc, p.unit, p.enabled)
+    return progress_bars.bar(p.total if p.total is not None else jobs, p.desc, p.unit, p.enabled, p.plan, p.sample)
 
 
 def _count(progress: Progress | None, result: Any) -> int:

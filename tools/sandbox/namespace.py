@@ -45,6 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import NoReturn
 
+from connectx_forge import trees
 from connectx_forge.sandbox import cgroup, limits, reap, throttle
 
 CLONE_NEWNS = 0x00020000
@@ -599,25 +600,27 @@ def written(init: int) -> Mark | None:
     message queues and what was written in its own folders): each entry's path, inode, mode, size and change
     and modification times, which any write, rename, removal or new entry changes (a change time no process
     sets).  Read from outside, through the fd its init handed over; None where there is none, or where it holds
-    more than ``MARK_ENTRIES`` entries (the walk is the warden's work).  Overlay's work folders (its own, emptied
+    more than ``MARK_ENTRIES`` entries or is deeper than ``trees.DEEPEST`` folders (the walk is the
+    warden's work, on its own stack: ``trees.walk``).  Overlay's work folders (its own, emptied
     after each use) are left out."""
     root = _ROOTS.get(init)
     if root is None:
         return None
     found: list[tuple[str, int, int, int, int, int]] = []
-    for top, dirs, files, fd in os.fwalk(".", dir_fd=root, follow_symlinks=False):
-        if top == ".":
-            dirs[:] = [d for d in dirs if not d.startswith("work")]
-        for name in (*dirs, *files):
-            try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
+    try:
+        for top, _, name, info in trees.walk(root, trees.DEEPEST, _overlay_work):
             if len(found) >= MARK_ENTRIES:
                 return None
             found.append((f"{top}/{name}", info.st_ino, info.st_mode, info.st_size, info.st_ctime_ns,
                           info.st_mtime_ns))
+    except (trees.TooDeep, OSError):  # deeper than a walk goes (no recursion: trees.py), or unreadable
+        return None
     return tuple(sorted(found))
+
+
+def _overlay_work(path: str) -> bool:
+    """Whether ``path`` is one of overlay's work folders at the top of a budget (``written`` leaves them out)."""
+    return path.startswith("./work") and path.count("/") == 1
 
 
 SETTLE_SECONDS = 1.1  # the longest ``settled`` waits: a message queue's times count whole seconds

@@ -42,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.board import Size
+from connectx_forge import trees
 from connectx_forge.archive import copy_tree, unpack
+from connectx_forge.boundedread import open_unlinked
 from connectx_forge.play.players import Player
 from connectx_forge.sandbox import protocol, warden
 from connectx_forge.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
@@ -149,7 +151,7 @@ class HostedAgent:
     def _start(self, w: warden.Warden, fd: int) -> None:
         """Make the game's folders (a template's, when there is one) and ask ``w`` for the host."""
         if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            trees.remove(self.folder)
             self.folder = ""
         setup = dict(self.setup)
         key = self._key() if self.templated else None
@@ -190,7 +192,8 @@ class HostedAgent:
         if file.endswith(".tar.gz"):  # its files where Kaggle puts them: beside main.py
             return str(unpack(Path(file), Path(game)))
         path = os.path.join(game, os.path.basename(file))
-        shutil.copyfile(file, path)
+        with os.fdopen(open_unlinked(file), "rb") as source, open(path, "xb") as copy:  # as reference() checked it
+            shutil.copyfileobj(source, copy)
         return path
 
     def _key(self) -> str:
@@ -376,7 +379,7 @@ class HostedAgent:
         self._drain()
         self.output.close()
         if self.folder:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            trees.remove(self.folder)
 
 
 def close_all(hosts: Iterable[HostedAgent | None]) -> None:

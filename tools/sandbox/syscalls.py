@@ -22,7 +22,19 @@ allowed where the host's IPC namespace is capped by its budget
 elsewhere ``shmget`` and ``msgget`` answer ``ENOSYS``, as on a kernel without
 SysV IPC.  ``clone3``
 answers ``ENOSYS`` (its flags sit in memory a filter cannot read), so that the
-C library falls back to ``clone``.  Calls of another architecture (32-bit calls
+C library falls back to ``clone``.  No kernel object of a file both seats see
+carries a bit between them (the image is one set of files, read-only, for every
+seat and game; ``_observers``): file locks (``flock`` and ``fcntl``'s record and
+open-file locks, ``F_GETLK`` among them) answer ``ENOLCK``, as on a file system
+without locks; leases and directory notices (``F_SETLEASE``, ``F_GETLEASE``,
+``F_NOTIFY``) ``EINVAL``; watches (inotify, fanotify) and the page cache's
+residency (``mincore``, ``cachestat``, Linux AIO) ``ENOSYS``, as on a kernel without them;
+a read that only says whether pages are cached (``preadv2`` with ``RWF_NOWAIT``)
+``EOPNOTSUPP``; dropping a file's cached pages (``posix_fadvise``'s
+``DONTNEED``) does nothing, as advice may; merging pages with another process's
+(KSM: ``MADV_MERGEABLE``, ``PR_SET_MEMORY_MERGE``) ``EINVAL``.  An agent locks
+not even its own files (no Kaggle agent needs to; sqlite's file locks are among
+them).  Calls of another architecture (32-bit calls
 on x86-64) kill the process, libseccomp's default.
 Where libseccomp is missing, ``program`` is None and the reports say so.
 """
@@ -40,7 +52,7 @@ from connectx_forge.sandbox import limits
 DENIED = ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
           "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
           "fspick", "mount_setattr", "unshare", "setns", "open_by_handle_at", "name_to_handle_at",
-          "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+          "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
           "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot",
           "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "syslog", "vhangup", "lookup_dcookie",
           "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "iopl", "ioperm", "nfsservctl",
@@ -52,6 +64,17 @@ CLONE_PARENT = 0x00008000  # a child of the caller's parent: a process a templat
 TIOCSTI = 0x5412
 SOCKET_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6: the families a host may open (``socket``, ``socketpair``)
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+WATCHES = ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark")
+# which of a file's pages the page cache holds (what another seat read): asked directly, or by a read that fails
+# where a page is not cached (Linux AIO's RWF_NOWAIT sits in memory a filter cannot read: no AIO at all)
+RESIDENCY = ("mincore", "cachestat", "io_setup")
+# fcntl's lock commands: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the 64-bit ABI's
+# numbers, its F_*LK64 the same); then F_SETLEASE, F_GETLEASE, F_NOTIFY (dnotify)
+LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
+NOTICE_COMMANDS = (1024, 1025, 1026)
+RWF_NOWAIT = 0x8
+POSIX_FADV_DONTNEED = 4
+MADV_MERGEABLE, PR_SET_MEMORY_MERGE = 12, 67
 
 
 def _bindings() -> Any:
@@ -93,22 +116,16 @@ def _compiled(sysv: bool) -> bytes | None:
     try:
         f = sc.SyscallFilter(sc.ALLOW)
         refuse = sc.ERRNO(errno.EPERM)
-        for name in DENIED:
-            try:
-                f.add_rule(refuse, name)
-            except (RuntimeError, OSError, ValueError):
-                pass  # a call this kernel or architecture does not have
+        _each(f, refuse, DENIED)
         for flag in (*NAMESPACE_FLAGS, CLONE_PARENT):
             f.add_rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         f.add_rule(refuse, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, TIOCSTI))
         _families(f, sc)
+        _observers(f, sc)
         if not sysv:
             for name in ("shmget", "msgget"):
                 f.add_rule(sc.ERRNO(errno.ENOSYS), name)
-        try:
-            f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
-        except (RuntimeError, OSError, ValueError):
-            pass
+        _each(f, sc.ERRNO(errno.ENOSYS), ("clone3",))
         fd = os.memfd_create("cxforge-seccomp")
         with os.fdopen(fd, "w+b") as fh:
             f.export_bpf(fh)
@@ -129,6 +146,33 @@ def _families(f: Any, sc: Any) -> None:
             if family not in SOCKET_FAMILIES:
                 f.add_rule(unsupported, call, sc.Arg(0, sc.EQ, family))
         f.add_rule(unsupported, call, sc.Arg(0, sc.GT, top))
+
+
+def _observers(f: Any, sc: Any) -> None:
+    """Refuse what would pass a bit between seats through a file both see (the image, ``/dev/null``): its locks,
+    leases, watches and notices, and what tells which of its pages are cached; each errno that of a kernel or
+    file system without the feature, so that a library that tries one falls back as it would there."""
+    _each(f, sc.ERRNO(errno.ENOSYS), (*WATCHES, *RESIDENCY))
+    _each(f, sc.ERRNO(errno.ENOLCK), ("flock",))
+    low = 0xFFFFFFFF  # an int argument: the kernel reads its low 32 bits alone
+    for command in LOCK_COMMANDS:
+        _each(f, sc.ERRNO(errno.ENOLCK), ("fcntl",), sc.Arg(1, sc.MASKED_EQ, low, command))
+    for command in NOTICE_COMMANDS:
+        _each(f, sc.ERRNO(errno.EINVAL), ("fcntl",), sc.Arg(1, sc.MASKED_EQ, low, command))
+    _each(f, sc.ERRNO(errno.EOPNOTSUPP), ("preadv2",), sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))
+    _each(f, sc.ERRNO(0), ("fadvise64",), sc.Arg(3, sc.MASKED_EQ, low, POSIX_FADV_DONTNEED))
+    _each(f, sc.ERRNO(errno.EINVAL), ("madvise",), sc.Arg(2, sc.MASKED_EQ, low, MADV_MERGEABLE))
+    _each(f, sc.ERRNO(errno.EINVAL), ("prctl",), sc.Arg(0, sc.MASKED_EQ, low, PR_SET_MEMORY_MERGE))
+
+
+def _each(f: Any, action: Any, names: tuple[str, ...], *args: Any) -> None:
+    """Answer every call of ``names`` (where its arguments match ``args``) with ``action``, skipping a call this
+    kernel or architecture lacks."""
+    for name in names:
+        try:
+            f.add_rule(action, name, *args)
+        except (RuntimeError, OSError, ValueError):
+            pass
 
 
 class _Program(ctypes.Structure):

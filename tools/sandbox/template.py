@@ -64,7 +64,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -73,6 +72,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
+from connectx_forge import trees
 from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap
 
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
@@ -420,7 +420,8 @@ def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable
             ended.append(pid)
         else:
             _gone([pid])
-        shutil.rmtree(homes.pop(pid, ""), ignore_errors=True)
+        if pid in homes:
+            trees.remove(homes.pop(pid))
         if not message.get("quiet"):  # a quiet end is not answered
             control.send(json.dumps(answer).encode())
 

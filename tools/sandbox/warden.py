@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import tempfile
@@ -41,6 +40,7 @@ import time
 import weakref
 from typing import Any, NoReturn
 
+from connectx_forge import trees
 from connectx_forge.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
 
 _local = threading.local()
@@ -169,9 +169,9 @@ def shut(sock: socket.socket, pid: int, owner: int, templates: dict[str, tuple[s
     _reap(pid)
     for staged in templates.values():
         if staged is not None:
-            shutil.rmtree(staged[0], ignore_errors=True)
+            trees.remove(staged[0])
     if root:  # the jail's folder, when its shell was killed before it could remove it
-        shutil.rmtree(root, ignore_errors=True)
+        trees.remove(root)
     for group in groups:
         cgroup.remove(group)
 

@@ -14,13 +14,13 @@ import dataclasses
 import gc
 import json
 import os
-import shutil
 import signal
 import socket
 import tempfile
 import time
 from typing import Any, NoReturn
 
+from connectx_forge import trees
 from connectx_forge.paths import PROJECT_ROOT
 from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap, template
 
@@ -104,7 +104,7 @@ def _end_host(state: _State, pid: int, grace: float) -> int | None:
     folder = state.folders.pop(pid, None)
     if folder in state.homes:  # made here (the referee removes the folders it made)
         state.homes.discard(folder)
-        shutil.rmtree(folder, ignore_errors=True)
+        trees.remove(folder)
     if parent is None:
         status = reap.end(state, pid, grace)
         namespace.end_init(state.inits.pop(pid, 0), state)
@@ -161,9 +161,9 @@ def _cleanup(state: _State) -> NoReturn:
             time.sleep(0.01)
             reap.reap_any(state)
         for folder in [*state.folders.values(), *state.template_folders]:  # the referee may have died first
-            shutil.rmtree(folder, ignore_errors=True)
+            trees.remove(folder)
         if state.root:
-            shutil.rmtree(state.root, ignore_errors=True)
+            trees.remove(state.root)
     finally:
         os._exit(0)
 
@@ -251,12 +251,19 @@ def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str
 
 
 def _give(folders: list[str], uid: int) -> None:
-    """Make ``folders`` and all in them ``uid``'s (a host's own uid: its game folder and HOME are its own)."""
+    """Make ``folders`` and all in them ``uid``'s (a host's own uid: its game folder and HOME are its own); the
+    walk keeps its own stack and follows no link (``trees.walk``: what an earlier game left there is no
+    recursion), and what lies deeper than ``trees.DEEPEST`` folders (nothing staged does) stays the warden's."""
     for folder in folders:
         os.chown(folder, uid, uid, follow_symlinks=False)
-        for top, dirs, files in os.walk(folder):
-            for name in dirs + files:
-                os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            for _, at, name, _ in trees.walk(fd, trees.DEEPEST):
+                os.chown(name, uid, uid, dir_fd=at, follow_symlinks=False)
+        except trees.TooDeep:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:

@@ -229,7 +229,9 @@ def solve_all(pool: Executor, solve: Callable[[str, float, str], Result], lines:
     as it comes, under a bar that counts the unsolved."""
     futures = [pool.submit(solve, line, seconds, engine) for line in lines]
     unsolved = 0
-    with progress_bars.bar(len(futures), label, unit="pos", enabled=bars) as bar:
+    plan = f"cxforge book: {label}: {progress_bars.count(len(futures), 'position')} to solve, {seconds:g} s " \
+           "each at most"
+    with progress_bars.bar(len(futures), label, unit="pos", enabled=bars, plan=plan) as bar:
         for fut in as_completed(futures):
             r = fut.result()
             append_progress(progress, r)

@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_workers(b)
     b.add_argument("--progress", default=DEFAULT_PROGRESS, metavar="FILE",
                    help=f"append-only progress file (default {DEFAULT_PROGRESS})")
-    options.add_out(b, "book file, rebuilt from the progress file (default agents/data/opening_book.bin)",
-                    kind="update")
+    options.add_out(b, "book file, written anew from the progress file", default=DEFAULT_BOOK,
+                    shown="agents/data/opening_book.bin")
     options.add_engine(b, "auto", "the solver to build with")
     b.add_argument("--easy-nodes", type=int, default=EASY_NODES,
                    help=f"positions solved in fewer nodes are left to the agent's search (default {EASY_NODES}; "

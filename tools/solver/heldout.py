@@ -339,8 +339,10 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     exclude = holdout_keys([pons]) if pons is not None else set()
     files = training_files(training)
     with safe_write.open_append(scores_path) as scores_fh, safe_write.open_append(txt) as txt_fh, \
-            progress_bars.bar(size, name, unit="pos", enabled=progress) as bar:
-        bar.update(done.labelled)
+            progress_bars.bar(size, name, unit="pos", enabled=progress,
+                              plan=f"cxforge heldout build: {name}: "
+                                   f"{progress_bars.count(size - done.labelled, 'position')} to label") as bar:
+        bar.already(done.labelled)
         while done.labelled < size:
             batch, index = _candidates(name, seed, index, size - done.labelled + 8, seen, exclude)
             dropped = overlapping([moves for _, moves in batch], files)

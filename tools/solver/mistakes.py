@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -376,9 +377,14 @@ def run_sets(agents: Sequence[str], sets: Sequence[str], run: MistakeRun | None 
         tool_engines.resolve(engine)  # loads now: one clear line if it cannot be
     movers = {names[a]: mover(a, run.budget, run.overage) for a in agents}  # one that cannot load: one line
     results: list[Mistakes] = []
-    for name, positions, known in loaded:
-        n = hard_sample if hard_sample is not None and name in HARD_SETS else sample
-        picked = random.Random(seed).sample(positions, min(n, len(positions)))
+    sizes = [min(hard_sample if hard_sample is not None and name in HARD_SETS else sample, len(positions))
+             for name, positions, _ in loaded]
+    if progress:
+        print(f"cxforge mistakes: {', '.join(movers)} on {progress_bars.count(sum(sizes), 'position')} of "
+              f"{', '.join(name for name, _, _ in loaded)}, each move labelled within {run.solve_budget:g} s; a line "
+              "per agent and set as it is measured (a bar with its ETA on a terminal)", file=sys.stderr, flush=True)
+    for (name, positions, known), n in zip(loaded, sizes, strict=True):
+        picked = random.Random(seed).sample(positions, n)
         for res in measure(name, picked, movers, run.solve_budget, progress, engine,
                            cache if known is None else known).values():
             results.append(res)

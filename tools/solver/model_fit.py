@@ -114,7 +114,9 @@ def label(solver: Engine, found: Sequence[Sample], seconds: float, progress: boo
     solve in time is left out)."""
     out: list[Labelled] = []
     memo: dict[int, tuple[int | None, ...]] = {}
-    with progress_bars.bar(len(found), "positions", unit="pos", enabled=progress) as bar:
+    with progress_bars.bar(len(found), "positions", unit="pos", enabled=progress,
+                           plan=f"cxforge models: {progress_bars.count(len(found), 'position')} to solve, "
+                                f"{seconds:g} s each at most") as bar:
         for s in found:
             board = Board.from_moves(s.moves)
             key = board.key()

@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
+from connectx_forge import progress as bars
 from connectx_forge.archive import unpack
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import playable
@@ -44,6 +45,7 @@ from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.sandbox.limits import Limits
 from connectx_forge.submit import kaggle_game, sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
+from connectx_forge.submit.upload_copy import staged_copy
 from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
 OPPONENTS = ("random", "negamax")
@@ -68,9 +70,32 @@ class Gate:
     workers: int | None = None
 
 
+def plan_line(named: Path, games: int, cap: int, opponents: Sequence[str], workers: int) -> str:
+    """The check's first line (``progress.Bar``): the file, the games against each opponent, the cap while a
+    floor is undecided, and the workers."""
+    return (f"cxforge check: {named.name}: {bars.count(games, 'game')} against each of {', '.join(opponents)}, "
+            f"up to {cap:,} while a floor is undecided, -w {workers}")
+
+
 def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
                progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
                on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
+    """``_check`` of a copy of the file at ``path`` (and of its manifest), read once as ``upload`` reads what it
+    sends (``upload_copy.staged_copy``: no link to it or on its path, a regular file of at most 100 MB, hashed):
+    the check judges those bytes, whatever the path holds meanwhile; ``shown`` (default ``path``) is what the
+    report names."""
+    named = shown or Path(path)
+    with staged_copy(Path(path)) as copy:
+        try:
+            return _check(copy.file, gate, settings=settings, progress=progress, validation=validation,
+                          floors=floors, on_look=on_look, on_game=on_game, shown=named)
+        except UserError as exc:  # its one line names the file given, not the copy
+            raise type(exc)(str(exc).replace(str(copy.file), str(named))) from None
+
+
+def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
+           progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
+           on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
     """Check the submission at ``path`` as ``gate`` says (default ``Gate()``): the validation episode, then
     ``games`` games per opponent, and more against an opponent whose floor is not decided yet, up to
     ``max_games`` (``sequential.py``).
@@ -120,16 +145,19 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
         if first is None or not first.broke:
             played = {o: 0 for o in chosen}
             target = {o: games for o in chosen}
+            line: str | None = plan_line(named, games, cap, chosen, workers or os.cpu_count() or 1)
             while True:
                 batch = [replace(job, file=staged) for o in chosen if target.get(o, 0) > played[o]
                          for job in jobs_for(chosen, target[o], act_timeout, overage, seed, start=played[o],
                                              only=o)]
                 batch.sort(key=lambda job: job.index)
                 results += in_processes(kaggle_game.play, batch, workers or os.cpu_count() or 1,
-                                        progress=Progress("check", "game", enabled=progress),
+                                        progress=Progress("check", "game", enabled=progress, plan=line,
+                                                          sample=workers or os.cpu_count() or 1),
                                         on_result=None if on_game is None else
                                         lambda _i, result: on_game(result))
                 played.update(target)
+                line = None  # the first batch's bar says it
                 if any(r.status in FAILED_STATUSES for r in results):
                     break  # a rule broken: the check has failed, whatever the floors
                 target = _next_targets(wanted, results, plan, played, set(target), on_look)
@@ -167,8 +195,10 @@ def _next_targets(floors: dict[str, float], results: list[GameResult], plan: seq
 def submission_of(spec: str) -> Player:
     """The file that ``cxforge check`` and ``upload`` judge for ``spec`` (``reference``, allowing what a
     submission can be): a built file as it is; a project folder, a source ``.py`` or a registered agent built
-    on the fly (with its manifest beside it)."""
-    return playable(reference(spec, allow=SUBMISSIONS))
+    on the fly (with its manifest beside it; its path in the toolkit's own cache resolved, so that a linked HOME
+    or cache folder is no link ``check_file`` refuses)."""
+    file = playable(reference(spec, allow=SUBMISSIONS))
+    return replace(file, submission=str(Path(file.file).resolve())) if file.built_here else file
 
 
 def check_agent(spec: str, gate: Gate | None = None, **kwargs: Any) -> CheckReport:

@@ -98,16 +98,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 class GameSaver:
     """``--save``: each check game, as it finishes, one flushed line of a games file (``check.game_record``).
-    The file is opened at the first game, so a check that stops before any game leaves no file behind."""
+    The file is opened at the first game, so a check that stops before any game leaves no file behind (nor
+    empties the file ``--force`` replaces)."""
 
-    def __init__(self, path: Path, append: bool, label: str, size: Size) -> None:
+    def __init__(self, path: Path, append: bool, label: str, size: Size, replace: bool = False) -> None:
         self.path, self.append, self.label, self.size = path, append, label, size
+        self.replace = replace and not append
         self.fh: IO[str] | None = None
 
     def __call__(self, result: GameResult) -> None:
         if self.fh is None:
             try:
-                self.fh = safe_write.open_append(self.path, new=not self.append)
+                self.fh = safe_write.open_append(self.path, new=not self.append and not self.replace)
+                if self.replace:
+                    self.fh.truncate(0)
+                    self.fh.seek(0)
             except OSError as exc:
                 raise UserError(f"--save {self.path}: cannot write it ({exc.strerror or exc})") from None
         self.fh.write(json.dumps(check.game_record(result, self.label, self.size).to_json()) + "\n")
@@ -133,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"built {file.label!r} on the fly: {file.file}", file=sys.stderr)
     size = options.size_of(args)
     talk = options.progress_of(args)
-    saver = GameSaver(args.save, args.append, file.label, size) if args.save is not None else None
+    saver = GameSaver(args.save, args.append, file.label, size, args.force) if args.save is not None else None
     try:
         report = check.check_file(file.file, gate,
                                   settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),

@@ -65,8 +65,10 @@ def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool
     credentials (found before the check, so that no check is played for nothing), a copy changed since it
     was made, and when the upload fails; ``Verdict`` (exit status 1 FAIL, 3 UNDECIDED) for a check that did not
     pass.  ``dry_run``: everything but the network, without credentials too: the file is copied and checked,
-    and the answer names the copy and its sha256, where the credentials were found (never read out) and the
-    command line that would have run, or that none were found.
+    the copy and its sha256 are shown, and the answer names where the credentials were found (never read out)
+    and the command line that would have run; where the real upload would stop (no kaggle CLI, no
+    credentials), a ``UserError`` that says so in one line (exit status 2), so that ``upload --dry-run &&
+    ...`` never goes on where the upload would not.
     """
     if not message.strip():
         raise UserError("give the submission a message with -m")
@@ -81,7 +83,7 @@ def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool
                           f"({'; '.join(report.problems or report.undecided)})", report.exit_code)
         if kaggle is None:
             verify(copy)
-            return dry_run_answer(copy, message)
+            return dry_run_answer(copy, message, show)
         show(f"uploading {path} to Kaggle's {COMPETITION} competition: its checked copy {copy.file} "
              f"(sha256 {copy.sha256})...")
         verify(copy)  # the last moment before the CLI reads it
@@ -94,20 +96,19 @@ def upload(path: Path, message: str, gate: Gate | None = None, *, progress: bool
     return result.output or "submitted"
 
 
-def dry_run_answer(copy: StagedCopy, message: str) -> str:
-    """What ``upload --dry-run`` says once the check passed: the checked copy that would be sent and its sha256,
-    where the credentials are (never their value) and the command line that would run, or what is missing for
-    the real upload."""
-    would = (f"dry run: would upload {copy.file} (sha256 {copy.sha256}), the checked copy of {copy.original} "
-             "(removed on exit)")
-    source = credential_source()
+def dry_run_answer(copy: StagedCopy, message: str, show: Callable[[str], None] = print) -> str:
+    """What ``upload --dry-run`` says once the check passed: ``show`` the checked copy that would be sent and
+    its sha256, then answer where the credentials are (never their value) and the command line that would run;
+    ``UserError`` (exit status 2) naming what the real upload would stop at: no kaggle CLI, no credentials."""
+    show(f"dry run: would upload {copy.file} (sha256 {copy.sha256}), the checked copy of {copy.original} "
+         "(removed on exit)")
+    stop = "dry run: nothing was sent; the check passed, but the real upload would stop here: "
     try:
         kaggle = kaggle_executable()
     except UserError as exc:
-        return f"{would}\ndry run: nothing was sent; the check passed, but the real upload would stop here: {exc}"
+        raise UserError(f"{stop}{exc}") from None
+    source = credential_source()
     if source is None:
-        return (f"{would}\ndry run: nothing was sent; the check passed, but no Kaggle credentials were found, so "
-                f"the real upload would stop here: {CREDENTIALS_HELP}")
+        raise UserError(f"{stop}{CREDENTIALS_HELP}")
     command = scrub(shlex.join(submit_command(copy.file, message, kaggle)), secrets())
-    return (f"{would}\ndry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n"
-            f"  {command}")
+    return f"dry run: nothing was sent; the kaggle CLI would find its credentials in {source} and run:\n  {command}"

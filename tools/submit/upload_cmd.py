@@ -15,7 +15,7 @@ HELP = "check a submission file, then submit it to Kaggle's ConnectX competition
 EXAMPLE = """\
 cxforge upload submissions/submission.py -m "lookahead, depth 4"
 cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted
-cxforge upload submissions/submission.py -m "v3" --dry-run   # everything but the network, credentials or not
+cxforge upload submissions/submission.py -m "v3" --dry-run   # all but the network; exit 2 without credentials
 cxforge upload submissions/submission.py -m "v4" --max-games 1024  # a floor close to the agent's rate"""
 
 
@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true",
                         help="do everything but the upload, without credentials too: build, copy, check, then name "
                              "the checked copy and its sha256, say where the credentials are (never printed) and "
-                             "the kaggle command line that would run, or that none were found; exit status as the "
-                             "check's")
+                             "the kaggle command line that would run; exit status as the real upload's: 1 FAIL, 3 "
+                             "UNDECIDED, 2 with one line where it would stop (no kaggle CLI, no credentials)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,14 +12,16 @@ compared (``verify``): a copy that changed, even by a process of the same user,
 is refused in one line and nothing is sent.  The folder is removed when the
 upload ends, however it ends (Ctrl-C included).
 
-The original is opened one path component at a time with ``O_NOFOLLOW``, so
-neither the file nor any folder on the path as given may be a symbolic link;
-it must be a regular file of at most ``MAX_UPLOAD_BYTES`` (Kaggle's own limit).
+The original is opened one path component at a time with ``O_NOFOLLOW``
+(``boundedread.open_unlinked``, the rule of every command given a submission
+file), so neither the file nor any folder on the path as given may be a symbolic
+link; it must be a regular file of at most ``MAX_UPLOAD_BYTES`` (Kaggle's own
+limit).  ``cxforge check`` judges such a copy too (``check.check_file``), so
+check and upload judge the same bytes by the same rule.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import shutil
@@ -30,13 +32,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from connectx_forge.boundedread import MAX_SETTINGS, MIB
+from connectx_forge.boundedread import MAX_SETTINGS, MIB, open_unlinked
 from connectx_forge.build.manifest import manifest_path
 from connectx_forge.errors import UserError
 
 MAX_UPLOAD_BYTES = 100 * MIB  # Kaggle takes a submission of at most 100 MB
 CHUNK = 1 * MIB
-_NO_LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # what O_NOFOLLOW says of a link
 
 
 @dataclass(frozen=True)
@@ -49,48 +50,10 @@ class StagedCopy:
     sha256: str
 
 
-def _open_without_links(path: Path) -> int:
-    """A read-only descriptor of ``path``, opened component by component with ``O_NOFOLLOW``: ``UserError``
-    when the file or a folder on the path as given is a symbolic link, or it cannot be opened."""
-    parts = path.parts
-    names = parts[1:] if path.is_absolute() else parts
-    if not names:
-        raise UserError(f"{path}: not a file")
-    folder_flags = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    here = os.open(parts[0] if path.is_absolute() else ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for i, name in enumerate(names):
-            last = i == len(names) - 1
-            flags = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC) if last else folder_flags
-            try:
-                fd = os.open(name, flags, dir_fd=here)
-            except OSError as exc:
-                raise _open_error(path, names, i, exc) from None
-            os.close(here)
-            here = fd
-        fd, here = here, -1
-        return fd
-    finally:
-        if here >= 0:
-            os.close(here)
-
-
-def _open_error(path: Path, names: tuple[str, ...], i: int, exc: OSError) -> UserError:
-    """The one line for a failed open of ``path`` at its component ``names[i]``."""
-    where = Path(path.anchor, *names[:i + 1])
-    if exc.errno in _NO_LINK_ERRORS and where.is_symlink():
-        what = "the file" if i == len(names) - 1 else f"the folder {where}"
-        return UserError(f"{path}: {what} is a symbolic link; upload sends only a file reached without links "
-                         "(give the real path)")
-    if exc.errno == errno.ENOENT:
-        return UserError(f"{path}: no such file (build one first: make submission)")
-    return UserError(f"{path}: cannot read it ({exc.strerror or exc})")
-
-
 def _copy(source: Path, target: Path, bound: int, why: str) -> str:
     """Copy ``source`` (``_open_without_links``, a regular file of at most ``bound`` bytes, ``why`` saying
     whose bound) to the new file ``target``, made read-only; the sha256 of the bytes written."""
-    fd = _open_without_links(source)
+    fd = open_unlinked(source)
     digest = hashlib.sha256()
     with os.fdopen(fd, "rb") as src:
         info = os.fstat(src.fileno())
@@ -116,7 +79,7 @@ def _copy(source: Path, target: Path, bound: int, why: str) -> str:
 def file_sha256(path: Path) -> str:
     """The sha256 of the file at ``path`` as it is now (read without following a link)."""
     digest = hashlib.sha256()
-    with os.fdopen(_open_without_links(path), "rb") as fh:
+    with os.fdopen(open_unlinked(path), "rb") as fh:
         while chunk := fh.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()

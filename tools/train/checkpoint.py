@@ -32,11 +32,11 @@ import torch
 from connectx_forge.boundedread import parse_json, read_bytes
 from connectx_forge.errors import UserError
 from connectx_forge.safe_write import write_bytes
+from connectx_forge.train import arrays
 
 MAX_BYTES = 1 << 30  # a checkpoint's file, and its members unpacked (a 384,256,128 MLP's run: about 2 MiB)
 MAX_MEMBERS = 10_000  # tensors in a checkpoint (a model's and its optimizer's: a few dozen)
 STATE = "state.json"
-NUMBERS = "biuf"  # the numpy kinds a tensor may have: bool, int, unsigned int, float
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
@@ -79,48 +79,31 @@ def _not_ours(name: str, why: str) -> UserError:
 
 
 def _members(zf: zipfile.ZipFile, name: str) -> set[str]:
-    """The members' names, once each refused when there are too many or they unpack to too many bytes."""
-    infos = zf.infolist()
-    if len(infos) > MAX_MEMBERS:
-        raise UserError(f"{name}: more than {MAX_MEMBERS:,} members, the most a checkpoint may hold")
-    if sum(info.file_size for info in infos) > MAX_BYTES:
-        raise UserError(f"{name}: its members unpack to more than {MAX_BYTES >> 20} MiB, the most a checkpoint "
-                        "may hold")
-    names = [info.filename for info in infos]
-    if len(set(names)) != len(names):
-        raise _not_ours(name, "a member named twice")
-    return set(names)
+    """The members' names, once each, refused when there are too many or they unpack to too many bytes
+    (``arrays.members``)."""
+    try:
+        return arrays.members(zf, name, "a checkpoint", MAX_MEMBERS, MAX_BYTES)
+    except ValueError as exc:
+        raise _not_ours(name, str(exc)) from None
 
 
 def _member(zf: zipfile.ZipFile, member: str, name: str) -> bytes:
     """A member's bytes, at most its declared size (zipfile stops there) and ``MAX_BYTES``."""
-    with zf.open(member) as fh:
-        data = fh.read(MAX_BYTES + 1)
-    if len(data) > MAX_BYTES:
-        raise UserError(f"{name}: member {member} is larger than {MAX_BYTES >> 20} MiB")
-    return data
+    return arrays.member(zf, member, name, MAX_BYTES)
 
 
 def _tensor(zf: zipfile.ZipFile, members: set[str], index: Any, name: str) -> torch.Tensor:
-    """Tensor ``index`` (member ``t<index>.npy``): its header must name a numeric dtype and exactly its bytes."""
+    """Tensor ``index`` (member ``t<index>.npy``): its header must name a numeric dtype and exactly its bytes
+    (``arrays.array``)."""
     member = f"t{index}.npy"
     if not isinstance(index, int) or isinstance(index, bool) or member not in members:
         raise _not_ours(name, f"a tensor reference {str(index)[:20]!r} with no member")
-    fh = io.BytesIO(_member(zf, member, name))
     try:
-        version = np.lib.format.read_magic(fh)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, fortran, dtype = read_header(fh)
+        array = arrays.array(_member(zf, member, name), member)
     except ValueError as exc:
-        raise _not_ours(name, f"{member}: {' '.join(str(exc).split())[:80]}") from None
-    if dtype.hasobject or dtype.kind not in NUMBERS or dtype.fields is not None or dtype.subdtype is not None:
-        raise _not_ours(name, f"{member}: an array of {str(dtype)[:40]}, not of plain numbers")
-    body = fh.read()
-    if math.prod(shape) * dtype.itemsize != len(body):
-        raise _not_ours(name, f"{member}: its header does not describe its {len(body)} bytes")
-    array = np.frombuffer(body, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+        raise _not_ours(name, str(exc)) from None
     try:
-        return torch.from_numpy(array.astype(dtype.newbyteorder("="), order="C"))  # a copy, in native order
+        return torch.from_numpy(array)
     except TypeError as exc:  # a dtype torch has no tensor of
         raise _not_ours(name, f"{member}: {' '.join(str(exc).split())[:80]}") from None
 

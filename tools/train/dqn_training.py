@@ -43,7 +43,10 @@ from connectx_forge.play.fast_negamax import make_agent
 from connectx_forge.play.match import run_match
 from connectx_forge.play.players import FAST_NEGAMAX
 from connectx_forge.safe_write import write_bytes, write_text
+from connectx_forge.train.arrays import read_npz
 from connectx_forge.train.labels import tactical_random
+
+INIT_MEMBERS = 256  # arrays in an --init weight file (a weight, scale and bias per layer, and its meta: a dozen)
 
 
 def greedy_move(q_of: Callable[[np.ndarray], np.ndarray], board: Board) -> int:
@@ -69,11 +72,13 @@ def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.R
 
 def load_init(path: Path) -> MLP:
     """The weight file to start from (a network of this project, e.g. the supervised ``net``), read within
-    ``MAX_DOCUMENT`` (numpy arrays, never pickles); one line naming it when it is not one."""
+    ``MAX_DOCUMENT`` (numpy arrays, never pickles), every array's header checked against its bytes before numpy
+    sizes anything by it (``arrays.read_npz``, as a checkpoint's); one line naming it when it is not one."""
     data = read_bytes(path, MAX_DOCUMENT, f"--init {path}")
     if not data.startswith(b"PK\x03\x04"):  # what numpy would say of it suggests unpickling it
         raise UserError(f"--init {path} is not a usable weight file: not an .npz archive of numpy arrays")
     try:
+        read_npz(data, f"--init {path}", INIT_MEMBERS, MAX_DOCUMENT)
         return checked(load_mlp(data), str(path), VERSION)
     except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile) as exc:
         raise UserError(f"--init {path} is not a usable weight file: {one_line(exc)}") from None
@@ -139,7 +144,7 @@ def run_dqn(args: argparse.Namespace) -> int:
     if args.init and args.hidden:
         raise UserError("--hidden and --init both set the layers: --init takes them from its weight file")
     init = load_init(args.init) if args.init else None  # before the run folder: a bad file leaves nothing
-    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume)
+    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume, args.force)
 
     seed_everything(args.seed)
     rng = random.Random(args.seed)

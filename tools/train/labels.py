@@ -181,8 +181,10 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
     solver = tool_engines.engine(engine, py_entries=1 << 20)
     written = 0
     with safe_write.open_append(path) as fh, \
-            progress_bars.bar(games, f"labels seed {seed}", unit="game", enabled=progress) as bar:
-        bar.update(min(start, games))
+            progress_bars.bar(games, f"labels seed {seed}", unit="game", enabled=progress,
+                              plan=f"cxforge labels: seed {seed}: {progress_bars.count(max(0, games - start), 'game')} "
+                                   "to play and label") as bar:
+        bar.already(min(start, games))
         for g in range(start, games):
             rng = random.Random(seed * 1_000_003 + g)
             moves = play_game(rng)
@@ -235,11 +237,16 @@ def read_labels(cache_dir: Path) -> Iterator[Label | BestMove]:
         yield from read_labels_file(path)
 
 
+def packed_path(shard: Path, dst: Path) -> Path:
+    """Where ``pack`` writes the gzipped copy of ``shard`` in the dataset folder ``dst``."""
+    return Path(dst) / (shard.name if shard.name.endswith(".gz") else shard.name + ".gz")
+
+
 def pack(src: Path, dst: Path) -> list[Path]:
     """Gzipped copies in ``dst`` of every shard in ``src`` (torn lines dropped): a dataset to commit."""
     out = []
     for path in shards(src):
-        target = Path(dst) / (path.name if path.name.endswith(".gz") else path.name + ".gz")
+        target = packed_path(path, dst)
         write_shard(target, read_labels_file(path))
         out.append(target)
     return out

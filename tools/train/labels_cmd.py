@@ -12,10 +12,10 @@ import argparse
 import os
 from pathlib import Path
 
-from connectx_forge import options
+from connectx_forge import options, outputs
 from connectx_forge.errors import UserError
 from connectx_forge.solver.book_builder import book_labels
-from connectx_forge.train.labels import DEFAULT_DIR, generate, pack, shards, write_shard
+from connectx_forge.train.labels import DEFAULT_DIR, generate, pack, packed_path, shards, write_shard
 
 HELP = "generate, import and pack the exact solver labels that train uses"
 EXAMPLE = """\
@@ -44,12 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        epilog="example:\n  cxforge labels book runs/book/progress.jsonl")
     b.add_argument("progress", type=Path, metavar="PROGRESS", help="a book build's progress file")
     b.add_argument("out", type=Path, nargs="?", default=DEFAULT_DIR / "labels-book.jsonl.gz", metavar="OUT",
-                   help=f"the shard to write (default {DEFAULT_DIR / 'labels-book.jsonl.gz'})")
+                   help=f"the shard to write (default {DEFAULT_DIR / 'labels-book.jsonl.gz'}); an existing OUT "
+                        "is refused unless --force")
+    options.register_output(b, "out", "file")
     p = sub.add_parser("pack", help="gzip the shards of a label cache into a dataset folder",
                        description="gzip the shards of a label cache into a dataset folder (torn lines dropped)",
                        epilog="example:\n  cxforge labels pack .cache/labels tools/datasets/labels")
     p.add_argument("src", type=Path, metavar="SRC", help="the label cache folder")
-    p.add_argument("dst", type=Path, metavar="DST", help="the dataset folder")
+    p.add_argument("dst", type=Path, metavar="DST", help="the dataset folder (a DST holding a packed shard of the "
+                                                          "same name is refused unless --force)")
+    options.add_force(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.labels_command == "pack":
         if not shards(args.src):
             raise UserError(f"no labels-*.jsonl shards in {args.src}")
+        outputs.check_folder(args.dst, lambda dst: [packed_path(p, dst) for p in shards(args.src)], args.force)
         for path in pack(args.src, args.dst):
             print(path)
         return 0

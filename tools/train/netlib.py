@@ -72,14 +72,16 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def prepare_run_dir(out: str | Path, name: str, resume: bool) -> tuple[Path, Path]:
-    """The run folder and its checkpoint path; refuses to overwrite a run unless resuming one."""
+def prepare_run_dir(out: str | Path, name: str, resume: bool, force: bool = False) -> tuple[Path, Path]:
+    """The run folder and its checkpoint path; refuses to replace a run unless resuming one or ``force``
+    (``--force``: a new run in its place)."""
     run_dir = Path(out) / name
     ckpt_path = run_dir / "checkpoint.pt"
     if resume and not ckpt_path.exists():
         raise UserError(f"--resume: no checkpoint at {ckpt_path}")
-    if not resume and ckpt_path.exists():
-        raise UserError(f"{ckpt_path} exists: pass --resume to continue it, or another --name")
+    if not resume and not force and ckpt_path.exists():
+        raise UserError(f"{ckpt_path}: the file exists; pass --resume to continue the run, --force to replace it, "
+                        "or another --name")
     make_folder(run_dir)
     return run_dir, ckpt_path
 

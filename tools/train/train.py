@@ -198,7 +198,7 @@ def run_supervised(args: argparse.Namespace) -> int:
         write_export,
     )
 
-    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume)
+    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume, args.force)
     held_files = _holdout_paths(args)
 
     if args.generate:
@@ -258,8 +258,10 @@ def run_supervised(args: argparse.Namespace) -> int:
         order = np.random.default_rng(args.seed * 7919 + epoch).permutation(train_idx)
         batches = [order[i:i + args.batch_size] for i in range(0, len(order), args.batch_size)]
         total = 0.0
+        first = epoch == start_epoch  # the first line, at the run's first epoch
+        plan = f"cxforge train: {args.epochs - epoch} epochs of {len(batches):,} batches" if first else None
         with progress_bars.bar(len(batches), f"epoch {epoch + 1}/{args.epochs}", unit="batch",
-                               enabled=not args.no_progress) as bar:
+                               enabled=not args.no_progress, plan=plan) as bar:
             for idx in batches:
                 total += _train_step(idx)
                 bar.update()

@@ -106,6 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", help="auto (CUDA if available), cpu or cuda")
     parser.add_argument("--threads", type=options.positive_int, default=2, help="CPU threads for torch")
     parser.add_argument("--resume", action="store_true", help="continue from runs/<name>/checkpoint.pt")
+    options.add_force(parser)
     parser.add_argument("--export", action="store_true",
                         help="also copy the weights to agents/data/ (what the agents and builds use)")
     options.add_progress(parser)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from connectx_forge import options, safe_write
+from connectx_forge import options, outputs, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV, ghost_file
 from connectx_forge.leaderboard.ghosts.observed_moves import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the agent a ghost plays off its record: a registered agent, a project or a .py "
                              f"(default ${FALLBACK_ENV}, else {DEFAULT_FALLBACK})")
     parser.add_argument("--write", type=Path, default=None, metavar="FILE",
-                        help="write TEAM's ghost as a Kaggle agent file to FILE (never replaced), a player of its "
-                             "own for any command")
+                        help="write TEAM's ghost as a Kaggle agent file to FILE (an existing FILE is refused "
+                             "unless --force), a player of its own for any command")
+    options.register_output(parser, "write", "file")
 
 
 def rows_of(books: Books) -> list[list[object]]:
@@ -56,30 +57,31 @@ def teams_of(books: Books) -> list[dict[str, object]]:
     return [dict(zip(keys, r, strict=True)) for r in rows_of(books)]
 
 
-def check_write(team: str | None, write: Path | None) -> None:
-    """``UserError`` unless ``--team`` and ``--write`` come together, to a file that does not exist yet."""
+def check_write(team: str | None, write: Path | None, force: bool = False) -> None:
+    """``UserError`` unless ``--team`` and ``--write`` come together, to a file that does not exist yet (or
+    ``force``: ``--force`` replaces it)."""
     if (team is None) != (write is None):
         raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
-    if write is not None and write.exists():
-        raise UserError(f"--write {write}: the file exists and is never replaced; give another name")
+    outputs.check_file(write, force, "--write")
 
 
-def write_ghost(books: Books, team: str, fallback: str | None, write: Path) -> TeamBook:
-    """Write ``team``'s ghost (its book, ``fallback`` off it) to ``write`` as a Kaggle agent file; its book."""
+def write_ghost(books: Books, team: str, fallback: str | None, write: Path, replace: bool = False) -> TeamBook:
+    """Write ``team``'s ghost (its book, ``fallback`` off it) to ``write`` as a Kaggle agent file (an existing
+    file only with ``replace``); its book."""
     book = books.team(team)
     path = ghost_file(book, fallback)
-    safe_write.write_text(write, path.read_text(encoding="utf-8"), replace=False)
+    safe_write.write_text(write, path.read_text(encoding="utf-8"), replace=replace)
     return book
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the teams, or write one team's ghost; 0."""
-    check_write(args.team, args.write)
+    check_write(args.team, args.write, args.force)
     books = load_books(args.replays)
     for line in books.skipped:
         print(f"cxforge: skipped {escape(line)}", file=sys.stderr)
     if args.write is not None:
-        book = write_ghost(books, args.team, args.fallback, args.write)
+        book = write_ghost(books, args.team, args.fallback, args.write, args.force)
         print(written_line(book, args.write, args.fallback))
         return 0
     if args.json:

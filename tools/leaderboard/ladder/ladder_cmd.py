@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options, safe_write
+from connectx_forge import options, outputs, safe_write
 from connectx_forge.arena import flags
 from connectx_forge.arena.plots import draw
 from connectx_forge.arena.run import Execution, RunInterrupted, execute
@@ -75,7 +75,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_store_flags(parser)
     flags.add_play_flags(parser)
     options.add_json(parser, "print the report (or the fit) as one JSON object instead of the tables")
-    options.add_out(parser, "write report.json and ladder.png into the folder DIR", kind="folder")
+    options.add_out(parser, "write report.json and ladder.png into the folder DIR", kind="folder",
+                    written=outputs.named(*FILES))
     options.add_save(parser)
     options.add_progress(parser)
 
@@ -140,8 +141,12 @@ def simulate(t: Ladder, how: Execution) -> LadderReport:
     return ladder_report(played, spread(played.process, played.days, played.scores, t.seed, t.replicates))
 
 
+FILES = ("report.json", "ladder.png")  # what -o DIR holds after a ladder
+
+
 def write_outputs(report: LadderReport, out: Path) -> list[str]:
-    """``report.json`` and ``ladder.png`` in the folder ``out`` (``-o``); a note for each file skipped."""
-    safe_write.write_text(out / "report.json", json.dumps(report.to_json(), indent=2), replace=True)
-    note = draw(ladder_png, report, out / "ladder.png")
+    """``report.json`` and ``ladder.png`` (``FILES``) in the folder ``out`` (``-o``); a note for each file
+    skipped."""
+    safe_write.write_text(out / FILES[0], json.dumps(report.to_json(), indent=2), replace=True)
+    note = draw(ladder_png, report, out / FILES[1])
     return [] if note is None else [note]

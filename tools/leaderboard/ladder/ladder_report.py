@@ -87,8 +87,9 @@ class Submission:
 @dataclass(frozen=True)
 class LadderReport:
     """A ladder's report: its run, the ladder as played (``settings``), the rated and validation episodes, the
-    submissions best predicted first (one whose validation broke last), the run's note, and how this call went
-    (the store, the games played now, the executor).  ``to_json`` is ``cxforge ladder --json``."""
+    submissions best predicted first (one whose validation broke last), the run's note, how this call went
+    (the store, the games played now, the executor) and how many rated episodes were distinct games.
+    ``to_json`` is ``cxforge ladder --json``."""
 
     run: str
     settings: Ladder
@@ -99,6 +100,7 @@ class LadderReport:
     store: str
     played_now: int
     executor: str
+    distinct_games: int
 
     @property
     def days(self) -> int:
@@ -113,14 +115,15 @@ class LadderReport:
         return {"kind": "ladder", "run": self.run, "days": self.days, "settings": self.settings.to_json(),
                 "episodes": self.episodes, "validation_episodes": self.validation_episodes,
                 "submissions": [s.to_json() for s in self.submissions], "run_note": self.run_note,
-                "store": self.store, "played_now": self.played_now, "executor": self.executor}
+                "store": self.store, "played_now": self.played_now, "executor": self.executor,
+                "distinct_games": self.distinct_games}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LadderReport:
         """The report ``to_json`` wrote."""
         return cls(data["run"], Ladder.from_json(data["settings"]), data["episodes"], data["validation_episodes"],
                    tuple(Submission.from_json(s) for s in data["submissions"]), data["run_note"], data["store"],
-                   data["played_now"], data["executor"])
+                   data["played_now"], data["executor"], int(data["distinct_games"]))
 
 
 def _submission(played: Played, spread: Spread, i: int) -> Submission:
@@ -144,7 +147,7 @@ def ladder_report(played: Played, spread: Spread) -> LadderReport:
     order = sorted(range(len(subs)), key=lambda i: float("inf") if i in proc.errored else -spread.median[-1][i])
     return LadderReport(played.run, played.ladder, sum(len(d) for d in played.days), played.validations,
                         tuple(subs[i] for i in order), played.note, str(played.store), played.played_now,
-                        played.executor)
+                        played.executor, played.distinct_games)
 
 
 def _mu(mu: float, sigma: float) -> str:
@@ -185,7 +188,10 @@ def format_ladder(report: LadderReport) -> str:
               f"95% interval; settles: the first day from which that median stays within {s.settle:g} of "
               "its last value",
               "mu +/- sigma: the main run, one ladder of those (the first days set the whole field's level, so "
-              "its players tend to sit above or below their medians together)"]
+              "its players tend to sit above or below their medians together)",
+              f"distinct games: {report.distinct_games} of {report.episodes} rated episodes (a repeat is the same "
+              "two agents in the same seats playing the same game again: Kaggle rates it, and the replicates "
+              "draw it as the one outcome it is)"]
     if report.run_note:
         lines.append(f"note: {report.run_note}")
     return "\n".join(lines)

@@ -13,13 +13,13 @@ days.
 
 from __future__ import annotations
 
-import sys
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
+from connectx_forge.arena.evidence import distinct_games
 from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
@@ -32,7 +32,7 @@ from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameKey, GameSettings
 
 # the default reference pool: shipped agents of spread strength, weakest first
-DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net-search", "solver")
+DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net", "solver")
 YOU = "you"  # the team of the candidates; each pool agent is a team of its own
 
 
@@ -155,8 +155,10 @@ def validate(t: Ladder) -> None:
 @dataclass
 class Played:
     """The main run's games: the ladder as played (``candidates_first``), the process (ratings by day), each
-    day's pairings and first-seat scores, the validation episodes played (one per submission), and the run's
-    bookkeeping (``played_now``: games of either kind played by this call, the rest came from the store)."""
+    day's pairings and first-seat scores, the validation episodes played (one per submission), how many rated
+    episodes were distinct (``evidence.distinct_games``: the same two agents in the same seats from the empty
+    board played a game no earlier episode played), and the run's bookkeeping (``played_now``: games of either
+    kind played by this call, the rest came from the store)."""
 
     ladder: Ladder
     process: Process
@@ -168,6 +170,7 @@ class Played:
     played_now: int
     executor: str
     labels: dict[str, str]
+    distinct_games: int
     note: str | None = None
 
 
@@ -187,7 +190,8 @@ def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
     with ExitStack() as stack:
         results: dict[Key, GameRecord | None] = {g.key: g.record for g in db.games(run)}
         open_workers: list[Workers] = [] if how.ex is None else [how.ex]
-        bar = stack.enter_context(bars.bar(None, "ladder", "game", how.progress))
+        bar = stack.enter_context(bars.bar(expected_games(t), "ladder", "game", how.progress,
+                                           plan_line(t, labels, how), how.n_workers))
 
         def batch(jobs: list[GameJob]) -> list[GameRecord]:
             nonlocal played, kind
@@ -202,7 +206,8 @@ def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
                     how.seen(job, record)
 
                 played += play_run(db, run, todo, open_workers[0], None, on_game=keep, labels=labels)
-            bar.update(len(jobs))
+            bar.already(len(jobs) - len(todo))
+            bar.update(len(todo))
             out = [results[key_of(j)] for j in jobs]
             if any(r is None for r in out):
                 raise UserError(f"the store {path} lost a game of run {run}; rerun with a new --store")
@@ -213,6 +218,7 @@ def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
         days: list[list[tuple[int, int]]] = []
         scores: list[list[float]] = []
         validations = 0
+        rated: list[tuple[tuple[int, int], GameRecord]] = []  # each rated episode, by its seats (first, second)
         for day in range(t.days):
             new = [i for i, d in enumerate(plan.submitted) if d == day]
             if new:  # the validation episodes: each new submission against itself
@@ -224,18 +230,40 @@ def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
             pairs = process.day_pairings(day, matchmaking_rng(t.seed, day))
             records = batch([_episode_job(t, specs[i], specs[j], f"day {day} episode {k}",
                                           day * 100000 + 1000 + k, labels) for k, (i, j) in enumerate(pairs)])
+            rated += [(pair, r) for pair, r in zip(pairs, records, strict=True)]
             day_scores = [a_score(r, 1) for r in records]
             process.rate_day(pairs, day_scores)
             days.append(pairs)
             scores.append(day_scores)
             if how.progress and not bars.wanted(how.progress):
-                day_line(day, t.days, len(pairs), played)
-    return Played(t, process, days, scores, validations, run, path, played, kind, labels, opened.chosen.note)
+                bar.write(day_line(day, t.days, len(pairs), played))
+    return Played(t, process, days, scores, validations, run, path, played, kind, labels, distinct_games(rated),
+                  opened.chosen.note)
 
 
-def day_line(day: int, days: int, episodes: int, played: int) -> None:
-    """One line on stderr as a day is rated, where no bar is drawn (stderr is not a terminal: a pipe, a log):
+def expected_games(t: Ladder) -> int:
+    """About how many games ladder ``t`` plays: a validation episode a submission, then each day half the
+    quota of every active submission (``matchmaking.pairings``), none broken."""
+    plan = t.plan({s: s for s in t.specs()})
+    process = Process(plan, Model(t.rating))
+    games = len(t.specs())
+    for day in range(t.days):
+        active = process.active(day)
+        if len({plan.teams[i] for i in active}) > 1:
+            games += sum(((t.new_per_day if plan.submitted[i] == day else t.per_day) + 1) // 2 for i in active)
+    return games
+
+
+def plan_line(t: Ladder, labels: dict[str, str], how: Execution) -> str:
+    """The ladder's first line (``progress.Bar``): its submissions, pool, days and games, and the workers."""
+    yours = ", ".join(labels[p] for p in t.players)
+    pool = ", ".join(labels[p] for p in t.pool) or "none"
+    return (f"cxforge ladder: about {bars.count(expected_games(t), 'game')} over {bars.count(t.days, 'day')}: "
+            f"{yours} against the pool {pool}, {bars.workers_text(how.n_workers, how.dask)}")
+
+
+def day_line(day: int, days: int, episodes: int, played: int) -> str:
+    """The line on stderr as a day is rated, where no bar is drawn (stderr is not a terminal: a pipe, a log):
     a long ladder is not silent for minutes."""
-    print(f"cxforge ladder: day {day + 1}/{days} rated ({episodes} episodes; {played} games played now)",
-          file=sys.stderr, flush=True)
+    return f"cxforge ladder: day {day + 1}/{days} rated ({episodes} episodes; {played} games played now)"
 

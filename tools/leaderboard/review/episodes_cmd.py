@@ -26,8 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the submission's id (the first column of `cxforge submissions`)")
     options.add_json(parser, "print the episodes as a JSON list instead of the table")
     parser.add_argument("--download", type=Path, default=None, metavar="DIR",
-                        help="fetch each played episode's replay into DIR (files already there are kept)")
+                        help="fetch each played episode's replay into DIR (files already there are kept, not "
+                             "fetched again, unless --force)")
     parser.add_argument("--logs", action="store_true", help="with --download, also fetch our agent's logs")
+    options.add_force(parser)
     options.add_progress(parser)
 
 
@@ -38,8 +40,10 @@ def parse_id(text: str, name: str, where: str) -> int:
     return int(text)
 
 
-def download(rows: list[EpisodeRow], folder: Path, logs: bool, progress: bool = True) -> tuple[int, int]:
-    """Fetch the replays (and our agents' logs) of the played episodes into ``folder``: ``(fetched, kept)``."""
+def download(rows: list[EpisodeRow], folder: Path, logs: bool, progress: bool = True,
+             replace: bool = False) -> tuple[int, int]:
+    """Fetch the replays (and our agents' logs) of the played episodes into ``folder``: ``(fetched, kept)``; a
+    file already there is kept, or with ``replace`` (``--force``) fetched again."""
     jobs: list[tuple[int, int | None]] = []
     for r in rows:
         if r.state in NOT_PLAYED:
@@ -52,9 +56,9 @@ def download(rows: list[EpisodeRow], folder: Path, logs: bool, progress: bool = 
     with progress_bars.bar(len(jobs), "download", unit="file", enabled=progress) as bar:
         for episode, index in jobs:
             if index is None:
-                _, new = kaggle_client.download_replay(episode, folder)
+                _, new = kaggle_client.download_replay(episode, folder, replace)
             else:
-                _, new = kaggle_client.download_logs(episode, index, folder)
+                _, new = kaggle_client.download_logs(episode, index, folder, replace)
             fetched += new
             kept += not new
             bar.update()
@@ -73,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_rows(rows))
     if args.download is not None:
-        fetched, kept = download(rows, args.download, args.logs, options.progress_of(args))
+        fetched, kept = download(rows, args.download, args.logs, options.progress_of(args), args.force)
         print(f"{args.download}: {fetched} files downloaded, {kept} already there",
               file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -24,7 +24,6 @@ the others are read.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +122,7 @@ def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
     if len(lines) == 1 or text.lstrip().startswith(("[", "{\n", "{\r")):  # one document that does not parse
         boundedread.check_depth(text, str(path))
         try:
-            json.loads(text)
+            boundedread.loads(text)
         except ValueError as exc:
             if len(lines) == 1 or not lines[0].rstrip().endswith("}"):
                 raise UserError(f"{path}: is not a Kaggle replay or saved games: not valid JSON ({exc})") from None

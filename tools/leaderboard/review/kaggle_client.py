@@ -15,12 +15,11 @@ message), with credentials scrubbed (``tools/kaggle_cli.py``).
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from connectx_forge import safe_write
+from connectx_forge import safe_write, trees
 from connectx_forge.credentials import credential_source
 from connectx_forge.errors import UserError
 from connectx_forge.kaggle_cli import (
@@ -109,10 +108,11 @@ def logs_name(episode_id: int, index: int) -> str:
     return f"episode-{episode_id}-agent-{index}-logs.json"
 
 
-def _download(args: list[str], folder: Path, name: str, doing: str) -> tuple[Path, bool]:
-    """``(path, fetched)``: the file ``name`` in ``folder``, fetched by ``kaggle ARGS -p TMP`` unless there."""
+def _download(args: list[str], folder: Path, name: str, doing: str, replace: bool = False) -> tuple[Path, bool]:
+    """``(path, fetched)``: the file ``name`` in ``folder``, fetched by ``kaggle ARGS -p TMP`` unless there (with
+    ``replace``, ``--force``: fetched again, and replaced)."""
     target = folder / name
-    if target.is_file():
+    if target.is_file() and not replace:
         return target, False
     _need_credentials()
     try:
@@ -128,17 +128,19 @@ def _download(args: list[str], folder: Path, name: str, doing: str) -> tuple[Pat
         safe_write.check_target(target)  # no link was planted meanwhile: the rename replaces a name, never a file
         got.replace(target)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        trees.remove(tmp)
     return target, True
 
 
-def download_replay(episode_id: int, folder: Path) -> tuple[Path, bool]:
-    """``(path, fetched)``: episode ``episode_id``'s replay in ``folder``, fetched unless already there."""
+def download_replay(episode_id: int, folder: Path, replace: bool = False) -> tuple[Path, bool]:
+    """``(path, fetched)``: episode ``episode_id``'s replay in ``folder``, fetched unless already there (or
+    ``replace``)."""
     return _download(["competitions", "replay", str(episode_id)], folder, replay_name(episode_id),
-                     f"downloading the replay of episode {episode_id}")
+                     f"downloading the replay of episode {episode_id}", replace)
 
 
-def download_logs(episode_id: int, index: int, folder: Path) -> tuple[Path, bool]:
-    """``(path, fetched)``: the logs of agent ``index`` in episode ``episode_id``, fetched unless there."""
+def download_logs(episode_id: int, index: int, folder: Path, replace: bool = False) -> tuple[Path, bool]:
+    """``(path, fetched)``: the logs of agent ``index`` in episode ``episode_id``, fetched unless there (or
+    ``replace``)."""
     return _download(["competitions", "logs", str(episode_id), str(index)], folder, logs_name(episode_id, index),
-                     f"downloading the logs of agent {index} in episode {episode_id}")
+                     f"downloading the logs of agent {index} in episode {episode_id}", replace)

@@ -14,13 +14,17 @@ from the cheapest place that knows it:
    where it loads, else the pure-Python solver; both also read the book's
    scores inside their search.
 
-A value the deadline cut short stays unknown (``None``): never guessed.
+A value the deadline cut short stays unknown (``None``): never guessed.  With a
+``LabelCache`` (``label_cache.py``), a position the solver labelled before is
+taken from it, and each one it labels now is kept in it: a second review of the
+same games solves nothing again.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 from agents.board import STANDARD, Board
 from agents.solver.book import Book
@@ -79,6 +83,14 @@ class Position:
         return sorted(c for c, v in self.moves.items() if v.wdl is None)
 
 
+class Kept(Protocol):
+    """Where positions labelled before are kept (``label_cache.LabelCache``)."""
+
+    def get(self, board: Board, engine: str, time_limit: float) -> Position | None: ...
+
+    def keep(self, board: Board, position: Position, engine: str, time_limit: float) -> None: ...
+
+
 class Labeller:
     """Values of positions, each within ``time_limit`` seconds of solving (see the module's docstring).
 
@@ -89,7 +101,8 @@ class Labeller:
     solver, and other rows of four are labelled by the rules alone.
     """
 
-    def __init__(self, engine: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT, book: Book | None = None) -> None:
+    def __init__(self, engine: str = "auto", time_limit: float = DEFAULT_TIME_LIMIT, book: Book | None = None,
+                 cache: Kept | None = None) -> None:
         if not time_limit > 0:
             raise UserError(f"the time limit must be positive, got {time_limit}")
         self.time_limit = time_limit
@@ -98,6 +111,8 @@ class Labeller:
         main = tool_engines.engine(engine, book=self.book)  # an unknown or unloadable engine: one clear line
         self._engines: tuple[Engine, ...] = (main, Solver(book=self.book))  # the first that plays a board solves it
         self.engine_used = str(main.kind)
+        self.cache = cache
+        self.solves = 0  # calls of the solver so far (a cached position makes none)
 
     def _solver(self, board: Board) -> Engine | None:
         return next((e for e in self._engines if e.plays(board)), None)
@@ -108,7 +123,13 @@ class Labeller:
         return self.book.lookup(board.current, board.mask)
 
     def position(self, board: Board, played: int | None = None) -> Position:
-        """The values before a move on ``board`` and of every legal move, ``played`` solved before the others."""
+        """The values before a move on ``board`` and of every legal move, ``played`` solved before the others;
+        from the cache where it holds them, and kept there when the solver labelled them now."""
+        if self.cache is not None:
+            kept = self.cache.get(board, self.engine_used, self.time_limit)
+            if kept is not None:
+                return kept
+        solves = self.solves
         start = time.perf_counter()
         deadline = start + self.time_limit
         size = board.rows * board.columns
@@ -142,6 +163,8 @@ class Labeller:
             self._solve_all(solver, board, pending, result, deadline)
         self._derive(result)
         result.solve_s = time.perf_counter() - start
+        if self.cache is not None and (self.solves > solves or result.timed_out):
+            self.cache.keep(board, result, self.engine_used, self.time_limit)
         return result
 
     def _solve_all(self, solver: Engine, board: Board, pending: list[tuple[int, Board]], result: Position,
@@ -160,12 +183,12 @@ class Labeller:
                     if found is not None:
                         moves[col] = found.negated()
 
-    @staticmethod
-    def _solve(solver: Engine, board: Board, weak: bool, deadline: float, result: Position) -> Value | None:
+    def _solve(self, solver: Engine, board: Board, weak: bool, deadline: float, result: Position) -> Value | None:
         """``board``'s value for its side to move, or None (and ``result.timed_out``) past ``deadline``."""
         if time.perf_counter() >= deadline:
             result.timed_out = True
             return None
+        self.solves += 1
         try:
             score = solver.solve(board, weak=weak, deadline=deadline)
         except Timeout:

@@ -44,6 +44,7 @@ from connectx_forge import kaggle_env
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review.annotate import Review, wdl_name
 from connectx_forge.leaderboard.review.games import Game
+from connectx_forge.progress import count
 
 FONT_URLS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;500;700&display=swap",
              "https://fonts.googleapis.com/css2?family=Material+Symbols+Outlined:opsz,wght,FILL,GRAD@24,400,0,0")
@@ -258,7 +259,7 @@ def header_lines(review: Review) -> list[str]:
                          f"(best {best})")
     unlabelled = review.unlabelled()
     lines.append(f"values by the opening book and the solver ({review.engine}, {review.time_limit:g} s a position)"
-                 + (f"; {unlabelled} moves unlabelled (?)" if unlabelled else ""))
+                 + (f"; {count(unlabelled, 'move')} unlabelled (?)" if unlabelled else ""))
     return lines
 
 

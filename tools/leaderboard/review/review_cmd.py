@@ -7,12 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options, safe_write, table
+from connectx_forge import options, outputs, safe_write, table
 from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import label_of
 from connectx_forge.errors import UserError
+from connectx_forge.leaderboard.review import label_cache
 from connectx_forge.leaderboard.review.annotate import MOVE_HEADERS, Review, move_row, review_game
 from connectx_forge.leaderboard.review.games import Game, load_games
+from connectx_forge.leaderboard.review.label_cache import LabelCache
 from connectx_forge.leaderboard.review.labeller import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.leaderboard.review.replay_page import game_page, index_page, replay_of, visualizer
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
@@ -44,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_game(parser)
     parser.add_argument("--summary", action="store_true", help="print only the summary of where we lose")
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
-                        help="also write an HTML replay of each game with its review, and an index, into DIR")
-    options.register_output(parser, "html", "folder")
+                        help="also write an HTML replay of each game with its review, and an index, into DIR "
+                             "(a DIR holding an earlier review's pages is refused unless --force)")
+    options.register_output(parser, "html", "folder", outputs.named(*PAGES))
     options.add_workers(parser)
     options.add_progress(parser)
 
@@ -80,28 +83,65 @@ def load_all(specs: list[str], episodes: Path | None, game: int | None = None) -
 _LABELLER: Labeller | None = None  # the parent's, inherited by forked workers (``_review_one``)
 
 
-def _review_one(job: tuple[Game, str, float]) -> Review:
-    """One game reviewed in a worker, with the labeller it inherited (or its own, where workers are not forked)."""
+def _review_one(job: tuple[Game, str, float]) -> tuple[Review, list[str]]:
+    """One game reviewed in a worker, with the labeller it inherited (or its own, where workers are not forked);
+    the positions it labelled now, as lines for the parent's cache."""
     global _LABELLER
     game, engine, time_limit = job
     if _LABELLER is None or (_LABELLER.engine, _LABELLER.time_limit) != (engine, time_limit):
-        _LABELLER = Labeller(engine, time_limit)
-    return review_game(game, _LABELLER)
+        _LABELLER = Labeller(engine, time_limit, cache=LabelCache())
+    review = review_game(game, _LABELLER)
+    cache = _LABELLER.cache
+    return review, cache.take() if isinstance(cache, LabelCache) else []
 
 
-def review_all(games: list[Game], args: argparse.Namespace) -> list[Review]:
+def review_all(games: list[Game], args: argparse.Namespace, cache: LabelCache | None = None) -> list[Review]:
     """Each game reviewed with the solver the flags ask for, in order; ``-w`` games at a time, each in a worker
-    process (one worker: in this process)."""
+    process (one worker: in this process).  ``cache``: positions labelled before, not solved again; those
+    labelled now are added to it as each game ends."""
     global _LABELLER
-    labeller = _LABELLER = Labeller(args.engine, args.time_limit)  # a bad engine: one line, before any fork
+    labeller = _LABELLER = Labeller(args.engine, args.time_limit, cache=cache)  # a bad engine: one line, now
     total = sum(len(g.moves) for g in games)
     workers = min(options.workers_of(args), len(games))
+    line = plan_line(games, total, labeller, workers, cache)
     if workers <= 1:
-        with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args)) as bar:
-            return [review_game(g, labeller, bar.update) for g in games]
+        reviews = []
+        with progress_bars.bar(total, "review", unit="move", enabled=options.progress_of(args), plan=line) as bar:
+            for g in games:
+                reviews.append(review_game(g, labeller, bar.update))
+                if cache is not None:
+                    cache.save()
+        return reviews
 
-    progress = Progress("review", "move", total, options.progress_of(args), count=lambda r: len(r.moves))
-    return in_processes(_review_one, [(g, args.engine, args.time_limit) for g in games], workers, progress=progress)
+    def kept(_: int, result: tuple[Review, list[str]]) -> None:
+        if cache is not None:
+            cache.add_lines(result[1])
+            cache.save()
+
+    progress = Progress("review", "move", total, options.progress_of(args), count=lambda r: len(r[0].moves),
+                        plan=line, sample=workers)
+    done = in_processes(_review_one, [(g, args.engine, args.time_limit) for g in games], workers, progress=progress,
+                        on_result=kept)
+    return [review for review, _ in done]
+
+
+def plan_line(games: list[Game], moves: int, labeller: Labeller, workers: int, cache: LabelCache | None) -> str:
+    """The review's first line (``progress.Bar``): the games and moves, the solver and its limit, the workers,
+    and how many positions the cache holds."""
+    held = len(cache.entries) if cache is not None else 0
+    cached = f"; {progress_bars.count(held, 'position')} labelled before, in the cache" if held else ""
+    return (f"cxforge review: {progress_bars.count(len(games), 'game')}, {progress_bars.count(moves, 'move')}, "
+            f"the {labeller.engine_used} solver at most {labeller.time_limit:g} s a position, -w {workers}{cached}")
+
+
+def only_ours(games: list[Game], us: list[str]) -> list[Game]:
+    """The games a player named in ``us`` (labels) played (``--us``); ``UserError`` naming the players when
+    none did."""
+    ours = [g for g in games if set(g.names) & set(us)]
+    if not ours:
+        players = sorted({n for g in games for n in g.names})
+        raise UserError(f"--us {', '.join(us)}: no game has that player (the players are {', '.join(players)})")
+    return ours
 
 
 def format_review(review: Review) -> str:
@@ -119,6 +159,9 @@ def format_review(review: Review) -> str:
     if review.unlabelled():
         lines.append(f"{review.unlabelled()} moves unlabelled (?) within {review.time_limit:g} s a position")
     return "\n".join(lines)
+
+
+PAGES = ("index.html", "game-*.html")  # what --html DIR holds after a review
 
 
 def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
@@ -141,8 +184,10 @@ def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Review the games, print the result; 0."""
-    reviews = review_all(load_all(args.games, args.episodes, args.game), args)
-    summary = summarise(reviews, [label_of(u) for u in args.us or ()])
+    us = [label_of(u) for u in args.us or ()]
+    games = load_all(args.games, args.episodes, args.game)
+    reviews = review_all(only_ours(games, us) if us else games, args, LabelCache(label_cache.default_path()))
+    summary = summarise(reviews, us)
     summary_text = format_summary(summary)
     if args.json:
         if args.summary:

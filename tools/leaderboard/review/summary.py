@@ -19,6 +19,7 @@ from typing import Any
 from agents.board import STANDARD
 from connectx_forge import table
 from connectx_forge.leaderboard.review.annotate import Review
+from connectx_forge.progress import count
 
 SEATS = {1: "first", 2: "second"}
 
@@ -124,7 +125,8 @@ def format_summary(s: Summary, show: int = 10, color: bool | None = None) -> str
     if not s.us:
         return ("where we lose: give --us NAME to say which player is ours (the players are "
                 f"{', '.join(s.players) or 'none'})")
-    lines = [f"our agent ({', '.join(s.us)}): {s.games} games, {s.losses} lost, {s.blunders} blunders"]
+    lines = [f"our agent ({', '.join(s.us)}): {count(s.games, 'game')}, {s.losses} lost, "
+             f"{count(s.blunders, 'blunder')}"]
     seats = [[seat, c["games"], c["win"], c["draw"], c["loss"]] for seat, c in s.by_seat.items() if c["games"]]
     if seats:
         by_seat = table.render([table.SEAT, table.GAMES, table.W, table.D, table.L], seats, "rule", color=color)
