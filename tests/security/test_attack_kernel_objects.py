@@ -14,11 +14,18 @@ trying everything at its first move, while the other's locks and watches may alr
 * (b) a file written in ``/dev`` (a plain user's seats share the jail's uid, which owns it) and a pseudo-terminal
   opened (the jail's devpts lists every seat's): both refused, and no seat sees a pty;
 * (c) a shared file's access time, set old outside the jail, is unchanged after both seats read it (the image's
-  mounts are read-only, which the kernel never stamps), though a read outside stamps it.
+  mounts are read-only, which the kernel never stamps), though a read outside stamps it;
+* (d) the machine's counters: one seat opens files, forks processes and fills memory at a move, and both read,
+  at every move, what moves by exactly that on a machine (``/proc/sys/fs/file-nr``, ``inode-nr``,
+  ``dentry-state``, ``/proc/loadavg``'s task counts, ``/proc/stat``'s ``processes`` and ``procs_running``,
+  ``/proc/meminfo``, ``/proc/vmstat``, pressure, interrupts, ``sysinfo()``): each reads the same at every move
+  of both seats (empty, absent, fixed or refused), read-only, and the fixed files still say what libraries
+  count (the CPUs, the memory's total, a load).
 """
 
 from __future__ import annotations
 
+import collections
 import errno
 import os
 import textwrap
@@ -251,3 +258,119 @@ def test_reading_a_shared_file_never_stamps_its_access_time(tmp_path: Path, old_
     old_atime.read_bytes()
     if old_atime.stat().st_atime_ns == 10**9:
         pytest.skip("this file system never stamps access times (noatime): nothing to show")
+
+
+# (d): what an agent reads of the machine: each file's digest (or errno; a folder: its names) and sysinfo's bytes
+COUNTING = """
+import ctypes, errno, hashlib, os, time
+
+libc = ctypes.CDLL(None, use_errno=True)
+FILES, PROCESSES, MIB = 200, 12, 64  # what the first seat opens, forks and fills at its second move
+READ = ("/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr", "/proc/sys/fs/inode-state", "/proc/sys/fs/dentry-state",
+        "/proc/sys/fs/aio-nr", "/proc/loadavg", "/proc/stat", "/proc/meminfo", "/proc/vmstat", "/proc/zoneinfo",
+        "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/interrupts", "/proc/softirqs", "/proc/diskstats",
+        "/proc/schedstat", "/proc/swaps", "/proc/timer_list", "/proc/sched_debug", "/proc/slabinfo",
+        "/proc/vmallocinfo", "/proc/sys/kernel/random/entropy_avail", "/proc/pressure", "/proc/pressure/cpu",
+        "/proc/pressure/memory", "/proc/pressure/io", "/proc/irq", "/proc/sys/fs/quota")
+HELD = []
+
+
+def _errno(code):
+    return errno.errorcode.get(code, str(code))
+
+
+def read(path):
+    try:
+        if os.path.isdir(path):
+            return "folder:" + ",".join(sorted(os.listdir(path)))
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()[:16]
+    except OSError as exc:
+        return _errno(exc.errno)
+
+
+def sysinfo():
+    info = (ctypes.c_byte * 256)()
+    if libc.sysinfo(info) != 0:
+        return _errno(ctypes.get_errno())
+    return hashlib.sha256(bytes(info)).hexdigest()[:16]
+
+
+def written(path):
+    try:
+        with open(path, "w") as fh:
+            fh.write("0")
+        return "ok"
+    except OSError as exc:
+        return _errno(exc.errno)
+
+
+def load():
+    try:
+        return str(os.getloadavg()[0])
+    except OSError:  # glibc asks sysinfo
+        return "unobtainable"
+
+
+def act():
+    HELD.extend(os.open("/dev/null", os.O_RDONLY) for _ in range(FILES))
+    for _ in range(PROCESSES):
+        if os.fork() == 0:
+            time.sleep(3)
+            os._exit(0)
+    HELD.append(bytearray(MIB << 20))
+
+
+def agent(obs, config):
+    if obs.mark == 1 and obs.step == 2:
+        act()
+    if obs.step < 6:  # both seats before and after the first's act (a game's log keeps 10,000 characters)
+        got = " ".join(f"{path[6:]}={read(path)}" for path in READ)
+        print("READ", got, f"sysinfo()={sysinfo()}", flush=True)
+    if obs.step < 2:
+        with open("/proc/meminfo") as fh:
+            total = [line.split()[1] for line in fh if line.startswith("MemTotal:")]
+        print("COUNTS", os.cpu_count(), load(), *total, flush=True)
+        print("WRITE", written("/proc/meminfo"), written("/proc/sys/fs/file-nr"), flush=True)
+    return [c for c in range(config.columns) if obs.board[c] == 0][0]
+"""
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The log lines of a game of the counting file against itself."""
+    warden.reset()
+    path = tmp_path_factory.mktemp("counters") / "counting.py"
+    path.write_text(textwrap.dedent(COUNTING))
+    result = run_match(str(path), str(path), games=1, workers=1, seed=0, progress=False)
+    assert [r.outcome for r in result.records if r.outcome not in ("win", "draw")] == []
+    return _lines(result)
+
+
+def test_no_machine_wide_counter_moves_with_the_other_seat(counted: list[str]) -> None:
+    readings: dict[str, set[str]] = collections.defaultdict(set)
+    moves = 0
+    for line in counted:
+        if line.startswith("READ "):
+            moves += 1
+            for pair in line.split()[1:]:
+                path, got = pair.split("=", 1)
+                readings[path].add(got)
+    assert moves == 6 and len(readings) == 29, counted  # both seats, before and after the first one's act
+    moving = {path: sorted(got) for path, got in readings.items() if len(got) != 1}
+    assert not moving, moving
+    if jail.probe().seccomp:
+        assert readings["sysinfo()"] == {"ENOSYS"}
+
+
+def test_the_fixed_counters_are_read_only_and_still_count(counted: list[str]) -> None:
+    """The files libraries parse keep what never moves: glibc's CPU count (from /proc/stat, no /sys being
+    shown) and the memory's total; the load is unobtainable where the filter refuses sysinfo (glibc's source
+    for it); no seat can write a cover."""
+    counts = [line.split()[1:] for line in counted if line.startswith("COUNTS ")]
+    total = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                 if line.startswith("MemTotal:"))
+    load = "unobtainable" if jail.probe().seccomp else "0.0"
+    assert len(counts) == 2 and all(c == [str(os.cpu_count()), load, total] for c in counts), counts
+    writes = {tuple(line.split()[1:]) for line in counted if line.startswith("WRITE ")}
+    assert writes and all(got != "ok" for pair in writes for got in pair), writes

@@ -14,7 +14,8 @@ the template when a game wrote in its budget, ``written``):
   so an agent's signals to itself work as anywhere (an init ignores them);
 * ``/proc`` is mounted afresh: the agent lists its init, itself (a template's
   hosts: their template and its spare) and its own children, never the warden,
-  the other seat or the jail;
+  the other seat or the jail; the machine's counters there (open files,
+  processes, memory, load, interrupts: ``COUNTERS``) read empty or fixed;
 * ``/tmp`` is private, with the folders the jail showed under ``/tmp``
   shown again (the toolkit or its virtualenv, and the host's own game folders:
   not the other seat's);
@@ -259,12 +260,22 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
 UNLAYERED = "unlayered"  # in a budget's root where its own folders are not overlays: their writes are not seen there
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")  # what of /proc could change the kernel
+# the kernel's machine-wide counters in /proc, which move by what any process does (files open, processes, pages,
+# interrupts, pressure): one seat would read what the other does (file-nr by exactly the files it opens).  A host
+# reads each as an empty file (``COUNTERS``), an empty folder (``COUNTER_FOLDERS``) or a fixed file (``views``)
+COUNTERS = ("buddyinfo", "diskstats", "interrupts", "pagetypeinfo", "sched_debug", "schedstat", "slabinfo",
+            "softirqs", "swaps", "timer_list", "vmallocinfo", "vmstat", "zoneinfo", "sys/fs/aio-nr",
+            "sys/fs/dentry-state", "sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/inode-state",
+            "sys/kernel/random/entropy_avail")
+COUNTER_FOLDERS = ("irq", "pressure", "sys/fs/quota")
+VIEW = "view"  # the folder, in a budget's root, of what covers them
 
 
 def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple[str, ...] = ()) -> int:
-    """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only,
-    nothing of ``/sys`` (the warden's cgroups are bound there), ``agent`` at ``KAGGLE_AGENT``, a private
-    ``/tmp`` with ``shown`` in it again and a private ``/dev/shm``.  Everything it writes there, and in its
+    """In this mount namespace: nothing shared back, a fresh ``/proc`` whose kernel settings are read-only and
+    whose machine-wide counters never move (``cover_counters``), nothing of ``/sys`` (the warden's cgroups are
+    bound there), ``agent`` at ``KAGGLE_AGENT``, a private ``/tmp`` with ``shown`` in it again and a private
+    ``/dev/shm``.  Everything it writes there, and in its
     ``own`` folders and in ``agent`` (``overlay``), goes to one tmpfs of at most ``tmp_size`` bytes (0: the
     kernel's default, half the memory): one budget in all; SysV shared memory is capped beside it
     (``cap_sysv``).  Returns an fd on the budget's root, which shows all of it (``written``)."""
@@ -282,6 +293,7 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple
     held = [(path, os.open(path, os.O_PATH)) for path in shown]
     budget = _budget(tmp_size)
     try:
+        cover_counters(f"/proc/self/fd/{budget}/{VIEW}")
         for path, fd in held:
             if os.path.isdir(f"/proc/self/fd/{fd}"):
                 os.makedirs(path, exist_ok=True)
@@ -297,6 +309,44 @@ def mount_own(shown: list[str], agent: str | None, tmp_size: int = 0, own: tuple
         os.close(budget)
         raise
     return budget
+
+
+def views() -> dict[str, str]:
+    """The fixed ``/proc`` files a host reads, which libraries parse: ``stat`` (glibc counts the CPUs from its
+    ``cpuN`` lines where ``/sys`` is not shown), ``meminfo`` and ``loadavg``.  Each keeps what never moves (the
+    CPUs' names, the boot time, the memory's total) and says nothing of what runs: every count 0, all memory
+    free, one process running."""
+    with open("/proc/stat") as fh:
+        stat = fh.read().splitlines()
+    with open("/proc/meminfo") as fh:
+        total = next((line.split()[1] for line in fh if line.startswith("MemTotal:")), "0")
+    cpus = [line.split()[0] for line in stat if line.startswith("cpu")]
+    btime = next((line for line in stat if line.startswith("btime ")), "btime 0")
+    return {"stat": "".join(f"{cpu} {' '.join(['0'] * 10)}\n" for cpu in cpus)
+            + f"intr 0\nctxt 0\n{btime}\nprocesses 0\nprocs_running 1\nprocs_blocked 0\nsoftirq 0\n",
+            "meminfo": "".join(f"{key}:{value:>16} kB\n" for key, value in (
+                ("MemTotal", total), ("MemFree", total), ("MemAvailable", total), ("Buffers", "0"), ("Cached", "0"),
+                ("SwapCached", "0"), ("SwapTotal", "0"), ("SwapFree", "0"), ("Shmem", "0"))),
+            "loadavg": "0.00 0.00 0.00 1/1 1\n"}
+
+
+def cover_counters(folder: str) -> None:
+    """Cover each of the fresh ``/proc``'s machine-wide counters (``COUNTERS``, ``COUNTER_FOLDERS``, ``views``)
+    with a file or folder made in ``folder`` (in the budget, which no agent reaches), read-only: binds of a
+    read-only mount are read-only too, so that one remount serves them all."""
+    fixed = views()
+    os.mkdir(folder, 0o755)
+    os.mkdir(f"{folder}/none", 0o555)
+    for name, text in {"empty": "", **fixed}.items():
+        with open(f"{folder}/{name}", "w") as fh:
+            fh.write(text)
+        os.chmod(f"{folder}/{name}", 0o444)
+    _mount(folder, folder, None, MS_BIND)
+    _mount(None, folder, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    covers = {**dict.fromkeys(COUNTER_FOLDERS, "none"), **dict.fromkeys(COUNTERS, "empty"), **{n: n for n in fixed}}
+    for name, source in covers.items():
+        if os.path.lexists(f"/proc/{name}"):
+            _mount(f"{folder}/{source}", f"/proc/{name}", None, MS_BIND)
 
 
 def _budget(size: int) -> int:

@@ -32,7 +32,12 @@ residency (``mincore``, ``cachestat``, Linux AIO) ``ENOSYS``, as on a kernel wit
 a read that only says whether pages are cached (``preadv2`` with ``RWF_NOWAIT``)
 ``EOPNOTSUPP``; dropping a file's cached pages (``posix_fadvise``'s
 ``DONTNEED``) does nothing, as advice may; merging pages with another process's
-(KSM: ``MADV_MERGEABLE``, ``PR_SET_MEMORY_MERGE``) ``EINVAL``.  An agent locks
+(KSM: ``MADV_MERGEABLE``, ``PR_SET_MEMORY_MERGE``) ``EINVAL``; ``sysinfo`` (the
+machine's thread count, load and free memory, which the other seat moves)
+``ENOSYS``: glibc's ``getloadavg`` then fails, and its
+``sysconf(_SC_PHYS_PAGES)`` and ``_SC_AVPHYS_PAGES``, which never check the
+call, are arbitrary (each host's ``/proc/meminfo`` gives the total:
+``namespace.cover_counters``).  An agent locks
 not even its own files (no Kaggle agent needs to; sqlite's file locks are among
 them).  Calls of another architecture (32-bit calls
 on x86-64) kill the process, libseccomp's default.
@@ -68,6 +73,9 @@ WATCHES = ("inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init"
 # which of a file's pages the page cache holds (what another seat read): asked directly, or by a read that fails
 # where a page is not cached (Linux AIO's RWF_NOWAIT sits in memory a filter cannot read: no AIO at all)
 RESIDENCY = ("mincore", "cachestat", "io_setup")
+# the machine's thread count, free memory and load, which another seat moves by each thread it starts (its /proc
+# files: namespace.cover_counters)
+MACHINE = ("sysinfo",)
 # fcntl's lock commands: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW (the 64-bit ABI's
 # numbers, its F_*LK64 the same); then F_SETLEASE, F_GETLEASE, F_NOTIFY (dnotify)
 LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
@@ -150,9 +158,10 @@ def _families(f: Any, sc: Any) -> None:
 
 def _observers(f: Any, sc: Any) -> None:
     """Refuse what would pass a bit between seats through a file both see (the image, ``/dev/null``): its locks,
-    leases, watches and notices, and what tells which of its pages are cached; each errno that of a kernel or
+    leases, watches and notices, and what tells which of its pages are cached; and the machine's counters
+    (``MACHINE``); each errno that of a kernel or
     file system without the feature, so that a library that tries one falls back as it would there."""
-    _each(f, sc.ERRNO(errno.ENOSYS), (*WATCHES, *RESIDENCY))
+    _each(f, sc.ERRNO(errno.ENOSYS), (*WATCHES, *RESIDENCY, *MACHINE))
     _each(f, sc.ERRNO(errno.ENOLCK), ("flock",))
     low = 0xFFFFFFFF  # an int argument: the kernel reads its low 32 bits alone
     for command in LOCK_COMMANDS:
