@@ -164,6 +164,8 @@ NOT_TABLES = {
                                                            "field",
     ("leaderboard/review/replay_page.py", "line-height:1}"): "CSS of the replay page ({...;line-height:1}), no format "
                                                              "field",
+    ("sandbox/namespace.py", '"meminfo":'): "the kernel's /proc/meminfo format, which an agent's reader parses, "
+                                            "no table",
     ("leaderboard/review/board_player.py", "min-width:30px"): "CSS of the board player ({min-width:30px;...}), no "
                                                               "format field",
 }

@@ -8,6 +8,9 @@ shape: Wald's approximation (``wald_pairs``) is that of a Gaussian whose mean
 per pair is the true ``(mean - 0.5) / sd``.  BENCHMARKS.md gives the figures::
 
     python -m connectx_forge.bench.sprt_games 23 18 85 20 54 --runs 100
+
+``--within`` (default: the distinct games of the SPRT's default suite, 2 x 4,788) adds the share of tests
+that decide within that many games: those two deterministic agents can finish before the suite runs out.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import numpy as np
 from connectx_forge.arena.elo import NELO
 from connectx_forge.arena.pentanomial import SCORES, Pentanomial
 from connectx_forge.arena.sprt import SPRT
+from connectx_forge.arena.sprt_run import DEFAULT_MAX_GAMES
+
+SUITE_GAMES = 2 * 4788  # the distinct games of the SPRT's default suite for a pair of agents
 
 
 def _t(nelo: float) -> float:
@@ -80,20 +86,23 @@ def _one(test: SPRT, outcomes: np.ndarray) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Print, for a true normalized Elo of elo0, their midpoint and elo1: Wald's pairs and the simulated tests'
-    mean and median pairs."""
+    """Print, for a true normalized Elo of elo0, their midpoint and elo1: Wald's games and the simulated tests'
+    mean, median and 90th percentile games, and the share decided within ``--within`` games."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("counts", type=float, nargs=5, metavar="N", help="a measured run's LL LD WL+DD WD WW")
     parser.add_argument("--elo0", type=float, default=0.0)
     parser.add_argument("--elo1", type=float, default=10.0)
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--within", type=int, default=SUITE_GAMES)
     args = parser.parse_args(argv)
     test = SPRT(args.elo0, args.elo1)
     for nelo in (args.elo0, (args.elo0 + args.elo1) / 2, args.elo1):
-        pairs = simulate(test, tilted(args.counts, nelo), args.runs)
+        pairs = simulate(test, tilted(args.counts, nelo), args.runs, max_pairs=DEFAULT_MAX_GAMES // 2)
+        decided = sum(2 * n <= args.within and n < DEFAULT_MAX_GAMES // 2 for n in pairs) / len(pairs)
         print(f"true normalized Elo {nelo:g}: Wald {2 * wald_pairs(test, nelo):,.0f} games; {args.runs} simulated "
               f"tests: mean {2 * statistics.mean(pairs):,.0f} games, median {2 * statistics.median(pairs):,.0f}, "
-              f"90th percentile {2 * float(np.quantile(pairs, 0.9)):,.0f}")
+              f"90th percentile {2 * float(np.quantile(pairs, 0.9)):,.0f}, {100 * decided:.0f}% decided within "
+              f"{args.within:,}")
 
 
 if __name__ == "__main__":
