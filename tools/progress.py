@@ -42,7 +42,7 @@ def rate_text(done: float, seconds: float, unit: str) -> str:
         return f"no {unit} finished yet"
     rate = done / seconds
     if rate >= 1:
-        return f"{rate:,.0f} {unit}s/s" if rate >= 10 else f"{rate:.1f} {unit}s/s"
+        return f"{rate:,.0f} {plural(2, unit)}/s" if rate >= 10 else f"{rate:.1f} {plural(2, unit)}/s"
     return f"{seconds / done:.1f} s a {unit}"
 
 
@@ -54,7 +54,7 @@ def first_line(plan: str, done: int, left: int | None, seconds: float, unit: str
     if finished:
         return f"{plan}: {count(done, unit)} in {seconds:.1f} s"
     if done <= 0:
-        return f"{plan}: timing the first {unit}s"
+        return f"{plan}: timing the first {plural(2, unit)}"
     rate = rate_text(done, seconds, unit)
     if left is None:
         return f"{plan}: {rate}"
@@ -62,8 +62,10 @@ def first_line(plan: str, done: int, left: int | None, seconds: float, unit: str
 
 
 def plural(n: int, unit: str, units: str | None = None) -> str:
-    """``unit`` for one, ``units`` (default ``unit`` + s) otherwise."""
-    return unit if n == 1 else units or unit + "s"
+    """``unit`` for one, ``units`` (default ``unit`` + s, or + es after s, x, z, ch and sh) otherwise."""
+    if n == 1:
+        return unit
+    return units or unit + ("es" if unit.endswith(("s", "x", "z", "ch", "sh")) else "s")
 
 
 def count(n: int, unit: str, units: str | None = None) -> str:

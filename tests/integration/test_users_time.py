@@ -68,17 +68,23 @@ def test_the_bar_prints_its_first_line_once_and_never_with_no_progress(
 def test_a_match_names_its_games_first_and_json_stays_json(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     save = tmp_path / "games.jsonl"
-    assert main(["match", "lookahead", "random", "-n", "4", "-w", "1", "--json", "--save", str(save)]) == 0
+    assert main(["match", "random", "lookahead", "-n", "4", "-w", "1", "--json", "--save", str(save)]) == 0
     out, err = capsys.readouterr()
     json.loads(out)  # stdout is the JSON alone
     lines = err.splitlines()
-    assert lines[0].startswith("cxforge match: 4 games of lookahead vs random, -w 1: ")
-    assert lines[-1].startswith(f"cxforge match: to see why lookahead lost: cxforge review {save} --us lookahead")
-    assert main(["match", "lookahead", "random", "-n", "2", "-w", "1", "--no-progress"]) == 0
+    assert lines[0].startswith("cxforge match: 4 games of random vs lookahead, -w 1: ")
+    assert lines[-1].startswith(f"cxforge match: to see why random lost: cxforge review {save} --us random")
+    assert main(["match", "random", "lookahead", "-n", "2", "-w", "1", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "cxforge match: 2 games" not in err
-    assert err.splitlines() == ["cxforge match: to see why lookahead lost: rerun with --save games.jsonl, then "
-                                "cxforge review games.jsonl --us lookahead"]
+    assert err.splitlines() == ["cxforge match: to see why random lost: rerun with --save games.jsonl, then "
+                                "cxforge review games.jsonl --us random"]
+
+
+def test_no_hint_after_a_clean_sweep(capsys: pytest.CaptureFixture[str]) -> None:
+    """``middle`` plays invalid moves on purpose: lookahead loses nothing, so there is nothing to review."""
+    assert main(["match", "lookahead", "middle", "-n", "2", "-w", "1", "--no-progress"]) == 0
+    assert "to see why" not in capsys.readouterr().err
 
 
 def test_a_tournament_and_an_sprt_name_their_games_pool_and_workers_first(

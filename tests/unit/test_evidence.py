@@ -8,7 +8,7 @@ from collections import defaultdict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectx_forge.arena.evidence import Evidence, counted, distinct_games, play_of
+from connectx_forge.play.evidence import Evidence, counted, distinct_games, play_of
 from connectx_forge.play.game import GameRecord
 
 # a unit: (scope, key, play); the item is its index in the sequence

@@ -17,6 +17,7 @@ COUNTED = re.compile(r"\{[^{}]*\} (?:paired )?(?:" + NOUNS + r")\b")  # "{n} gam
 def test_one_game_two_games() -> None:
     assert (count(1, "game"), count(2, "game"), count(0, "game")) == ("1 game", "2 games", "0 games")
     assert count(1234, "paired game") == "1,234 paired games"
+    assert (count(1, "batch"), count(2, "batch"), count(2, "pass")) == ("1 batch", "2 batches", "2 passes")
 
 
 def test_the_review_summary_counts_read_right() -> None:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
+from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
 from connectx_forge.leaderboard.review.review_cmd import write_html
 from connectx_forge.progress import count
 from connectx_forge.stats import wilson
@@ -410,8 +411,6 @@ class SprtResult(Result):
                 f"{count(len(self.games), 'game')}>")
 
     def _summary_html(self) -> str:
-        from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
-
         s = self.sprt.settings
         notes = [line for line in (more_openings(self.sprt), evidence_line(self.sprt)) if line]
         return (f"<p><b>{html.escape(verdict(self.sprt))}</b> ({html.escape(s.model)} Elo, H0 {s.elo0:g}, "

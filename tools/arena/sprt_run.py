@@ -35,7 +35,6 @@ from connectx_forge import progress as bars
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena import standings
 from connectx_forge.arena.elo import PAIR_METHOD, PairElo, pentanomial_elo
-from connectx_forge.arena.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.arena.pentanomial import NAMES, Pentanomial, bucket
 from connectx_forge.arena.run import (
     Execution,
@@ -54,6 +53,7 @@ from connectx_forge.arena.store import StoredGame, a_score
 from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
+from connectx_forge.play.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings

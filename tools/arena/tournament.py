@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
-from connectx_forge.arena import elo, evidence, standings
+from connectx_forge.arena import elo, standings
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena.run import (
     Execution,
@@ -44,6 +44,7 @@ from connectx_forge.arena.standings import PairingTable, Rating, Seats
 from connectx_forge.arena.store import StoredGame
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
+from connectx_forge.play import evidence
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings

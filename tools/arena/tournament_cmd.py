@@ -61,5 +61,7 @@ def run(args: argparse.Namespace) -> int:
         return flags.interrupted(args, stop, writer)
     notes = write_outputs(result.report, args.out) if args.out is not None else []
     flags.finish(args, result.report.to_json(), result.records(), format_tournament(result.report), notes, writer)
-    why_lost.print_hint("tournament", result.report.gauntlet or result.report.players[0], args.save, True)
+    us = result.report.gauntlet or result.report.players[0]
+    lost = sum(p.overall.losses if p.a == us else p.overall.wins for p in result.report.pairs if us in (p.a, p.b))
+    why_lost.print_hint("tournament", us, args.save, True, lost)
     return 0

@@ -140,4 +140,4 @@ def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: Gam
     print(json.dumps(summary, indent=2) if args.json else format_match(result))
     if s.game.slowdown > 1 and not args.json:
         print(jail.slowdown_line(s.game.slowdown, jail.slowed_games(r.slowed for r in result.records)))
-    why_lost.print_hint("match", result.a, args.save, args.store is not None)
+    why_lost.print_hint("match", result.a, args.save, args.store is not None, result.tally().losses)

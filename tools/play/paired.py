@@ -9,7 +9,7 @@ pairs with the one whose opponent, seat, seed and opening moves are the same;
 scores are wins plus half the draws, for the compared agent (player A of
 each match).  A game saved twice (its stable key, ``records.game_key``, its moves and its
 end the same) counts once.  A paired game counts as evidence only when it differs from every earlier one
-against the same opponent in the same seat and opening (``arena.evidence``): with deterministic agents,
+against the same opponent in the same seat and opening (``play.evidence``): with deterministic agents,
 games of other seeds from the same opening are the same games again.
 The interval is the toolkit's score interval (``stats.score_interval``) of the
 differences mapped to 0..1: right at a few games (a normal interval would give six tied games ``[+0.0, +0.0]``;
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from connectx_forge.arena.evidence import counted, play_of
 from connectx_forge.errors import UserError
+from connectx_forge.play.evidence import counted, play_of
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import game_key
 from connectx_forge.stats import mean_and_interval
@@ -107,7 +107,7 @@ def compare(new: Sequence[GameRecord], base: Sequence[GameRecord]) -> list[Paire
     """One ``Paired`` per opponent (in the order NEW's games first meet them), then "all" when there are several.
 
     Games without a partner on the other side are left out; ``UserError`` when none pair at all.  Each row
-    counts its distinct paired games (``arena.evidence``: the opponent is the scope, A's seat and the opening
+    counts its distinct paired games (``play.evidence``: the opponent is the scope, A's seat and the opening
     the key, NEW's and BASE's games together the play).
     """
     a, b = _by_key(new, "NEW"), _by_key(base, "BASE")

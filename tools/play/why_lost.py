@@ -28,6 +28,7 @@ def hint(command: str, us: str, save: Path | None, stored: bool) -> str:
     return f"cxforge {command}: to see why {us} lost: rerun with --save {DEFAULT_FILE}{again}, then {review}"
 
 
-def print_hint(command: str, us: str, save: Path | None, stored: bool) -> None:
-    """``hint`` on stderr."""
-    print(hint(command, us, save, stored), file=sys.stderr)
+def print_hint(command: str, us: str, save: Path | None, stored: bool, lost: int) -> None:
+    """``hint`` on stderr, where ``us`` lost ``lost`` > 0 games (after a clean sweep there is nothing to see)."""
+    if lost > 0:
+        print(hint(command, us, save, stored), file=sys.stderr)

@@ -137,7 +137,7 @@ def _decode(tree: Any, tensor: Any, name: str) -> Any:
         (tag, inner), = tree.items()
         if tag == "tensor":
             return tensor(inner)
-        if tag == "float" and inner in _FLOATS:
+        if tag == "float" and isinstance(inner, str) and inner in _FLOATS:
             return _FLOATS[inner]
         if tag == "tuple" and isinstance(inner, list):
             return tuple(_decode(v, tensor, name) for v in inner)

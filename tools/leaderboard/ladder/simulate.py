@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
-from connectx_forge.arena.evidence import distinct_games
 from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
@@ -27,6 +26,7 @@ from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings
+from connectx_forge.play.evidence import distinct_games
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameKey, GameSettings
