@@ -9,8 +9,6 @@ Bundle-safe: standard library and numpy only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.board import Board
 from agents.heuristics import BERKELEY
 from agents.minimax import best_of, choose, move_scores
@@ -23,11 +21,11 @@ def best_moves(board: Board, depth: int = DEPTH) -> list[int]:
     return best_of(move_scores(board, depth, BERKELEY, pruning=True))
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """The Berkeley alpha-beta agent (depth 3), random tie-break."""
     return choose(best_moves(Board.from_obs(obs, config)))
 
 
-def alphabeta4_agent(obs: Any, config: Any) -> int:
+def alphabeta4_agent(obs: object, config: object) -> int:
     """The Berkeley alpha-beta agent searching 4 steps."""
     return choose(best_moves(Board.from_obs(obs, config), depth=4))

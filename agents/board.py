@@ -195,8 +195,13 @@ def canonical_key(current: int, mask: int, geo: Geometry) -> int:
     return min(key, mirror_bits(key, geo))
 
 
-def config_value(obj: Any, name: str, default: Any = None) -> Any:
-    """Read ``name`` from a Kaggle ``Struct``, a dict or any object."""
+def config_value(obj: Any, name: str, default: object = None) -> Any:
+    """Read ``name`` from a Kaggle ``Struct``, a dict or any object.
+
+    ``obj`` is probed, not trusted (indexed, then read as an attribute), and the value is returned unchecked
+    (an int, a list, whatever ``obj`` holds): hence untyped both ways; the callers convert it (``int``,
+    ``float``, ``list``) as they read it.  ``obs`` and ``config`` are typed ``object`` everywhere else: Kaggle
+    hands ``Struct``s (dicts whose keys are also attributes), the tools plain dicts, a test any object."""
     if isinstance(obj, dict):
         return obj.get(name, default)
     try:
@@ -205,14 +210,14 @@ def config_value(obj: Any, name: str, default: Any = None) -> Any:
         return getattr(obj, name, default)
 
 
-def config_size(config: Any) -> Size:
+def config_size(config: object) -> Size:
     """``(rows, columns, inarow)`` from a ConnectX configuration (defaults 6, 7, 4)."""
     rows, columns, inarow = (int(config_value(config, k, d))
                              for k, d in zip(("rows", "columns", "inarow"), STANDARD, strict=True))
     return rows, columns, inarow
 
 
-def standard_board(obs: Any, config: Any, who: str) -> Board:
+def standard_board(obs: object, config: object, who: str) -> Board:
     """The position from ``obs``, for an agent (``who``) that plays only the 6x7x4 board."""
     board = Board.from_obs(obs, config)
     if (board.rows, board.columns, board.inarow) != STANDARD:
@@ -294,7 +299,7 @@ class Board:
         return cls._from(geo, bits[to_move], mask, stones[1] + stones[2])
 
     @classmethod
-    def from_obs(cls, obs: Any, config: Any) -> Board:
+    def from_obs(cls, obs: object, config: object) -> Board:
         """The position an agent sees, from Kaggle's ``obs`` and ``config``."""
         rows, columns, inarow = config_size(config)
         grid = config_value(obs, "board")

@@ -11,7 +11,6 @@ from the supervised network.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from agents.board import standard_board
 from agents.net.features import VERSION
@@ -26,6 +25,6 @@ def dqn_net() -> MLP:
     return checked(load_mlp(read_data("agents/data/dqn_weights.npz")), "dqn_weights.npz", VERSION)
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point (6x7x4 only)."""
     return q_move(dqn_net(), standard_board(obs, config, "dqn"))

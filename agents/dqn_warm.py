@@ -9,7 +9,6 @@ the notebook's agent, so it is registered apart.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from agents.board import standard_board
 from agents.net.features import VERSION
@@ -24,6 +23,6 @@ def warm_net() -> MLP:
     return checked(load_mlp(read_data("agents/data/dqn_warm_weights.npz")), "dqn_warm_weights.npz", VERSION)
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point (6x7x4 only)."""
     return q_move(warm_net(), standard_board(obs, config, "dqn-warm"))

@@ -10,8 +10,6 @@ Bundle-safe: standard library and numpy only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.board import Board
 from agents.heuristics import IMPROVED, Score
 from agents.minimax import best_of, choose
@@ -30,6 +28,6 @@ def best_moves(board: Board, depth: int = DEPTH) -> list[int]:
     return best_of(move_scores(board, depth))
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """The improved minimax agent (2 plies), random tie-break."""
     return choose(best_moves(Board.from_obs(obs, config)))

@@ -9,8 +9,6 @@ Bundle-safe: standard library and numpy only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agents.board import Board
 from agents.heuristics import BERKELEY, COURSE_LOOKAHEAD, Score
 from agents.minimax import Heuristic, best_of, choose
@@ -27,11 +25,11 @@ def best_moves(board: Board, heuristic: Heuristic = COURSE_LOOKAHEAD) -> list[in
     return best_of(move_scores(board, heuristic))
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """The course's one-step lookahead agent."""
     return choose(best_moves(Board.from_obs(obs, config)))
 
 
-def berkeley_agent(obs: Any, config: Any) -> int:
+def berkeley_agent(obs: object, config: object) -> int:
     """One-step lookahead with the Berkeley report's weights."""
     return choose(best_moves(Board.from_obs(obs, config), BERKELEY))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any
 
 from agents.board import Board
 
@@ -90,7 +89,7 @@ def search(board: Board, playouts: int = PLAYOUTS) -> int:
     return max(root.children.items(), key=lambda kv: kv[1].visits)[0]
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point: UCT with ``PLAYOUTS`` random playouts a move (any board size)."""
     board = Board.from_obs(obs, config)
     legal = board.legal_moves()

@@ -23,7 +23,6 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from agents.board import Board
 from agents.heuristics import COURSE_MINIMAX, INF, Score
@@ -141,11 +140,11 @@ def choose(moves: list[int]) -> int:
     return int(random.choice(moves))
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle Learn lesson 3: 3-step minimax with the course heuristic, random tie-break."""
     return choose(best_moves(Board.from_obs(obs, config)))
 
 
-def minimax2_agent(obs: Any, config: Any) -> int:
+def minimax2_agent(obs: object, config: object) -> int:
     """The course's minimax with N_STEPS = 2 (our move and the reply)."""
     return choose(best_moves(Board.from_obs(obs, config), depth=2))

@@ -38,7 +38,6 @@ import dataclasses
 import gc
 import random
 import time
-from typing import Any
 
 from agents.board import Board, config_value, standard_board
 from agents.net.net_search import MAX_BUDGET_S, search_move
@@ -73,7 +72,7 @@ def _state(name: str, policy: Policy) -> tuple[_State, bool]:
     return _STATES[name], True
 
 
-def _solver_move(name: str, policy: Policy, obs: Any, config: Any, start: float) -> int:
+def _solver_move(name: str, policy: Policy, obs: object, config: object, start: float) -> int:
     """The move of a ``solver`` playing ``policy`` with its own state ``name``, as ``agent.agent`` plays it."""
     st, first = _state(name, policy)
     board = Board.from_obs(obs, config)
@@ -82,7 +81,7 @@ def _solver_move(name: str, policy: Policy, obs: Any, config: Any, start: float)
     return int(choose(board, start, budget, extra_time(remaining, st), st=st))  # st plays its own policy
 
 
-def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:
+def _play(name: str, policy: Policy, eps: float, obs: object, config: object) -> int:
     """The solver's move, or with probability ``eps`` a random legal one that does not miss a win in one."""
     start = time.perf_counter()
     collecting = gc.isenabled()
@@ -99,73 +98,73 @@ def _play(name: str, policy: Policy, eps: float, obs: Any, config: Any) -> int:
             gc.enable()
 
 
-def eps05_agent(obs: Any, config: Any) -> int:
+def eps05_agent(obs: object, config: object) -> int:
     """The solver, with a random move one time in twenty."""
     return _play("eps05", OPPONENT, EPS_LOW, obs, config)
 
 
-def eps20_agent(obs: Any, config: Any) -> int:
+def eps20_agent(obs: object, config: object) -> int:
     """The solver, with a random move one time in five."""
     return _play("eps20", OPPONENT, EPS_HIGH, obs, config)
 
 
-def starved_agent(obs: Any, config: Any) -> int:
+def starved_agent(obs: object, config: object) -> int:
     """The solver with a tiny budget a move and no overage."""
     return _play("starved", STARVED, 0.0, obs, config)
 
 
-def net_nodes_agent(obs: Any, config: Any) -> int:
+def net_nodes_agent(obs: object, config: object) -> int:
     """``net-search`` with a node budget instead of a clock: the same move on any machine, so that two agents'
     games against it differ only where their own moves do."""
     return search_move(standard_board(obs, config, "net-search-nodes"), MAX_BUDGET_S, nodes=NET_NODES)
 
 
-def centre_agent(obs: Any, config: Any) -> int:
+def centre_agent(obs: object, config: object) -> int:
     """The solver with the centre-first tie-break among equal moves (the agent before the practical rules)."""
     return _play("centre", CENTRE, 0.0, obs, config)
 
 
-def practical_agent(obs: Any, config: Any) -> int:
+def practical_agent(obs: object, config: object) -> int:
     """The solver with the practical tie-break among equal moves (practical.py)."""
     return _play("practical", PRACTICAL, 0.0, obs, config)
 
 
-def likely_agent(obs: Any, config: Any) -> int:
+def likely_agent(obs: object, config: object) -> int:
     """The solver with the likely-slip tie-break among equal moves (practical.py)."""
     return _play("likely", LIKELY, 0.0, obs, config)
 
 
-def search_agent(obs: Any, config: Any) -> int:
+def search_agent(obs: object, config: object) -> int:
     """The solver with the practical search among equal moves, against the mixed opponent model (expectimax.py)."""
     return _play("search-mix", SEARCHES["mix"], 0.0, obs, config)
 
 
-def search_near_prior_agent(obs: Any, config: Any) -> int:
+def search_near_prior_agent(obs: object, config: object) -> int:
     """The solver with the practical search against a near-perfect player whose moves follow the prior."""
     return _play("search-near-prior", SEARCHES["near-prior"], 0.0, obs, config)
 
 
-def search_class_agent(obs: Any, config: Any) -> int:
+def search_class_agent(obs: object, config: object) -> int:
     """The solver with the practical search against ``near-prior``, choosing among every loss that leaves no
     win in one in a lost position (not only the slowest)."""
     return _play("search-class", SEARCH_CLASS, 0.0, obs, config)
 
 
-def search_near_slips_agent(obs: Any, config: Any) -> int:
+def search_near_slips_agent(obs: object, config: object) -> int:
     """The solver with the practical search against a near-perfect player that slips uniformly."""
     return _play("search-near-slips", SEARCHES["near-slips"], 0.0, obs, config)
 
 
-def search_slips_agent(obs: Any, config: Any) -> int:
+def search_slips_agent(obs: object, config: object) -> int:
     """The solver with the practical search against uniform slips."""
     return _play("search-slips", SEARCHES["slips"], 0.0, obs, config)
 
 
-def search_minimax_agent(obs: Any, config: Any) -> int:
+def search_minimax_agent(obs: object, config: object) -> int:
     """The solver with the practical search against the course's 2-ply minimax."""
     return _play("search-minimax", SEARCHES["minimax"], 0.0, obs, config)
 
 
-def search_prior_agent(obs: Any, config: Any) -> int:
+def search_prior_agent(obs: object, config: object) -> int:
     """The solver with the practical search against the policy network's prior."""
     return _play("search-prior", SEARCHES["prior"], 0.0, obs, config)

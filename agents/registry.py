@@ -10,16 +10,16 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from typing import Any
 
-Agent = Callable[[Any, Any], int]
+# an agent function: Kaggle's obs and config in (Structs, or dicts: agents.board.config_value reads both), a column out
+Agent = Callable[[object, object], int]
 
 
 class UnknownAgent(KeyError):
     """A name that is not in the registry."""
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])  # the message itself, not KeyError's repr of it
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ class AgentSpec:
     def load(self) -> Agent:
         """Import the agent's module and return its agent function."""
         module = importlib.import_module(self.module)
-        return getattr(module, self.function)
+        function: Agent = getattr(module, self.function)  # a registered name: an agent function by contract
+        return function
 
 
 def _tie_break_variant(name: str, function: str, rule: str, what: str, opponent: str = "",
@@ -283,7 +284,7 @@ def get(name: str) -> AgentSpec:
                            "give a project folder or a .py file") from None
 
 
-def did_you_mean(word: str, choices: Iterable[Any]) -> str:
+def did_you_mean(word: str, choices: Iterable[object]) -> str:
     """`` (did you mean 'x'?)`` for the choice closest to ``word``, or ``""`` when none is close: the one
     did-you-mean of every unknown name (agents here; players, settings, sets and teams in the tools)."""
     close = get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6) if word else []

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
 
 from agents.board import Board, Geometry, geometry
 from connectx_forge.runtime import read_data
@@ -70,6 +69,6 @@ def choose(board: Board) -> int:
                key=lambda c: (table[board.rows - 1 - board.height(c)][c], -abs(2 * c - centre2), -c))
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point."""
     return choose(Board.from_obs(obs, config))

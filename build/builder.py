@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from agents.registry import get
+from agents.registry import AgentSpec, get
 from connectx_forge import archive, boundedread
 from connectx_forge.build import native_libs
 from connectx_forge.build import project as projects
@@ -23,6 +22,7 @@ from connectx_forge.build.errors import BuildError
 from connectx_forge.build.imports import (
     PROJECT_PACKAGE,
     RUNTIME_MODULES,
+    SourceModule,
     check_defines,
     collect,
     positional_arity,
@@ -59,7 +59,7 @@ class Target:
     module: str
     function: str = "agent"
     path: Path | None = None  # the entry file, for a file whose module name is not its path
-    spec: Any = None  # agents.registry.AgentSpec
+    spec: AgentSpec | None = None  # a shipped agent's registry entry (None for a project)
     root: Path | None = None
     tops: frozenset[str] | None = None
     floors: dict[str, float] = field(default_factory=dict)
@@ -207,7 +207,7 @@ def _build(target: Target, root: Path, fmt: str, size_limit: int) -> Built:
     return Built(source, content, manifest)
 
 
-def native_libraries(target: Target, root: Path, modules: tuple[Any, ...]) -> tuple[DataFile, ...]:
+def native_libraries(target: Target, root: Path, modules: tuple[SourceModule, ...]) -> tuple[DataFile, ...]:
     """The C libraries the modules load (``load_native("NAME")``), compiled and ready to embed as data files.
 
     A shipped agent's module names the shipped libraries (``native_libs.SHIPPED``), the project's its settings'.

@@ -12,8 +12,9 @@ import hashlib
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
+from agents.registry import AgentSpec
 from connectx_forge import boundedread
 from connectx_forge.build.embed import DataFile
 from connectx_forge.build.errors import BuildError
@@ -86,7 +87,7 @@ def manifest_path(output: Path) -> Path:
     return output.with_name(output.name + ".json")
 
 
-def make_manifest(*, name: str, module: str, function: str, spec: Any, floors: dict[str, float],
+def make_manifest(*, name: str, module: str, function: str, spec: AgentSpec | None, floors: dict[str, float],
                   modules: tuple[SourceModule, ...], data: tuple[DataFile, ...], content: bytes, main_py: bytes,
                   fmt: str) -> Manifest:
     """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's."""

@@ -33,7 +33,6 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agents.registry import did_you_mean
 from connectx_forge import boundedread
@@ -136,7 +135,7 @@ def name_of(root: Path) -> str:
     return name if isinstance(name, str) and name.strip() else root.name
 
 
-def read_settings(path: Path) -> dict[str, Any]:
+def read_settings(path: Path) -> dict[str, object]:
     """The raw settings table of ``path`` (cxforge.toml, or pyproject.toml's [tool.cxforge])."""
     try:
         text = read_text_inside(path.parent, path, str(path), boundedread.MAX_SETTINGS)
@@ -146,13 +145,15 @@ def read_settings(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise BuildError(f"{path}: cannot read it ({exc})") from None
     if path.name == PYPROJECT:
-        data = data.get("tool", {}).get("cxforge", {})
-        if not isinstance(data, dict):
+        tool = data.get("tool", {})
+        section = tool.get("cxforge", {}) if isinstance(tool, dict) else None
+        if not isinstance(section, dict):
             raise BuildError(f"{path}: [tool.cxforge] must be a table")
+        return section
     return data
 
 
-def parse_entry(entry: Any, where: str) -> tuple[str, str]:
+def parse_entry(entry: object, where: str) -> tuple[str, str]:
     """``module:function`` (or a bare ``module``, meaning its ``agent``) as its two parts."""
     if not isinstance(entry, str):
         raise BuildError(f"{where}: entry must be a string such as \"mybot.main:act\", not {entry!r}")
@@ -164,7 +165,7 @@ def parse_entry(entry: Any, where: str) -> tuple[str, str]:
     return module, function
 
 
-def parse_floors(floors: Any, where: str) -> dict[str, float]:
+def parse_floors(floors: object, where: str) -> dict[str, float]:
     """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
     if not isinstance(floors, dict):
         raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")
@@ -180,7 +181,7 @@ def parse_floors(floors: Any, where: str) -> dict[str, float]:
     return out
 
 
-def parse_native(native: Any, root: Path, where: str) -> dict[str, list[str]]:
+def parse_native(native: object, root: Path, where: str) -> dict[str, list[str]]:
     """The ``[native]`` table: library name -> its C sources, paths relative to the project root."""
     if not isinstance(native, dict):
         raise BuildError(f"{where}: native must be a table of libraries, e.g. [native] engine = [\"native/engine.c\"]")

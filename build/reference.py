@@ -34,7 +34,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from agents.registry import strongest
 from connectx_forge.boundedread import open_unlinked
@@ -75,7 +74,7 @@ def looks_like_path(spec: str) -> bool:
     return spec.endswith((".py", ".tar.gz")) or os.sep in spec or "/" in spec or spec in (".", "..")
 
 
-def reference(spec: Any, *, allow: Iterable[str] = PLAYERS, role: str = "player",
+def reference(spec: object, *, allow: Iterable[str] = PLAYERS, role: str = "player",
               ghosts: GhostFiles | None = None) -> Player:
     """The player ``spec`` names (a string, a path, or a function where ``allow`` takes one); ``UserError``,
     one line, for anything else: ``unknown {role} 'x' (did you mean 'y'?); use`` the forms ``allow`` takes.
@@ -88,7 +87,7 @@ def reference(spec: Any, *, allow: Iterable[str] = PLAYERS, role: str = "player"
     return taken(_decide(spec, allowed, role, ghosts), allowed, role)
 
 
-def _decide(spec: Any, allowed: frozenset[str], role: str, ghosts: GhostFiles | None) -> Player:
+def _decide(spec: object, allowed: frozenset[str], role: str, ghosts: GhostFiles | None) -> Player:
     if isinstance(spec, os.PathLike):
         spec = os.fspath(spec)
     if not isinstance(spec, str):

@@ -28,7 +28,7 @@ This module imports nothing until a name is used: ``import connectx_forge`` stay
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from connectx_forge.api.analysis import compare, mistakes, models
@@ -71,7 +71,7 @@ __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "Che
            "MistakesResult", "MistakeRun"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """The API's names, imported on first use (each function once, raising only ``UserError`` for bad input)."""
     import importlib
 

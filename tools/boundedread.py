@@ -35,7 +35,7 @@ import re
 import stat
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from agents.board import Board, BoardError, Size
 from connectx_forge.errors import UserError
@@ -81,7 +81,7 @@ def too_deep(text: str, limit: int) -> bool:
     return False
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> object:
     """``text`` parsed by json with integers of at most ``MAX_DIGITS`` digits, finite floats and no NaN or
     Infinity (``ValueError`` otherwise); call it on text ``too_deep`` passed, as json recurses per level."""
     return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
@@ -311,11 +311,16 @@ def toml_too_deep(text: str, limit: int) -> bool:
     return False
 
 
-def board_size(rows: Any, columns: Any, inarow: Any, name: str) -> Size:
+def _whole(value: object) -> TypeGuard[int]:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def board_size(rows: object, columns: object, inarow: object, name: str) -> Size:
     """``(rows, columns, inarow)`` when they are ints (not bools) with rows and columns in ``1..MAX_SIDE`` and
     inarow in ``1..max(rows, columns)``; else ``UserError`` naming ``name`` and the bound."""
     values = (rows, columns, inarow)
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    if not (_whole(rows) and _whole(columns) and _whole(inarow)):
         raise UserError(f"{name}: the board size is not three integers ({one_line(ValueError(values))})")
     if not (1 <= rows <= MAX_SIDE and 1 <= columns <= MAX_SIDE and 1 <= inarow <= max(rows, columns)):
         raise UserError(f"{name}: a {_short(rows)}x{_short(columns)} board with inarow {_short(inarow)} is beyond "

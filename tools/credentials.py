@@ -17,7 +17,6 @@ import pwd
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from connectx_forge import boundedread
 from connectx_forge.errors import UserError
@@ -33,7 +32,7 @@ def is_secret_name(name: str) -> bool:
     return upper.startswith("KAGGLE") or any(w in upper for w in SECRET_WORDS)
 
 
-def _strings(data: Any) -> list[str]:
+def _strings(data: object) -> list[str]:
     """Every string in a parsed JSON value."""
     if isinstance(data, str):
         return [data]

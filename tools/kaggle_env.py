@@ -9,6 +9,7 @@ still comes through.
 
 from __future__ import annotations
 
+import importlib
 import io
 import sys
 from contextlib import redirect_stdout
@@ -24,8 +25,8 @@ def load() -> ModuleType:
         return module
     held = io.StringIO()
     with redirect_stdout(held):
-        import kaggle_environments
+        module = importlib.import_module("kaggle_environments")
     for line in held.getvalue().splitlines():
         if not line.startswith(NOISE):
             print(line)
-    return kaggle_environments
+    return module

@@ -26,8 +26,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
@@ -35,6 +36,11 @@ from connectx_forge import outputs
 from connectx_forge.errors import UserError
 from connectx_forge.outputs import Written
 from connectx_forge.safe_write import check_target, make_folder
+
+if TYPE_CHECKING:
+    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
+    from connectx_forge.play.records import GameWriter
+    from connectx_forge.sandbox.limits import Limits
 
 
 def _whole(text: str) -> int:
@@ -146,7 +152,7 @@ def _slowdown(text: str) -> float:
     return value
 
 
-def limits_of(args: argparse.Namespace) -> Any:
+def limits_of(args: argparse.Namespace) -> Limits | None:
     """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
     from connectx_forge.play.settings import host_limits  # the jail's modules: not for every ``cxforge --help``
 
@@ -220,7 +226,7 @@ def add_save(parser: argparse.ArgumentParser, what: str = "every game") -> None:
     register_output(parser, "save", "file")
 
 
-def writer_of(args: argparse.Namespace) -> Any:
+def writer_of(args: argparse.Namespace) -> GameWriter | None:
     """``--save``'s ``GameWriter`` (appending with ``--append``, replacing with ``--force``), opened before the
     run; ``None`` without ``--save``."""
     path = getattr(args, "save", None)
@@ -258,7 +264,7 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
                              "$CXFORGE_GHOST_FALLBACK, else lookahead)")
 
 
-def ghosts_of(args: argparse.Namespace) -> Any:
+def ghosts_of(args: argparse.Namespace) -> Ghosts:
     """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
     ``agent_file.Ghosts``: the commands pass it to the players' resolver)."""
     from connectx_forge.leaderboard.ghosts.agent_file import Ghosts  # the bundler: not for ``cxforge --help``
@@ -324,22 +330,23 @@ def prepare_output(path: Path, kind: str = "file") -> None:
 class _Names(argparse.Action):
     """A list flag: names separated by commas, spaces, or both (``--agents a,b c``)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
-        names = [n.strip() for v in values for n in str(v).split(",") if n.strip()]
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[object] | None, option_string: str | None = None) -> None:
+        names = [n.strip() for v in values or () for n in str(v).split(",") if n.strip()]
         if not names:
             parser.error(f"{option_string} names nothing")
         setattr(namespace, self.dest, names)
 
 
-def add_names(parser: Any, flag: str, default: list[str] | None, what: str, metavar: str = "NAME") -> None:
+def add_names(parser: argparse.ArgumentParser, flag: str, default: list[str] | None, what: str,
+              metavar: str = "NAME") -> None:
     """A list flag that takes commas or spaces, as every list flag does (``--agents a,b`` or ``--agents a b``)."""
     shown = f" (default {','.join(default)})" if default else ""
     parser.add_argument(flag, nargs="+", action=_Names, default=default, metavar=metavar,
                         help=f"{what}, separated by commas or spaces{shown}")
 
 
-def add_game(parser: Any) -> None:
+def add_game(parser: argparse.ArgumentParser) -> None:
     """``--game N``: the N-th game of the files given, counted from 1, in every command that reads games."""
     parser.add_argument("--game", type=positive_int, default=None, metavar="N",
                         help="only the N-th game of the file(s), counted from 1")
@@ -348,7 +355,7 @@ def add_game(parser: Any) -> None:
 ENGINES = KINDS  # auto, c, python: agents.solver.chooser.engine() takes them
 
 
-def add_engine(parser: Any, default: str | None = "auto", what: str = "the solver") -> None:
+def add_engine(parser: argparse.ArgumentParser, default: str | None = "auto", what: str = "the solver") -> None:
     """``--engine auto|c|python``, the same choices in every command: c is the C engine of the solver,
     python the agent's own, auto the twin where it loads."""
     shown = "auto" if default is None else default

@@ -56,10 +56,11 @@ def _no_link(path: Path | str) -> None:
         raise UnsafeOutput(f"refusing to write {path}: {path} is a symbolic link")
 
 
-def check_file(path: Path | str | None, force: bool, flag: str | None = None, what: str = "") -> None:
+def check_file(path: Path | str | None, force: bool, flag: str | None = None, what: str = "",
+               forcing: str = "--force") -> None:
     """``UserError`` (one line) when the file output ``path`` exists and ``--force`` was not given.  ``flag``:
     the flag that named it (``-o``), as the line shows it; ``None`` for a default; ``what`` says whose default
-    (``"build's default output"``)."""
+    (``"build's default output"``); ``forcing``: how the caller says ``--force`` (the notebook: ``force=True``)."""
     if path is None or not exists(path):
         return
     _no_link(path)
@@ -67,7 +68,7 @@ def check_file(path: Path | str | None, force: bool, flag: str | None = None, wh
         return
     shown = f"{flag} {path}" if flag else str(path)
     whose = f" ({what})" if what else ""
-    raise UserError(f"{shown}: the file exists{whose}; add --force to replace it, or give another name")
+    raise UserError(f"{shown}: the file exists{whose}; add {forcing} to replace it, or give another name")
 
 
 def check_save(path: Path | str | None, append: bool = False, force: bool = False) -> None:
@@ -86,9 +87,11 @@ def check_save(path: Path | str | None, append: bool = False, force: bool = Fals
                         "replace it, or give another name")
 
 
-def check_folder(folder: Path | str | None, written: Written, force: bool, flag: str | None = None) -> None:
+def check_folder(folder: Path | str | None, written: Written, force: bool, flag: str | None = None,
+                 forcing: str = "--force") -> None:
     """``UserError`` (one line) when the folder output ``folder`` already holds a file the command would write
-    there (``written``) and ``--force`` was not given; the line names the first and counts the others."""
+    there (``written``) and ``--force`` was not given; the line names the first and counts the others.
+    ``forcing``: as ``check_file``'s."""
     if folder is None:
         return
     found: Sequence[Path] = [p for p in written(Path(folder)) if exists(p)]
@@ -98,5 +101,5 @@ def check_folder(folder: Path | str | None, written: Written, force: bool, flag:
         return
     shown = f"{flag} {folder}" if flag else str(folder)
     more = f" (and {len(found) - 1} more of its outputs)" if len(found) > 1 else ""
-    raise UserError(f"{shown}: {found[0]} exists{more}, from an earlier run; add --force to replace it, or give "
-                    "another folder")
+    raise UserError(f"{shown}: {found[0]} exists{more}, from an earlier run; add {forcing} to replace it, or "
+                    "give another folder")

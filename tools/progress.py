@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 import time
 from types import TracebackType
-from typing import Any
 
 MEASURE_S = 2.0  # seconds of work the first line's estimate waits for (the first games carry the start-up)
 
@@ -100,7 +99,8 @@ class Bar:
 
     @property
     def total(self) -> int | None:
-        return self._bar.total
+        total: int | None = self._bar.total  # tqdm's, untyped
+        return total
 
     @total.setter
     def total(self, value: int | None) -> None:
@@ -163,7 +163,7 @@ class Bar:
         else:
             self._bar.write(line, file=sys.stderr)
 
-    def set_postfix(self, **values: Any) -> None:
+    def set_postfix(self, **values: object) -> None:
         self._bar.set_postfix(**values)
 
     def set_postfix_str(self, text: str, refresh: bool = True) -> None:

@@ -33,7 +33,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, overload
 
 from connectx_forge.errors import UserError
 from connectx_forge.paths import user_cache
@@ -211,7 +211,18 @@ def write_text(path: Path | str, text: str, *, replace: bool) -> None:
     write_bytes(path, text.encode("utf-8"), replace=replace)
 
 
-def open_append(path: Path | str, *, new: bool = False, binary: bool = False) -> Any:
+@overload
+def open_append(path: Path | str, *, new: bool = False, binary: Literal[False] = False) -> io.TextIOWrapper:
+    ...
+
+
+@overload
+def open_append(path: Path | str, *, new: bool = False, binary: Literal[True]) -> io.BufferedWriter:
+    ...
+
+
+def open_append(path: Path | str, *, new: bool = False,
+                binary: bool = False) -> io.TextIOWrapper | io.BufferedWriter:
     """``path`` opened to add to its end (made when missing; with ``new``, ``FileExistsError`` if it exists),
     never through a link and only if it is a regular file with one name (a hard link would add to another file
     too).  Text (UTF-8) unless ``binary``."""
@@ -245,7 +256,14 @@ def open_append(path: Path | str, *, new: bool = False, binary: bool = False) ->
     return os.fdopen(out, "ab") if binary else os.fdopen(out, "a", encoding="utf-8")
 
 
-def savefig(fig: Any, path: Path | str, *, replace: bool, **kwargs: Any) -> None:
+class Figure(Protocol):
+    """What ``savefig`` takes of a matplotlib figure: its own ``savefig`` into a buffer."""
+
+    def savefig(self, fname: io.BytesIO, *, format: str, **kwargs: Any) -> None:  # Any: matplotlib types each option
+        ...
+
+
+def savefig(fig: Figure, path: Path | str, *, replace: bool, **kwargs: object) -> None:
     """A matplotlib figure saved as ``path`` (its format from the suffix): rendered to bytes, then written as
     ``write_bytes`` writes (matplotlib itself would open the path and follow a link)."""
     path = Path(path)

@@ -22,7 +22,7 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 STYLES = ("markdown", "rule", "plain")
 
@@ -56,15 +56,15 @@ def use_color(stream: TextIO | None = None) -> bool:
         return False
 
 
-def _numeric(cell: Any) -> bool:
+def _numeric(cell: object) -> bool:
     return isinstance(cell, int | float) and not isinstance(cell, bool)
 
 
-def _text(cell: Any) -> str:
+def _text(cell: object) -> str:
     return "" if cell is None else str(cell)
 
 
-def render(headers: Sequence[str], rows: Sequence[Sequence[Any]], style: str = "rule", align: str | None = None,
+def render(headers: Sequence[str], rows: Sequence[Sequence[object]], style: str = "rule", align: str | None = None,
            color: bool | None = None) -> str:
     """``rows`` under ``headers`` as a table in ``style`` (``STYLES``), without a final newline.
 

@@ -15,7 +15,7 @@ says which kind ``auto`` means here, and checks that a ``c`` asked for loads.
 
 from __future__ import annotations
 
-from typing import Any
+import ctypes
 
 from agents.solver import chooser
 from agents.solver.book import Book
@@ -30,9 +30,10 @@ SolverTimeout = NativeTimeout
 __all__ = ["CSolver", "DEFAULT_ENTRIES", "SolverTimeout", "available", "engine", "require", "resolve", "why_not"]
 
 
-def _library() -> Any:
+def _library() -> ctypes.CDLL | None:
     runtime.ANNOUNCE = False  # a tool names its engine itself; only agents log the line
-    return library()
+    lib: ctypes.CDLL | None = library()
+    return lib
 
 
 def available() -> bool:
@@ -68,7 +69,7 @@ def engine(kind: str = "auto", *, book: Book | None = None, c_entries: int = DEF
         raise UserError(f"{exc}; use --engine python") from None
 
 
-def require() -> Any:
+def require() -> ctypes.CDLL:
     """The loaded library, or ``UserError`` saying why it cannot be loaded and what to do."""
     lib = _library()
     if lib is None:

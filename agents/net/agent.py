@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
 
 from agents.board import Board, standard_board
 from agents.net.features import VERSION, encode
@@ -35,7 +34,7 @@ def policy_prior(board: Board) -> list[float]:
     return [w / total for w in weights]
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point (6x7x4 only: the network was trained on that board)."""
     board = standard_board(obs, config, "net")
     return net_move(board)

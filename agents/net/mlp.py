@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class MLP:
 
     weights: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
-    meta: dict[str, Any]
+    meta: dict[str, object]  # the weight file's JSON object: read its numbers with ``meta_int``
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         """Raw outputs ``(n, outputs)`` for a batch ``x`` of shape ``(n, inputs)`` (or one vector: n = 1)."""
@@ -46,7 +46,7 @@ class MLP:
     def policy_value(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Move logits ``(n, columns)`` and values in ``[-1, 1]`` ``(n,)``."""
         out = self.forward(x)
-        cols = int(self.meta["columns"])
+        cols = meta_int(self.meta, "columns")
         return out[:, :cols], np.tanh(out[:, cols])
 
 
@@ -79,18 +79,27 @@ def load_mlp(data: bytes) -> MLP:
     return MLP(tuple(weights), tuple(biases), meta)
 
 
+def meta_int(meta: dict[str, object], key: str, default: int | None = None) -> int:
+    """``int(meta[key])`` (``default`` where the key is missing and a default is given; else ``KeyError``), for a
+    number or a numeric string, as ``int`` reads them; ``TypeError`` for another JSON value, as ``int`` raises."""
+    value = meta[key] if default is None else meta.get(key, default)
+    if not isinstance(value, (int, float, str)):
+        raise TypeError(f"int() argument must be a string or a real number, not '{type(value).__name__}'")
+    return int(value)
+
+
 def checked(mlp: MLP, name: str, version: int) -> MLP:
     """``mlp`` if it was trained on feature encoding ``version``; else a clear error."""
-    if int(mlp.meta.get("features", -1)) != version:
+    if meta_int(mlp.meta, "features", -1) != version:
         raise ValueError(f"{name} was trained on features v{mlp.meta.get('features')}, "
                          f"the encoder is v{version}: retrain or re-export it")
     return mlp
 
 
-def save_mlp(weights: list[np.ndarray], biases: list[np.ndarray], meta: dict[str, Any],
+def save_mlp(weights: list[np.ndarray], biases: list[np.ndarray], meta: Mapping[str, object],
              dtype: str = "float16") -> bytes:
     """The bytes of a weight file (``dtype``: "float16", "float32" or "int8")."""
-    arrays: dict[str, Any] = {}  # savez_compressed's keyword arrays
+    arrays: dict[str, np.ndarray] = {}  # savez_compressed's keyword arrays
     for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
         w = np.asarray(w, dtype=np.float32)
         if dtype == "int8":
@@ -103,5 +112,5 @@ def save_mlp(weights: list[np.ndarray], biases: list[np.ndarray], meta: dict[str
     meta = dict(meta, dtype=dtype)
     arrays["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode("utf-8"), dtype=np.uint8)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
+    np.savez_compressed(buf, allow_pickle=True, **arrays)  # the default, named: then no array can be taken for it
     return buf.getvalue()

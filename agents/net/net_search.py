@@ -12,7 +12,7 @@ move is played (perfect endgame play), else the network search takes over.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Protocol
 
 from agents.board import Board, standard_board
 from agents.net.agent import policy_value_net
@@ -33,7 +33,13 @@ def search_net() -> MLP:
     return policy_value_net()
 
 
-_SOLVER: list[Any] = []
+class _Analyzer(Protocol):
+    """What ``exact_move`` asks of the solver (``agents.solver.search.Solver``, imported on first use)."""
+
+    def analyze(self, board: Board, weak: bool = False, *, deadline: float | None = None) -> list[int | None]: ...
+
+
+_SOLVER: list[_Analyzer] = []
 
 
 def exact_move(board: Board, deadline: float) -> int | None:
@@ -65,7 +71,7 @@ def search_move(board: Board, budget_s: float = DEFAULT_BUDGET_S, endgame: bool 
     return int(move)
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point (6x7x4 only)."""
     board = standard_board(obs, config, "net-search")
     return search_move(board)

@@ -60,7 +60,6 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from agents.board import Board, config_value
 from agents.net.agent import policy_prior, policy_value_net
@@ -72,7 +71,7 @@ from agents.solver.expectimax import practical_search
 from agents.solver.heuristic_search import HeuristicSearch
 from agents.solver.opponents import Cached, named
 from agents.solver.policy import POLICY, Fallback, Policy
-from agents.solver.position import layout_of
+from agents.solver.position import Layout, layout_of
 from agents.solver.practical import TieBreak, practical_move
 from agents.solver.search import Timeout
 
@@ -85,7 +84,7 @@ class _State:
         self.book = Book.load()
         self.solver: Engine = solver_engine("auto" if native_engine else "python", book=self.book,
                                             py_entries=policy.table_entries)
-        self.heuristics: dict[Any, HeuristicSearch] = {}
+        self.heuristics: dict[Layout, HeuristicSearch] = {}
         self.overage_start = 0.0  # the largest overage seen: the game's allowance
         self.last = ""  # how the last move was chosen (for logs and tests)
         self.tie_changed = False  # the practical tie-break changed the last book or exact move
@@ -266,7 +265,7 @@ def first_unrefuted(solver: Engine, board: Board, ranked: list[int], deadline: f
     return ranked[-1], len(ranked) - 1
 
 
-def agent(obs: Any, config: Any) -> int:
+def agent(obs: object, config: object) -> int:
     """Kaggle entry point: perfect play where the search finishes within the time budget."""
     start = time.perf_counter()
     collecting = gc.isenabled()
@@ -283,6 +282,6 @@ def agent(obs: Any, config: Any) -> int:
             gc.enable()
 
 
-def perfect_agent(obs: Any, config: Any) -> int:
+def perfect_agent(obs: object, config: object) -> int:
     """Exact play with no time limit (for tests and matches; not for Kaggle)."""
     return int(choose(Board.from_obs(obs, config), time.perf_counter(), None, st=perfect_state()))

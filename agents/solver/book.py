@@ -59,7 +59,7 @@ class Entry(NamedTuple):
 class Book:
     """A sorted table of canonical keys with their scores and best moves."""
 
-    def __init__(self, keys: array, scores: array, moves: bytes, max_moves: int, lay: Layout | None = None,
+    def __init__(self, keys: array[int], scores: array[int], moves: bytes, max_moves: int, lay: Layout | None = None,
                  sides: int = 0) -> None:
         self.keys = keys
         self.scores = scores

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import time
-from typing import Any
 
 from agents.board import Board, BoardError
 from agents.solver.book import Book
@@ -33,16 +32,17 @@ class NativeTimeout(Timeout):
     """The compiled search passed its deadline (a ``Timeout``, as the Python solver raises)."""
 
 
-_LIB: Any = None
+_LIB: ctypes.CDLL | None = None
 _TRIED = False
 
 
-def library() -> Any:
+def library() -> ctypes.CDLL | None:
     """The loaded library with its functions typed, or None (loaded once per process)."""
     global _LIB, _TRIED
     if not _TRIED:
         _TRIED = True
-        lib: Any = load_native("solver")
+        loaded = load_native("solver")  # a ctypes.CDLL, or None
+        lib = loaded if isinstance(loaded, ctypes.CDLL) else None
         if lib is not None:
             u64, i32, i64, dbl, ptr = ctypes.c_uint64, ctypes.c_int, ctypes.c_int64, ctypes.c_double, ctypes.c_void_p
             lib.cx_new.argtypes, lib.cx_new.restype = [u64], ptr
@@ -81,7 +81,7 @@ class NativeSolver:
 
     kind = Kind.C
 
-    def __init__(self, lib: Any, book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> None:
+    def __init__(self, lib: ctypes.CDLL, book: Book | None = None, entries: int = DEFAULT_ENTRIES) -> None:
         if entries % 2 == 0 or entries < MIN_ENTRIES:
             raise ValueError(f"the table needs an odd number of entries above 2**17 (a prime is best), not {entries}")
         self.lib = lib

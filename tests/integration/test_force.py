@@ -139,3 +139,29 @@ def test_a_training_run_is_replaced_only_with_force(tmp_path: Path) -> None:
         prepare_run_dir(tmp_path, "net", resume=False)
     assert prepare_run_dir(tmp_path, "net", resume=False, force=True) == (tmp_path / "net",
                                                                            tmp_path / "net" / "checkpoint.pt")
+
+
+def test_the_notebook_keeps_outputs_by_the_same_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cf.tournament(out=)``, ``cf.match(save=)`` and a replay's ``save`` (``sprt``, ``ladder``, ``review`` and ``ghosts`` alike): an earlier
+    run's output is refused in one line naming ``force=True``, before any game; with it, replaced."""
+    import connectx_forge as cf
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t1").mkdir()
+    (tmp_path / "t1" / "report.json").write_text(MINE)
+    (tmp_path / "games.jsonl").write_text(MINE)
+    (tmp_path / "one.html").write_text(MINE)
+    with pytest.raises(UserError, match=r"t1/report.json exists.*add force=True"):
+        cf.tournament("leftmost", "random", openings=1, workers=1, out="t1")
+    with pytest.raises(UserError, match=r"games.jsonl: the file exists"):
+        cf.match("leftmost", "random", 2, workers=1, save="games.jsonl")
+    assert (tmp_path / "t1" / "report.json").read_text() == MINE
+    assert (tmp_path / "games.jsonl").read_text() == MINE
+    result = cf.tournament("leftmost", "random", openings=1, workers=1, out="t1", force=True)
+    assert (tmp_path / "t1" / "report.json").read_text() != MINE
+    replay = result.replay(0)
+    with pytest.raises(UserError, match=r"one.html: the file exists; add force=True"):
+        replay.save("one.html")
+    assert (tmp_path / "one.html").read_text() == MINE
+    replay.save("one.html", force=True)
+    assert (tmp_path / "one.html").read_text() != MINE

@@ -7,19 +7,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import ParamSpec, TypeVar
 
 from agents.board import BoardError
 from agents.registry import UnknownAgent
 from connectx_forge.errors import UserError
 
+P = ParamSpec("P")
+T = TypeVar("T")
 
-def user_errors(function: Callable[..., Any]) -> Callable[..., Any]:
+
+def user_errors(function: Callable[P, T]) -> Callable[P, T]:
     """``function`` raising ``UserError`` for every bad input: the one-line errors of the game core (a bad board
     size, an unknown agent name), which the command line prints as its own, become ``UserError`` too."""
 
     @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return function(*args, **kwargs)
         except (BoardError, UnknownAgent) as exc:

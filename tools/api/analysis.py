@@ -15,10 +15,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from connectx_forge.api.analysis_results import CompareResult, MistakesResult, ModelsResult
-from connectx_forge.api.functions import PLAYED, PathLike, configured, named_games
+from connectx_forge.api.functions import PLAYED, PathLike, Spec, configured, named_games
 from connectx_forge.errors import UserError
 from connectx_forge.play.compare_cmd import Comparison
 from connectx_forge.play.game import GameRecord
@@ -29,7 +28,7 @@ from connectx_forge.solver.models_cmd import fitted, text
 COMMAND_RUN = MistakeRun(engine="auto")  # ``cxforge mistakes``'s defaults (its --engine is auto)
 
 
-def records_of(source: Any, name: str) -> list[GameRecord]:
+def records_of(source: object, name: str) -> list[GameRecord]:
     """The saved games in ``source`` (a file, a result, a game dict, or a list of them), called ``name`` in
     errors; ``UserError`` for anything else."""
     if isinstance(source, PLAYED):
@@ -44,7 +43,7 @@ def records_of(source: Any, name: str) -> list[GameRecord]:
                     f"ladder result, a game (dict), or a list of them; got {type(source).__name__}")
 
 
-def compare(new: Any, base: Any) -> CompareResult:
+def compare(new: object, base: object) -> CompareResult:
     """``cxforge compare --new ... --base ...``: NEW's games against BASE's, paired game by game (the same
     opponent, seat, seed and opening), per opponent and in all, with 95% intervals.
 
@@ -52,10 +51,11 @@ def compare(new: Any, base: Any) -> CompareResult:
     ``seats``, ``openings`` and ``seed``: files, results, game dicts, or lists of them.
     """
     found = Comparison.of(records_of(new, "new"), records_of(base, "base"))
-    return CompareResult(found.new, found.base, [r.to_json() for r in found.rows], found.to_json(), found.text())
+    return CompareResult(found.new, found.base, [dict(r.to_json()) for r in found.rows], found.to_json(),
+                         found.text())
 
 
-def models(games: Any, *, seconds: float = 2.0, engine: str = "auto", progress: bool = False) -> ModelsResult:
+def models(games: object, *, seconds: float = 2.0, engine: str = "auto", progress: bool = False) -> ModelsResult:
     """``cxforge models FILE...``: which opponent model of the practical search fits the moves A's opponents
     chose in ``games`` (files, results, game dicts, or lists of them), each position solved within ``seconds``
     on ``engine`` (``auto``, ``c`` or ``python``; a position that takes longer is left out and counted).
@@ -66,8 +66,8 @@ def models(games: Any, *, seconds: float = 2.0, engine: str = "auto", progress: 
                         text(report, seconds))
 
 
-def mistakes(*agents: Any, sets: Sequence[str] | str = DEFAULT_SETS, settings: MistakeRun | None = None,
-             cache: PathLike | None = None, progress: bool = False, **given: Any) -> MistakesResult:
+def mistakes(*agents: Spec, sets: Sequence[str] | str = DEFAULT_SETS, settings: MistakeRun | None = None,
+             cache: PathLike | None = None, progress: bool = False, **given: object) -> MistakesResult:
     """``cxforge mistakes --agents ...``: each agent's mistakes (moves of a worse win/draw/loss class than the
     best) on positions drawn from labelled sets, judged by the exact solver.
 

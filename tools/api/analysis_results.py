@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectx_forge.api.html import Row, html_table
 from connectx_forge.api.results import Result
 from connectx_forge.progress import count
+
+if TYPE_CHECKING:
+    from connectx_forge.play.compare_cmd import ComparisonJson
 
 ROW_COLUMNS = ["opponent", "games", "new_score", "base_score", "difference", "low", "high", "better", "worse",
                "distinct_games", "paired_games"]
@@ -35,7 +38,7 @@ class CompareResult(Result):
     new: str
     base: str
     rows: list[Row]
-    report: dict[str, Any] = field(repr=False)  # {"new", "base", "rows"}: compare --json
+    report: ComparisonJson = field(repr=False)  # compare --json
     text: str = field(repr=False)
     games: list[Row] = field(default_factory=list, repr=False)
     default_table = "rows"

@@ -30,31 +30,37 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import MISSING, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agents.registry import did_you_mean
+from connectx_forge import outputs
 from connectx_forge import progress as bars
+from connectx_forge.api.html import Row
 from connectx_forge.api.league_results import LadderResult
 from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
 from connectx_forge.arena import plots
 from connectx_forge.arena.dask_cluster import dask_target
-from connectx_forge.arena.run import MIX, NEW_RUN, Execution, execute
+from connectx_forge.arena.run import MIX, NEW_RUN, Execution, Run, RunResult, execute
+from connectx_forge.arena.sprt_cmd import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
+from connectx_forge.arena.tournament_report import FILES as TOURNAMENT_FILES
 from connectx_forge.arena.tournament_report import format_tournament, make_folder, write_json, write_outputs
 from connectx_forge.build.reference import as_player, label_of, reference
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 from connectx_forge.leaderboard.review import label_cache
 from connectx_forge.leaderboard.review.annotate import review_game
-from connectx_forge.leaderboard.review.games import load_games, read_record, read_replay
+from connectx_forge.leaderboard.review.games import Game, load_games, read_record, read_replay
 from connectx_forge.leaderboard.review.labeller import Labeller
+from connectx_forge.leaderboard.review.review_cmd import PAGES as REVIEW_PAGES
 from connectx_forge.leaderboard.review.review_cmd import format_review, only_ours, write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
+from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import MatchInterrupted, play_match
 from connectx_forge.play.match_report import format_match
 from connectx_forge.play.match_store import Match
-from connectx_forge.play.players import PLAYERS, SUBMISSIONS, GhostFiles, distinct
+from connectx_forge.play.players import PLAYERS, SUBMISSIONS, GhostFiles, PlayerLike, distinct
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.submit import check as checker
@@ -62,13 +68,17 @@ from connectx_forge.submit.check_cmd import default_agent
 from connectx_forge.submit.check_report import format_report
 from connectx_forge.submit.kaggle_game import GameResult
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")  # a run's (or a game's, a check's) settings: a dataclass
+Report = TypeVar("Report")
 
 PathLike = str | os.PathLike[str]
 Spec = str | os.PathLike[str]
 
 
-def _spec(p: Any, what: str, allow: Any = None, ghosts: GhostFiles | None = None) -> str:
+def _spec(p: object, what: str, allow: frozenset[str] | None = None, ghosts: GhostFiles | None = None) -> str:
     """A player given by name or path, as the commands take it (``reference``, allowing what the command takes:
     a bad one is the command's line; a ghost its agent file's path, from ``ghosts``)."""
     if callable(p) and not isinstance(p, (str, os.PathLike)):
@@ -79,7 +89,7 @@ def _spec(p: Any, what: str, allow: Any = None, ghosts: GhostFiles | None = None
     return reference(p, allow=PLAYERS if allow is None else allow, ghosts=ghosts).spec
 
 
-def _picklable(*players: Any) -> bool:
+def _picklable(*players: object) -> bool:
     for p in players:
         try:
             pickle.dumps(p)
@@ -88,16 +98,25 @@ def _picklable(*players: Any) -> bool:
     return True
 
 
-def _writer(save: PathLike | None) -> Any:
-    """``--save``'s writer, opened before any game (an unwritable path fails first)."""
+FORCING = "force=True"  # how the notebook says --force, in the one line that refuses an output
+
+
+def _writer(save: PathLike | None, force: bool = False) -> GameWriter | None:
+    """``--save``'s writer, opened before any game (an unwritable path fails first; a file that exists is
+    replaced only with ``force``, as ``--save --force``)."""
     if save is None:
         return None
+    return GameWriter(save, replace=force)
 
-    return GameWriter(save)
+
+def _folder_kept(folder: PathLike | None, files: Sequence[str], force: bool) -> None:
+    """The rule of every output (``tools/outputs.py``), before any work: a folder holding an earlier run's
+    ``files`` is refused in one line unless ``force``."""
+    outputs.check_folder(None if folder is None else Path(folder), outputs.named(*files), force, None, FORCING)
 
 
 @contextmanager
-def _closed_on_error(writer: Any) -> Iterator[None]:
+def _closed_on_error(writer: GameWriter | None) -> Iterator[None]:
     """Close ``--save``'s writer when the run stops on an error or Ctrl-C: the games that ended stay in the file."""
     try:
         yield
@@ -139,21 +158,22 @@ EXECUTION_KEYWORDS = ("dask", "tls", "insecure", "dashboard", "progress", "resum
 
 
 def _game_of(game: GameSettings, given: dict[str, Any]) -> GameSettings:
-    """``GameSettings.of`` with ``game``'s values, but those of its keywords in ``given`` (taken out of it)."""
+    """``GameSettings.of`` with ``game``'s values, but those of its keywords in ``given`` (taken out of it, as the
+    caller gave them: ``GameSettings`` checks them)."""
     return GameSettings.of(size=given.pop("size", game.size), act_timeout=given.pop("act_timeout", game.act_timeout),
                            overage=given.pop("overage", game.overage), memory=given.pop("memory", game.memory),
                            slowdown=given.pop("slowdown", game.slowdown), isolate=given.pop("isolate", game.isolate))
 
 
-def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+def configured(cls: type[T], settings: T | None, given: dict[str, object], what: str) -> T:
     """``settings`` (default: ``cls``'s defaults) with the keywords ``given``: ``cls``'s fields, its games'
     settings by ``GameSettings.of``'s arguments (``act_timeout``, ``memory``...), and a nested settings' fields
     (a ladder's ``rating``: ``sigma0``, ``tau``...).  The settings check their values (one ``UserError``); a
     keyword that is none of these is one too."""
-    names = [f.name for f in fields(cls) if f.init]  # type: ignore[arg-type]
+    names = [f.name for f in fields(cls) if f.init]
     values = {} if settings is None else {name: getattr(settings, name) for name in names}
     nested: list[str] = []
-    for f in fields(cls):  # type: ignore[arg-type]
+    for f in fields(cls):
         current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
         if isinstance(current, GameSettings):
             nested += GAME_KEYWORDS
@@ -165,7 +185,7 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
             changes = {name: given.pop(name) for name in inner if name in given}
             if changes:
                 values[f.name] = replace(current, **changes)
-    missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given  # type: ignore[arg-type]
+    missing = [f.name for f in fields(cls) if f.init and f.name not in values and f.name not in given
                and f.default is MISSING and f.default_factory is MISSING]
     if missing:
         raise UserError(f"{what}() needs {' and '.join(missing)}")
@@ -177,7 +197,8 @@ def configured(cls: type[T], settings: T | None, given: dict[str, Any], what: st
     return cls(**{**values, **given})
 
 
-def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game: Any) -> Any:
+def _execution(given: dict[str, Any], workers: int | None, store: Path,
+               on_game: Callable[[GameRecord], None] | None) -> Execution:
     """How the run is carried out: ``workers``, the store, and from ``given`` ``dask`` (with ``tls``,
     ``insecure`` and ``dashboard``, as the flags), ``progress`` (default off), ``resume``, ``new_run`` and
     ``mix_versions`` (``--new-run``, ``--mix-versions``)."""
@@ -190,9 +211,10 @@ def _execution(given: dict[str, Any], workers: int | None, store: Path, on_game:
     return Execution(workers, dask, None, store, resume, on_change, progress, on_game)
 
 
-def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = None, settings: Match | None = None,
-          save: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-          fallback: Spec | None = None, **given: Any) -> MatchResult:
+def match(a: PlayerLike | os.PathLike[str], b: PlayerLike | os.PathLike[str], games: int | None = None, *,
+          workers: int | None = None, settings: Match | None = None, save: PathLike | None = None,
+          replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
+          force: bool = False, **given: object) -> MatchResult:
     """``cxforge match A B``: ``games`` seeded games (default the ``Match``'s, 100) between ``a`` and ``b``, seats
     alternating (A first in the even ones) unless ``seats`` is ``"first"`` or ``"second"``.
 
@@ -200,7 +222,8 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     games' (``seed``, ``seats``, ``openings``: the 4-ply suite's first M, each once from each seat; ``size``,
     ``act_timeout``, ``overage``, ``isolate``: every player in an agent host, ``memory``, ``slowdown``), and
     ``progress``.  ``workers``: processes (default: all cores; a function that cannot be pickled, a lambda,
-    plays in this process); ``save``: write the games as JSON lines (``--save``); ``replays`` and ``fallback``:
+    plays in this process); ``save``: write the games as JSON lines (``--save``; a file that exists is
+    replaced only with ``force``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
     progress = bool(given.pop("progress", False))
@@ -212,7 +235,7 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
     if workers is None and not _picklable(pa, pb):
         workers = 1
     plan = m.plan_of(pa, pb, progress)
-    writer = _writer(save)
+    writer = _writer(save, force)
     try:
         result = play_match(plan, workers, progress, on_game=writer.add if writer is not None else None)
     except MatchInterrupted:
@@ -227,7 +250,7 @@ def match(a: Any, b: Any, games: int | None = None, *, workers: int | None = Non
 def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
           "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
           max_games: int | None = None, game: GameSettings | None = None, progress: bool = False,
-          **given: Any) -> CheckResult:
+          **given: object) -> CheckResult:
     """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
     each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
 
@@ -254,7 +277,7 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
                           format_report(report))
 
 
-def _check_spec(agent: Any) -> str:
+def _check_spec(agent: object) -> str:
     if callable(agent) and not isinstance(agent, (str, os.PathLike)):
         raise UserError("check judges a file as Kaggle loads it: give a project folder, a .py or .tar.gz file or "
                         "a registered agent, not a function (write it into a .py file; connectx_forge.match plays "
@@ -263,17 +286,17 @@ def _check_spec(agent: Any) -> str:
     return _spec(agent, "check", SUBMISSIONS)
 
 
-def _players(players: tuple[Any, ...], ghosts: GhostFiles) -> tuple[str, ...]:
+def _players(players: tuple[Spec | Sequence[Spec], ...], ghosts: GhostFiles) -> tuple[str, ...]:
     """``tournament("a", "b")`` or ``tournament(["a", "b"])``."""
     if len(players) == 1 and isinstance(players[0], (list, tuple)):
         players = tuple(players[0])
     return tuple(_spec(p, "tournament", ghosts=ghosts) for p in players)
 
 
-def tournament(*players: Any, settings: Tournament | None = None, workers: int | None = None,
+def tournament(*players: Spec | Sequence[Spec], settings: Tournament | None = None, workers: int | None = None,
                store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
                replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-               **given: Any) -> TournamentResult:
+               force: bool = False, **given: object) -> TournamentResult:
     """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
     on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
 
@@ -282,7 +305,9 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
     ``memory`` in bytes, ``slowdown``), and ``dask`` (``"local"`` or a scheduler's address) and ``progress``.
     ``store``: a results database to keep (running the same tournament again resumes it); default a temporary
     one.  ``save``: the games as JSON lines; ``out``: a folder for report.json, the CSVs and ratings.png (``-o``).
-    ``replays`` and ``fallback``: where ``ghost:TEAM`` players come from, as ``match``'s.  The result's
+    ``force``: replace the outputs that exist (``--force``: without it, a ``save`` file or an ``out`` folder
+    holding an earlier run's files is refused before any game).  ``replays`` and ``fallback``: where ``ghost:TEAM``
+    players come from, as ``match``'s.  The result's
     ``players`` are the report's labels (a project's name, a file's name, a registered name).
     """
     ghosts = _ghosts(replays, fallback)
@@ -291,15 +316,16 @@ def tournament(*players: Any, settings: Tournament | None = None, workers: int |
     if given.get("gauntlet") is not None:
         given["gauntlet"] = _spec(given["gauntlet"], "tournament", ghosts=ghosts)
     t = _run_settings(Tournament, settings, given, "tournament")
-    result, records, path, kept = _stored_run(t, given, workers, store, save)
+    _folder_kept(out, TOURNAMENT_FILES, force)
+    result, records, path, kept = _stored_run(t, given, workers, store, save, force)
     if out is not None:
         write_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
-    return TournamentResult.of(report, [r.to_json() for r in records], format_tournament(report),
+    return TournamentResult.of(report, [dict(r.to_json()) for r in records], format_tournament(report),
                                str(path) if kept else None, None if save is None else os.fspath(save))
 
 
-def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what: str) -> T:
+def _run_settings(cls: type[T], settings: T | None, given: dict[str, object], what: str) -> T:
     """``configured``, less the execution's keywords: those alone are left in ``given``, for ``_execution``."""
     run = configured(cls, settings, {k: v for k, v in given.items() if k not in EXECUTION_KEYWORDS}, what)
     for name in [name for name in given if name not in EXECUTION_KEYWORDS]:
@@ -307,12 +333,12 @@ def _run_settings(cls: type[T], settings: T | None, given: dict[str, Any], what:
     return run
 
 
-def _stored_run(run: Any, given: dict[str, Any], workers: int | None, store: PathLike | None,
-                save: PathLike | None) -> tuple[Any, list[Any], Path, bool]:
+def _stored_run(run: Run[RunResult[Report]], given: dict[str, object], workers: int | None, store: PathLike | None,
+                save: PathLike | None, force: bool) -> tuple[RunResult[Report], list[GameRecord], Path, bool]:
     """A tournament's or SPRT's run in ``store`` (a temporary one unless given), each game written to ``save``
     as it ends and the file completed in order at the end: the result, its records, the store's path and
     whether it is kept."""
-    writer = _writer(save)
+    writer = _writer(save, force)
     with _store(store) as (path, kept), _closed_on_error(writer):
         result = execute(run, _execution(given, workers, path, None if writer is None else writer.add))
     records = result.records()
@@ -335,7 +361,7 @@ def _without_store(report: StoredReport, kept: bool) -> StoredReport:
 def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
          workers: int | None = None, store: PathLike | None = None, save: PathLike | None = None,
          out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-         fallback: Spec | None = None, **given: Any) -> SprtResult:
+         fallback: Spec | None = None, force: bool = False, **given: object) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
     openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger),
     ``max_games`` run out, or two deterministic agents exhaust the suite (only distinct games count: the
@@ -345,34 +371,35 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     (``elo0``, ``elo1``, ``alpha``, ``beta``, ``model``: ``"normalized"``, fastchess's, or ``"logistic"`` Elo,
     ``max_games``, ``plies``, ``band``, ``openings`` (the suite's first M; default: every opening of the band),
     ``seed``; ``act_timeout``, ``overage``, ``memory``, ``slowdown``), and ``dask`` and ``progress``.
-    ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``, ``replays``, ``fallback``: as
-    ``tournament``'s.
+    ``store``, ``save``, ``out`` (report.json and llr.png), ``workers``, ``replays``, ``fallback``, ``force``:
+    as ``tournament``'s.
     """
     ghosts = _ghosts(replays, fallback)
     for name, p in (("new", new), ("base", base)):
         if p is not None:
             given[name] = _spec(p, "sprt", ghosts=ghosts)
     s = _run_settings(Sprt, settings, given, "sprt")
-    result, records, path, kept = _stored_run(s, given, workers, store, save)
+    _folder_kept(out, SPRT_FILES, force)
+    result, records, path, kept = _stored_run(s, given, workers, store, save, force)
     if out is not None:
         make_folder(Path(out))
         write_json(result.report.to_json(), Path(out) / "report.json")
         plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
     report = _without_store(result.report, kept)
-    return SprtResult.of(report, [r.to_json() for r in records], format_sprt(report), str(path) if kept else None,
-                         None if save is None else os.fspath(save))
+    return SprtResult.of(report, [dict(r.to_json()) for r in records], format_sprt(report),
+                         str(path) if kept else None, None if save is None else os.fspath(save))
 
 
 PLAYED = (MatchResult, TournamentResult, SprtResult, LadderResult)  # the results whose ``games`` were played
 
 
-def named_games(result: MatchResult | TournamentResult | SprtResult | LadderResult) -> list[tuple[str, Any]]:
+def named_games(result: MatchResult | TournamentResult | SprtResult | LadderResult) -> list[tuple[str, Row]]:
     """``(where, game)`` for each game of a played result, ``where`` naming it in errors ("match game 3")."""
     kind = type(result).__name__.removesuffix("Result").lower()
     return [(f"{kind} game {i}", g) for i, g in enumerate(result.games)]
 
 
-def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str = "game") -> list[Any]:
+def _games_of(source: object, episodes: Path | None, problems: list[str], name: str = "game") -> list[Game]:
     """The review's games in ``source``: a result (its ``games``), a game record or replay (a dict, called
     ``name``), a file, an episode id, or a list of any of them."""
     if isinstance(source, PLAYED):
@@ -394,19 +421,21 @@ def _games_of(source: Any, episodes: Path | None, problems: list[str], name: str
                     f"SPRT or ladder result, or a list of them; got {type(source).__name__}")
 
 
-def review(games: Any, *, us: Sequence[str] | str | None = None, time_limit: float = 2.0, engine: str = "auto",
+def review(games: object, *, us: Sequence[str] | str | None = None, time_limit: float = 2.0, engine: str = "auto",
            episodes: PathLike | None = None, html: PathLike | None = None, progress: bool = False,
-           on_problem: Callable[[str], None] | None = None) -> ReviewResult:
+           on_problem: Callable[[str], None] | None = None, force: bool = False) -> ReviewResult:
     """``cxforge review GAME...``: every move judged by the exact solver (``time_limit`` seconds a position;
     a value not found in time is left unknown), and where ``us`` loses.
 
     ``games``: a games file (``save=``, ``--save``), a Kaggle replay file or an episode id (downloaded into
     ``episodes``, default the user cache), a game as a dict, a match, tournament, SPRT or ladder result, or a
     list of them; with ``us``, only the games ``us`` played.  ``html``: also write a page per game and an index
-    into that folder (``--html``).  A line of a games file that cannot be read is skipped and passed to
+    into that folder (``--html``; one holding an earlier review's pages only with ``force``).  A line of a games
+    file that cannot be read is skipped and passed to
     ``on_problem`` (default: a warning).  Positions labelled before come from the review's cache (the user
     cache, as the command's), and those labelled now are kept there.
     """
+    _folder_kept(html, REVIEW_PAGES, force)
     problems: list[str] = []
     found = _games_of(games, None if episodes is None else Path(episodes), problems)
     for problem in problems:

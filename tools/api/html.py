@@ -10,12 +10,13 @@ our own in a sandboxed frame (a few kilobytes a game); kaggle-environments' 0.6 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from connectx_forge import safe_write
+from connectx_forge import outputs, safe_write
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review.board_player import board_page, frame_size
 from connectx_forge.leaderboard.review.games import Game, read_record
@@ -24,11 +25,11 @@ from connectx_forge.leaderboard.review.replay_page import game_page, replay_of, 
 if TYPE_CHECKING:
     from connectx_forge.leaderboard.review.annotate import Review
 
-Row = dict[str, Any]
+Row = dict[str, Any]  # a table's row (a game's JSON, a rating...): what pandas and ``html_table`` take
 MAX_ROWS = 20  # games shown in a notebook's table; .games and .to_pandas() hold them all
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """One table cell's text: floats to 3 decimals, lists joined by commas, None empty."""
     if value is None:
         return ""
@@ -41,7 +42,7 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def html_table(rows: Sequence[Row], columns: Sequence[str] | None = None, caption: str | None = None,
+def html_table(rows: Sequence[Mapping[str, object]], columns: Sequence[str] | None = None, caption: str | None = None,
                limit: int | None = None) -> str:
     """An HTML table of ``rows`` (every value escaped); ``limit`` rows at most, then a line saying how many more."""
     if columns is None:
@@ -84,10 +85,9 @@ class Replay:
                 f'style="width:{self.width}px;height:{self.height}px;border:0" '
                 f'srcdoc="{html.escape(self.board, quote=True)}"></iframe>')
 
-    def save(self, path: Any) -> str:
-        """Write the full page to ``path``; the path written."""
-        import os
-
+    def save(self, path: str | os.PathLike[str], force: bool = False) -> str:
+        """Write the full page to ``path`` (a file there is replaced only with ``force``); the path written."""
+        outputs.check_file(os.fspath(path), force, forcing="force=True")
         try:
             safe_write.write_text(os.fspath(path), self.html, replace=True)
         except OSError as exc:

@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge.api.functions import (
+    FORCING,
     TEMPORARY,
     PathLike,
     Spec,
     _closed_on_error,
     _execution,
     _fallback_spec,
+    _folder_kept,
     _games_of,
     _ghosts,
     _run_settings,
@@ -33,12 +35,13 @@ from connectx_forge.api.functions import (
     _store,
     _writer,
 )
-from connectx_forge.api.league_results import GhostsResult, LadderFitResult, LadderResult, RegressResult
+from connectx_forge.api.league_results import GhostsJson, GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.ghosts_cmd import check_write, table_text, teams_of, write_ghost, written_line
 from connectx_forge.leaderboard.ghosts.observed_moves import load_books
 from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
+from connectx_forge.leaderboard.ladder.ladder_cmd import FILES as LADDER_FILES
 from connectx_forge.leaderboard.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
 from connectx_forge.leaderboard.ladder.ladder_report import format_ladder
 from connectx_forge.leaderboard.ladder.rating import RatingSettings
@@ -51,7 +54,7 @@ from connectx_forge.leaderboard.review.labeller import Labeller
 def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None = None,
            store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
            replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-           **given: Any) -> LadderResult:
+           force: bool = False, **given: Any) -> LadderResult:
     """``cxforge ladder PLAYER...``: Kaggle's rating process (TrueSkill, mu0 600) simulated for ``days`` days
     over your candidates (``players``, in the order submitted, ``stagger`` days apart) and the reference
     ``pool``, each a team of its own (the default pool less any agent given as a candidate): each submission's
@@ -87,11 +90,12 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     if settings is None and not players:
         settings = stored_ladder(Path(str(store)), given.pop("days", None))
     t = _run_settings(Ladder, settings, given, "ladder")
-    writer = _writer(save)
+    _folder_kept(out, LADDER_FILES, force)
+    writer = _writer(save, force)
     with _store(store) as (path, kept), _closed_on_error(writer):
         report = simulate(t, _execution(given, workers, path, None if writer is None else writer.add))
         with Store(path) as db:
-            records = [g.record.to_json() for g in db.games(report.run) if g.record is not None]
+            records = [dict(g.record.to_json()) for g in db.games(report.run) if g.record is not None]
     if writer is not None:
         writer.close()
     if not kept:
@@ -112,23 +116,24 @@ def ladder_fit(*episodes: PathLike) -> LadderFitResult:
 
 
 def ghosts(*replays: PathLike, team: str | None = None, fallback: Spec | None = None,
-           write: PathLike | None = None) -> GhostsResult:
+           write: PathLike | None = None, force: bool = False) -> GhostsResult:
     """``cxforge ghosts [REPLAYS...]``: the teams Kaggle replays show, each playable as ``ghost:TEAM`` (its
     recorded moves, else the fallback agent).
 
     ``replays``: replay files or folders of them (default ``$CXFORGE_REPLAYS``, else ``./replays``).  ``team``
-    and ``write`` together: write that team's ghost to the file ``write`` (never replaced) as a Kaggle agent,
+    and ``write`` together: write that team's ghost to the file ``write`` (replaced only with ``force``) as a Kaggle
+    agent,
     playing ``fallback`` (a registered agent, a project folder or a ``.py``) off its record.
     """
     name = _fallback_spec(fallback)
     target = None if write is None else Path(write)
-    check_write(team, target)
+    check_write(team, target, force, FORCING)
     books = load_books([os.fspath(r) for r in replays] or None)
     text, written = table_text(books), None
     if target is not None and team is not None:
-        text += "\n" + written_line(write_ghost(books, team, name, target), target, name)
+        text += "\n" + written_line(write_ghost(books, team, name, target, force), target, name)
         written = str(target)
-    return GhostsResult({"files": books.files, "teams": teams_of(books)}, text, tuple(books.skipped), written)
+    return GhostsResult(GhostsJson(files=books.files, teams=teams_of(books)), text, tuple(books.skipped), written)
 
 
 def _project_of(project: PathLike) -> Path:
@@ -137,7 +142,7 @@ def _project_of(project: PathLike) -> Path:
     return project_root(Path(project))
 
 
-def regress_add(*games: Any, project: PathLike = ".", us: Sequence[str] | str | None = None,
+def regress_add(*games: object, project: PathLike = ".", us: Sequence[str] | str | None = None,
                 time_limit: float = 2.0, engine: str = "auto", episodes: PathLike | None = None,
                 on_problem: Callable[[str], None] | None = None) -> RegressResult:
     """``cxforge regress add REPLAYS...``: keep the first losing move of each game ``us`` lost (default: the

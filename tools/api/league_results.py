@@ -10,8 +10,9 @@ ghosts' ``teams``, a project's regression ``cases``.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html
 from connectx_forge.api.results import GAME_COLUMNS, Result, _game_rows, _run_replay
@@ -38,7 +39,7 @@ class LadderResult(Result):
     players: tuple[str, ...]  # the candidates' labels, in the order submitted
     games: list[Row]
     ladder: LadderReport = field(repr=False)  # the ladder's report; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: Mapping[str, object] = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
@@ -94,7 +95,7 @@ class LadderFitResult(Result):
     fit's root mean square error (points), and how much the lists held."""
 
     fitted: FitResult = field(repr=False)  # the fit; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: Mapping[str, object] = field(repr=False)
     text: str = field(repr=False)
     games: list[Row] = field(default_factory=list, repr=False)
     default_table = "settings"
@@ -124,6 +125,14 @@ class LadderFitResult(Result):
         return f"<pre>{html.escape(self.text)}</pre>"
 
 
+class GhostsJson(TypedDict):
+    """``cxforge ghosts --json``: how many replay files were read, and the teams (``ghosts_cmd.teams_of``'s
+    rows)."""
+
+    files: int
+    teams: list[dict[str, object]]
+
+
 TEAM_COLUMNS = ["team", "games", "episodes", "positions", "several_moves"]
 
 
@@ -134,7 +143,7 @@ class GhostsResult(Result):
     ``skipped``: a line for each file that was not a 6x7 ConnectX replay; ``written``: the ghost file written
     (``write=``)."""
 
-    report: dict[str, Any] = field(repr=False)  # {"files": ..., "teams": ...}: ghosts --json
+    report: GhostsJson = field(repr=False)  # ghosts --json
     text: str = field(repr=False)
     skipped: tuple[str, ...] = ()
     written: str | None = None
@@ -176,7 +185,7 @@ class RegressResult(Result):
 
     project: str
     cases: list[Row]
-    report: dict[str, Any] = field(repr=False)
+    report: dict[str, Any] = field(repr=False)  # read back by key (``added``, ``new``): regress's own JSON
     text: str = field(repr=False)
     games: list[Row] = field(default_factory=list, repr=False)
     default_table = "cases"

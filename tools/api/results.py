@@ -19,9 +19,10 @@ Nothing here plays a game or writes a file unless asked (``.replay(i).save(path)
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
@@ -30,11 +31,14 @@ from connectx_forge.progress import count
 from connectx_forge.stats import wilson
 
 if TYPE_CHECKING:
+    import pandas
+
     from connectx_forge.arena.elo import PairElo
-    from connectx_forge.arena.sprt_run import SprtReport
+    from connectx_forge.arena.sprt_run import SprtReport, SprtReportJson
     from connectx_forge.arena.standings import PairingTable
-    from connectx_forge.arena.tournament import TournamentReport
+    from connectx_forge.arena.tournament import TournamentReport, TournamentReportJson
     from connectx_forge.leaderboard.review.annotate import Review
+    from connectx_forge.play.match import MatchJson
     from connectx_forge.play.match import MatchResult as PlayedMatch
     from connectx_forge.play.tally import Tally
     from connectx_forge.submit.verdict import CheckReport
@@ -51,7 +55,7 @@ class Result:
     """What every result has: ``games``, ``report``, ``text``, ``tables()``, ``to_pandas()`` and HTML."""
 
     games: list[Row]
-    report: Any  # what the command prints with --json: an object (a list of rows for mistakes)
+    report: object  # what the command prints with --json: an object (a list of rows for mistakes)
     text: str
     default_table = "games"
 
@@ -59,7 +63,7 @@ class Result:
         """The result's tables by name, each a list of rows."""
         return {"games": list(self.games)}
 
-    def to_pandas(self, table: str | None = None) -> Any:
+    def to_pandas(self, table: str | None = None) -> pandas.DataFrame:
         """The table ``table`` (default: the games, one row each) as a ``pandas.DataFrame``."""
         try:
             import pandas
@@ -112,15 +116,15 @@ class MatchResult(Result):
     b: str
     games: list[Row]
     played: PlayedMatch = field(repr=False)  # the match itself; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: MatchJson = field(repr=False)
     text: str = field(repr=False)
     saved: str | None = None  # the games file written (``save=``)
 
     @classmethod
     def of(cls, played: PlayedMatch, text: str, saved: str | None = None) -> MatchResult:
         """The result of the match ``played``, its text report ``text``."""
-        return cls(played.a, played.b, [rec.to_json() for rec in played.records], played, played.to_json(), text,
-                   saved)
+        return cls(played.a, played.b, [dict(rec.to_json()) for rec in played.records], played, played.to_json(),
+                   text, saved)
 
     @property
     def overall(self) -> Tally:
@@ -207,7 +211,7 @@ class CheckResult(Result):
     path: str
     games: list[Row]
     checked: CheckReport = field(repr=False)  # the checker's report; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: Mapping[str, object] = field(repr=False)
     text: str = field(repr=False)
 
     @classmethod
@@ -295,7 +299,7 @@ class TournamentResult(Result):
     players: tuple[str, ...]
     games: list[Row]
     tournament: TournamentReport = field(repr=False)  # the report; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: TournamentReportJson = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
@@ -355,7 +359,7 @@ class SprtResult(Result):
     base: str
     games: list[Row]
     sprt: SprtReport = field(repr=False)  # the report; ``report`` is its JSON
-    report: dict[str, Any] = field(repr=False)
+    report: SprtReportJson = field(repr=False)
     text: str = field(repr=False)
     store: str | None = None
     saved: str | None = None
@@ -433,9 +437,10 @@ class ReviewResult(Result):
     """
 
     games: list[Row]
-    summary: dict[str, Any] = field(repr=False)
+    summary: Mapping[str, object] = field(repr=False)
     summary_text: str = field(repr=False)
-    report: dict[str, Any] = field(repr=False)  # {"summary": ..., "games": ...}: review --json and --json --summary
+    # {"summary": ..., "games": ...}: review --json and --json --summary
+    report: Mapping[str, object] = field(repr=False)
     text: str = field(repr=False)
     reviews: tuple[Review, ...] = field(repr=False)  # the reviews themselves (``games`` is their JSON)
     default_table = "moves"
@@ -458,7 +463,7 @@ class ReviewResult(Result):
         """Game ``i`` as ``cxforge replay`` writes it: the player beside the move list, offline."""
         return review_replay(self.reviews[i])
 
-    def save_html(self, folder: Any) -> str:
+    def save_html(self, folder: str | os.PathLike[str]) -> str:
         """A page per game and ``index.html`` in ``folder`` (``cxforge review --html``); the index's path."""
         from pathlib import Path
 

@@ -31,10 +31,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 from connectx_forge.children import isolated_python
 from connectx_forge.errors import UserError
+
+if TYPE_CHECKING:  # an optional package (the dask extra)
+    from distributed import Client, Security
 
 LOCAL = "local"
 SECURE_SCHEMES = ("tls", "wss")  # the schemes Dask runs over TLS, where both ends show a certificate
@@ -139,7 +143,8 @@ def dask_target(address: str | DaskTarget | None, tls: str | Sequence[str] | Non
     return DaskTarget(address, None if tls is None else tls_files(tls), bool(insecure), bool(dashboard))
 
 
-def _distributed() -> Any:
+def _distributed() -> ModuleType:
+    """Dask's ``distributed`` package; ``UserError`` (how to install it) where it is not installed."""
     try:
         import distributed
     except ImportError:
@@ -148,7 +153,7 @@ def _distributed() -> Any:
 
 
 @contextmanager
-def dask_client(target: DaskTarget, workers: int) -> Iterator[Any]:
+def dask_client(target: DaskTarget, workers: int) -> Iterator[Client]:
     """A ``distributed.Client`` on ``target``: a local cluster of ``workers`` isolated processes (closed on
     the way out), or the scheduler at its address with its security; ``UserError`` when it cannot be had."""
     if target.address == LOCAL:
@@ -170,19 +175,21 @@ def dask_client(target: DaskTarget, workers: int) -> Iterator[Any]:
         client.close()
 
 
-def _remote_security(target: DaskTarget, distributed: Any) -> Any:
+def _remote_security(target: DaskTarget, distributed: ModuleType) -> Security | None:
     """The ``Security`` a remote scheduler is reached with: ``--tls``'s files, else Dask's config."""
     if not target.secure:
         return None
     if target.tls is not None:
         ca, cert, key = target.tls
-        return distributed.Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key,
-                                    require_encryption=True)
-    return distributed.Security(require_encryption=True)
+        files: Security = distributed.Security(tls_ca_file=ca, tls_client_cert=cert, tls_client_key=key,
+                                               require_encryption=True)
+        return files
+    config: Security = distributed.Security(require_encryption=True)
+    return config
 
 
 @contextmanager
-def local_client(workers: int, dashboard: bool = False) -> Iterator[Any]:
+def local_client(workers: int, dashboard: bool = False) -> Iterator[Client]:
     """A client of a fresh local cluster (``--dask local``): the scheduler in this process, ``workers``
     isolated worker processes, all on 127.0.0.1 over TLS with credentials made now (see the module)."""
     distributed = _distributed()
@@ -212,13 +219,22 @@ def local_client(workers: int, dashboard: bool = False) -> Iterator[Any]:
             yield client
 
 
-def _no_routes(dashboard: bool, role: str) -> dict[str, Any]:
+def _no_routes(dashboard: bool, role: str) -> dict[str, object]:
     """Dask's config for ``role``'s HTTP server (which Dask always starts): no route without the dashboard,
     so that it tells another local user nothing (no /info, /json, /metrics)."""
     return {} if dashboard else {f"distributed.{role}.http.routes": []}
 
 
-def worker_environment(security: Any, folder: str, dashboard: bool) -> dict[str, str]:
+class WorkerCredentials(Protocol):
+    """What a local worker is given of the cluster's ``distributed.Security``: its TLS credentials (PEM text, as
+    ``Security.temporary`` makes them)."""
+
+    tls_ca_file: str
+    tls_worker_cert: str
+    tls_worker_key: str
+
+
+def worker_environment(security: WorkerCredentials, folder: str, dashboard: bool) -> dict[str, str]:
     """The environment of a local worker: this one, with Dask's config set to the run's TLS credentials
     (never written to a file here; a process's environment is readable by its user only, and the worker
     takes them out of its own once read: ``_worker_command``), its scratch space in
@@ -260,7 +276,8 @@ def _worker_class() -> type:
         """``_worker_command`` run in ``folder`` (a private, empty one), in a session of its own (the
         terminal's Ctrl-C is this process's to handle), stopped on close."""
 
-        def __init__(self, scheduler: str, name: str, security: Any, folder: str, dashboard: bool) -> None:
+        def __init__(self, scheduler: str, name: str, security: WorkerCredentials, folder: str,
+                     dashboard: bool) -> None:
             super().__init__()
             self.scheduler, self.name, self.folder = scheduler, str(name), folder
             self.env = worker_environment(security, folder, dashboard)

@@ -32,9 +32,8 @@ points an agent scores, not how often it draws.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -98,7 +97,7 @@ class PairElo:
                 "nelo_error": json_number(self.nelo_error), "los": json_number(self.los)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PairElo:
+    def from_json(cls, data: Mapping[str, float | str]) -> PairElo:
         """The figures ``to_json`` wrote (an infinite one as ``"+inf"`` or ``"-inf"``)."""
         return cls(int(data["pairs"]), *(float(data[k]) for k in ("score", "elo", "elo_lo", "elo_hi", "nelo",
                                                                     "nelo_error", "los")))
@@ -200,14 +199,16 @@ def fit(players: Sequence[str], games: Sequence[Game], anchor: str | None = None
     theta = np.zeros(n)
 
     def probs(t: np.ndarray) -> np.ndarray:
-        return 1 / (1 + np.exp(-(t[:, None] - t[None, :])))
+        out: np.ndarray = 1 / (1 + np.exp(-(t[:, None] - t[None, :])))  # numpy leaves this arithmetic untyped
+        return out
 
     def loglik(t: np.ndarray) -> float:
         return float(np.sum(points * np.log(np.clip(probs(t), 1e-300, 1))))
 
     def information(p: np.ndarray) -> np.ndarray:
         w = played * p * (1 - p)
-        return np.diag(w.sum(axis=1)) - w
+        out: np.ndarray = np.diag(w.sum(axis=1)) - w  # numpy leaves this arithmetic untyped
+        return out
 
     for _ in range(100):
         p = probs(theta)

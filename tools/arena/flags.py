@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from agents.board import STANDARD
 from connectx_forge import options, outputs
@@ -23,6 +22,7 @@ from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
+from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
@@ -183,7 +183,7 @@ def output_flags(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def finish(args: argparse.Namespace, report: dict[str, Any], records: list[Any], text: str,
+def finish(args: argparse.Namespace, report: Mapping[str, object], records: Sequence[GameRecord], text: str,
            notes: Sequence[str] = (), writer: GameWriter | None = None) -> None:
     """Save the run's games in order (``--save``), print the report (JSON with ``--json``, else ``text``),
     then ``notes`` (files skipped, such as a plot without matplotlib) on stderr."""

@@ -23,7 +23,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from connectx_forge import safe_write
 from connectx_forge.errors import UserError
@@ -42,7 +43,7 @@ class Skipped(Exception):
     """A plot that was not drawn: its message is the one line to show."""
 
 
-def _matplotlib(path: Path) -> Any:
+def _matplotlib(path: Path) -> ModuleType:
     """matplotlib with the Agg backend, imported (the first time) from an empty folder, so that it reads no
     ``matplotlibrc`` of the working folder; ``Skipped`` where it is not installed."""
     try:
@@ -75,15 +76,17 @@ def _import_elsewhere(module: str) -> None:
 
 
 @contextmanager
-def figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
-    """A new figure and its axes (``plt.subplots(**subplots)``) to draw and save ``path`` in, under
-    matplotlib's defaults and ``PLAIN_TEXT`` whatever a ``matplotlibrc`` or the caller set; closed after."""
+def figure(path: Path, *, figsize: tuple[float, float], ncols: int = 1) -> Iterator[tuple[Any, Any]]:
+    """A new figure and its axes (``plt.subplots(ncols=ncols, figsize=figsize)``) to draw and save ``path`` in,
+    under matplotlib's defaults and ``PLAIN_TEXT`` whatever a ``matplotlibrc`` or the caller set; closed after.
+    Both untyped: the axes are one ``Axes`` or an array of ``ncols`` (matplotlib's own stubs leave them so), and
+    its ``Figure.savefig`` is typed apart from what ``safe_write.savefig`` takes, which draws the figure."""
     matplotlib = _matplotlib(path)
     import matplotlib.pyplot as plt
 
     # "default": matplotlib's own settings, read from no file
     with matplotlib.style.context("default"), matplotlib.rc_context(PLAIN_TEXT):
-        fig, axes = plt.subplots(**subplots)
+        fig, axes = plt.subplots(ncols=ncols, figsize=figsize)
         try:
             yield fig, axes
         finally:
@@ -107,7 +110,7 @@ def draw(plot: Callable[[Report, Path], None], report: Report, path: Path) -> st
     return None
 
 
-def _save(fig: Any, path: Path) -> None:
+def _save(fig: safe_write.Figure, path: Path) -> None:
     try:
         safe_write.savefig(fig, path, replace=True, dpi=120, bbox_inches="tight")
     except OSError as exc:
@@ -129,7 +132,21 @@ def ratings_png(report: TournamentReport, path: Path) -> None:
         _save(fig, path)
 
 
-def llr_png(report: dict[str, Any], path: Path) -> None:
+class LlrReport(TypedDict):
+    """What ``llr_png`` reads of an SPRT's JSON report (``sprt_run.SprtReportJson`` holds it)."""
+
+    llr_history: list[float]
+    lower: float
+    upper: float
+    new: str
+    base: str
+    elo0: float
+    elo1: float
+    model: str
+    result: str
+
+
+def llr_png(report: LlrReport, path: Path) -> None:
     """An SPRT's log-likelihood ratio after each pair, against games played, with its two bounds."""
     llr = report["llr_history"]
     with figure(path, figsize=(7, 4)) as (fig, ax):

@@ -18,18 +18,19 @@ import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypedDict, TypeVar
 
 from connectx_forge import paths
+from connectx_forge import progress as bars
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.build.reference import canonical, resolve
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.players import GhostFiles, distinct
+from connectx_forge.play.players import GhostFiles, PlayerLike, distinct
 from connectx_forge.play.records import tag
 from connectx_forge.play.settings import GameSettings
 
@@ -195,7 +196,7 @@ def default_store(run: str) -> Path:
 class Live:
     """What a run shows while it plays: a bar with the current leader's rating, refreshed at most once a second."""
 
-    bar: Any
+    bar: bars.Bar
     describe: Callable[[], str]
     last: float = field(default=0.0)
 
@@ -209,6 +210,19 @@ class Live:
 
 def key_of(job: GameJob) -> Key:
     return Key(job.pairing, job.digits, job.colour, job.seed)
+
+
+def spec_of(player: PlayerLike) -> str:
+    """A run's job's player: its spec (a run's jobs hold specs, which cross to any worker; ``cxforge match``'s
+    hold resolved players, and never reach a run's store)."""
+    assert isinstance(player, str), f"a run's job holds its players' specs, not {player!r}"
+    return player
+
+
+def stored_label(job_player: PlayerLike, labels: Mapping[str, str]) -> str:
+    """How a run's store names a job's player: its label (``labels``, by spec), else its spec."""
+    spec = spec_of(job_player)
+    return labels.get(spec, spec)
 
 
 def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, live: Live | None,
@@ -225,7 +239,7 @@ def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, 
     def done(job: GameJob, record: GameRecord) -> bool:
         nonlocal played
         tag(record, run, job.pairing)
-        if store.add(run, key_of(job), job.slot, names.get(job.a, job.a), names.get(job.b, job.b), record):
+        if store.add(run, key_of(job), job.slot, stored_label(job.a, names), stored_label(job.b, names), record):
             played += 1
         if on_game is not None:
             on_game(job, record)
@@ -305,8 +319,19 @@ class RunInfo:
     executor: str
     workers: int | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> RunInfoJson:
+        return RunInfoJson(store=self.store, seconds=self.seconds, played_now=self.played_now,
+                           executor=self.executor, workers=self.workers)
+
+
+class RunInfoJson(TypedDict):
+    """``RunInfo`` as a report's ``info`` holds it: its fields."""
+
+    store: str
+    seconds: float
+    played_now: int
+    executor: str
+    workers: int | None
 
 
 @dataclass(frozen=True)
@@ -352,7 +377,8 @@ class Run(Protocol[R_co]):
         each run's own ``TypedDict``)."""
         ...
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Mapping[str, object]:
+        """The settings as the store keeps them (a JSON object; each run's own ``TypedDict``)."""
         ...
 
     def play(self, opened: Opened, how: Execution) -> R_co:
@@ -360,7 +386,7 @@ class Run(Protocol[R_co]):
         ...
 
 
-def name_of(run: Run[Any]) -> str:
+def name_of(run: Run[object]) -> str:
     """The run's settings' name (``run_name``: its kind and the hash of ``run_key``)."""
     return run_name(run.kind, run.run_key())
 

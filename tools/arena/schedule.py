@@ -37,13 +37,16 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_client, dask_target
 from connectx_forge.build.reference import as_player
 from connectx_forge.play.game import GameRecord, play_job
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.play.worker_pool import worker_pool, worker_start
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def play(job: GameJob) -> GameRecord:
@@ -103,7 +106,7 @@ class _Child:
                         except EOFError:
                             break
                         try:
-                            reply: tuple[bool, Any] = (True, play(job))
+                            reply: tuple[bool, GameRecord | Exception] = (True, play(job))
                         except Exception as exc:
                             reply = (False, exc)
                         pickle.dump(reply, outbox)
@@ -123,11 +126,12 @@ class _Child:
         try:
             pickle.dump(job, self.inbox)
             self.inbox.flush()
-            ok, value = pickle.load(self.outbox)
+            reply: tuple[bool, GameRecord | Exception] = pickle.load(self.outbox)  # what the child sent
         except (EOFError, OSError) as exc:
             self.close()
             raise ChildDied(f"the game process {self.pid} died") from exc
-        if not ok:
+        _, value = reply
+        if isinstance(value, Exception):  # (False, exc): the game raised it
             raise value
         return value
 
@@ -172,8 +176,8 @@ def play_apart(job: GameJob) -> GameRecord:
 class _InProcess(Executor):
     """An executor that runs each job at once in this process (one worker: no pool, no pickling)."""
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        fut: Future[Any] = Future()
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        fut: Future[T] = Future()
         try:
             fut.set_result(fn(*args, **kwargs))
         except BaseException as exc:
@@ -213,6 +217,11 @@ def play_batch(play: Callable[[GameJob], GameRecord], jobs: tuple[GameJob, ...])
     return [play(job) for job in jobs]
 
 
+# a task in flight: one game's (a GameRecord), or a batch's (``play_batch``: a list of them), which ``records``
+# tells apart; one type for both, since ``wait`` takes futures of one type
+Task = Future[Any]
+
+
 def run_jobs(jobs: Iterable[GameJob], workers: Workers, done: Callable[[GameJob, GameRecord], bool],
              may_start: Callable[[GameJob], bool] = lambda job: True, batch: int = 1) -> bool:
     """Play ``jobs`` on ``workers``, at most ``workers.slots`` tasks at a time, in order of submission.
@@ -231,7 +240,7 @@ def run_jobs(jobs: Iterable[GameJob], workers: Workers, done: Callable[[GameJob,
     """
     todo = iter(jobs)
     held: list[GameJob] = []
-    running: dict[Future[Any], tuple[GameJob, ...]] = {}
+    running: dict[Task, tuple[GameJob, ...]] = {}
 
     def fill() -> None:
         while len(running) < workers.slots:
@@ -251,10 +260,11 @@ def run_jobs(jobs: Iterable[GameJob], workers: Workers, done: Callable[[GameJob,
             else:
                 running[workers.executor.submit(play_batch, workers.play, tuple(group))] = tuple(group)
 
-    def records(fut: Future[Any]) -> list[GameRecord]:
-        return [fut.result()] if batch == 1 else fut.result()
+    def records(fut: Task) -> list[GameRecord]:
+        result = fut.result()
+        return result if isinstance(result, list) else [result]
 
-    def order(fut: Future[Any]) -> tuple[int, int]:
+    def order(fut: Task) -> tuple[int, int]:
         return running[fut][0].slot, running[fut][0].colour
 
     handing = False  # inside ``done``: an interrupt raised there stops the handing over at once

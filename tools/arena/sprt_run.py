@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
@@ -41,6 +41,7 @@ from connectx_forge.arena.run import (
     Live,
     Opened,
     RunInfo,
+    RunInfoJson,
     RunResult,
     canonical_specs,
     key_of,
@@ -49,14 +50,14 @@ from connectx_forge.arena.run import (
 )
 from connectx_forge.arena.schedule import GameJob, Workers, executor, pair_jobs
 from connectx_forge.arena.sprt import SPRT
-from connectx_forge.arena.store import StoredGame, a_score
+from connectx_forge.arena.store import Key, StoredGame, a_score
 from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
-from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.settings import GameSettings, GameSettingsJson
 from connectx_forge.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000
@@ -75,6 +76,24 @@ class SprtKey(TypedDict):
     openings: int | None
     seed: int
     game: Mapping[str, object]  # ``GameSettings.run_key``
+
+
+class SprtJson(TypedDict):
+    """An ``Sprt`` as a store and its report keep it (``Sprt.to_json``): its fields."""
+
+    new: str
+    base: str
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    model: str
+    plies: int
+    band: list[int]
+    openings: int | None
+    seed: int
+    max_games: int
+    game: GameSettingsJson
 
 
 @dataclass(frozen=True)
@@ -120,17 +139,17 @@ class Sprt:
     def specs(self) -> tuple[str, ...]:
         return (self.new, self.base)
 
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["band"], out["game"] = list(self.band), self.game.to_json()
-        return out
+    def to_json(self) -> SprtJson:
+        return SprtJson(new=self.new, base=self.base, elo0=self.elo0, elo1=self.elo1, alpha=self.alpha,
+                        beta=self.beta, model=self.model, plies=self.plies, band=list(self.band),
+                        openings=self.openings, seed=self.seed, max_games=self.max_games, game=self.game.to_json())
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Sprt:
+    def from_json(cls, data: Mapping[str, Any]) -> Sprt:
         """The settings ``to_json`` wrote (a stored run's: ``RunConfig.settings``)."""
-        data = dict(data)
-        data["band"], data["game"] = tuple(data["band"]), GameSettings.from_json(data["game"])
-        return cls(**data)
+        fields = dict(data)
+        fields["band"], fields["game"] = tuple(data["band"]), GameSettings.from_json(data["game"])
+        return cls(**fields)
 
     def run_key(self) -> SprtKey:
         """The settings that decide which games are played (the run's name hashes these): not the test's
@@ -260,13 +279,23 @@ class Sequential:
             self.result = "none"
 
 
-def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Any], pairing: str) -> Iterator[GameJob]:
+def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Key], pairing: str) -> Iterator[GameJob]:
     """Pair k's two games, k = 0, 1, ..., those the store lacks (lazily: the test may stop early)."""
     n = len(suite)
     for k in range(s.max_games // 2):
         for job in pair_jobs(pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n, settings=s.game):
             if key_of(job) not in have:
                 yield job
+
+
+class DistinctJson(TypedDict):
+    """``Distinct`` as an SPRT's report holds it (``Distinct.to_json``): its fields."""
+
+    openings: int
+    games_played: int
+    distinct_games: int
+    stochastic: bool
+    exhausted: bool
 
 
 @dataclass(frozen=True)
@@ -281,14 +310,49 @@ class Distinct:
     stochastic: bool
     exhausted: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> DistinctJson:
+        return DistinctJson(openings=self.openings, games_played=self.games_played,
+                            distinct_games=self.distinct_games, stochastic=self.stochastic, exhausted=self.exhausted)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Distinct:
+    def from_json(cls, data: DistinctJson) -> Distinct:
         """The fields ``to_json`` wrote, from a report's JSON."""
         return cls(int(data["openings"]), int(data["games_played"]), int(data["distinct_games"]),
                    bool(data["stochastic"]), bool(data["exhausted"]))
+
+
+class SprtReportJson(DistinctJson):
+    """``cxforge sprt --json`` and ``report.json`` (``SprtReport.to_json``): the report, and what it read against
+    what it counted (``DistinctJson``'s keys, last)."""
+
+    kind: str
+    run: str
+    settings: SprtJson
+    new: str
+    base: str
+    result: str
+    llr: float
+    lower: float
+    upper: float
+    elo0: float
+    elo1: float
+    alpha: float
+    beta: float
+    model: str
+    pairs: int
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    pentanomial: dict[str, int]  # ``Pentanomial.to_json``
+    elo: dict[str, float | int | str]  # ``PairElo.to_json``
+    elo_method: str
+    failures: dict[str, dict[str, int]]
+    llr_history: list[float]
+    slowed: dict[str, int]
+    info: RunInfoJson
+    mixed_versions: list[str]
+    run_note: str | None
 
 
 @dataclass(frozen=True)
@@ -329,7 +393,7 @@ class SprtReport:
     def distinct_games(self) -> int:
         return self.distinct.distinct_games
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SprtReportJson:
         s = self.settings
         wins, draws, losses = self.wdl
         return {
@@ -344,7 +408,7 @@ class SprtReport:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SprtReport:
+    def from_json(cls, data: SprtReportJson) -> SprtReport:
         """The report ``to_json`` wrote."""
         return cls(data["run"], Sprt.from_json(data["settings"]), data["new"], data["base"], data["result"],
                    tuple(data["llr_history"]), data["lower"], data["upper"],

@@ -76,11 +76,12 @@ class SqliteFile:
     def close(self) -> None:
         self.db.close()
 
-    def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-        """The rows of one statement, read under the deadline."""
+    def rows(self, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        """The rows of one statement, read under the deadline (each a tuple of whatever the file holds: its
+        readers check every column)."""
         return self._guarded(lambda: self.db.execute(sql, params).fetchall())
 
-    def run(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def run(self, sql: str, params: tuple[object, ...] = ()) -> int:
         """Run one statement under the deadline; the rows it changed."""
         return self._guarded(lambda: self.db.execute(sql, params).rowcount)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TypedDict
 
 from connectx_forge.arena import elo
 from connectx_forge.arena.elo import PairElo, pentanomial_elo
@@ -23,6 +23,14 @@ from connectx_forge.arena.pentanomial import Pentanomial
 from connectx_forge.arena.store import StoredGame
 
 FAILURES = ("invalid", "error", "timeout", "crash", "memory", "protocol", "load")
+
+
+class WDLJson(TypedDict):
+    """W/D/L as the reports hold them (``WDL.to_json``)."""
+
+    wins: int
+    draws: int
+    losses: int
 
 
 @dataclass(frozen=True)
@@ -49,11 +57,11 @@ class WDL:
     def score(self) -> float:
         return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.5
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> WDLJson:
         return {"wins": self.wins, "draws": self.draws, "losses": self.losses}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> WDL:
+    def from_json(cls, data: WDLJson) -> WDL:
         """The counts ``to_json`` wrote."""
         return cls(int(data["wins"]), int(data["draws"]), int(data["losses"]))
 
@@ -64,6 +72,22 @@ def tally(scores: Iterable[float]) -> WDL:
     for score in scores:
         out = out.plus(score)
     return out
+
+
+class PairingJson(TypedDict):
+    """A pairing's table as a tournament's report holds it (``PairingTable.to_json``): A's side."""
+
+    a: str
+    b: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    a_first: WDLJson
+    a_second: WDLJson
+    pentanomial: dict[str, int]  # ``Pentanomial.to_json``
+    elo: dict[str, float | int | str]  # ``PairElo.to_json``
 
 
 @dataclass(frozen=True)
@@ -79,14 +103,14 @@ class PairingTable:
     penta: Pentanomial
     elo: PairElo
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PairingJson:
         return {"a": self.a, "b": self.b, "games": self.overall.games, **self.overall.to_json(),
                 "score": round(self.overall.score, 4),
                 "a_first": self.first.to_json(), "a_second": self.second.to_json(),
                 "pentanomial": self.penta.to_json(), "elo": self.elo.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> PairingTable:
+    def from_json(cls, data: PairingJson) -> PairingTable:
         """The table ``to_json`` wrote (its games and score follow from the counts)."""
         return cls(str(data["a"]), str(data["b"]), WDL.from_json(data), WDL.from_json(data["a_first"]),
                    WDL.from_json(data["a_second"]), Pentanomial.from_json(data["pentanomial"]),
@@ -100,12 +124,24 @@ class Seats:
     first: WDL
     second: WDL
 
-    def to_json(self) -> dict[str, dict[str, int]]:
+    def to_json(self) -> dict[str, WDLJson]:
         return {"first": self.first.to_json(), "second": self.second.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Seats:
+    def from_json(cls, data: Mapping[str, WDLJson]) -> Seats:
         return cls(WDL.from_json(data["first"]), WDL.from_json(data["second"]))
+
+
+class RatingJson(TypedDict):
+    """A row of the rating table as a tournament's report holds it (``Rating.to_json``): its fields."""
+
+    player: str
+    elo: float
+    elo_lo: float
+    elo_hi: float
+    games: int
+    score: float
+    los_next: float | None
 
 
 @dataclass(frozen=True)
@@ -121,11 +157,12 @@ class Rating:
     score: float
     los_next: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> RatingJson:
+        return RatingJson(player=self.player, elo=self.elo, elo_lo=self.elo_lo, elo_hi=self.elo_hi,
+                          games=self.games, score=self.score, los_next=self.los_next)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Rating:
+    def from_json(cls, data: RatingJson) -> Rating:
         """The row ``to_json`` wrote."""
         los = data["los_next"]
         return cls(str(data["player"]), float(data["elo"]), float(data["elo_lo"]), float(data["elo_hi"]),

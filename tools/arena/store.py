@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from connectx_forge import boundedread
 from connectx_forge.arena.sqlite_file import QUERY_SECONDS, SqliteFile
@@ -79,19 +80,19 @@ class RunConfig:
     same settings is named apart), the players' labels and source digests, and which players' versions are
     mixed in it.  ``to_json`` is the stored JSON object: the settings with the rest beside them."""
 
-    settings: dict[str, Any]
+    settings: Mapping[str, object]  # a JSON object
     settings_run: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
     mixed: tuple[str, ...] = ()
     where: str = field(default="the run's settings", compare=False)  # the store and run it was read from
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**self.settings, "settings_run": self.settings_run, "labels": self.labels,
                 "versions": self.versions, "mixed": list(self.mixed)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], where: str) -> RunConfig:
+    def from_json(cls, data: Mapping[str, object], where: str) -> RunConfig:
         """The config ``to_json`` wrote (one stored before runs kept their labels and versions has none);
         ``UserError`` naming ``where`` when what it adds to the settings is not what ``to_json`` writes."""
         settings = {k: v for k, v in data.items() if k not in EXTRAS}
@@ -111,8 +112,8 @@ class RunConfig:
 EXTRAS = ("settings_run", "labels", "versions", "mixed")  # a stored config's keys beside the run's settings
 
 
-def _strings(value: Any) -> bool:
-    """Whether ``value`` is a JSON object of strings."""
+def _strings(value: object) -> TypeGuard[dict[str, str]]:
+    """Whether ``value`` (parsed JSON: its keys are strings) is a JSON object of strings."""
     return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
@@ -226,19 +227,19 @@ class Store:
         """How many games ``run`` holds."""
         return int(self.file.rows("SELECT COUNT(*) FROM games WHERE run = ?", (run,))[0][0])
 
-    def _bounded(self, rows: list[Any], run: str) -> None:
+    def _bounded(self, rows: Sized, run: str) -> None:
         if len(rows) > MAX_GAMES:
             raise UserError(f"store {self.path}, run {run!r}: more than {MAX_GAMES:,} games; refusing the store")
 
 
-def _game(row: tuple[Any, ...], run: str, where: str) -> StoredGame:
+def _game(row: Sequence[object], run: str, where: str) -> StoredGame:
     """One row of ``games`` as a ``StoredGame``; ``UserError`` naming the row when a column is not of its type
     or disagrees with the game's record: its run, pairing (and so players A and B), opening, A's mark, seed or
     slot.  (The record's own result is checked against its moves by ``record_of``.)"""
     pairing, opening, colour, seed, slot, a, b, text = row
     game = f"{where}, game ({pairing!r}, opening {opening!r}, A's mark {colour!r}, seed {seed!r})"
-    if not all(type(v) is str for v in (pairing, opening, a, b)) or not all(type(v) is int
-                                                                          for v in (colour, seed, slot)):
+    if not (type(pairing) is str and type(opening) is str and type(a) is str and type(b) is str
+            and type(colour) is int and type(seed) is int and type(slot) is int):
         raise UserError(f"{game}: its row is not one cxforge writes; refusing the store")
     record = _record(text, game)
     why = _disagreement(record, run, Key(pairing, opening, colour, seed), slot, (a, b))
@@ -274,13 +275,13 @@ def _disagreement(record: GameRecord, run: str, key: Key, slot: int, players: tu
     return None
 
 
-def _record(text: Any, where: str) -> GameRecord:
+def _record(text: object, where: str) -> GameRecord:
     """A stored record, read within bounds (``_stored``) and checked as a games file's line is (its result
     against its moves: ``records.record_of``); ``UserError`` naming ``where`` otherwise."""
     return record_of(_stored(text, where), where)
 
 
-def _stored(text: Any, where: str) -> Any:
+def _stored(text: object, where: str) -> object:
     """A stored JSON value read back within ``boundedread``'s bounds (a store file may be anyone's): text of at
     most ``MAX_LINE`` characters, nesting and numbers bounded; ``UserError`` naming ``where`` otherwise."""
     if not isinstance(text, str) or len(text) > boundedread.MAX_LINE:
@@ -288,7 +289,7 @@ def _stored(text: Any, where: str) -> Any:
     return boundedread.parse_json(text, where)
 
 
-def _config(text: Any, where: str) -> RunConfig:
+def _config(text: object, where: str) -> RunConfig:
     """A run's stored config (``_stored``): a JSON object."""
     config = _stored(text, f"{where}, its settings")
     if not isinstance(config, dict):

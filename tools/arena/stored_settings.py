@@ -20,35 +20,45 @@ import dataclasses
 import math
 import types
 import typing
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from connectx_forge import boundedread
 from connectx_forge.errors import UserError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 LIMIT = 1 << 63  # the largest magnitude a stored integer may have (a seed, a count)
 
 
 class StoredRun(Protocol):
-    """What a run kind's settings class offers (``Run``'s JSON half)."""
+    """What a run kind's settings class offers (``Run``'s JSON half): a dataclass, written and read as JSON."""
 
-    def to_json(self) -> dict[str, Any]:
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
+
+    def to_json(self) -> Mapping[str, object]:
+        ...
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Self:
         ...
 
 
 R = TypeVar("R", bound=StoredRun)
 
 
-def checked(cls: type[R], data: dict[str, Any], where: str) -> R:
+def checked(cls: type[R], data: Mapping[str, object], where: str) -> R:
     """The run of kind ``cls`` that the stored ``data`` describes; ``UserError`` naming ``where`` for data
     ``cls.to_json`` does not write."""
-    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     missing = sorted(names - set(data))
     if unknown or missing:
         what = f"unknown setting {unknown[0]!r}" if unknown else f"no setting {missing[0]!r}"
         raise UserError(f"{where}: {what}; not settings cxforge writes")
     try:
-        run = cls.from_json(dict(data))  # type: ignore[attr-defined]
+        run = cls.from_json(dict(data))
         again = run.to_json()
     except UserError as exc:
         raise UserError(f"{where}: {exc}") from None
@@ -67,21 +77,21 @@ def checked(cls: type[R], data: dict[str, Any], where: str) -> R:
     return run
 
 
-def mistyped(obj: Any) -> str | None:
+def mistyped(obj: DataclassInstance) -> str | None:
     """What field of the dataclass ``obj`` (or of one inside it) is not of its annotated type, or None."""
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         if not _fits(value, hints[f.name]):
             return f"its setting {f.name!r} is {_short(value)}, not {_name(hints[f.name])}"
-        if dataclasses.is_dataclass(value):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
             inner = mistyped(value)
             if inner is not None:
                 return inner
     return None
 
 
-def _fits(value: Any, hint: Any) -> bool:
+def _fits(value: object, hint: object) -> bool:
     """Whether ``value`` is of the type ``hint`` (the kinds a run's settings use)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
@@ -103,17 +113,17 @@ def _fits(value: Any, hint: Any) -> bool:
     if hint is int:
         return type(value) is int and -LIMIT < value < LIMIT
     if hint is float:
-        return type(value) in (int, float) and -LIMIT < value < LIMIT and math.isfinite(value)
+        return (type(value) is int or type(value) is float) and -LIMIT < value < LIMIT and math.isfinite(value)
     if hint is str:
         return type(value) is str
     return isinstance(hint, type) and isinstance(value, hint)
 
 
-def _name(hint: Any) -> str:
+def _name(hint: object) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     """``value`` as a short line (a store's strings may be long, or hold line breaks)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
@@ -33,21 +33,23 @@ from connectx_forge.arena.run import (
     Live,
     Opened,
     RunInfo,
+    RunInfoJson,
     RunResult,
     canonical_specs,
     key_of,
     labels_of,
     play_run,
+    stored_label,
 )
 from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
-from connectx_forge.arena.standings import PairingTable, Rating, Seats
+from connectx_forge.arena.standings import PairingJson, PairingTable, Rating, RatingJson, Seats, WDLJson
 from connectx_forge.arena.store import StoredGame
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play import evidence
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.players import GhostFiles
-from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.settings import GameSettings, GameSettingsJson
 from connectx_forge.sandbox import jail
 
 
@@ -62,6 +64,19 @@ class TournamentKey(TypedDict):
     band: list[int]
     games: None
     game: Mapping[str, object]  # ``GameSettings.run_key``
+
+
+class TournamentJson(TypedDict):
+    """A ``Tournament`` as a store and its report keep it (``Tournament.to_json``): its fields."""
+
+    players: list[str]
+    gauntlet: str | None
+    plies: int
+    openings: int | None
+    seed: int
+    band: list[int]
+    games: int | None
+    game: GameSettingsJson
 
 
 @dataclass(frozen=True)
@@ -102,18 +117,18 @@ class Tournament:
     def specs(self) -> tuple[str, ...]:
         return self.players
 
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["players"], out["band"], out["game"] = list(self.players), list(self.band), self.game.to_json()
-        return out
+    def to_json(self) -> TournamentJson:
+        return TournamentJson(players=list(self.players), gauntlet=self.gauntlet, plies=self.plies,
+                              openings=self.openings, seed=self.seed, band=list(self.band), games=self.games,
+                              game=self.game.to_json())
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Tournament:
+    def from_json(cls, data: Mapping[str, Any]) -> Tournament:
         """The settings ``to_json`` wrote (a stored run's: ``RunConfig.settings``)."""
-        data = dict(data)
-        data["players"], data["band"] = tuple(data["players"]), tuple(data["band"])
-        data["game"] = GameSettings.from_json(data["game"])
-        return cls(**data)
+        fields = dict(data)
+        fields["players"], fields["band"] = tuple(data["players"]), tuple(data["band"])
+        fields["game"] = GameSettings.from_json(data["game"])
+        return cls(**fields)
 
     def run_key(self) -> TournamentKey:
         """The settings the run's name hashes: all but M and N (more openings or games extend the run)."""
@@ -152,8 +167,8 @@ class Tournament:
         todo = [j for j in jobs if key_of(j) not in so_far]
 
         def seen(job: GameJob, record: GameRecord) -> None:  # the bar's games: those read, and each as it ends
-            so_far[key_of(job)] = StoredGame(key_of(job), job.slot, labels.get(job.a, job.a),
-                                             labels.get(job.b, job.b), record)
+            so_far[key_of(job)] = StoredGame(key_of(job), job.slot, stored_label(job.a, labels),
+                                             stored_label(job.b, labels), record)
             how.seen(job, record)
 
         with bars.bar(len(jobs), "tournament", "game", how.progress, plan_line(self, len(todo), suite, labels, how),
@@ -169,6 +184,33 @@ class Tournament:
         info = opened.info(played, kind, time.perf_counter() - start, how)
         report = tournament_report(self, run, len(suite), len(scheduled), games, info, labels)
         return RunResult(replace(report, mixed_versions=opened.chosen.mixed, run_note=opened.chosen.note), games)
+
+
+class TournamentReportJson(TypedDict):
+    """``cxforge tournament --json`` and ``report.json`` (``TournamentReport.to_json``)."""
+
+    kind: str
+    run: str
+    settings: TournamentJson
+    players: list[str]
+    gauntlet: str | None
+    openings: int
+    plies: int
+    band: list[int]
+    games: int
+    rating_method: str
+    pair_method: str
+    ratings: list[RatingJson]
+    pairs: list[PairingJson]
+    seats: dict[str, dict[str, WDLJson]]  # player -> ``Seats.to_json``
+    failures: dict[str, dict[str, int]]
+    slowed: dict[str, int]
+    info: RunInfoJson
+    scheduled: int
+    max_games: int | None
+    mixed_versions: list[str]
+    run_note: str | None
+    distinct_games: int
 
 
 @dataclass(frozen=True)
@@ -204,7 +246,7 @@ class TournamentReport:
         """``-n``: the most games the run holds (None: all)."""
         return self.settings.games
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TournamentReportJson:
         t = self.settings
         return {
             "kind": "tournament", "run": self.run, "settings": t.to_json(), "players": list(self.players),
@@ -218,7 +260,7 @@ class TournamentReport:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TournamentReport:
+    def from_json(cls, data: TournamentReportJson) -> TournamentReport:
         """The report ``to_json`` wrote."""
         return cls(data["run"], Tournament.from_json(data["settings"]), tuple(data["players"]), data["gauntlet"],
                    data["openings"], data["games"], data["scheduled"], data["rating_method"], data["pair_method"],

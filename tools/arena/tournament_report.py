@@ -10,8 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from connectx_forge import safe_write, table
 from connectx_forge.arena import plots
@@ -101,7 +101,7 @@ def _write(path: Path, text: str) -> None:
         raise UserError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+def _csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
     buf = io.StringIO(newline="")
     writer = csv.writer(buf)
     writer.writerow(header)
@@ -116,7 +116,7 @@ def make_folder(folder: Path) -> None:
         raise UserError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
 
 
-def write_json(report: dict[str, Any], path: Path) -> None:
+def write_json(report: Mapping[str, object], path: Path) -> None:
     """A report as indented JSON."""
     _write(path, json.dumps(report, indent=2) + "\n")
 
@@ -141,7 +141,7 @@ def write_outputs(report: TournamentReport, folder: Path) -> list[str]:
     return [skipped] if skipped else []
 
 
-def _pair_cells(p: PairingTable) -> list[Any]:
+def _pair_cells(p: PairingTable) -> list[object]:
     """A row of ``pairs.csv``: its figures as the JSON report has them."""
     e = p.elo.to_json()
     return [p.a, p.b, p.overall.games, p.overall.wins, p.overall.draws, p.overall.losses,

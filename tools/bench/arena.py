@@ -23,7 +23,6 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from connectx_forge.arena.dask_cluster import local_client
 from connectx_forge.arena.run import Execution, RunInfo, execute
@@ -47,7 +46,7 @@ class ExecutorRow:
     same_table: bool | None
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 

@@ -30,7 +30,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from connectx_forge.bench.floor import floor_rate
 from connectx_forge.build.builder import build, default_root, write
@@ -88,9 +87,9 @@ class LoopRow:
     rounds: int = 1
     ranges: dict[str, list[float]] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The flat object of ``--json``: the figures, the counts measured, the rounds and their ranges."""
-        out: dict[str, Any] = {"matchup": self.matchup, "workers": self.workers,
+        out: dict[str, object] = {"matchup": self.matchup, "workers": self.workers,
                                "ours_games_per_s": self.ours_games_per_s,
                                "evaluate_games_per_s": self.evaluate_games_per_s, "ratio": self.ratio,
                                "note": self.note}

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from agents.solver.engine import Kind
 from agents.solver.native import DEEP_ENTRIES, DEFAULT_ENTRIES
@@ -36,7 +36,7 @@ LAYER = user_cache() / "bench-layer"
 INSTALL = f"make bench-reference (pip install --no-deps --target {LAYER} bitbully=={PIN})"
 
 
-def load(layer: Path | None = None) -> Any:
+def load(layer: Path | None = None) -> ModuleType:
     """bitbully's core module from ``layer`` (default ``LAYER``), or a one-line ``UserError`` saying how to
     install it."""
     layer = LAYER if layer is None else layer

@@ -12,11 +12,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from connectx_forge import options
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.paired import Paired, agent_of, compare
+from connectx_forge.play.paired import Paired, PairedJson, agent_of, compare
 from connectx_forge.play.records import read_all
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.table import render
@@ -51,6 +51,15 @@ def table(rows: list[Paired], new: str, base: str) -> str:
     return render(heads, body, align="lrrrrrr")
 
 
+class ComparisonJson(TypedDict):
+    """What ``cxforge compare --json`` prints (``Comparison.to_json``)."""
+
+    new: str
+    base: str
+    rows: list[PairedJson]
+    distinct_games: int
+
+
 @dataclass(frozen=True)
 class Comparison:
     """What ``cxforge compare`` reports: the two agents' names and one ``Paired`` row per opponent (and all)."""
@@ -65,7 +74,7 @@ class Comparison:
         names = agent_of(new), agent_of(base)
         return cls(*names, compare(new, base))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ComparisonJson:
         """What ``--json`` prints."""
         return {"new": self.new, "base": self.base, "rows": [r.to_json() for r in self.rows],
                 "distinct_games": self.rows[-1].distinct_games}

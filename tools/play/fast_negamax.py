@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 from agents.board import Board
 from connectx_forge.kaggle_env import load
@@ -96,7 +95,7 @@ def choose(board: Board, coin: Callable[[], bool]) -> int:
     return best_col if best_col is not None else scores[0][0]
 
 
-def make_agent(rng: random.Random | None = None) -> Callable[[Any, Any], int]:
+def make_agent(rng: random.Random | None = None) -> Callable[[object, object], int]:
     """A Kaggle-style ``agent(obs, config)`` drawing its coin flips from ``rng``.
 
     Without ``rng`` it uses the ``random`` module, as Kaggle's agent does, so the
@@ -104,7 +103,7 @@ def make_agent(rng: random.Random | None = None) -> Callable[[Any, Any], int]:
     """
     flip = rng.random if rng is not None else random.random
 
-    def agent(obs: Any, config: Any) -> int:
+    def agent(obs: object, config: object) -> int:
         return choose(Board.from_obs(obs, config), lambda: flip() < 0.5)
 
     return agent

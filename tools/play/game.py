@@ -29,14 +29,14 @@ import random
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from time import perf_counter
-from typing import Any
+from typing import Any, NoReturn, NotRequired, TypedDict
 
 from agents.board import Board, BoardError, Size, geometry
 from connectx_forge import kaggle_env
 from connectx_forge.play import rules
-from connectx_forge.play.players import CALLABLE, Player, PlayerLike, as_player
+from connectx_forge.play.players import CALLABLE, Agent, Player, PlayerLike, as_player
 from connectx_forge.play.rules import KAGGLE_STATUS
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
@@ -45,6 +45,30 @@ from connectx_forge.sandbox.limits import LOG_CHARS
 from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (tools/sandbox/seat)
+
+
+class GameJson(TypedDict):
+    """A ``GameRecord`` as a games file's line holds it (``GameRecord.to_json``): the keys after ``a_seat`` only
+    where they say something, so that the lines of games without them stay as they were."""
+
+    players: list[str]
+    size: list[int]
+    seed: int
+    moves: list[int]
+    times: list[float]
+    outcome: str
+    winner: int | None
+    culprit: int | None
+    bad_action: str | None
+    error: str | None
+    index: int
+    a_seat: int
+    detail: NotRequired[str | None]
+    opening: NotRequired[int]
+    logs: NotRequired[dict[str, str] | None]
+    slowed: NotRequired[str | None]
+    run: NotRequired[str | None]
+    pairing: NotRequired[str | None]
 
 
 @dataclass
@@ -103,13 +127,13 @@ class GameRecord:
         rewards[self.culprit - 1] = None
         return statuses, rewards
 
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (one line of a games file, see ``records.py``)."""
-        out = {f: getattr(self, f) for f in _FIELDS}  # not dataclasses.asdict: it deep-copies, 4x slower
-        out["moves"] = list(self.moves)
-        out["players"] = list(self.players)
-        out["size"] = list(self.size)
-        out["times"] = [round(t, 6) for t in self.times]
+    def to_json(self) -> GameJson:
+        """A JSON-ready dict (one line of a games file, see ``records.py``), its keys in the fields' order."""
+        out = GameJson(players=list(self.players), size=list(self.size), seed=self.seed, moves=list(self.moves),
+                       times=[round(t, 6) for t in self.times], outcome=self.outcome, winner=self.winner,
+                       culprit=self.culprit, bad_action=self.bad_action, error=self.error, index=self.index,
+                       a_seat=self.a_seat, detail=self.detail, opening=self.opening, logs=self.logs,
+                       slowed=self.slowed, run=self.run, pairing=self.pairing)  # not asdict: it deep-copies
         if out["detail"] is None:  # the lines of in-process games stay as they were
             del out["detail"]
         if not out["opening"]:  # so do the lines of games without an opening
@@ -118,21 +142,19 @@ class GameRecord:
             del out["logs"]
         if out["slowed"] is None:  # and of games not slowed down
             del out["slowed"]
-        for name in ("run", "pairing"):  # and of games played outside a run
-            if out[name] is None:
-                del out[name]
+        if out["run"] is None:  # and of games played outside a run
+            del out["run"]
+        if out["pairing"] is None:
+            del out["pairing"]
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameRecord:
-        """The record ``to_json`` wrote."""
+        """The record ``to_json`` wrote: a line as parsed, each key a field (``records.record_of`` checks it)."""
         data = dict(data)
         data["players"] = tuple(data["players"])
         data["size"] = tuple(data["size"])
         return cls(**data)
-
-
-_FIELDS = tuple(f.name for f in fields(GameRecord))
 
 
 class AgentLog(io.TextIOBase):
@@ -159,15 +181,16 @@ class AgentLog(io.TextIOBase):
         return "".join(self.parts)
 
 
-def _struct_factory() -> Callable[..., Any]:
+def _struct_factory() -> Callable[..., object]:
     """kaggle_environments' ``Struct`` (attribute and item access), imported quietly."""
     kaggle_env.load()
     from kaggle_environments.utils import Struct
 
-    return Struct
+    struct: Callable[..., object] = Struct  # kaggle_environments is untyped
+    return struct
 
 
-def _broke(record: GameRecord, outcome: str, mark: int, **details: Any) -> GameRecord:
+def _broke(record: GameRecord, outcome: str, mark: int, **details: str | None) -> GameRecord:
     """End ``record`` with player ``mark`` breaking a rule: it loses."""
     record.outcome, record.culprit, record.winner = outcome, mark, 3 - mark
     for k, v in details.items():
@@ -208,7 +231,7 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
     random.seed(seed)
     np.random.seed(seed)
     hosted = [is_hosted(p, game.isolate) for p in players]
-    hosts: list[Any] = [None, None]
+    hosts: list[HostedAgent | None] = [None, None]
     logs = [AgentLog(), AgentLog()]
     try:
         for i, p in enumerate(players):
@@ -247,7 +270,7 @@ def _opening_board(opening: list[int], size: Size) -> Board | None:
     return board
 
 
-def _no_agent(*args: Any) -> None:
+def _no_agent(*args: object) -> NoReturn:
     raise AssertionError("a hosted player is never called in the referee")
 
 
@@ -262,14 +285,14 @@ class _Seats:
     seat plays here), the logs of the seats played here, and their own generators (``randoms``)."""
 
     players: tuple[Player, Player]
-    agents: list[Callable[..., Any]]
-    hosts: list[Any]
+    agents: list[Agent]
+    hosts: list[HostedAgent | None]
     logs: list[AgentLog]
     randoms: SeatRandoms
 
 
-def _play(seats: _Seats, game: GameSettings, seed: int, index: int, a_seat: int, Struct: Callable[..., Any],
-          config_items: dict[str, Any], after: Board | None = None, opening: list[int] | None = None) -> GameRecord:
+def _play(seats: _Seats, game: GameSettings, seed: int, index: int, a_seat: int, Struct: Callable[..., object],
+          config_items: dict[str, object], after: Board | None = None, opening: list[int] | None = None) -> GameRecord:
     """The game itself."""
     players, agents, hosts, logs, randoms = seats.players, seats.agents, seats.hosts, seats.logs, seats.randoms
     rows, columns, inarow = game.size
@@ -291,10 +314,11 @@ def _play(seats: _Seats, game: GameSettings, seed: int, index: int, a_seat: int,
         ply = board.moves
         mark = 1 + (ply & 1)
         i = mark - 1
-        action: Any
-        if hosts[i] is not None:
-            reply = hosts[i].move({"remainingOverageTime": left[i], "step": ply, "board": grid, "mark": mark},
-                                  config_items, act_timeout + left[i] + MARGIN)
+        action: object  # what the agent returned, judged below
+        host = hosts[i]
+        if host is not None:
+            reply = host.move({"remainingOverageTime": left[i], "step": ply, "board": grid, "mark": mark},
+                              config_items, act_timeout + left[i] + MARGIN)
             times.append(reply.duration)
             timed_out = reply.kind == "timeout" or is_timeout(reply.duration, act_timeout, left[i])
             left[i] = overage_after(reply.duration, act_timeout, left[i])

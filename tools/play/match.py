@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict
 
 from agents.board import STANDARD, Size, geometry
 from agents.registry import REGISTRY
@@ -48,7 +48,7 @@ from connectx_forge.play.game import GameRecord, is_hosted, play_job
 from connectx_forge.play.players import REGISTERED, Player, PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT
 from connectx_forge.play.settings import GameJob, GameSettings
-from connectx_forge.play.tally import Tally
+from connectx_forge.play.tally import Tally, TallyJson
 
 SEATS = ("both", "first", "second")
 MAX_BATCH = 50  # games per task at most
@@ -119,6 +119,35 @@ def spooled(folder: str) -> list[GameRecord]:
     return records
 
 
+class MoveTimes(TypedDict):
+    """One side's move times (``MatchResult.time_stats``): its moves, their median and max seconds (None without
+    a move), its most overage in one game, and its moves longer than ``act_timeout``."""
+
+    moves: int
+    median_s: float | None
+    max_s: float | None
+    max_overage_s: float | None
+    over_act_timeout: int
+
+
+class MatchJson(TypedDict):
+    """The summary ``cxforge match --json`` prints (``MatchResult.to_json``): A's tallies by seat and overall,
+    and each side's move times (``"a"``, ``"b"``)."""
+
+    a: str
+    b: str
+    games: int
+    size: list[int]
+    seed: int
+    workers: int
+    seconds: float
+    isolated: dict[str, bool]
+    a_first: TallyJson
+    a_second: TallyJson
+    overall: TallyJson
+    move_time: dict[str, MoveTimes]
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """The games of ``run_match``, sorted by index, with tallies and move times from A's side."""
@@ -158,7 +187,7 @@ class MatchResult:
         """Overage seconds ``side`` spent in each game: its moves' time beyond ``act_timeout``."""
         return [sum(max(0.0, t - self.act_timeout) for t in game) for game in self._times_per_game(side)]
 
-    def time_stats(self, side: str) -> dict[str, float | None]:
+    def time_stats(self, side: str) -> MoveTimes:
         """Moves, median and max seconds per move of ``side``, its most overage in one game, and its moves
         longer than ``act_timeout`` (those that took overage)."""
         ts = self.move_times(side)
@@ -166,7 +195,7 @@ class MatchResult:
                 "max_s": max(ts) if ts else None, "max_overage_s": max(self.overage_used(side), default=None),
                 "over_act_timeout": sum(t > self.act_timeout for t in ts)}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MatchJson:
         """The summary ``cxforge match --json`` prints."""
         return {
             "a": self.a, "b": self.b, "games": len(self.records), "size": list(self.size),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from connectx_forge import options
 from connectx_forge.arena import flags
@@ -133,7 +133,7 @@ def _stored(args: argparse.Namespace, s: Match, writer: GameWriter | None) -> in
 
 
 def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: GameWriter | None,
-            summary: dict[str, object]) -> None:
+            summary: Mapping[str, object]) -> None:
     """Save the games in order (--save), print the table or the JSON ``summary``."""
     if writer is not None:
         writer.close(result.records)

@@ -12,7 +12,7 @@ in-process agent's are not).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from connectx_forge import table
 from connectx_forge.play.tally import Tally
@@ -20,6 +20,7 @@ from connectx_forge.sandbox.escape import escape
 from connectx_forge.stats import format_rate
 
 if TYPE_CHECKING:
+    from connectx_forge.play.game import GameRecord
     from connectx_forge.play.match import MatchResult
 
 
@@ -51,7 +52,7 @@ def _isolation(result: MatchResult) -> str:
     return "isolated (agent hosts, one child process per game): " + ", ".join(hosted)
 
 
-def _row(label: str, t: Tally) -> list[Any]:
+def _row(label: str, t: Tally) -> list[object]:
     return [label, t.games, t.wins, t.draws, t.losses, t.invalid, t.errors, t.timeouts, t.crashes,
             format_rate(t.wins, t.games),
             f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}/{t.opponent_crashes}"]
@@ -59,15 +60,17 @@ def _row(label: str, t: Tally) -> list[Any]:
 
 def _breaks(result: MatchResult) -> list[str]:
     """One line per side and kind of rule break: how many, and the first game's detail."""
-    seen: dict[tuple[str, str], list[Any]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    firsts: dict[tuple[str, str], GameRecord] = {}
     for rec in result.records:
         if rec.culprit is None:
             continue
         side = "A" if rec.culprit == rec.a_seat else "B"
-        entry = seen.setdefault((side, rec.outcome), [0, rec])
-        entry[0] += 1
+        firsts.setdefault((side, rec.outcome), rec)
+        counts[(side, rec.outcome)] = counts.get((side, rec.outcome), 0) + 1
     lines = []
-    for (side, kind), (count, rec) in sorted(seen.items()):
+    for (side, kind), count in sorted(counts.items()):
+        rec = firsts[(side, kind)]
         why = rec.detail or rec.error or (f"returned {rec.bad_action}" if rec.bad_action else "")
         first = f"; game {rec.index + 1}: {escape(why, False)}" if why else ""  # numbered from 1, as logs --game
         lines.append(f"{side} {kind}: {count} game(s){first}")

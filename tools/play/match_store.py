@@ -18,7 +18,8 @@ the games ``0 .. N-1`` the store lacks and reports all ``N``::
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
@@ -38,10 +39,10 @@ from connectx_forge.arena.store import Key
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.match import MatchPlan, MatchResult, play_match
+from connectx_forge.play.match import MatchJson, MatchPlan, MatchResult, play_match
 from connectx_forge.play.players import GhostFiles, Player, distinct
 from connectx_forge.play.records import tag
-from connectx_forge.play.settings import GameKey, GameSettings
+from connectx_forge.play.settings import GameKey, GameSettings, GameSettingsJson
 
 
 class MatchKey(TypedDict):
@@ -55,6 +56,18 @@ class MatchKey(TypedDict):
     seats: str
     openings: int | None
     game: GameKey
+
+
+class MatchSettingsJson(TypedDict):
+    """A ``Match`` as a store keeps it (``Match.to_json``)."""
+
+    a: str
+    b: str
+    games: int
+    seed: int
+    seats: str
+    openings: int | None
+    game: GameSettingsJson
 
 
 @dataclass(frozen=True)
@@ -79,16 +92,15 @@ class Match:
     def specs(self) -> tuple[str, ...]:
         return (self.a, self.b)
 
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["game"] = self.game.to_json()
-        return out
+    def to_json(self) -> MatchSettingsJson:
+        return MatchSettingsJson(a=self.a, b=self.b, games=self.games, seed=self.seed, seats=self.seats,
+                                 openings=self.openings, game=self.game.to_json())
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Match:
-        data = dict(data)  # a stored run's settings (``RunConfig.settings``)
-        data["game"] = GameSettings.from_json(data["game"])
-        return cls(**data)
+    def from_json(cls, data: Mapping[str, Any]) -> Match:
+        fields = dict(data)  # a stored run's settings (``RunConfig.settings``)
+        fields["game"] = GameSettings.from_json(data["game"])
+        return cls(**fields)
 
     def run_key(self) -> MatchKey:
         """The settings the run's name hashes: all but N (more games extend the run)."""
@@ -140,6 +152,15 @@ class Match:
         return StoredMatch(result, opened.chosen, opened.path)
 
 
+class StoredMatchJson(MatchJson):
+    """``cxforge match --store --json`` (``StoredMatch.to_json``): the match's summary and the store's run."""
+
+    store: str
+    run: str
+    mixed_versions: list[str]
+    run_note: str | None
+
+
 @dataclass(frozen=True)
 class StoredMatch:
     """A match played into a store: its result (all N games), the run chosen in the store, and the store."""
@@ -148,7 +169,7 @@ class StoredMatch:
     chosen: Chosen
     store: Path
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StoredMatchJson:
         """``cxforge match --store --json``: the match's summary and the store's run."""
         return {**self.result.to_json(), "store": str(self.store), "run": self.chosen.run,
                 "mixed_versions": list(self.chosen.mixed), "run_note": self.chosen.note}

@@ -19,8 +19,8 @@ this one gives about +-0.4) and within -1 to 1, the range a mean difference can 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict
 
 from connectx_forge.errors import UserError
 from connectx_forge.play.evidence import counted, play_of
@@ -50,6 +50,22 @@ def agent_of(records: Sequence[GameRecord]) -> str:
     return names.pop()
 
 
+class PairedJson(TypedDict):
+    """A ``Paired`` row as ``cxforge compare --json`` prints it: its fields."""
+
+    opponent: str
+    games: int
+    new_score: float
+    base_score: float
+    difference: float
+    low: float
+    high: float
+    better: int
+    worse: int
+    distinct_games: int
+    paired_games: int
+
+
 @dataclass(frozen=True)
 class Paired:
     """One opponent's (or, with ``opponent`` "all", every opponent's) paired games: those counted (``games``),
@@ -67,8 +83,11 @@ class Paired:
     distinct_games: int
     paired_games: int
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> PairedJson:
+        return PairedJson(opponent=self.opponent, games=self.games, new_score=self.new_score,
+                          base_score=self.base_score, difference=self.difference, low=self.low, high=self.high,
+                          better=self.better, worse=self.worse, distinct_games=self.distinct_games,
+                          paired_games=self.paired_games)
 
 
 def summarise(opponent: str, pairs: Sequence[tuple[float, float]], distinct: int | None = None,

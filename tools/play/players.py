@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from agents import registry
 from agents.registry import did_you_mean
@@ -36,7 +36,7 @@ from connectx_forge import archive, kaggle_env
 from connectx_forge.errors import UserError
 from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
 
-Agent = Callable[..., Any]
+Agent = Callable[..., int]  # agent(obs, config) -> a column (what it really returns is judged: rules.py)
 
 KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/leaderboard/ghosts
@@ -159,7 +159,8 @@ def kaggle_builtin(name: str) -> Agent:
     kaggle_env.load()
     from kaggle_environments.envs.connectx.connectx import agents as builtins
 
-    return builtins[name]
+    agent: Agent = builtins[name]  # kaggle_environments is untyped
+    return agent
 
 
 def file_agent(path: str) -> Agent:
@@ -174,6 +175,7 @@ def file_agent(path: str) -> Agent:
 
     if path.endswith(".tar.gz"):
         path = _unpacked(path)
+    agent: Agent  # kaggle_environments is untyped
     agent, _ = build_agent(path, {}, "connectx")
     return agent
 

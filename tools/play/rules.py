@@ -23,7 +23,7 @@ play by these rules, so they live apart from any loop:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TypeGuard
 
 from agents.board import Size, geometry, has_alignment
 
@@ -38,7 +38,7 @@ EPISODE_STEPS = 1000  # Kaggle's config.episodeSteps
 NONE_ACTION = 0  # what a returned None becomes: the action schema's default
 
 
-def kaggle_config(size: Size, act_timeout: float = ACT_TIMEOUT) -> dict[str, Any]:
+def kaggle_config(size: Size, act_timeout: float = ACT_TIMEOUT) -> dict[str, object]:
     """The ``config`` Kaggle passes to ConnectX agents for a board ``size``."""
     rows, columns, inarow = size
     return {"rows": rows, "columns": columns, "inarow": inarow, "episodeSteps": EPISODE_STEPS,
@@ -50,14 +50,14 @@ def kaggle_number(x: float) -> float:
     return int(x) if float(x).is_integer() else x
 
 
-def arg_count(agent: Callable[..., Any]) -> int:
+def arg_count(agent: Callable[..., object]) -> int:
     """How many of ``(obs, config)`` to pass, as Kaggle decides it (2 when it cannot tell)."""
     code = getattr(agent, "__code__", None)
     argc = getattr(code, "co_argcount", None)
     return 2 if argc is None else argc
 
 
-def is_valid_action(action: object, columns: int, can_play: Callable[[int], bool]) -> bool:
+def is_valid_action(action: object, columns: int, can_play: Callable[[int], bool]) -> TypeGuard[int]:
     """Kaggle's validity rule: a plain ``int`` naming a column on the board that ``can_play``."""
     return (isinstance(action, int) and not isinstance(action, bool)
             and 0 <= action < columns and can_play(int(action)))
@@ -73,7 +73,8 @@ def overage_after(duration: float, act_timeout: float, overage_left: float) -> f
     return overage_left - max(0.0, round(duration, 6) - act_timeout)
 
 
-def end_disagreement(moves: Sequence[int], size: Size, outcome: Any, winner: Any, culprit: Any) -> str | None:
+def end_disagreement(moves: Sequence[int], size: Size, outcome: object, winner: object,
+                     culprit: object) -> str | None:
     """Why a game's claimed end (``outcome``, ``winner``, ``culprit``) does not follow from its ``moves`` under
     the rules, or None when it does: every move playable and none after a line; a ``win`` made by the last
     move's line, for its mover; a ``draw`` a full board (or Kaggle's last step) without a line; a rule break
@@ -114,6 +115,6 @@ def end_disagreement(moves: Sequence[int], size: Size, outcome: Any, winner: Any
     return f"its outcome {outcome!r} is none the rules know"
 
 
-def _mark(value: Any) -> bool:
+def _mark(value: object) -> TypeGuard[int]:
     """Whether ``value`` is a player's mark: the int 1 or 2 (not a bool, not a float)."""
     return type(value) is int and value in (1, 2)

@@ -33,11 +33,12 @@ import hashlib
 import random
 import struct
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 WORDS = 624  # MT19937's state
 RAW = 4 + WORDS * 4  # Python's: an int index, then the words; numpy's: the words, then an int index
@@ -64,7 +65,12 @@ class Slot:
         self.py_gauss: float | None = None
         self.np_words = memoryview(bytearray(RAW))
         self.np_gauss = memoryview(bytearray(GAUSS))
-        self.slow: tuple[Any, Any] | None = None  # getstate/get_state, where the raw layout is unknown
+        # getstate/get_state, where the raw layout is unknown
+        self.slow: tuple[tuple[object, ...], NumpyState] | None = None
+
+
+# what ``numpy.random.get_state`` returns (the legacy tuple; a dict where asked for) and ``set_state`` takes
+NumpyState = dict[str, object] | tuple[str, npt.NDArray[np.uint32], int, int, float]
 
 
 class Places(NamedTuple):
@@ -78,12 +84,12 @@ class Places(NamedTuple):
 
 def places() -> Places | None:
     """Where this process's generators keep their state (None where a layout is not the one expected)."""
-    rand: Any = np.random.mtrand._rand
+    rand = np.random.mtrand._rand
     return _places(random._inst, rand, rand._bit_generator)
 
 
 @cache
-def _places(inst: Any, rand: Any, bit_generator: Any) -> Places | None:
+def _places(inst: random.Random, rand: np.random.RandomState, bit_generator: object) -> Places | None:
     """``places`` for these generator objects (found once: they live as long as the process)."""
     py, gauss, address = _py_offset(), _np_gauss_offset(), _np_address()
     if py < 0 or gauss < 0 or address is None:
@@ -172,10 +178,10 @@ class SeatAgent:
     (kaggle_environments' interpreter: it calls an object without ``__code__`` with ``(obs, config)``); the
     referee's state is set back after each call."""
 
-    def __init__(self, agent: Any, seed: int) -> None:
+    def __init__(self, agent: Callable[..., object], seed: int) -> None:
         self.agent, self.randoms = agent, SeatRandoms([seed])
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: object) -> object:
         with self.randoms:
             self.randoms.turn(0)
             return self.agent(*args)
@@ -185,7 +191,7 @@ class SeatAgent:
 @cache
 def _py_offset() -> int:
     """Where ``random``'s index and words sit in its object (-1: not where getstate says they are)."""
-    inst: Any = random._inst
+    inst = random._inst
     _, internal, _ = inst.getstate()
     expected = array("i", [internal[-1]]).tobytes() + array("I", internal[:-1]).tobytes()
     found = [off for off in (16, 24, 32) if ctypes.string_at(id(inst) + off, RAW) == expected]
@@ -215,7 +221,7 @@ def _np_gauss_offset() -> int:
     """Where a ``RandomState`` keeps its cached Gaussian (an int flag, then 4 bytes, then the double), found on
     a scratch generator given two known caches in turn (-1: not found)."""
     scratch = np.random.RandomState(0)
-    start: Any = scratch.get_state()
+    start: Any = scratch.get_state()  # the legacy tuple, which numpy's stubs type as a dict
     keys, pos = start[1], start[2]
     spots: set[int] | None = None
     for has_gauss, value in ((1, _PROBE[0]), (0, _PROBE[1])):

@@ -32,6 +32,7 @@ from typing import Any, NotRequired, TypedDict
 
 from agents.board import STANDARD, Size
 from connectx_forge.errors import UserError
+from connectx_forge.play.players import PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
@@ -90,13 +91,14 @@ class GameSettings:
         """The agent hosts' address space (``--memory``, bytes): None unless ``limits`` say otherwise."""
         return None if self.limits is None else self.limits.memory
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> GameSettingsJson:
         """The settings as a run stores them (its flags' values)."""
         return {"size": list(self.size), "act_timeout": self.act_timeout, "overage": self.overage,
                 "memory": self.memory, "slowdown": self.slowdown, "isolate": self.isolate}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameSettings:
+        """The settings ``to_json`` wrote, as stored (``stored_settings.checked`` checks what this makes)."""
         return cls.of(tuple(data["size"]), data["act_timeout"], data["overage"], data["memory"], data["slowdown"],
                       data["isolate"])
 
@@ -109,6 +111,17 @@ class GameSettings:
         if self.slowdown == 1.0:
             del out["slowdown"]
         return out
+
+
+class GameSettingsJson(TypedDict):
+    """``GameSettings`` as a run stores them (``GameSettings.to_json``): the flags' values."""
+
+    size: list[int]
+    act_timeout: float
+    overage: float
+    memory: int | None
+    slowdown: float
+    isolate: bool
 
 
 class GameKey(TypedDict):
@@ -131,8 +144,8 @@ class GameJob:
     (a Dask worker resolves them itself), ``cxforge match`` resolved ``Player``s.
     """
 
-    a: Any  # a PlayerLike: a spec, a Player or a callable that pickles
-    b: Any
+    a: PlayerLike  # a spec (the arena's jobs: ``arena.run.spec_of``), a Player or a callable that pickles
+    b: PlayerLike
     colour: int  # A's mark: 1 moves first
     seed: int
     slot: int  # the game's place in the schedule: a match's game index, a tournament's or SPRT's pair
@@ -156,7 +169,7 @@ class GameJob:
     def isolate(self) -> bool:
         return self.settings.isolate
 
-    def seats(self) -> tuple[Any, Any]:
+    def seats(self) -> tuple[PlayerLike, PlayerLike]:
         """The players in mark order: (first, second)."""
         return (self.a, self.b) if self.colour == 1 else (self.b, self.a)
 

@@ -9,14 +9,40 @@ is counted against whoever made it, and by kind in ``kinds``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TypedDict
 
 from connectx_forge.play.game import GameRecord
 from connectx_forge.stats import wilson
 
 FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts",
                   "crash": "crashes", "memory": "crashes", "protocol": "crashes", "load": "crashes"}
+
+
+class TallyJson(TypedDict):
+    """A ``Tally`` as reports print it (``Tally.to_json``): its counts, then each rate (None before any game) and
+    its 95% Wilson interval."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    invalid: int
+    errors: int
+    timeouts: int
+    opponent_invalid: int
+    opponent_errors: int
+    opponent_timeouts: int
+    crashes: int
+    opponent_crashes: int
+    kinds: dict[str, int]
+    opponent_kinds: dict[str, int]
+    win_rate: float | None
+    win_rate_ci95: list[float]
+    draw_rate: float | None
+    draw_rate_ci95: list[float]
+    loss_rate: float | None
+    loss_rate_ci95: list[float]
 
 
 @dataclass
@@ -61,10 +87,14 @@ class Tally:
         """Wins over games (0 before any game)."""
         return self.wins / self.games if self.games else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TallyJson:
         """The counts, with each rate and its 95% Wilson interval."""
-        out: dict[str, Any] = asdict(self)
-        for name, k in (("win", self.wins), ("draw", self.draws), ("loss", self.losses)):
-            out[f"{name}_rate"] = k / self.games if self.games else None
-            out[f"{name}_rate_ci95"] = list(wilson(k, self.games))
-        return out
+        n = self.games
+        return TallyJson(games=n, wins=self.wins, draws=self.draws, losses=self.losses, invalid=self.invalid,
+                         errors=self.errors, timeouts=self.timeouts, opponent_invalid=self.opponent_invalid,
+                         opponent_errors=self.opponent_errors, opponent_timeouts=self.opponent_timeouts,
+                         crashes=self.crashes, opponent_crashes=self.opponent_crashes, kinds=dict(self.kinds),
+                         opponent_kinds=dict(self.opponent_kinds),
+                         win_rate=self.wins / n if n else None, win_rate_ci95=list(wilson(self.wins, n)),
+                         draw_rate=self.draws / n if n else None, draw_rate_ci95=list(wilson(self.draws, n)),
+                         loss_rate=self.losses / n if n else None, loss_rate_ci95=list(wilson(self.losses, n)))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
@@ -20,7 +19,7 @@ from connectx_forge import progress as bars
 from connectx_forge import table as tables
 from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import GameRecord
-from connectx_forge.play.match import MatchResult, run_match
+from connectx_forge.play.match import MatchJson, MatchResult, run_match
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.stats import format_rate
 
@@ -97,6 +96,6 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
     return raw
 
 
-def summaries(matches: dict[str, list[MatchResult]]) -> dict[str, list[Any]]:
+def summaries(matches: dict[str, list[MatchResult]]) -> dict[str, list[MatchJson]]:
     """Each agent's match summaries (``MatchResult.to_json``), as ``cxforge winrates --json`` prints them."""
     return {name: [m.to_json() for m in results] for name, results in matches.items()}

@@ -35,7 +35,7 @@ J = TypeVar("J")
 R = TypeVar("R")
 
 
-def _one(result: Any) -> int:
+def _one(result: object) -> int:
     return 1
 
 
@@ -48,7 +48,7 @@ class Progress:
     unit: str = "game"
     total: int | None = None
     enabled: bool = True
-    count: Callable[[Any], int] = _one
+    count: Callable[[Any], int] = _one  # a job's result: each caller's own type
     plan: str | None = None
     sample: int = 1
 
@@ -89,20 +89,20 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _bar(progress: Progress | None, jobs: int) -> Any:
+def _bar(progress: Progress | None, jobs: int) -> progress_bars.Bar:
     p = progress or Progress("", enabled=False)
     return progress_bars.bar(p.total if p.total is not None else jobs, p.desc, p.unit, p.enabled, p.plan, p.sample)
 
 
-def _count(progress: Progress | None, result: Any) -> int:
+def _count(progress: Progress | None, result: object) -> int:
     return progress.count(result) if progress is not None else 1
 
 
-OnResult = Callable[[int, Any], None]
+OnResult = Callable[[int, R], None]  # a job's index and its result
 
 
 def _sequential(work: Callable[[J], R], jobs: Sequence[J], progress: Progress | None,
-                on_result: OnResult | None = None) -> list[R]:
+                on_result: OnResult[R] | None = None) -> list[R]:
     """Every job in this thread, in order."""
     results = []
     with _bar(progress, len(jobs)) as bar:
@@ -115,11 +115,11 @@ def _sequential(work: Callable[[J], R], jobs: Sequence[J], progress: Progress | 
     return results
 
 
-def _collect(futures: list[Future[R]], progress: Progress | None, on_result: OnResult | None = None) -> list[R]:
+def _collect(futures: list[Future[R]], progress: Progress | None, on_result: OnResult[R] | None = None) -> list[R]:
     """The futures' results in submission order, counting each on the bar (and passing it to ``on_result``)
     as it finishes."""
     where = {fut: i for i, fut in enumerate(futures)}
-    results: list[Any] = [None] * len(futures)
+    results: dict[int, R] = {}
     with _bar(progress, len(futures)) as bar:
         for fut in as_completed(futures):
             result = fut.result()
@@ -127,7 +127,7 @@ def _collect(futures: list[Future[R]], progress: Progress | None, on_result: OnR
             if on_result is not None:
                 on_result(where[fut], result)
             bar.update(_count(progress, result))
-    return results
+    return [results[i] for i in range(len(futures))]
 
 
 def terminate(pool: ProcessPoolExecutor) -> None:
@@ -140,7 +140,7 @@ def terminate(pool: ProcessPoolExecutor) -> None:
 
 def in_processes(work: Callable[[J], R], jobs: Iterable[J], workers: int = 1, *,
                  progress: Progress | None = None, executor: Executor | None = None,
-                 on_result: OnResult | None = None) -> list[R]:
+                 on_result: OnResult[R] | None = None) -> list[R]:
     """``[work(job) for job in jobs]`` over ``workers`` forked processes (1: in this process).
 
     ``on_result(i, result)`` sees each job's result as it finishes (job ``i``, in

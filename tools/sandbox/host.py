@@ -34,17 +34,19 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Callable
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn, TypedDict
 
 from connectx_forge.sandbox import limits as limits_mod
 from connectx_forge.sandbox import protocol, syscalls
+from connectx_forge.sandbox.protocol import HostSetup
 
-_HIDDEN: list[Any] = []
+Loaded = tuple[Callable[..., object], int]  # an agent, and how many of ``(obs, config)`` it takes (``load``)
+_HIDDEN: list[object] = []
 NAME = "cxforge-host"  # what ``ps`` shows for a host (until its agent renames it)
 
 
-def is_editable_hook(obj: Any) -> bool:
+def is_editable_hook(obj: object) -> bool:
     """True for the finders and path hooks that setuptools' editable installs add."""
     owner = obj if isinstance(obj, type) else type(obj)
     module = getattr(obj, "__module__", None) or getattr(owner, "__module__", "") or ""
@@ -117,7 +119,7 @@ def detach(parent: int, name: str = NAME, uid: int | None = None) -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def settle(setup: dict[str, Any]) -> None:
+def settle(setup: HostSetup) -> None:
     """The world the agent code runs in: its folder, a clean environment, the capped log, the limits, the
     project out of the import system, the seeds."""
     os.chdir(setup["cwd"])
@@ -138,7 +140,7 @@ def seed(value: int) -> None:
     np.random.seed(value)
 
 
-def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
+def load(setup: HostSetup) -> Loaded:
     """The agent and how many of ``(obs, config)`` it takes: the file as Kaggle loads it, or a named agent."""
     if setup["kind"] == "file":
         from kaggle_environments.agent import get_last_callable
@@ -149,7 +151,8 @@ def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
     else:
         from connectx_forge.play.players import named_agent  # the registry: only a named player's host loads it
 
-        agent = named_agent(*setup["named"])
+        kind, name = setup["named"]  # a named player's: both set (str() as Player.new_agent reads them)
+        agent = named_agent(str(kind), str(name))
     code = getattr(agent, "__code__", None)
     argc = getattr(code, "co_argcount", None)
     return agent, 2 if argc is None else int(argc)
@@ -158,7 +161,15 @@ def load(setup: dict[str, Any]) -> tuple[Callable[..., Any], int]:
 TRACEBACK_CHARS = 10_000  # a traceback goes to the log past the agent's own cap, its last this many characters
 
 
-def _failure(kind: str, exc: BaseException) -> dict[str, Any]:
+class Failure(TypedDict):
+    """A reply's failure: its ``kind`` (``load``, ``error``, ``memory``), the exception's type and one line."""
+
+    kind: str
+    type: str
+    detail: str
+
+
+def _failure(kind: str, exc: BaseException) -> Failure:
     where = ""
     try:  # straight to the log, not through the capped sys.stderr: an agent that printed a lot keeps it
         tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None  # the agent's frames only
@@ -186,7 +197,7 @@ def error_place(exc: BaseException) -> str:
     return f" ({last.filename}:{last.lineno})"
 
 
-def _lines(sock: socket.socket) -> Any:
+def _lines(sock: socket.socket) -> Iterator[bytes]:
     """Request lines from the channel, until it closes."""
     buf = b""
     while True:
@@ -210,15 +221,14 @@ def rehearse() -> None:
     protocol.encode({"id": 0, "kind": "ok", "action": protocol.encode_action(0)})
 
 
-def serve(sock: socket.socket, setup: dict[str, Any],
-          loaded: tuple[Callable[..., Any], int] | None = None) -> None:
+def serve(sock: socket.socket, setup: HostSetup, loaded: Loaded | None = None) -> None:
     """Answer move requests until the channel closes; the agent is loaded in the first, unless ``loaded``."""
     from kaggle_environments.utils import Struct
 
     agent, argc = loaded or (None, 2)
     for line in _lines(sock):
         request = protocol.decode(line)
-        reply: dict[str, Any] = {"id": request.get("id")}
+        reply: dict[str, object] = {"id": request.get("id")}
         try:
             if agent is None:
                 agent, argc = load(setup)
@@ -237,7 +247,7 @@ def serve(sock: socket.socket, setup: dict[str, Any],
         sock.sendall(protocol.encode(reply))
 
 
-def run(channel: int, log: int, setup: dict[str, Any], warden: int) -> NoReturn:
+def run(channel: int, log: int, setup: HostSetup, warden: int) -> NoReturn:
     """The host child's whole life (after ``fork`` in the warden): prepare, serve, exit."""
     def life() -> None:
         detach(warden, uid=setup.get("uid"))

@@ -35,9 +35,9 @@ import os
 import re
 import resource
 import signal
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TypedDict
 
 from connectx_forge.credentials import is_secret_name
 from connectx_forge.errors import UserError
@@ -61,6 +61,19 @@ PR_SET_CHILD_SUBREAPER = 36
 _UNITS = {"": MIB, "K": 1 << 10, "M": MIB, "G": 1 << 30}
 
 
+class LimitsJson(TypedDict):
+    """``Limits`` as a host's setup carries them to the warden and the host (``Limits.to_json``)."""
+
+    memory: int
+    file_size: int
+    cpu_seconds: int | None
+    extra_processes: int
+    tmp_size: int
+    log_chars: int
+    log_bytes: int
+    slowdown: float
+
+
 @dataclass(frozen=True)
 class Limits:
     """The resource limits of one agent host (bytes and seconds); ``cpu_seconds`` None: per game."""
@@ -74,8 +87,10 @@ class Limits:
     log_bytes: int = LOG_BYTES  # of its output (fds 1 and 2) the referee keeps per game; the rest is counted
     slowdown: float = 1.0  # the host gets 1/slowdown of a CPU (the warden's throttle, throttle.py)
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_json(self) -> LimitsJson:
+        return {"memory": self.memory, "file_size": self.file_size, "cpu_seconds": self.cpu_seconds,
+                "extra_processes": self.extra_processes, "tmp_size": self.tmp_size, "log_chars": self.log_chars,
+                "log_bytes": self.log_bytes, "slowdown": self.slowdown}  # every field, as dataclasses.asdict
 
 
 def parse_memory(text: str) -> int:
@@ -95,7 +110,7 @@ def game_cpu_seconds(cells: int, act_timeout: float, overage: float) -> int:
 
 
 @cache
-def _libc() -> Any:
+def _libc() -> ctypes.CDLL:
     """libc, found once (``find_library`` runs programs: never in a host, the warden calls this first)."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
@@ -103,7 +118,8 @@ def _libc() -> Any:
 def prctl(option: int, value: int) -> bool:
     """``prctl(option, value)`` on Linux; False where it is not available."""
     try:
-        return _libc().prctl(option, value, 0, 0, 0) == 0
+        done: int = _libc().prctl(option, value, 0, 0, 0)  # a c_int result, which ctypes returns as an int
+        return done == 0
     except (OSError, AttributeError):
         return False
 

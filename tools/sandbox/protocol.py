@@ -33,9 +33,10 @@ import math
 import os
 import socket
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from connectx_forge.boundedread import loads, one_line, too_deep
+from connectx_forge.sandbox.limits import LimitsJson
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
@@ -52,7 +53,53 @@ class ProtocolError(Exception):
     """A reply that breaks the protocol (charged to the agent)."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+class TemplateSetup(TypedDict):
+    """A templated file's part of its host's setup: the template it shares (``key``), its HOME, its load's
+    budget in seconds."""
+
+    key: str
+    home: str
+    budget: float
+
+
+class HostSetup(TypedDict):
+    """What a host is started with: made by its seat (``seat.py``), sent to the warden in a ``spawn`` request,
+    completed there (``warden_process._spawn``) and by a template (``template.py``), read by the host
+    (``host.settle``, ``host.load``)."""
+
+    kind: Literal["file", "spec"]  # a file loaded as Kaggle loads it, or a named (registered) agent
+    named: list[str | None]  # the player's kind and name (a file's may have none: only a named player's is read)
+    seed: int
+    limits: LimitsJson
+    cpu_seconds: int
+    kaggle: NotRequired[bool]  # a .tar.gz's files go where Kaggle puts them (taken out by the warden)
+    cwd: NotRequired[str]  # the game folder
+    home: NotRequired[str]
+    path: NotRequired[str]  # the staged file
+    template: NotRequired[TemplateSetup]
+    # the warden's
+    project_modules: NotRequired[list[str]]
+    project_path: NotRequired[list[str]]
+    project_roots: NotRequired[list[str]]
+    nproc: NotRequired[int]
+    uid: NotRequired[int]
+    # a template's
+    alone: NotRequired[bool]
+    spare_home: NotRequired[str]
+
+
+class Action(TypedDict, total=False):
+    """An action as it crosses back (``encode_action``): ``none``, or ``int``, or ``type`` and ``repr`` (with
+    ``float`` for a finite float)."""
+
+    none: bool
+    int: int
+    type: str
+    repr: str
+    float: float
+
+
+def encode(message: dict[str, object]) -> bytes:
     return (json.dumps(message, separators=(",", ":")) + "\n").encode()
 
 
@@ -60,7 +107,11 @@ def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[st
     """``data`` (one message, ``what`` it is) as a JSON object, or ``ProtocolError`` naming what was wrong: longer
     than ``limit`` bytes, not UTF-8, nested deeper than ``MAX_DEPTH``, an integer of more than 20
     digits, NaN or Infinity (or a float that overflows to it), not JSON, not an object.  The bounds are checked
-    before or while parsing, so that no message can make json recurse deep or build a huge number."""
+    before or while parsing, so that no message can make json recurse deep or build a huge number.
+
+    Its values are JSON as parsed, unchecked: a reader of an agent's message takes it as ``dict[str, object]``
+    and checks each field it reads (``integer``, ``seconds``, ``decode_action``); only the requests of our own
+    code (``requests``) are read as what their sender wrote."""
     if len(data) > limit:
         raise ProtocolError(f"{what} longer than {limit} bytes")
     try:
@@ -78,14 +129,14 @@ def decode(data: bytes, limit: int = MAX_LINE, what: str = "a reply") -> dict[st
     return message
 
 
-def integer(value: Any, low: int, high: int, what: str) -> int:
+def integer(value: object, low: int, high: int, what: str) -> int:
     """``value`` when it is an int (a bool is not) within ``low..high``; else ``ProtocolError`` naming ``what``."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise ProtocolError(f"{what} that is not an integer in {low}..{high} ({str(value)[:20]!r})")
     return value
 
 
-def seconds(value: Any, what: str, high: float = 1e9) -> float:
+def seconds(value: object, what: str, high: float = 1e9) -> float:
     """``value`` when it is a finite number of seconds within ``0..high``; else ``ProtocolError``."""
     if (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)
             or not 0 <= value <= high):
@@ -93,7 +144,7 @@ def seconds(value: Any, what: str, high: float = 1e9) -> float:
     return float(value)
 
 
-def encode_action(action: object) -> dict[str, Any]:
+def encode_action(action: object) -> Action:
     """An agent's return value as it crosses back: a plain int as itself, anything else as type and repr."""
     if action is None:
         return {"none": True}
@@ -103,13 +154,13 @@ def encode_action(action: object) -> dict[str, Any]:
         text = repr(action)
     except Exception as exc:
         text = f"<repr failed: {type(exc).__name__}>"
-    out: dict[str, Any] = {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
+    out: Action = {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
     if isinstance(action, float) and math.isfinite(action):
         out["float"] = float(action)
     return out
 
 
-def decode_action(data: Any) -> tuple[bool, int | None, str | None]:
+def decode_action(data: object) -> tuple[bool, int | None, str | None]:
     """``(valid_kind, action, bad_repr)``: an int, None (Kaggle's column 0), or the repr of anything else."""
     if not isinstance(data, dict):
         raise ProtocolError("a reply whose action is not an object")
@@ -122,7 +173,7 @@ def decode_action(data: Any) -> tuple[bool, int | None, str | None]:
     raise ProtocolError("a reply with a malformed action")
 
 
-def float_of(data: Any) -> float | None:
+def float_of(data: object) -> float | None:
     """The value of a ``float`` the agent returned (``None`` for anything else); ``ProtocolError`` for a value
     that is not a finite number (only a forged reply has one)."""
     value = data.get("float") if isinstance(data, dict) else None
@@ -136,7 +187,8 @@ def float_of(data: Any) -> float | None:
 def requests(sock: socket.socket, size: int = MAX_MESSAGE) -> Iterator[tuple[dict[str, Any], list[int]]]:
     """The requests on a control channel (referee to warden, warden to template: one JSON object per
     ``SOCK_SEQPACKET`` message, with up to two fds beside it), until it closes; ``ProtocolError`` (the fds
-    closed) for one that ``decode`` refuses."""
+    closed) for one that ``decode`` refuses.  Our own code sent them: their fields are read as it wrote them (a
+    ``spawn``'s ``setup`` is a ``HostSetup``), unchecked."""
     while True:
         data, fds, _, _ = socket.recv_fds(sock, size, 2)
         if not data:

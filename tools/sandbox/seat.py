@@ -36,10 +36,9 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agents.board import Size
 from connectx_forge import trees
@@ -49,6 +48,7 @@ from connectx_forge.play.players import Player
 from connectx_forge.sandbox import protocol, warden
 from connectx_forge.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
 from connectx_forge.sandbox.output import Output
+from connectx_forge.sandbox.protocol import HostSetup
 from connectx_forge.sandbox.scrub import one_line, scrub
 
 MARGIN = 0.5  # seconds the referee waits beyond actTimeout + overage before it calls a move a timeout
@@ -107,7 +107,7 @@ class HostedAgent:
         self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
                                               if player.fresh else "")
-        self.setup: dict[str, Any] = {
+        self.setup: HostSetup = {
             "kind": "file" if player.fresh else "spec", "named": [player.kind, player.name], "seed": seed,
             "limits": self.limits.to_json(),
             "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage),
@@ -153,19 +153,19 @@ class HostedAgent:
         if self.folder:
             trees.remove(self.folder)
             self.folder = ""
-        setup = dict(self.setup)
+        setup = self.setup.copy()
         key = self._key() if self.templated else None
         staged = w.templates.get(key) if key is not None else None
         if key is not None and key not in w.templates:
             shared = tempfile.mkdtemp(prefix="cxforge-template-", dir=w.root)
             os.mkdir(os.path.join(shared, "home"))
             staged = w.templates[key] = (shared, self._stage(os.path.join(shared, "game")))
-        if staged is not None:  # the template makes each host's HOME, ahead of its game
-            setup.update(cwd=os.path.join(staged[0], "game"), path=staged[1],
-                         template={"key": key, "home": os.path.join(staged[0], "home"), "budget": self.budget})
+        if staged is not None and key is not None:  # the template makes each host's HOME, ahead of its game
+            setup["cwd"], setup["path"] = os.path.join(staged[0], "game"), staged[1]
+            setup["template"] = {"key": key, "home": os.path.join(staged[0], "home"), "budget": self.budget}
         else:
             self.folder = tempfile.mkdtemp(prefix="cxforge-game-", dir=w.root)
-            setup.update(home=os.path.join(self.folder, "home"), cwd=os.path.join(self.folder, "game"))
+            setup["home"], setup["cwd"] = os.path.join(self.folder, "home"), os.path.join(self.folder, "game")
             os.mkdir(setup["home"])
             if self.player.fresh:
                 setup["path"] = self._stage(setup["cwd"])
@@ -204,7 +204,7 @@ class HostedAgent:
                           + (["twin"] if self.twin else []))
 
     # -- one move -------------------------------------------------------------------------------
-    def move(self, obs: dict[str, Any], config: dict[str, Any], budget: float) -> Reply:
+    def move(self, obs: Mapping[str, object], config: Mapping[str, object], budget: float) -> Reply:
         """Ask for one move; wait at most ``budget`` seconds for the answer."""
         if self.broken is not None:
             return Reply("crash", 0.0, detail=self.broken)

@@ -50,7 +50,7 @@ import ctypes
 import errno
 import os
 from functools import cache
-from typing import Any
+from typing import Protocol
 
 from connectx_forge.sandbox import limits
 
@@ -85,16 +85,42 @@ POSIX_FADV_DONTNEED = 4
 MADV_MERGEABLE, PR_SET_MEMORY_MERGE = 12, 67
 
 
-def _bindings() -> Any:
+class _Filter(Protocol):
+    """A libseccomp filter (``SyscallFilter``), as this module uses it."""
+
+    def add_rule(self, action: int, syscall: str, *args: object) -> None: ...
+
+    def export_bpf(self, file: object) -> None: ...
+
+
+class _Seccomp(Protocol):
+    """libseccomp's Python bindings (``seccomp``, or ``pyseccomp``: the same API), as this module uses them: the
+    actions and comparisons are ints, an argument's condition (``Arg``) is passed through to ``add_rule``."""
+
+    ALLOW: int
+    EQ: int
+    GT: int
+    MASKED_EQ: int
+
+    def SyscallFilter(self, defaction: int, /) -> _Filter: ...
+
+    def ERRNO(self, errno: int, /) -> int: ...
+
+    def Arg(self, arg: int, op: int, datum_a: int, datum_b: int = 0, /) -> object: ...
+
+
+def _bindings() -> _Seccomp | None:
     """libseccomp's Python bindings, else ``pyseccomp`` (the same API over ctypes), else None."""
     try:
         import seccomp
-        return seccomp
+        bindings: _Seccomp = seccomp  # an untyped module: _Seccomp says what of it is used
+        return bindings
     except ImportError:
         pass
     try:
         import pyseccomp
-        return pyseccomp
+        fallback: _Seccomp = pyseccomp  # the same
+        return fallback
     except (ImportError, OSError, AttributeError):  # no libseccomp.so on this machine
         return None
 
@@ -144,7 +170,7 @@ def _compiled(sysv: bool) -> bytes | None:
     return data if data and len(data) % 8 == 0 else None
 
 
-def _families(f: Any, sc: Any) -> None:
+def _families(f: _Filter, sc: _Seccomp) -> None:
     """Refuse ``socket`` and ``socketpair`` of every family but ``SOCKET_FAMILIES``: each number below the
     highest allowed that is not allowed, and all above it (a domain with high bits set included)."""
     unsupported = sc.ERRNO(errno.EAFNOSUPPORT)
@@ -156,7 +182,7 @@ def _families(f: Any, sc: Any) -> None:
         f.add_rule(unsupported, call, sc.Arg(0, sc.GT, top))
 
 
-def _observers(f: Any, sc: Any) -> None:
+def _observers(f: _Filter, sc: _Seccomp) -> None:
     """Refuse what would pass a bit between seats through a file both see (the image, ``/dev/null``): its locks,
     leases, watches and notices, and what tells which of its pages are cached; and the machine's counters
     (``MACHINE``); each errno that of a kernel or
@@ -174,7 +200,7 @@ def _observers(f: Any, sc: Any) -> None:
     _each(f, sc.ERRNO(errno.EINVAL), ("prctl",), sc.Arg(0, sc.MASKED_EQ, low, PR_SET_MEMORY_MERGE))
 
 
-def _each(f: Any, action: Any, names: tuple[str, ...], *args: Any) -> None:
+def _each(f: _Filter, action: int, names: tuple[str, ...], *args: object) -> None:
     """Answer every call of ``names`` (where its arguments match ``args``) with ``action``, skipping a call this
     kernel or architecture lacks."""
     for name in names:

@@ -69,11 +69,11 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from typing import Any, NamedTuple, NoReturn
+from typing import Literal, NamedTuple, NoReturn, TypedDict
 
 from connectx_forge import trees
 from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap
+from connectx_forge.sandbox.protocol import HostSetup
 
 NAME = "cxforge-tmpl"  # what ``ps`` shows for a template
 SPARE = "cxforge-spare"  # and for a host forked ahead, until it has its game
@@ -82,6 +82,15 @@ SEND_SECONDS = 1.0  # the longest a request to a template may wait to be sent (i
 # the most CPU seconds a template may use between two games' starts (it forks a spare and reaps a host: milliseconds),
 # and a spare before its game; more is work off every clock, and its file is loaded afresh from then on
 SPARE_CPU = 0.5
+
+
+class EndRequest(TypedDict):
+    """An answered request to end a host (``Template.ask``): the host's pid as the template sees it, and the
+    seconds it has to exit by itself."""
+
+    op: Literal["end"]
+    pid: int
+    grace: float
 
 
 class Template:
@@ -102,7 +111,7 @@ class Template:
         self.cpu: float | None = None  # its own CPU seconds at its last game's start (``_isolate``)
         self.mark: namespace.Mark | None = None  # what its namespace's budget held at its first game's start
 
-    def ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any] | None:
+    def ask(self, message: EndRequest, fds: list[int] | None = None) -> dict[str, object] | None:
         """Send one request; its answer, or None when the template is gone (or stopped answering: the warden
         must never hang on one)."""
         self._take_spare()  # answers come in order: a spare asked for first
@@ -180,7 +189,7 @@ class Template:
         sock.setblocking(False)  # a send to the spare never waits: a full socket is the template's failure
         self.spare = (pid, inner, sock)
 
-    def fork(self, game: dict[str, Any], fds: list[int]) -> int | None:
+    def fork(self, game: dict[str, int], fds: list[int]) -> int | None:
         """A host for one game (``seed``) on the channel and log ``fds``: the spare forked ahead, handed them
         straight; its pid as the warden sees it, None on failure.  Before, the template is stopped (it runs
         again when its host ends: ``end``), and every other process of its namespace is killed and its System V
@@ -309,7 +318,7 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
+def start(setup: HostSetup, budget: float, warden: reap.Hosts,
           place: namespace.Place | None = None, tree: cgroup.Tree | None = None) -> Template | str:
     """Fork a template for ``setup`` (into ``place``: namespaces of its own, where the jail allows, and the
     cgroups ``tree``) and wait at most ``budget`` seconds for its load: the template, or why the file must be
@@ -328,7 +337,7 @@ def start(setup: dict[str, Any], budget: float, warden: reap.Hosts,
         return f"its namespaces could not be made ({exc})"
     if pid == 0:
         ours.close()
-        _run(theirs, dict(setup, alone=place.alone), 0 if place.alone else me)
+        _run(theirs, {**setup, "alone": place.alone}, 0 if place.alone else me)
     theirs.close()
     warden.throttle.add(pid, float(setup["limits"].get("slowdown", 1.0)), tree, init)
     ours.settimeout(budget)
@@ -363,7 +372,7 @@ def refused(data: bytes) -> str:
 
 
 # -- the template process ----------------------------------------------------------------------
-def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
+def _run(sock: socket.socket, setup: HostSetup, warden: int) -> NoReturn:
     try:
         host.detach(warden, NAME, setup.get("uid"))
         control = _take_fds(sock)
@@ -389,8 +398,7 @@ def _run(sock: socket.socket, setup: dict[str, Any], warden: int) -> NoReturn:
     os._exit(0)
 
 
-def _serve(control: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
-           output: bytes) -> None:
+def _serve(control: socket.socket, setup: HostSetup, loaded: host.Loaded, log: object, output: bytes) -> None:
     """Answer ``spare`` and ``end`` until the warden's channel closes.  A host is forked ahead of its game (a
     spare, waiting for the game's fds, which the warden sends it straight), so that a game's start costs
     neither a fork nor a message to this process; a host killed by ``end`` is reaped at once."""
@@ -436,7 +444,7 @@ def _gone(pids: list[int]) -> None:
     pids.clear()
 
 
-def _say(sock: socket.socket, message: dict[str, Any]) -> None:
+def _say(sock: socket.socket, message: dict[str, object]) -> None:
     sock.send(json.dumps(message).encode())
 
 
@@ -506,14 +514,14 @@ class Spare(NamedTuple):
     home: str
 
 
-def _home(setup: dict[str, Any]) -> str:
+def _home(setup: HostSetup) -> str:
     """A new empty folder for a host's HOME (alone: in this namespace's own ``/tmp``, which the referee's folders
     are not shown in; else beside the template's)."""
     folder = "/tmp" if setup.get("alone") else os.path.dirname(setup["home"])
     return tempfile.mkdtemp(prefix="cxforge-home-", dir=folder)
 
 
-def _spare(setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any, output: bytes,
+def _spare(setup: HostSetup, loaded: host.Loaded, log: object, output: bytes,
            before: list[int], ended: list[int]) -> Spare:
     """Fork a host ahead of its game, its HOME the template's ``spare_home`` where it has one, else a new one
     (``_home``); ``before``: the hosts running now, which must be gone before its game starts; ``ended``: hosts
@@ -563,8 +571,8 @@ def _wait_gone(pids: list[int]) -> None:
             time.sleep(0.0002)
 
 
-def _host(sock: socket.socket, setup: dict[str, Any], loaded: tuple[Callable[..., Any], int], log: Any,
-          output: bytes, template: int, home: str, before: list[int]) -> NoReturn:
+def _host(sock: socket.socket, setup: HostSetup, loaded: host.Loaded, log: object, output: bytes, template: int,
+          home: str, before: list[int]) -> NoReturn:
     """A host forked from the template: it waits on ``sock`` for its game, and for the hosts of ``before``
     to be gone, then takes the game's channel, log and seed and serves (its rlimits are the template's, its
     CPU time counted from zero)."""

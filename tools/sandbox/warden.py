@@ -38,10 +38,11 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Any, NoReturn
+from typing import NoReturn, NotRequired, TypedDict
 
 from connectx_forge import trees
 from connectx_forge.sandbox import cgroup, jail, limits, protocol, syscalls, warden_process
+from connectx_forge.sandbox.protocol import HostSetup
 
 _local = threading.local()
 # standard modules that submissions (and the bundler's loader) import: imported once, shared by every host
@@ -96,7 +97,7 @@ class Warden:
         # closed once: by close(), when the object goes (its thread ended), or at the interpreter's exit
         self._finalizer = weakref.finalize(self, shut, ours, pid, parent, self.templates, self.root, self.groups)
 
-    def _ask(self, message: dict[str, Any], seconds: float, fds: list[int] | None = None) -> dict[str, Any]:
+    def _ask(self, message: dict[str, object], seconds: float, fds: list[int] | None = None) -> dict[str, object]:
         """Send one request and read its answer within ``seconds`` (``WardenGone`` past them: the warden, beside
         the agents in the jail, is never waited on without a deadline)."""
         data = json.dumps(message).encode()
@@ -117,11 +118,12 @@ class Warden:
         except protocol.ProtocolError as exc:
             raise WardenGone(str(exc)) from None
 
-    def spawn(self, channel: int, log: int, setup: dict[str, Any]) -> dict[str, Any]:
+    def spawn(self, channel: int, log: int, setup: HostSetup) -> Spawned:
         """Start a host: ``pid`` (also its process group), and for a templated file ``load`` (the seconds the
         template's load took, as the warden measured it) or ``fresh`` (it cannot have one: load it afresh in
         every game); ``WardenGone`` for an answer that is not one the warden gives."""
-        budget = float(setup.get("template", {}).get("budget", 0.0))  # a template's load is waited for
+        shared = setup.get("template")
+        budget = float(shared["budget"]) if shared is not None else 0.0  # a template's load is waited for
         answer = self._ask({"op": "spawn", "setup": setup}, budget + ANSWER_SECONDS, [channel, log])
         try:
             return spawned(answer, {self.pid, os.getpid()})
@@ -197,20 +199,30 @@ def _reap(pid: int) -> None:
                 pass
 
 
-def spawned(answer: dict[str, Any], taken: set[int]) -> dict[str, Any]:
+class Spawned(TypedDict):
+    """The warden's answer to ``spawn``, checked (``spawned``)."""
+
+    pid: int  # the host's (also its process group's)
+    fresh: bool  # a templated file that cannot have a template: loaded afresh in every game
+    load: NotRequired[float]  # a templated host's: the seconds its template's load took (charged to move 1)
+    slowed: NotRequired[str]  # how --slowdown holds it (``throttle.method``)
+
+
+def spawned(answer: dict[str, object], taken: set[int]) -> Spawned:
     """The warden's answer to ``spawn``, checked field by field (``ProtocolError`` naming what is wrong): a
     ``pid`` that is a possible pid, not one of ``taken`` (the warden's, the referee's); ``load`` seconds; a
     ``slowed`` line; a ``fresh`` flag."""
     pid = protocol.integer(answer.get("pid"), 2, protocol.MAX_PID, "a host's pid")
     if pid in taken:
         raise protocol.ProtocolError(f"a host's pid {pid} that is not a host's")
-    checked: dict[str, Any] = {"pid": pid, "fresh": answer.get("fresh") is True}
+    checked: Spawned = {"pid": pid, "fresh": answer.get("fresh") is True}
     if "load" in answer:
         checked["load"] = protocol.seconds(answer["load"], "a load")
-    if answer.get("slowed") is not None:
-        if not isinstance(answer["slowed"], str):
+    slowed = answer.get("slowed")
+    if slowed is not None:
+        if not isinstance(slowed, str):
             raise protocol.ProtocolError("a slowdown that is not a line")
-        checked["slowed"] = answer["slowed"][:200]
+        checked["slowed"] = slowed[:200]
     return checked
 
 

@@ -18,11 +18,14 @@ import signal
 import socket
 import tempfile
 import time
-from typing import Any, NoReturn
+from collections.abc import Mapping
+from typing import NoReturn, NotRequired, TypedDict
 
 from connectx_forge import trees
 from connectx_forge.paths import PROJECT_ROOT
 from connectx_forge.sandbox import cgroup, host, limits, namespace, protocol, reap, template
+from connectx_forge.sandbox.limits import LimitsJson
+from connectx_forge.sandbox.protocol import HostSetup
 
 BESIDE = 2  # what a templated host's uid runs beside the agent's own processes: its template and the next spare
 TREE_BESIDE = 4  # what a host's cgroups hold beside its agent's processes: its namespace's init, the process that
@@ -74,13 +77,30 @@ class _State(reap.Hosts):
         self.uids = False  # each host and template runs as a uid of its own (limits.private_uids: real root)
 
 
-def _end(state: _State, pid: int, grace: float) -> dict[str, Any]:
+class Ended(TypedDict):
+    """The answer to ``end``: the host's wait status (None: not reaped), and ``oom`` where its tree's memory limit
+    killed one of its processes."""
+
+    status: int | None
+    oom: NotRequired[bool]
+
+
+class Started(TypedDict, total=False):
+    """The answer to ``spawn`` (``_spawn``; the referee checks it: ``warden.spawned``)."""
+
+    pid: int | None
+    load: float | None
+    fresh: bool
+    slowed: str
+
+
+def _end(state: _State, pid: int, grace: float) -> Ended:
     """End host ``pid``: its parent (this warden or a template) kills its group and reaps it.  The answer:
     its ``status``, and ``oom`` when its tree's memory limit killed one of its processes meanwhile."""
     tree, before = state.trees.pop(pid, None), state.ooms.pop(pid, 0)
     templated = pid in state.forked_by  # its tree is its template's, which lives on
     status = _end_host(state, pid, grace)
-    answer: dict[str, Any] = {"status": status}
+    answer: Ended = {"status": status}
     if tree is not None and cgroup.oom_kills(tree) > before:
         answer["oom"] = True
     if tree is not None and not templated:
@@ -133,7 +153,7 @@ def _close(state: _State, shared: template.Template) -> None:
         state.leftover.append(shared.tree)
 
 
-def _tree(state: _State, sizes: dict[str, Any]) -> cgroup.Tree | None:
+def _tree(state: _State, sizes: LimitsJson) -> cgroup.Tree | None:
     """New cgroups for a fresh host or a template and all it will start, holding them together to the
     ``memory`` and ``extra_processes`` of their limits ``sizes`` (None where the warden has none)."""
     if not state.groups:
@@ -168,7 +188,7 @@ def _cleanup(state: _State) -> NoReturn:
         os._exit(0)
 
 
-def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+def _spawn(state: _State, setup: HostSetup, fds: list[int]) -> Started:
     """Start a host: ``pid``; for a file with a ``template`` key, forked from its template (``load``: the
     seconds its load took, charged to move 1) or, where a template cannot be used, ``fresh``."""
     if setup["kind"] == "file":
@@ -179,13 +199,13 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
         state.nproc = (0 if state.uids else limits.user_processes()) + int(setup["limits"]["extra_processes"])
     setup["nproc"] = state.nproc + (BESIDE if state.uids and "template" in setup else 0)
     folders = sorted({os.path.dirname(setup["cwd"])})  # a host's own game folder (its template's)
-    staged: dict[str, Any] = {key: setup[key] for key in ("path", "cwd") if key in setup}
+    staged_path, staged_cwd = setup.get("path"), setup.get("cwd")  # put back where namespaces fail after all
     agent = None
     if state.alone and setup.pop("kaggle", False):  # a .tar.gz: its files where Kaggle puts them
         agent = os.path.dirname(setup["path"])
-        setup.update(path=os.path.join(namespace.KAGGLE_AGENT, os.path.basename(setup["path"])),
-                     cwd=namespace.KAGGLE_AGENT)
-    answer: dict[str, Any] = {}
+        setup["path"] = os.path.join(namespace.KAGGLE_AGENT, os.path.basename(setup["path"]))
+        setup["cwd"] = namespace.KAGGLE_AGENT
+    answer: Started = {}
     pid, tree = None, None
     shared = _template(state, setup, agent) if "template" in setup else None
     if shared is not None:
@@ -213,7 +233,10 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
             pid, init = place.fork()
         except OSError:  # namespaces failed after the probe said they work: hosts share the jail from now on
             state.alone = False
-            setup.update(staged)
+            if staged_path is not None:
+                setup["path"] = staged_path
+            if staged_cwd is not None:
+                setup["cwd"] = staged_cwd
             place = dataclasses.replace(place, alone=False, agent=None)
             pid, init = place.fork()
         finally:
@@ -240,7 +263,7 @@ def _spawn(state: _State, setup: dict[str, Any], fds: list[int]) -> dict[str, An
     return answer
 
 
-def _place(state: _State, folders: list[str], agent: str | None, sizes: dict[str, Any],
+def _place(state: _State, folders: list[str], agent: str | None, sizes: LimitsJson,
            tree: cgroup.Tree | None = None) -> namespace.Place:
     """Where a host or template goes: alone in namespaces (its own ``/tmp`` showing ``folders``, a .tar.gz's
     ``agent`` folder at Kaggle's place, all it writes in one budget, the ``tmp_size`` of
@@ -266,7 +289,7 @@ def _give(folders: list[str], uid: int) -> None:
             os.close(fd)
 
 
-def _template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
+def _template(state: _State, setup: HostSetup, agent: str | None) -> template.Template | None:
     """The template that plays ``setup``'s next game: of its key's (``TEMPLATES_PER_FILE``), started if need be,
     the idle one that played longest ago (None: the file cannot have one)."""
     key = setup["template"]["key"]
@@ -291,7 +314,7 @@ def _template(state: _State, setup: dict[str, Any], agent: str | None) -> templa
     return chosen
 
 
-def _start_template(state: _State, setup: dict[str, Any], agent: str | None) -> template.Template | None:
+def _start_template(state: _State, setup: HostSetup, agent: str | None) -> template.Template | None:
     """A new template for ``setup``'s file, in a uid, cgroups and namespaces of its own (None: it cannot have
     one, ``template.start`` says why)."""
     shared = setup["template"]
@@ -343,7 +366,7 @@ def serve(sock: socket.socket, parent: int, root: str | None = None,
             namespace.own_ipc()  # so that it may come back from a template's (namespace.clear_ipc)
         for message, fds in protocol.requests(sock):
             if message["op"] == "spawn":
-                answer: dict[str, Any] = _spawn(state, message["setup"], fds)
+                answer: Mapping[str, object] = _spawn(state, message["setup"], fds)  # the HostSetup the referee sent
             elif "pids" in message:
                 _end_all(state, [int(pid) for pid in message["pids"]])
                 answer = {}

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from agents.board import Board
+from agents.solver.engine import Engine
 from agents.solver.search import Timeout, score_class
 from connectx_forge import boundedread, paths, safe_write
 from connectx_forge import progress as progress_bars
@@ -94,7 +95,7 @@ class Record:
     moves: str
     scores: tuple[int | None, ...] | None
 
-    def to_json(self, budget_s: float) -> dict[str, Any]:
+    def to_json(self, budget_s: float) -> dict[str, object]:
         if self.scores is None:
             return {"i": self.index, "moves": self.moves, "skipped": budget_s}
         return {"i": self.index, "moves": self.moves, "scores": list(self.scores)}
@@ -220,7 +221,7 @@ def overlapping(candidates: Sequence[str], files: Sequence[Path]) -> set[str]:
 
 
 # -- labelling -------------------------------------------------------------------
-def label(solver: Any, board: Board, budget_s: float) -> tuple[list[int | None] | None, float]:
+def label(solver: Engine, board: Board, budget_s: float) -> tuple[list[int | None] | None, float]:
     """Each column's exact score from a cleared table (None past ``budget_s`` CPU seconds), and the CPU seconds.
 
     ``solver`` is a solver engine (``agents.solver.engine``; the tools give the
@@ -320,7 +321,7 @@ def summary(folder: Path, name: str) -> Summary:
 # -- building ------------------------------------------------------------------------
 def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, budget_s: float = DEFAULT_BUDGET,
               training: Sequence[Path] = TRAINING_DIRS, pons: Path | None = None, progress: bool = True,
-              solver: Any = None) -> Summary:
+              solver: Engine | None = None) -> Summary:
     """Label draws of set ``name`` until ``size`` positions are labelled, continuing its files in ``folder``.
 
     ``pons``: a folder of Pons' sets whose positions (and children) are left

@@ -45,7 +45,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from agents.board import Board
 from agents.registry import did_you_mean
@@ -59,7 +59,7 @@ from connectx_forge.build.reference import reference, resolve
 from connectx_forge.errors import UserError
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.play.game import MARGIN
-from connectx_forge.play.players import SUBMISSIONS
+from connectx_forge.play.players import SUBMISSIONS, Player
 from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
 from connectx_forge.sandbox.seat import HostedAgent
 from connectx_forge.solver import heldout
@@ -127,7 +127,7 @@ def agent_mover(name: str) -> Mover:
     return move
 
 
-def _hosted_mover(player: Any) -> Mover:
+def _hosted_mover(player: Player) -> Mover:
     def move(board: Board) -> tuple[int, str]:
         size = (board.rows, board.columns, board.inarow)
         host = HostedAgent(player, 0, size, ACT_TIMEOUT, 0.0)
@@ -247,14 +247,14 @@ class Mistakes:
     judged: int = 0
     skipped: int = 0
     mistakes: list[str] = field(default_factory=list)
-    how: Counter = field(default_factory=Counter)
+    how: Counter[str] = field(default_factory=Counter)
     think_s: list[float] = field(default_factory=list)
 
     @property
     def rate(self) -> float | None:
         return len(self.mistakes) / self.judged if self.judged else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"set": self.set, "agent": self.agent, "mistakes": len(self.mistakes), "judged": self.judged,
                 "skipped": self.skipped, "rate": self.rate, "examples": self.mistakes[:5],
                 "mistake_positions": list(self.mistakes), "how": dict(self.how),

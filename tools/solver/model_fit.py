@@ -66,7 +66,7 @@ class Fit:
     moves: int
     log_likelihood: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"model": self.model, "opponent": self.opponent, "moves": self.moves,
                 "log_likelihood": round(self.log_likelihood, 4)}
 
@@ -85,7 +85,7 @@ class FitReport:
         """The model of the highest mean log-likelihood over every opponent's moves."""
         return max((f for f in self.fits if f.opponent == "all"), key=lambda f: f.log_likelihood).model
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:  # read back by the notebook API's ModelsResult
         return {"moves": self.moves, "unsolved": self.unsolved, "best": self.best if self.fits else None,
                 "mistake_rates": {k: round(v, 4) for k, v in self.mistakes.items()},
                 "fits": [f.to_json() for f in self.fits]}

@@ -25,7 +25,6 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
@@ -201,9 +200,12 @@ def submission_of(spec: str) -> Player:
     return replace(file, submission=str(Path(file.file).resolve())) if file.built_here else file
 
 
-def check_agent(spec: str, gate: Gate | None = None, **kwargs: Any) -> CheckReport:
-    """``check_file`` of whatever ``spec`` names (``submission_of``)."""
-    return check_file(submission_of(spec).file, gate, **kwargs)
+def check_agent(spec: str, gate: Gate | None = None, *, settings: GameSettings | None = None,
+                progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
+                on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
+    """``check_file`` of whatever ``spec`` names (``submission_of``), with ``check_file``'s options."""
+    return check_file(submission_of(spec).file, gate, settings=settings, progress=progress, validation=validation,
+                      floors=floors, on_look=on_look, on_game=on_game, shown=shown)
 
 
 def validation_job(act_timeout: float, overage: float, seed: int | None) -> CheckJob:

@@ -31,8 +31,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, Protocol
 
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
@@ -114,9 +115,9 @@ class GameResult:
         """Whether a seat broke a rule (INVALID, ERROR or TIMEOUT)."""
         return self.kind != "ok"
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": self.status, "reward": self.reward, "culprit": self.culprit,
-                               "outcome": self.outcome, "kind": self.kind}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"status": self.status, "reward": self.reward, "culprit": self.culprit,
+                                  "outcome": self.outcome, "kind": self.kind}
         if self.error is not None:
             out["error"] = self.error
         out.update(durations=list(self.durations), moves=self.moves)
@@ -147,8 +148,59 @@ class Unplayable:
     def __repr__(self) -> str:
         return self.text
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Unplayable:
+    def __deepcopy__(self, memo: dict[int, object]) -> Unplayable:
         return self
+
+
+class _Struct(Protocol):
+    """kaggle_environments' ``Struct``: a dict whose keys are also attributes."""
+
+    def keys(self) -> Iterable[str]: ...
+
+    def __getitem__(self, key: str, /) -> object: ...
+
+
+class _Observation(_Struct, Protocol):
+    """What kaggle_environments hands an agent as ``obs`` (the seat's overage bank read here)."""
+
+    remainingOverageTime: float
+
+
+class _Configuration(_Struct, Protocol):
+    """What kaggle_environments hands an agent as ``config`` (its move time read here)."""
+
+    actTimeout: float
+
+
+class _Board(Protocol):
+    """A seat's observation in a step: its ``board``, the flat grid."""
+
+    def __getitem__(self, key: Literal["board"], /) -> Sequence[int]: ...
+
+
+class _SeatState(Protocol):
+    """One seat's state in a step (a ``Struct``): its status, its reward, its observation."""
+
+    status: str
+    reward: float | None
+
+    def __getitem__(self, key: Literal["observation"], /) -> _Board: ...
+
+
+class _Columns(Protocol):
+    columns: int
+
+
+class _Env(Protocol):
+    """kaggle_environments' ``Environment``, as a check game runs and reads it: each step's seat states, each
+    step's log entries (a seat's: a dict with its call's ``duration``), the built-in agents by name."""
+
+    steps: list[list[_SeatState]]
+    logs: list[list[object]]
+    configuration: _Columns
+    agents: dict[str, Callable[..., object]]
+
+    def run(self, agents: list[Callable[..., object]], /) -> object: ...
 
 
 class HostSeat:
@@ -158,7 +210,7 @@ class HostSeat:
         self.host = host
         self.last: Reply | None = None
 
-    def __call__(self, obs: Any, config: Any) -> Any:
+    def __call__(self, obs: _Observation, config: _Configuration) -> object:
         from kaggle_environments.errors import DeadlineExceeded
 
         budget = float(config.actTimeout) + float(obs.remainingOverageTime) + MARGIN
@@ -172,7 +224,7 @@ class HostSeat:
         return reply.action
 
 
-def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> Any:
+def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> _Env:
     """The real ConnectX environment; only ``actTimeout``, the overage bank and the board size may differ.
 
     With Kaggle's values (2 s, 60 s) this is plain ``make("connectx")``.  The
@@ -184,15 +236,18 @@ def make_env(act_timeout: float, overage: float, size: Size = STANDARD) -> Any:
     from kaggle_environments import environments, make
     from kaggle_environments.core import Environment
 
-    configuration: dict[str, Any] = {"actTimeout": act_timeout} if act_timeout != 2 else {}
+    configuration: dict[str, object] = {"actTimeout": act_timeout} if act_timeout != 2 else {}
     if tuple(size) != STANDARD:
         configuration.update(rows=size[0], columns=size[1], inarow=size[2])
+    env: _Env  # an untyped library's object: _Env says what of it is used
     if overage == 60:
-        return make("connectx", configuration=configuration)
+        env = make("connectx", configuration=configuration)
+        return env
     make("connectx")  # resolves the lazily registered environment
     spec = copy.deepcopy(environments["connectx"]["specification"])
     spec["observation"]["remainingOverageTime"]["default"] = overage
-    return Environment(**{**environments["connectx"], "specification": spec}, configuration=configuration)
+    env = Environment(**{**environments["connectx"], "specification": spec}, configuration=configuration)
+    return env
 
 
 NATIVE_LINE = "cxforge: native library "  # what connectx_forge.runtime.load_native says once per process
@@ -217,8 +272,8 @@ def play(job: CheckJob) -> GameResult:
         for i in hosted:
             seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), file.size, job.act_timeout, job.overage,
                                             file.limits, beside=file.beside, shown_folder=file.shown_folder))
-        players: list[Any] = [seats[i] if i in seats else SeatAgent(env.agents[job.opponent], seat_seed(seed, i))
-                              for i in range(2)]
+        players: list[Callable[..., object]] = [
+            seats[i] if i in seats else SeatAgent(env.agents[job.opponent], seat_seed(seed, i)) for i in range(2)]
         result = _run(env, players, seat, seats)
         culprit = result.culprit
         log = (seats[culprit].host.log_text()  # why it broke, in its own words
@@ -234,7 +289,7 @@ def play(job: CheckJob) -> GameResult:
                                columns=tuple(_columns(env)), times=tuple(_call_times(env)))
 
 
-def _columns(env: Any) -> list[int]:
+def _columns(env: _Env) -> list[int]:
     """The columns played, read from the boards (a rule-breaking last action changed none)."""
     columns, before = [], None
     for step in env.steps:
@@ -247,13 +302,13 @@ def _columns(env: Any) -> list[int]:
     return columns
 
 
-def _call_times(env: Any) -> list[float]:
+def _call_times(env: _Env) -> list[float]:
     """Each agent call's seconds, both seats in the order they moved, as the environment timed them."""
     return [entry["duration"] for step in env.logs for entry in step
             if isinstance(entry, dict) and "duration" in entry]
 
 
-def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) -> GameResult:
+def _run(env: _Env, players: list[Callable[..., object]], seat: int, seats: dict[int, HostSeat]) -> GameResult:
     """Run the game; its result as the referee judged it (the rest of ``GameResult`` is ``play``'s)."""
     try:
         env.run(players)
@@ -276,7 +331,8 @@ def _run(env: Any, players: list[Any], seat: int, seats: dict[int, HostSeat]) ->
     if theirs.status in FAILED_STATUSES:
         return GameResult(mine.status, mine.reward, culprit, "win", "ok",
                           f"the opponent's status was {theirs.status}", durations)
-    outcome = {1: "win", 0: "draw", -1: "loss"}.get(mine.reward, "draw")
+    outcomes: dict[float | None, str] = {1: "win", 0: "draw", -1: "loss"}
+    outcome = outcomes.get(mine.reward, "draw")
     return GameResult(mine.status, mine.reward, culprit, outcome, "ok", None, durations)
 
 
@@ -298,7 +354,7 @@ def _failure(status: str, reply: Reply | None) -> tuple[str, str]:
     return reply.kind, f"{reply.kind}: {reply.detail}"
 
 
-def _durations(env: Any, seat: int) -> tuple[float, ...]:
+def _durations(env: _Env, seat: int) -> tuple[float, ...]:
     """The agent's move durations, as the environment measured them (the first one includes the load)."""
-    return tuple(step[seat]["duration"] for step in env.logs
-                 if len(step) > seat and isinstance(step[seat], dict) and "duration" in step[seat])
+    return tuple(entry["duration"] for step in env.logs if len(step) > seat
+                 for entry in (step[seat],) if isinstance(entry, dict) and "duration" in entry)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from connectx_forge.build.manifest import Manifest
 from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
@@ -125,7 +124,7 @@ class CheckReport:
         """``cxforge check``'s exit status: 0 PASS, 1 FAIL, 3 UNDECIDED."""
         return EXIT_CODES[self.verdict]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """What ``cxforge check --json`` prints."""
         out = asdict(self)
         out["validation"] = None if self.validation is None else self.validation.to_json()

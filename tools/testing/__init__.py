@@ -145,7 +145,10 @@ def entry_agent(project: str | Path = ".") -> Agent:
     spec = load(root)
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    return getattr(importlib.import_module(spec.module), spec.function)
+    agent: object = getattr(importlib.import_module(spec.module), spec.function)
+    if not callable(agent):
+        raise AssertionError(f"{spec.module}:{spec.function} is not a function (cxforge.toml's entry)")
+    return agent
 
 
 def regressions(path: str | Path = "tests/regressions.json") -> list[Case]:

@@ -23,6 +23,7 @@ import io
 import json
 import math
 import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ STATE = "state.json"
 _FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def save(path: Path, state: dict[str, Any]) -> None:
+def save(path: Path, state: Mapping[str, object]) -> None:
     """Write ``state`` (dicts, lists, tuples, numbers, strings, None and tensors) to ``path``, atomically."""
     arrays: list[np.ndarray] = []
     tree = _encode(state, arrays)
@@ -92,7 +93,7 @@ def _member(zf: zipfile.ZipFile, member: str, name: str) -> bytes:
     return arrays.member(zf, member, name, MAX_BYTES)
 
 
-def _tensor(zf: zipfile.ZipFile, members: set[str], index: Any, name: str) -> torch.Tensor:
+def _tensor(zf: zipfile.ZipFile, members: set[str], index: object, name: str) -> torch.Tensor:
     """Tensor ``index`` (member ``t<index>.npy``): its header must name a numeric dtype and exactly its bytes
     (``arrays.array``)."""
     member = f"t{index}.npy"
@@ -108,7 +109,7 @@ def _tensor(zf: zipfile.ZipFile, members: set[str], index: Any, name: str) -> to
         raise _not_ours(name, f"{member}: {' '.join(str(exc).split())[:80]}") from None
 
 
-def _encode(value: Any, arrays: list[np.ndarray]) -> Any:
+def _encode(value: object, arrays: list[np.ndarray]) -> object:
     """``value`` as the JSON tree of ``state.json``, its tensors appended to ``arrays``."""
     if value is None or isinstance(value, bool | int | str):
         return value
@@ -126,7 +127,7 @@ def _encode(value: Any, arrays: list[np.ndarray]) -> Any:
     raise TypeError(f"a checkpoint holds no {type(value).__name__}")
 
 
-def _decode(tree: Any, tensor: Any, name: str) -> Any:
+def _decode(tree: object, tensor: Callable[[object], torch.Tensor], name: str) -> object:
     """The value ``_encode`` made ``tree`` of (``tensor(i)``: tensor ``i``); ``UserError`` for any other tree.
     Recursion is bounded: ``parse_json`` refused a tree nested deeper than ``boundedread.MAX_DEPTH``."""
     if tree is None or isinstance(tree, bool | int | float | str):
@@ -146,7 +147,7 @@ def _decode(tree: Any, tensor: Any, name: str) -> Any:
     raise _not_ours(name, f"an unknown value in {STATE}")
 
 
-def _key(key: Any, name: str) -> Any:
+def _key(key: object, name: str) -> int | float | str | None:
     """A dict key: a number, a string or None (a model's and an optimizer's state are keyed so)."""
     if key is not None and not isinstance(key, int | float | str):
         raise _not_ours(name, f"a dict key of type {type(key).__name__}")

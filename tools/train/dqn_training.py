@@ -27,13 +27,14 @@ import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
 from agents.net.mlp import MLP, checked, load_mlp
+from agents.registry import Agent
 from connectx_forge import progress as progress_bars
 from connectx_forge.boundedread import MAX_DOCUMENT, one_line, read_bytes
 from connectx_forge.build.reference import resolve
@@ -46,6 +47,9 @@ from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train.arrays import read_npz
 from connectx_forge.train.labels import tactical_random
 
+if TYPE_CHECKING:
+    from torch import nn
+
 INIT_MEMBERS = 256  # arrays in an --init weight file (a weight, scale and bias per layer, and its meta: a dozen)
 
 
@@ -55,13 +59,13 @@ def greedy_move(q_of: Callable[[np.ndarray], np.ndarray], board: Board) -> int:
     return max(board.legal_moves(), key=lambda c: q[c])
 
 
-def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random) -> Any:
+def _opponent(spec: str, q_of: Callable[[np.ndarray], np.ndarray], rng: random.Random) -> str | Agent:
     if spec == "tactical":
         return lambda obs, config: tactical_random(Board.from_obs(obs, config), rng)
     if spec == FAST_NEGAMAX:  # seeded coin flips, so that a run is reproducible
         return make_agent(rng)
     if spec == "self":
-        def self_play(obs: Any, config: Any) -> int:
+        def self_play(obs: object, config: object) -> int:
             board = Board.from_obs(obs, config)
             if rng.random() < 0.1:
                 return rng.choice(board.legal_moves())
@@ -84,7 +88,7 @@ def load_init(path: Path) -> MLP:
         raise UserError(f"--init {path} is not a usable weight file: {one_line(exc)}") from None
 
 
-def warm_start(q_net: Any, init: MLP, scale: float) -> None:
+def warm_start(q_net: nn.Sequential, init: MLP, scale: float) -> None:
     """Copy ``init``'s hidden layers; its first 7 outputs (move logits), times ``scale``, start the Q head."""
     import torch  # torch and netlib (torch at its top) load when training runs, not with the module
 
@@ -100,7 +104,7 @@ def warm_start(q_net: Any, init: MLP, scale: float) -> None:
             layer.bias.copy_(torch.from_numpy(b.copy()))
 
 
-def _best(best: tuple[Any, ...]) -> tuple[float, int]:
+def _best(best: tuple[object, ...]) -> tuple[float, int]:
     """A checkpoint's best evaluation so far: (greedy win rate, its episode); ``ValueError`` for any other."""
     rate, episode = best
     if not (isinstance(rate, int | float) and isinstance(episode, int) and not isinstance(episode, bool)):
@@ -110,7 +114,7 @@ def _best(best: tuple[Any, ...]) -> tuple[float, int]:
 
 def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, games: int, seed: int) -> float:
     """The learner's win rate, playing greedily, over ``games`` seeded games (seats swapped)."""
-    def greedy(obs: Any, config: Any) -> int:
+    def greedy(obs: object, config: object) -> int:
         return greedy_move(q_of, Board.from_obs(obs, config))
 
     result = run_match(greedy, opponent, games, workers=1, seed=seed + 7_919, progress=False)
@@ -159,7 +163,8 @@ def run_dqn(args: argparse.Namespace) -> int:
 
     def q_of(x: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return q_net(torch.from_numpy(x[None, :]).to(device))[0].cpu().numpy()
+            q: np.ndarray = q_net(torch.from_numpy(x[None, :]).to(device))[0].cpu().numpy()
+            return q
 
     env = ConnectXEnv(opponent=[_opponent(s, q_of, rng) for s in specs], seat="random")
 

@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from agents.board import Board
 from agents.net.tree import forced_moves
@@ -159,6 +159,8 @@ def _last_game(path: Path) -> int:
     if path.exists():
         with open(path, encoding="utf-8") as fh:
             for rec in _records(fh):
+                if not isinstance(rec, dict):
+                    continue  # no game's marker: a JSON value other than an object (the read below skips it too)
                 try:
                     last = max(last, int(rec["game"]))
                 except (ValueError, KeyError, TypeError):
@@ -204,7 +206,7 @@ def shards(cache_dir: Path) -> list[Path]:
     return sorted(p for p in Path(cache_dir).glob("labels-*.jsonl*") if p.name.endswith((".jsonl", ".jsonl.gz")))
 
 
-def _records(fh: IO[str]) -> Iterator[Any]:
+def _records(fh: IO[str]) -> Iterator[object]:
     """The JSON value of each line of a shard, read within ``boundedread``'s bounds (a line of at most
     ``MAX_LINE`` characters, nested at most ``MAX_DEPTH`` deep: json recurses per level); a line that is none
     is skipped, as a torn one is (a shard may be anyone's: a shared cache, a downloaded dataset)."""
@@ -222,6 +224,8 @@ def read_labels_file(path: Path) -> Iterator[Label | BestMove]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         for rec in _records(fh):
+            if not isinstance(rec, dict):
+                continue  # no label: a JSON value other than an object (the reads below skip it too)
             try:
                 if "best" in rec:
                     yield BestMove(rec["moves"], int(rec["best"]), int(rec["score"]))

@@ -39,7 +39,7 @@ def linear_layers(model: nn.Sequential) -> list[nn.Linear]:
 
 
 def export_bytes(model: nn.Sequential, kind: str, dtype: str = "float16", rows: int = 6,
-                 columns: int = 7, extra: dict[str, Any] | None = None) -> bytes:
+                 columns: int = 7, extra: Mapping[str, object] | None = None) -> bytes:
     """The numpy weight file (agents.net.mlp format) of a torch MLP."""
     weights, biases = [], []
     for layer in linear_layers(model):
@@ -51,7 +51,7 @@ def export_bytes(model: nn.Sequential, kind: str, dtype: str = "float16", rows: 
 
 
 def write_export(model: nn.Sequential, path: Path, kind: str, dtype: str = "float16",
-                 extra: dict[str, Any] | None = None) -> Path:
+                 extra: Mapping[str, object] | None = None) -> Path:
     path = Path(path)
     write_bytes(path, export_bytes(model, kind, dtype, extra=extra), replace=True)
     return path
@@ -103,7 +103,7 @@ def load_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimiz
     return ckpt
 
 
-def check_fields(ckpt: Mapping[str, Any], fields: Mapping[str, type | tuple[type, ...]], path: Path) -> None:
+def check_fields(ckpt: Mapping[str, object], fields: Mapping[str, type | tuple[type, ...]], path: Path) -> None:
     """``UserError`` naming ``path`` unless each of ``fields`` is in ``ckpt`` with its type (a bool is no int)."""
     for key, kind in fields.items():
         value = ckpt.get(key)
@@ -112,7 +112,7 @@ def check_fields(ckpt: Mapping[str, Any], fields: Mapping[str, type | tuple[type
                             f"{getattr(kind, '__name__', kind)})")
 
 
-def check_history(history: list[Any], path: Path) -> None:
+def check_history(history: list[object], path: Path) -> None:
     """A run's history: rows mapping names to numbers (or None), as the curves and history.json take them."""
     for row in history:
         if not (isinstance(row, dict) and isinstance(row.get("epoch"), int)
@@ -130,11 +130,12 @@ def restoring(path: Path, hint: str = "") -> Iterator[None]:
         raise UserError(f"{path}: does not fit ({one_line(exc)}){hint}") from None
 
 
-def hidden_of(ckpt: Mapping[str, Any], inputs: int, outputs: int, path: Path) -> list[int]:
+def hidden_of(ckpt: Mapping[str, object], inputs: int, outputs: int, path: Path) -> list[int]:
     """The hidden layer widths of a checkpoint's MLP, checked against its weights' shapes (so that a network
     is built no larger than the file holds)."""
     check_fields(ckpt, {"hidden": list, "model": dict}, path)
     hidden, state = ckpt["hidden"], ckpt["model"]
+    assert isinstance(hidden, list) and isinstance(state, dict)  # as check_fields found them
     widths = [inputs, *hidden, outputs]
     for i, (width_in, width_out) in enumerate(zip(widths, widths[1:], strict=False)):
         weight, bias = state.get(f"{2 * i}.weight"), state.get(f"{2 * i}.bias")

@@ -20,9 +20,9 @@ learner move followed by the opponent's reply.
 from __future__ import annotations
 
 import random as _random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, SupportsInt, cast
 
 import gymnasium as gym
 import numpy as np
@@ -30,10 +30,11 @@ from gymnasium import spaces
 
 from agents.board import Board
 from agents.net.features import encode, feature_size
+from agents.registry import Agent
 from connectx_forge.build.reference import resolve
 from connectx_forge.errors import UserError
 
-Opponent = str | Callable[[Any, Any], int]
+Opponent = str | Agent  # a player spec, or an agent function ``(obs, config) -> column``
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Rewards:
     move: float = 1.0 / 42
 
 
-def resolve_opponent(spec: Opponent) -> Callable[[Any, Any], int]:
+def resolve_opponent(spec: Opponent) -> Agent:
     """An agent function for ``spec`` (a callable or a player spec string)."""
     if callable(spec):
         return spec
@@ -56,10 +57,10 @@ def resolve_opponent(spec: Opponent) -> Callable[[Any, Any], int]:
     return player.new_agent()
 
 
-class Struct(dict):
+class Struct(dict[str, object]):
     """A dict with attribute access, like the ``Struct`` Kaggle passes to agents."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         try:
             return self[name]
         except KeyError:
@@ -115,10 +116,10 @@ class ConnectXEnv(gym.Env):
             mask[self.board.legal_moves()] = True
         return mask
 
-    def _info(self, **extra: Any) -> dict[str, Any]:
+    def _info(self, **extra: object) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "seat": self.seat, **extra}
 
-    def _opponent_move(self) -> Any:
+    def _opponent_move(self) -> int:
         rows, columns, inarow = self.size
         obs = Struct(board=self.board.to_grid(), mark=self.board.mark, step=self.board.moves,
                      remainingOverageTime=60)
@@ -127,7 +128,8 @@ class ConnectXEnv(gym.Env):
         return self._opponent(obs, config)
 
     # -- gymnasium API -------------------------------------------------------
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, object] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self._rng.seed(seed)
@@ -142,7 +144,7 @@ class ConnectXEnv(gym.Env):
             self.board = self.board.play(move)
         return self._observation(), self._info()
 
-    def step(self, action: Any):
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         r = self.rewards
         col = int(action)
         if not self.board.can_play(col):

@@ -24,7 +24,6 @@ import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -38,7 +37,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
 from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train import labels as labelling
-from connectx_forge.train.labels import BestMove
+from connectx_forge.train.labels import BestMove, Label
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
 
@@ -49,7 +48,8 @@ def policy_target(scores: Iterable[int | None], tau: float = 2.0) -> np.ndarray:
     scores = list(scores)
     keys = np.array([-np.inf if s is None else WIN_CLASS_WEIGHT * score_class(s) + s for s in scores])
     e = np.exp((keys - keys.max()) / tau)
-    return (e / e.sum()).astype(np.float32)
+    target: np.ndarray = (e / e.sum()).astype(np.float32)
+    return target
 
 
 def value_target(scores: Iterable[int | None]) -> float:
@@ -57,7 +57,7 @@ def value_target(scores: Iterable[int | None]) -> float:
 
 
 # -- dataset -----------------------------------------------------------------
-def family_keys(board: Any) -> set[int]:
+def family_keys(board: Board) -> set[int]:
     """Keys of a position and of each of its children, mirrors included: what holding it out leaves out."""
     boards = [board] + [board.play(c) for c in board.legal_moves()]
     return {k for b in boards for k in (b.key(), b.mirror().key())}
@@ -87,7 +87,7 @@ def holdout_keys(paths: Iterable[Path]) -> set[int]:
     return keys
 
 
-def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: float = 0.05,
+def build_arrays(labels: Iterable[Label | BestMove], limit: int | None = None, val_fraction: float = 0.05,
                  children: bool = True, holdout: set[int] | frozenset[int] = frozenset()) -> dict[str, np.ndarray]:
     """Features, targets and move classes for deduplicated, mirrored positions.
 
@@ -102,8 +102,9 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
     metrics use), ``val`` True for validation rows.
     """
     seen: set[int] = set()
-    rows: list[tuple[Any, ...]] = []
-    pending: list[tuple[Any, float, bool]] = []
+    # a row: board, policy target, its weight, value target, each column's class, every class known, validation
+    rows: list[tuple[Board, np.ndarray, float, float, np.ndarray, bool, bool]] = []
+    pending: list[tuple[Board, float, bool]] = []  # children: board, value target, validation
     count = 0
     unknown = np.full(7, -2, dtype=np.int8)
     for lab in labels:
@@ -127,11 +128,11 @@ def build_arrays(labels: Iterable[Any], limit: int | None = None, val_fraction: 
                 rows.append((b, policy_target(sc), 1.0, value_target(sc),
                              np.array([-2 if x is None else score_class(x) for x in sc], dtype=np.int8), True, is_val))
             if children:
-                for col, sc in enumerate(scores):
-                    if sc is not None and not board.is_winning_move(col):
+                for col, col_score in enumerate(scores):
+                    if col_score is not None and not board.is_winning_move(col):
                         child = board.play(col)
                         if not child.is_full():
-                            pending.append((child, float(-score_class(sc)), is_val))
+                            pending.append((child, float(-score_class(col_score)), is_val))
         if limit is not None and count >= limit:
             break
     if not rows:
@@ -233,7 +234,7 @@ def run_supervised(args: argparse.Namespace) -> int:
     # legal columns from the features' playable-cells plane (plane 2, 6x7 in grid order)
     legal = tensors["x"][:, 84:126].reshape(-1, 6, 7).amax(dim=1) > 0
 
-    def forward(idx: np.ndarray) -> tuple[Any, Any, Any]:
+    def forward(idx: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         ix = torch.from_numpy(idx)
         out = model(tensors["x"][ix].to(device).float())
         logits = out[:, :7].masked_fill(~legal[ix].to(device), -1e9)

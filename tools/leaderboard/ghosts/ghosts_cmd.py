@@ -57,12 +57,12 @@ def teams_of(books: Books) -> list[dict[str, object]]:
     return [dict(zip(keys, r, strict=True)) for r in rows_of(books)]
 
 
-def check_write(team: str | None, write: Path | None, force: bool = False) -> None:
+def check_write(team: str | None, write: Path | None, force: bool = False, forcing: str = "--force") -> None:
     """``UserError`` unless ``--team`` and ``--write`` come together, to a file that does not exist yet (or
-    ``force``: ``--force`` replaces it)."""
+    ``force``: ``--force`` replaces it; ``forcing``: how the caller says it)."""
     if (team is None) != (write is None):
         raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
-    outputs.check_file(write, force, "--write")
+    outputs.check_file(write, force, "--write", forcing=forcing)
 
 
 def write_ghost(books: Books, team: str, fallback: str | None, write: Path, replace: bool = False) -> TeamBook:

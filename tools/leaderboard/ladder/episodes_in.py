@@ -16,7 +16,7 @@ Episodes are rated in the order of their ids (Kaggle's ids grow with time).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,7 @@ def _episode(raw: dict[str, Any]) -> Episode | None:
     return Episode(int(raw.get("id") or 0), sides[0], sides[1], score)
 
 
-def episodes_of(data: Any, where: str) -> list[Episode]:
+def episodes_of(data: object, where: str) -> list[Episode]:
     """The rated episodes of one file's JSON; ``UserError`` when it is not an episode list."""
     items = data.get("episodes") if isinstance(data, dict) else data
     if not isinstance(items, list) or not all(isinstance(e, dict) for e in items):
@@ -97,7 +97,7 @@ def episodes_of(data: Any, where: str) -> list[Episode]:
     return out
 
 
-def _submissions(raw: dict[str, Any]) -> set[int]:
+def _submissions(raw: Mapping[str, object]) -> set[int]:
     """The submissions of an episode's agents (those whose id is a whole number: a validation episode is not read
     further by ``episodes_of``)."""
     agents = raw.get("agents")
@@ -107,12 +107,13 @@ def _submissions(raw: dict[str, Any]) -> set[int]:
             if not isinstance(s, bool) and (isinstance(s, int) or isinstance(s, str) and s.isascii() and s.isdigit())}
 
 
-def complete_of(data: Any) -> set[int]:
+def complete_of(data: object) -> set[int]:
     """The submissions whose whole history a file holds: the one in every episode of it (the file is that
     submission's list, validation episode included), or, in a file no submission is in every episode of (a
-    whole dump, as ``synthetic`` writes), every submission in it."""
+    whole dump, as ``synthetic`` writes), every submission in it.  ``data``: a file's JSON that
+    ``episodes_of`` accepted."""
     items = data.get("episodes") if isinstance(data, dict) else data
-    sets = [_submissions(e) for e in items or []]
+    sets = [_submissions(e) for e in items] if isinstance(items, list) else []
     every = set.intersection(*sets) if sets else set()
     return every or set().union(*sets)
 

@@ -30,7 +30,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -53,7 +52,7 @@ class FitResult:
     residuals: int
     tracked: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"settings": self.settings.to_json(), "rmse": round(self.rmse, 4), "episodes": self.episodes,
                 "residuals": self.residuals, "tracked_submissions": self.tracked}
 

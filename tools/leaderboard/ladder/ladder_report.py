@@ -36,7 +36,7 @@ class DayRating:
     median: float
     hi: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
@@ -70,7 +70,7 @@ class Submission:
         """Whether it was rated at all (its validation episode did not break)."""
         return self.status != "error"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"player": self.player, "role": self.role, "status": self.status,
                 "submitted_day": self.submitted_day, "episodes": self.episodes, "mu": self.mu, "sigma": self.sigma,
                 "predicted": self.predicted, "predicted_lo": self.predicted_lo, "predicted_hi": self.predicted_hi,
@@ -111,7 +111,7 @@ class LadderReport:
         """Every game of the run: the rated episodes and the validation episodes."""
         return self.episodes + self.validation_episodes
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"kind": "ladder", "run": self.run, "days": self.days, "settings": self.settings.to_json(),
                 "episodes": self.episodes, "validation_episodes": self.validation_episodes,
                 "submissions": [s.to_json() for s in self.submissions], "run_note": self.run_note,
@@ -154,7 +154,7 @@ def _mu(mu: float, sigma: float) -> str:
     return f"{mu:.0f} +/- {sigma:.0f}"
 
 
-def _row(sub: Submission, days: int) -> list[Any]:
+def _row(sub: Submission, days: int) -> list[object]:
     """A submission's row of the predicted leaderboard."""
     if not sub.rated:
         return [sub.player, sub.role, sub.status, sub.episodes, "-", "-", "-"]

@@ -18,11 +18,46 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Protocol
 
 from connectx_forge.errors import UserError
 
 MU0 = 600.0
+
+
+class Rating(Protocol):
+    """The library's ``Rating``: a Gaussian skill."""
+
+    @property
+    def mu(self) -> float:
+        ...
+
+    @property
+    def sigma(self) -> float:
+        ...
+
+
+class RatingEnv(Protocol):
+    """What the ladder uses of the library's ``TrueSkill`` environment: its v/w functions (``diff``: the gap
+    in means over the performance spread, ``draw_margin`` likewise), its normal CDF and a new rating."""
+
+    def v_win(self, diff: float, draw_margin: float) -> float:
+        ...
+
+    def w_win(self, diff: float, draw_margin: float) -> float:
+        ...
+
+    def v_draw(self, diff: float, draw_margin: float) -> float:
+        ...
+
+    def w_draw(self, diff: float, draw_margin: float) -> float:
+        ...
+
+    def cdf(self, x: float) -> float:
+        ...
+
+    def create_rating(self) -> Rating:
+        ...
 
 
 @dataclass(frozen=True)
@@ -45,14 +80,15 @@ class RatingSettings:
         if not 0 <= self.draw_probability < 1:
             raise UserError(f"--draw-probability must be in [0, 1), got {self.draw_probability:g}")
 
-    def env(self) -> Any:
+    def env(self) -> RatingEnv:
         """The library's ``TrueSkill`` environment of these settings."""
         import trueskill
 
-        return trueskill.TrueSkill(mu=self.mu0, sigma=self.sigma0, beta=self.beta, tau=self.tau,
-                                   draw_probability=self.draw_probability)
+        env: RatingEnv = trueskill.TrueSkill(mu=self.mu0, sigma=self.sigma0, beta=self.beta, tau=self.tau,
+                                             draw_probability=self.draw_probability)
+        return env
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, float]:
         return asdict(self)
 
 

@@ -86,7 +86,7 @@ class Ladder:
         if not self.window > 0 or not self.settle > 0:
             raise UserError("--window and --settle must be positive")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         out = asdict(self)
         out["players"], out["pool"], out["game"] = list(self.players), list(self.pool), self.game.to_json()
         return out

@@ -12,16 +12,16 @@ episode (against itself, unrated) comes first, as on Kaggle.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
 
 from connectx_forge.leaderboard.ladder.matchmaking import Entry, pairings
-from connectx_forge.leaderboard.ladder.rating import RatingSettings
+from connectx_forge.leaderboard.ladder.rating import Rating, RatingSettings
 
 
 def kaggle_episodes(settings: RatingSettings, submissions: int = 30, days: int = 20, per_day: int = 8,
-                    spread: float = 250.0, seed: int = 0) -> dict[str, Any]:
+                    spread: float = 250.0, seed: int = 0) -> dict[str, object]:
     """``{"episodes": [...]}`` of a simulated Kaggle under ``settings`` (ids in order of play)."""
     import trueskill
 
@@ -31,10 +31,10 @@ def kaggle_episodes(settings: RatingSettings, submissions: int = 30, days: int =
     strength = rng.normal(settings.mu0, spread, submissions)
     joins = np.sort(rng.integers(0, days, submissions))
     joins[: max(2, submissions // 4)] = 0  # a field from day one
-    ratings = [env.create_rating() for _ in range(submissions)]
-    episodes: list[dict[str, Any]] = []
+    ratings: list[Rating] = [env.create_rating() for _ in range(submissions)]
+    episodes: list[dict[str, object]] = []
 
-    def agent(sub: int, index: int, reward: float, before: float, after: float) -> dict[str, Any]:
+    def agent(sub: int, index: int, reward: float, before: float, after: float) -> dict[str, object]:
         return {"submissionId": 1000 + sub, "index": index, "reward": reward, "initialScore": before,
                 "updatedScore": after, "state": "EPISODE_AGENT_STATE_DONE", "teamName": f"team {sub}"}
 
@@ -62,7 +62,10 @@ def kaggle_episodes(settings: RatingSettings, submissions: int = 30, days: int =
     return {"episodes": episodes}
 
 
-def of_submission(data: dict[str, Any], submission_id: int) -> dict[str, Any]:
-    """The episodes of one submission (what a user downloads for each of theirs)."""
-    return {"episodes": [e for e in data["episodes"]
-                         if any(a["submissionId"] == submission_id for a in e["agents"])]}
+def of_submission(data: Mapping[str, object], submission_id: int) -> dict[str, object]:
+    """The episodes of one submission (what a user downloads for each of theirs) in ``data``, what
+    ``kaggle_episodes`` made."""
+    episodes = data["episodes"]
+    if not isinstance(episodes, list):
+        raise TypeError("not an episode list of kaggle_episodes")
+    return {"episodes": [e for e in episodes if any(a["submissionId"] == submission_id for a in e["agents"])]}

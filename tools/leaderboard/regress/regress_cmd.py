@@ -52,7 +52,7 @@ class AddReport:
     cases: int
     new: tuple[data.Case, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"games": self.games, "lost": self.lost, "added": self.added, "cases": self.cases,
                 "new": list(self.new)}
 

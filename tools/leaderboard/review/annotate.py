@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from agents.board import Board
 from connectx_forge.leaderboard.review.games import Game
@@ -47,7 +46,7 @@ class MoveNote:
     first_losing: bool = False
     unknown: list[int] = field(default_factory=list)  # moves whose class is unlabelled
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"ply": self.ply, "mark": self.mark, "column": self.column, "best": self.best,
                 "before": wdl_name(self.before), "after": wdl_name(self.after), "tag": self.tag,
                 "score_before": self.score_before, "score_after": self.score_after, "opening": self.opening,
@@ -103,7 +102,7 @@ class Review:
         """Moves whose verdict is incomplete (before or after unknown)."""
         return sum(1 for m in self.moves if m.before is None or m.after is None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         g = self.game
         return {"source": g.source, "episode_id": g.episode_id, "players": list(g.names), "size": list(g.size),
                 "outcome": g.outcome, "winner": g.winner, "culprit": g.culprit, "opening": g.opening,

@@ -12,8 +12,9 @@ characters escaped (``sandbox/escape.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from connectx_forge import table
 from connectx_forge.sandbox.escape import escape
@@ -24,13 +25,27 @@ ERRORS = {"ERROR_EVALUATION": "error (evaluation)", "ERROR_INVALID_ACTION": "inv
 VALIDATION = "EPISODE_TYPE_VALIDATION"
 
 
-def short_state(state: Any) -> str:
+def short_state(state: object) -> str:
     """``EPISODE_AGENT_STATE_ERROR_TIMEOUT`` -> ``ERROR_TIMEOUT``; ``EPISODE_TYPE_PUBLIC`` -> ``PUBLIC``."""
     text = escape(str(state or "UNSPECIFIED"), False)
     for prefix in (AGENT_STATE, "EPISODE_TYPE_", "EPISODE_STATE_"):
         if text.startswith(prefix):
             return text[len(prefix):]
     return text
+
+
+class AgentRow(TypedDict):
+    """One agent of an episode's row: its seat (0 moves first), team, submission, reward and state, and its rating
+    before and after under Kaggle's names (``initialScore``, ``updatedScore``; the ids and scores as Kaggle sent
+    them)."""
+
+    index: int
+    team: str | None
+    submission_id: object
+    reward: float | None
+    state: str
+    initialScore: object
+    updatedScore: object
 
 
 @dataclass(frozen=True)
@@ -49,7 +64,7 @@ class EpisodeRow:
     opponent_reward: float | None
     our_state: str | None
     our_error: str | None  # how our agent broke, None when it did not
-    agents: list[dict[str, Any]] = field(default_factory=list)
+    agents: list[AgentRow] = field(default_factory=list)
 
     @property
     def our_seat(self) -> str | None:
@@ -58,13 +73,13 @@ class EpisodeRow:
             return "both"
         return None if self.our_index is None else ("first" if self.our_index == 0 else "second")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         out = asdict(self)
         out["our_seat"] = self.our_seat
         return out
 
 
-def team(agent: dict[str, Any]) -> str | None:
+def team(agent: Mapping[str, object]) -> str | None:
     """An agent's team name, its control characters escaped (None when it has none)."""
     name = agent.get("teamName")
     return None if name is None else escape(str(name), False)
@@ -97,12 +112,12 @@ def episode_row(episode: dict[str, Any], submission_id: int) -> EpisodeRow:
         result = "win" if mine > theirs else "loss" if mine < theirs else "draw"
     elif mine is not None and them is not None and short_state(them.get("state")).startswith("ERROR"):
         result = "win"  # the opponent broke a rule
-    rows_agents = [{"index": int(a.get("index") or 0), "team": team(a),
-                    "submission_id": a.get("submissionId"), "reward": _reward(a),
-                    "state": short_state(a.get("state")),
-                    # the rating before and after, under Kaggle's names (cxforge ladder --fit reads them)
-                    "initialScore": a.get("initialScore"), "updatedScore": a.get("updatedScore")}
-                   for a in agents]
+    rows_agents: list[AgentRow] = [{"index": int(a.get("index") or 0), "team": team(a),
+                                    "submission_id": a.get("submissionId"), "reward": _reward(a),
+                                    "state": short_state(a.get("state")),
+                                    # the rating before and after, in Kaggle's names (cxforge ladder --fit reads them)
+                                    "initialScore": a.get("initialScore"), "updatedScore": a.get("updatedScore")}
+                                   for a in agents]
     return EpisodeRow(
         id=int(episode.get("id") or 0), type=kind, validation=validation,
         state=short_state(episode.get("state")), end_time=episode.get("endTime"),

@@ -58,7 +58,7 @@ class Game:
     culprit: int | None = None
     opening: int = 0
     episode_id: int | None = None
-    replay: dict[str, Any] | None = field(default=None, repr=False)
+    replay: dict[str, object] | None = field(default=None, repr=False)
 
     def result(self, mark: int) -> str:
         """``win``, ``draw`` or ``loss`` for ``mark`` (``unfinished`` while there is no result)."""
@@ -147,7 +147,7 @@ def read_file(path: Path, problems: list[str] | None = None) -> list[Game]:
     return games
 
 
-def _one(data: Any, source: str, episode_id: int | None) -> Game:
+def _one(data: object, source: str, episode_id: int | None) -> Game:
     """One game from a parsed JSON value: a Kaggle replay or a saved game (``source``, a file's name, escaped)."""
     source = escape(source, False)
     if isinstance(data, dict) and "steps" in data:
@@ -162,28 +162,28 @@ def _episode_of(path: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _size(config: Any, source: str) -> Size:
+def _size(config: object, source: str) -> Size:
     """The board size of a replay's configuration (the standard one where it says none), within
     ``boundedread.board_size``'s bounds."""
-    config = config if isinstance(config, dict) else {}
-    return boundedread.board_size(config.get("rows", STANDARD[0]), config.get("columns", STANDARD[1]),
-                                  config.get("inarow", STANDARD[2]), source)
+    given = config if isinstance(config, dict) else {}
+    return boundedread.board_size(given.get("rows", STANDARD[0]), given.get("columns", STANDARD[1]),
+                                  given.get("inarow", STANDARD[2]), source)
 
 
-def _names(info: Any) -> tuple[str, str]:
+def _names(info: object) -> tuple[str, str]:
     """The team names of a replay's ``info`` (escaped), or ``first`` and ``second``."""
-    info = info if isinstance(info, dict) else {}
-    names = info.get("TeamNames")
+    given = info if isinstance(info, dict) else {}
+    names = given.get("TeamNames")
     if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names):
         return escape(names[0], False), escape(names[1], False)
-    agents = info.get("Agents")
+    agents = given.get("Agents")
     if isinstance(agents, list) and len(agents) == 2 and all(isinstance(a, dict) for a in agents):
         return escape(str(agents[0].get("Name") or agents[0].get("name") or "first"), False), \
             escape(str(agents[1].get("Name") or agents[1].get("name") or "second"), False)
     return "first", "second"
 
 
-def read_replay(replay: dict[str, Any], source: str, episode_id: int | None = None) -> Game:
+def read_replay(replay: dict[str, object], source: str, episode_id: int | None = None) -> Game:
     """The ``Game`` of a Kaggle replay (``env.toJSON()``); ``UserError`` when its steps break the rules."""
     size = _size(replay.get("configuration"), source)
     steps = replay.get("steps")
@@ -219,7 +219,7 @@ def read_replay(replay: dict[str, Any], source: str, episode_id: int | None = No
     return game
 
 
-def _grid(step: list[Any], cells: int) -> list[int] | None:
+def _grid(step: list[object], cells: int) -> list[int] | None:
     """The board of a step (agent 0's observation holds it), or None where it is missing."""
     obs = step[0].get("observation") if isinstance(step[0], dict) else None
     grid = obs.get("board") if isinstance(obs, dict) else None
@@ -228,7 +228,7 @@ def _grid(step: list[Any], cells: int) -> list[int] | None:
     return None
 
 
-def _move(before: list[int] | None, after: list[int] | None, prev_step: list[Any], step: list[Any], board: Board,
+def _move(before: list[int] | None, after: list[int] | None, prev_step: list[object], step: list[object], board: Board,
           columns: int) -> int | None:
     """The column played between two steps, or None when no stone was added (the game ended)."""
     if before is not None and after is not None:
@@ -241,14 +241,15 @@ def _move(before: list[int] | None, after: list[int] | None, prev_step: list[Any
     active = [i for i, a in enumerate(prev_step) if isinstance(a, dict) and a.get("status") == "ACTIVE"]
     if len(active) != 1:
         return None
-    agent = step[active[0]] if isinstance(step[active[0]], dict) else {}
+    chosen = step[active[0]]
+    agent = chosen if isinstance(chosen, dict) else {}
     action = agent.get("action")
     if agent.get("status") in BROKEN or not isinstance(action, int) or isinstance(action, bool):
         return None
     return action
 
 
-def _judge_end(game: Game, board: Board, last: list[Any]) -> None:
+def _judge_end(game: Game, board: Board, last: list[object]) -> None:
     statuses = [a.get("status") if isinstance(a, dict) else None for a in last]
     broke = [i for i, s in enumerate(statuses) if s in BROKEN or (isinstance(s, str) and s.startswith("Invalid"))]
     winner = board.winner()
@@ -264,7 +265,8 @@ def _judge_end(game: Game, board: Board, last: list[Any]) -> None:
 
 
 def read_record(record: dict[str, Any], source: str) -> Game:
-    """The ``Game`` of one ``GameRecord`` JSON line (``opening`` 0 when the line has none)."""
+    """The ``Game`` of one ``GameRecord`` JSON line (``opening`` 0 when the line has none): its fields as parsed,
+    each read and checked here."""
     try:
         rows, columns, inarow = record.get("size") or STANDARD
         size = boundedread.board_size(rows, columns, inarow, source)

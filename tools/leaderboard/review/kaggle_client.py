@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from connectx_forge import safe_write, trees
 from connectx_forge.credentials import credential_source
@@ -64,12 +63,12 @@ def _need_credentials() -> None:
         raise UserError(CREDENTIALS_HELP)
 
 
-def _enum_name(value: Any) -> str:
+def _enum_name(value: object) -> str:
     """``SubmissionStatus.COMPLETE`` (how the CLI prints an enum) -> ``COMPLETE``."""
     return str(value or "").rsplit(".", 1)[-1]
 
 
-def list_submissions(page_size: int = 20) -> list[dict[str, Any]]:
+def list_submissions(page_size: int = 20) -> list[dict[str, object]]:
     """Our submissions, newest first: ``ref``, ``fileName``, ``date``, ``description``, ``status``
     (PENDING, COMPLETE or ERROR), ``publicScore`` and ``privateScore`` (strings, empty when none)."""
     _need_credentials()
@@ -85,7 +84,7 @@ def list_submissions(page_size: int = 20) -> list[dict[str, Any]]:
     return data
 
 
-def list_episodes(submission_id: int) -> list[dict[str, Any]]:
+def list_episodes(submission_id: int) -> list[dict[str, object]]:
     """The episodes of one submission, as kagglesdk's ``ApiEpisode`` in camelCase JSON (agents included)."""
     _need_credentials()
     result = _check(run_python_api(LIST_EPISODES, [str(submission_id)]),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeGuard
 
 from agents.board import Board
 from connectx_forge import boundedread, safe_write
@@ -35,6 +35,20 @@ from connectx_forge.paths import user_cache
 MAX_BYTES = 64 * boundedread.MIB  # about 300,000 positions
 SOURCES = ("", "rules", "book", "solver")
 MAX_SCORE = boundedread.MAX_SIDE * boundedread.MAX_SIDE  # no score is larger than the cells of a board
+
+
+class Entry(TypedDict):
+    """One line of the file: the position's key (``key_of``), the engine (``e``) and time limit (``t``, seconds)
+    it was labelled with, its value before the move (``b``) and after each move (``m``, by column), each as
+    ``[wdl, score, source]``, the book's move (``bm``) and whether a solve timed out (``to``)."""
+
+    k: str
+    e: str
+    t: float
+    b: list[object]
+    m: dict[str, list[object]]
+    bm: int | None
+    to: bool
 
 
 def default_path() -> Path:
@@ -53,7 +67,7 @@ class LabelCache:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, Entry] = {}
         self.pending: list[str] = []  # lines kept since the last save
         self.hits = 0
         if path is not None and path.exists():
@@ -93,9 +107,9 @@ class LabelCache:
     def keep(self, board: Board, position: Position, engine: str, time_limit: float) -> None:
         """Keep ``position``, the values of ``board``, labelled by ``engine`` within ``time_limit`` s."""
         key = key_of(board)
-        entry = {"k": key, "e": engine, "t": time_limit, "b": _value(position.before),
-                 "m": {str(c): _value(v) for c, v in position.moves.items()}, "bm": position.book_move,
-                 "to": position.timed_out}
+        entry: Entry = {"k": key, "e": engine, "t": time_limit, "b": _value(position.before),
+                        "m": {str(c): _value(v) for c, v in position.moves.items()}, "bm": position.book_move,
+                        "to": position.timed_out}
         self.entries[key] = entry
         self.pending.append(json.dumps(entry))
 
@@ -120,19 +134,20 @@ class LabelCache:
             fh.write("".join(line + "\n" for line in lines))
 
 
-def _value(v: Value) -> list[Any]:
+def _value(v: Value) -> list[object]:
     return [v.wdl, v.score, v.source]
 
 
-def _position(entry: dict[str, Any]) -> Position:
-    def value(v: list[Any]) -> Value:
-        return Value(v[0], v[1], v[2])
+def _position(entry: Entry) -> Position:
+    def value(v: list[object]) -> Value:  # a value _valid_value passed, or _value wrote
+        wdl, score, source = v
+        return Value(wdl if isinstance(wdl, int) else None, score if isinstance(score, int) else None, str(source))
 
     return Position(value(entry["b"]), {int(c): value(v) for c, v in entry["m"].items()}, entry["bm"],
                     timed_out=entry["to"])
 
 
-def _valid_value(v: Any) -> bool:
+def _valid_value(v: object) -> bool:
     if not isinstance(v, list) or len(v) != 3:
         return False
     wdl, score, source = v
@@ -140,7 +155,7 @@ def _valid_value(v: Any) -> bool:
         (score is None or (type(score) is int and abs(score) <= MAX_SCORE))
 
 
-def _valid(entry: Any) -> bool:
+def _valid(entry: object) -> TypeGuard[Entry]:
     """Whether a parsed line is an entry ``keep`` writes, every value in range."""
     if not isinstance(entry, dict) or set(entry) != {"k", "e", "t", "b", "m", "bm", "to"}:
         return False

@@ -38,7 +38,7 @@ import hashlib
 import html
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from connectx_forge import kaggle_env
 from connectx_forge.errors import UserError
@@ -124,7 +124,7 @@ def offline(page: str) -> str:
     return page[:at + 6] + "\n" + meta + page[at + 6:]
 
 
-def replay_of(game: Game) -> dict[str, Any]:
+def replay_of(game: Game) -> dict[str, object]:
     """The game as a Kaggle replay: its own (its team names as the game's: escaped), or one played move by move
     through kaggle-environments."""
     if game.replay is not None:
@@ -149,7 +149,8 @@ def replay_of(game: Game) -> dict[str, Any]:
             agent["reward"] = None if broke else 1
         replay["steps"].append(last)
     replay["info"] = {**(replay.get("info") or {}), "TeamNames": list(game.names)}
-    return replay
+    made: dict[str, object] = replay  # kaggle-environments' JSON (its toJSON is untyped)
+    return made
 
 
 PLAYER_DATA = "<script>window.kaggle = "  # how kaggle-environments gives its player the replay
@@ -169,7 +170,7 @@ def script_safe(page: str) -> str:
     return page[:start] + text + page[end:]
 
 
-def visualizer(replay: dict[str, Any]) -> str:
+def visualizer(replay: Mapping[str, object]) -> str:
     """kaggle-environments' HTML player for ``replay``, paused on the last step, working offline."""
     kaggle_env.load()
     from kaggle_environments import make

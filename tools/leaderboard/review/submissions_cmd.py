@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from connectx_forge import options, table
 from connectx_forge.leaderboard.review import kaggle_client
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_json(parser, "print the submissions as a JSON list instead of the table")
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
+def format_table(rows: Sequence[Mapping[str, object]]) -> str:
     """The submissions as a table: id, date, status, scores, file and description."""
     if not rows:
         return "no submissions yet (make upload MSG=... submits one)"

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from agents.board import STANDARD
 from connectx_forge import table
@@ -78,7 +77,7 @@ class Summary:
     def losses(self) -> int:
         return sum(c["loss"] for c in self.by_seat.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"us": self.us, "games": self.games, "losses": self.losses,
                 "by_seat": {s: {k: c[k] for k in ("games", "win", "draw", "loss")} for s, c in self.by_seat.items()},
                 "first_losing_plies": {str(k): v for k, v in sorted(self.first_losing_plies.items())},
