@@ -142,8 +142,9 @@ def test_a_training_run_is_replaced_only_with_force(tmp_path: Path) -> None:
 
 
 def test_the_notebook_keeps_outputs_by_the_same_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``cf.tournament(out=)``, ``cf.match(save=)`` and a replay's ``save`` (``sprt``, ``ladder``, ``review`` and ``ghosts`` alike): an earlier
-    run's output is refused in one line naming ``force=True``, before any game; with it, replaced."""
+    """``cf.tournament(out=)``, ``cf.match(save=)`` and a replay's ``save`` (``sprt``, ``ladder``, ``review`` and
+    ``ghosts`` alike): an earlier run's output is refused in one line naming ``force=True``, before any game;
+    with it, replaced."""
     import connectx_forge as cf
 
     monkeypatch.chdir(tmp_path)
