@@ -195,7 +195,9 @@ def run_dqn(args: argparse.Namespace) -> int:
     outcomes: list[str] = []
     losses: list[float] = []
     t0 = time.time()
-    bar = progress_bars.bar(episodes, "dqn episodes", unit="episode", enabled=not args.no_progress)
+    plan = (f"cxforge dqn: {progress_bars.count(episodes - start_ep, 'episode')} of double DQN against "
+            f"{', '.join(specs)}")
+    bar = progress_bars.bar(episodes, "dqn episodes", unit="episode", enabled=not args.no_progress, plan=plan)
     bar.update(start_ep)
     for ep in range(start_ep, episodes):
         eps = max(0.05, 1.0 - 0.95 * ep / explore)

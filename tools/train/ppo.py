@@ -12,8 +12,10 @@ The command line is ``cxforge ppo`` (tools/train/ppo_cmd.py), e.g.
 
 from __future__ import annotations
 
+import sys
 import time
 
+from connectx_forge.progress import count
 from connectx_forge.stats import format_rate
 
 
@@ -28,7 +30,9 @@ def train_and_test(steps: int = 60_000, games: int = 400, seed: int = 0, opponen
     env = ConnectXEnv(opponent=opponent, seat="random", obs="grid")
     start = time.time()
     model = PPO("MlpPolicy", env, seed=seed, verbose=0, device="cpu")
-    model.learn(total_timesteps=steps)
+    print(f"cxforge ppo: {steps:,} steps of PPO against {opponent}, then {count(games, 'test game')}"
+          + ("" if sys.stderr.isatty() else " (a bar with its ETA on a terminal)"), file=sys.stderr)
+    model.learn(total_timesteps=steps, progress_bar=sys.stderr.isatty())  # stable-baselines3's own bar and ETA
     train_s = time.time() - start
     outcomes: dict[str, int] = {}
     test = ConnectXEnv(opponent=opponent, seat="random", obs="grid")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from connectx_forge import options
+from connectx_forge import progress as progress_bars
 from connectx_forge.build.project import find_root, name_of
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.regress import data
@@ -74,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_game_options(add)
     options.add_json(add, "print the cases added as JSON instead of the summary")
+    options.add_progress(add)
     show = sub.add_parser("list", help="show the project's regression cases",
                           description="show the project's regression cases", epilog="example:\n  cxforge regress list")
     _project(show)
@@ -112,7 +114,8 @@ def add(args: argparse.Namespace) -> int:
     def note(line: str) -> None:
         print(f"cxforge: {escape(line)}", file=sys.stderr)
 
-    report, wrote_test = add_cases(root, games, args.us, Labeller(args.engine, args.time_limit), note)
+    report, wrote_test = add_cases(root, games, args.us, Labeller(args.engine, args.time_limit), note,
+                                   options.progress_of(args))
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0
@@ -128,34 +131,38 @@ def added_text(root: Path, report: AddReport, wrote_test: bool) -> str:
 
 
 def add_cases(root: Path, games: list[Game], us: list[str] | None, labeller: Labeller,
-              note: Callable[[str], None]) -> tuple[AddReport, bool]:
+              note: Callable[[str], None], progress: bool = False) -> tuple[AddReport, bool]:
     """Keep the first losing move of each of ``games`` that ``us`` (default: the project's name) lost in the
     project at ``root``, and write its test once (``cxforge regress add``, and ``connectx_forge.regress_add``).
 
-    A lost game without such a move is passed to ``note``.  Returns the report (what ``--json`` prints: games
-    of ours, lost, added, cases in all, the new cases) and whether the test file was written now.
+    A lost game without such a move is passed to ``note``.  ``progress``: the first line and a bar over the
+    games (the solver judges each lost game's moves: seconds a game).  Returns the report (what ``--json``
+    prints: games of ours, lost, added, cases in all, the new cases) and whether the test file was written now.
     """
     us = us or [name_of(root)]
-    found: list[data.Case] = []
-    ours = lost = 0
-    for game in games:
-        for mark in (1, 2):
-            if game.names[mark - 1] not in us:
-                continue
-            ours += 1
-            if game.result(mark) != "loss":
-                continue
-            lost += 1
-            case = first_losing_case(game, mark, labeller)
-            if case is None:
-                note(f"{game.source}: lost, but no move of ours turned a won or drawn position into a lost one "
-                     "(lost from the start, a rule broken, or a value not solved in time): no case")
-            else:
-                found.append(case)
-    if not ours:
+    if not any(name in us for g in games for name in g.names):  # before any work: one line, no first line
         names = sorted({n for g in games for n in g.names})
         raise UserError(f"no game has our name {', '.join(repr(u) for u in us)}; the games' players: "
                         f"{', '.join(repr(n) for n in names[:8])}; give --us NAME")
+    found: list[data.Case] = []
+    ours = lost = 0
+    plan = f"cxforge regress add: {progress_bars.count(len(games), 'game')}, the moves of each lost one judged"
+    with progress_bars.bar(len(games), "regress", unit="game", enabled=progress, plan=plan) as bar:
+        for game in games:
+            for mark in (1, 2):
+                if game.names[mark - 1] not in us:
+                    continue
+                ours += 1
+                if game.result(mark) != "loss":
+                    continue
+                lost += 1
+                case = first_losing_case(game, mark, labeller)
+                if case is None:
+                    note(f"{game.source}: lost, but no move of ours turned a won or drawn position into a lost "
+                         "one (lost from the start, a rule broken, or a value not solved in time): no case")
+                else:
+                    found.append(case)
+            bar.update(1)
     path = root / data.DATA_FILE
     cases, added = data.merge(data.read(path), found)
     data.write(path, cases)

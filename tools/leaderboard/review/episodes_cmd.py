@@ -53,7 +53,8 @@ def download(rows: list[EpisodeRow], folder: Path, logs: bool, progress: bool = 
             indices = [a["index"] for a in r.agents] if r.validation else [] if r.our_index is None else [r.our_index]
             jobs.extend((r.id, i) for i in indices)
     fetched = kept = 0
-    with progress_bars.bar(len(jobs), "download", unit="file", enabled=progress) as bar:
+    plan = f"cxforge episodes: {progress_bars.count(len(jobs), 'file')} to download into {folder}"
+    with progress_bars.bar(len(jobs), "download", unit="file", enabled=progress, plan=plan) as bar:
         for episode, index in jobs:
             if index is None:
                 _, new = kaggle_client.download_replay(episode, folder, replace)
