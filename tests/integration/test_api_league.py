@@ -187,8 +187,11 @@ def test_ghosts_write_refuses_a_half_request_and_an_existing_file(replays: Path,
     with pytest.raises(cf.UserError, match="go together"):
         cf.ghosts(replays, team="Oracle")
     (tmp_path / "taken.py").write_text("")
-    with pytest.raises(cf.UserError, match="the file exists; add --force to replace it"):
+    with pytest.raises(cf.UserError, match="the file exists; add force=True to replace it"):
         cf.ghosts(replays, team="Oracle", write=tmp_path / "taken.py")
+    assert (tmp_path / "taken.py").read_text() == ""
+    cf.ghosts(replays, team="Oracle", write=tmp_path / "taken.py", force=True)
+    assert (tmp_path / "taken.py").read_text() != ""
     with pytest.raises(cf.UserError, match="unknown ghost team 'Nobody'"):
         cf.ghosts(replays, team="Nobody", write=tmp_path / "g.py")
 

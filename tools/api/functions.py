@@ -109,6 +109,14 @@ def _writer(save: PathLike | None, force: bool = False) -> GameWriter | None:
     return GameWriter(save, replace=force)
 
 
+def _force(given: dict[str, object]) -> bool:
+    """The ``force`` keyword (``--force``: replace the outputs that exist), taken out of ``given``."""
+    force = given.pop("force", False)
+    if not isinstance(force, bool):
+        raise UserError(f"force is True or False, not {force!r}")
+    return force
+
+
 def _folder_kept(folder: PathLike | None, files: Sequence[str], force: bool) -> None:
     """The rule of every output (``tools/outputs.py``), before any work: a folder holding an earlier run's
     ``files`` is refused in one line unless ``force``."""
@@ -214,19 +222,20 @@ def _execution(given: dict[str, Any], workers: int | None, store: Path,
 def match(a: PlayerLike | os.PathLike[str], b: PlayerLike | os.PathLike[str], games: int | None = None, *,
           workers: int | None = None, settings: Match | None = None, save: PathLike | None = None,
           replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-          force: bool = False, **given: object) -> MatchResult:
+          **given: object) -> MatchResult:
     """``cxforge match A B``: ``games`` seeded games (default the ``Match``'s, 100) between ``a`` and ``b``, seats
     alternating (A first in the even ones) unless ``seats`` is ``"first"`` or ``"second"``.
 
     ``settings``: a ``Match`` (``connectx_forge.Match``); the keywords ``given`` are its fields and its
     games' (``seed``, ``seats``, ``openings``: the 4-ply suite's first M, each once from each seat; ``size``,
     ``act_timeout``, ``overage``, ``isolate``: every player in an agent host, ``memory``, ``slowdown``), and
-    ``progress``.  ``workers``: processes (default: all cores; a function that cannot be pickled, a lambda,
+    ``progress`` and ``force`` (replace the outputs that exist).  ``workers``: processes (default: all cores; a
+    function that cannot be pickled, a lambda,
     plays in this process); ``save``: write the games as JSON lines (``--save``; a file that exists is
     replaced only with ``force``); ``replays`` and ``fallback``:
     where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``; default as the command's).
     """
-    progress = bool(given.pop("progress", False))
+    progress, force = bool(given.pop("progress", False)), _force(given)
     ghosts = _ghosts(replays, fallback)
     pa, pb = distinct([as_player(a, ghosts), as_player(b, ghosts)])
     if games is not None:
@@ -296,7 +305,7 @@ def _players(players: tuple[Spec | Sequence[Spec], ...], ghosts: GhostFiles) -> 
 def tournament(*players: Spec | Sequence[Spec], settings: Tournament | None = None, workers: int | None = None,
                store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
                replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-               force: bool = False, **given: object) -> TournamentResult:
+               **given: object) -> TournamentResult:
     """``cxforge tournament PLAYER...``: a round robin (or a ``gauntlet`` of that player against each other one)
     on the suite's first ``openings`` openings, each played twice per pairing, colours swapped.
 
@@ -315,6 +324,7 @@ def tournament(*players: Spec | Sequence[Spec], settings: Tournament | None = No
         given["players"] = _players(players, ghosts)
     if given.get("gauntlet") is not None:
         given["gauntlet"] = _spec(given["gauntlet"], "tournament", ghosts=ghosts)
+    force = _force(given)
     t = _run_settings(Tournament, settings, given, "tournament")
     _folder_kept(out, TOURNAMENT_FILES, force)
     result, records, path, kept = _stored_run(t, given, workers, store, save, force)
@@ -361,7 +371,7 @@ def _without_store(report: StoredReport, kept: bool) -> StoredReport:
 def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | None = None,
          workers: int | None = None, store: PathLike | None = None, save: PathLike | None = None,
          out: PathLike | None = None, replays: Sequence[PathLike] | PathLike | None = None,
-         fallback: Spec | None = None, force: bool = False, **given: object) -> SprtResult:
+         fallback: Spec | None = None, **given: object) -> SprtResult:
     """``cxforge sprt NEW BASE``: is NEW stronger than BASE?  Pairs of games (colours swapped) on the suite's
     openings until the sequential test decides between H0 (NEW ``elo0`` stronger) and H1 (``elo1`` stronger),
     ``max_games`` run out, or two deterministic agents exhaust the suite (only distinct games count: the
@@ -378,6 +388,7 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     for name, p in (("new", new), ("base", base)):
         if p is not None:
             given[name] = _spec(p, "sprt", ghosts=ghosts)
+    force = _force(given)
     s = _run_settings(Sprt, settings, given, "sprt")
     _folder_kept(out, SPRT_FILES, force)
     result, records, path, kept = _stored_run(s, given, workers, store, save, force)

@@ -28,6 +28,7 @@ from connectx_forge.api.functions import (
     _execution,
     _fallback_spec,
     _folder_kept,
+    _force,
     _games_of,
     _ghosts,
     _run_settings,
@@ -54,7 +55,7 @@ from connectx_forge.leaderboard.review.labeller import Labeller
 def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None = None,
            store: PathLike | None = None, save: PathLike | None = None, out: PathLike | None = None,
            replays: Sequence[PathLike] | PathLike | None = None, fallback: Spec | None = None,
-           force: bool = False, **given: Any) -> LadderResult:
+           **given: Any) -> LadderResult:
     """``cxforge ladder PLAYER...``: Kaggle's rating process (TrueSkill, mu0 600) simulated for ``days`` days
     over your candidates (``players``, in the order submitted, ``stagger`` days apart) and the reference
     ``pool``, each a team of its own (the default pool less any agent given as a candidate): each submission's
@@ -89,6 +90,7 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
         given["pool"] = tuple(_spec(p, "ladder", ghosts=ghosts) for p in given["pool"])
     if settings is None and not players:
         settings = stored_ladder(Path(str(store)), given.pop("days", None))
+    force = _force(given)
     t = _run_settings(Ladder, settings, given, "ladder")
     _folder_kept(out, LADDER_FILES, force)
     writer = _writer(save, force)

@@ -22,11 +22,13 @@ import html
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from connectx_forge import outputs
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
-from connectx_forge.leaderboard.review.review_cmd import write_html
+from connectx_forge.leaderboard.review.review_cmd import PAGES, write_html
 from connectx_forge.progress import count
 from connectx_forge.stats import wilson
 
@@ -463,11 +465,11 @@ class ReviewResult(Result):
         """Game ``i`` as ``cxforge replay`` writes it: the player beside the move list, offline."""
         return review_replay(self.reviews[i])
 
-    def save_html(self, folder: str | os.PathLike[str]) -> str:
-        """A page per game and ``index.html`` in ``folder`` (``cxforge review --html``); the index's path."""
-        from pathlib import Path
-
-        return str(write_html(list(self.reviews), Path(folder), self.summary_text))
+    def save_html(self, folder: str | os.PathLike[str], force: bool = False) -> str:
+        """A page per game and ``index.html`` in ``folder`` (``cxforge review --html``; one holding an earlier
+        review's pages only with ``force``); the index's path."""
+        outputs.check_folder(os.fspath(folder), outputs.named(*PAGES), force, None, "force=True")
+        return str(write_html(list(self.reviews), Path(os.fspath(folder)), self.summary_text))
 
     def __repr__(self) -> str:
         blunders = sum(r.blunders(1) + r.blunders(2) for r in self.reviews)
