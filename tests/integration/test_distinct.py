@@ -10,7 +10,7 @@ import pytest
 
 import connectx_forge as cf
 from connectx_forge.cli import main
-from connectx_forge.play.compare_cmd import Comparison
+from connectx_forge.play.comparison import Comparison
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import read_all
 

@@ -136,3 +136,43 @@ def test_a_lazy_import_says_why() -> None:
                 if not said:
                     silent.append(f"{rel}:{function.lineno} {function.name}")
     assert silent == []
+
+
+def _modules_named(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Each module an import of ``tree`` names (at module level or in a function, ``TYPE_CHECKING`` included),
+    with its line: ``import a.b`` names ``a.b``; ``from a import b`` names ``a`` and ``a.b`` (``b`` may be a
+    module); and each ``"connectx_forge...."`` string, as the lazy table of ``tools/__init__.py`` imports by
+    name."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            yield node.lineno, base
+            yield from ((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                re.fullmatch(r"(connectx_forge|agents)(\.\w+)+", node.value):
+            yield node.lineno, node.value
+
+
+def test_the_notebook_api_imports_no_command_module() -> None:
+    """The notebook API (``tools/__init__.py``, ``tools/api/``) calls what a command calls, from the modules
+    beside it, never a command-line module (``*_cmd``): no import names a module whose last part ends in
+    ``_cmd``."""
+    found = []
+    api = importlayers.ROOT / "tools" / "api"
+    for path in [importlayers.ROOT / "tools" / "__init__.py", *sorted(api.glob("*.py"))]:
+        rel = path.relative_to(importlayers.ROOT).as_posix()
+        for line, module in _modules_named(ast.parse(path.read_text(encoding="utf-8"))):
+            if module.rsplit(".", 1)[-1].endswith("_cmd"):
+                found.append(f"{rel}:{line} {module}")
+    assert found == []
+
+
+def test_the_command_module_scan_sees_every_spelling() -> None:
+    tree = ast.parse("import connectx_forge.play.compare_cmd\nfrom connectx_forge.arena import sprt_cmd\n"
+                     "def f():\n    from .check_cmd import default_agent\n"
+                     "M = {'x': 'connectx_forge.solver.models_cmd'}\nfrom connectx_forge.play import comparison\n")
+    named = [m for _, m in _modules_named(tree) if m.rsplit(".", 1)[-1].endswith("_cmd")]
+    assert named == ["connectx_forge.play.compare_cmd", "connectx_forge.arena.sprt_cmd", ".check_cmd",
+                     "connectx_forge.solver.models_cmd"]

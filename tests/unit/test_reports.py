@@ -35,7 +35,7 @@ PLUMBING = {
     "tools/sandbox/protocol.py:requests": "an agent host's messages on its pipe",
     "tools/sandbox/template.py:ask": "a template's message on its pipe",
     "tools/sandbox/warden.py:_ask": "the warden's message on its pipe",
-    "tools/leaderboard/ghosts/ghosts_cmd.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
+    "tools/leaderboard/ghosts/teams.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
     "tools/leaderboard/ladder/synthetic.py:kaggle_episodes": "a made-up Kaggle API answer, for tests and "
                                                              "demonstrations",
     "tools/leaderboard/ladder/synthetic.py:of_submission": "a made-up Kaggle API answer, for tests and demonstrations",

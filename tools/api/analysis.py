@@ -19,11 +19,11 @@ from pathlib import Path
 from connectx_forge.api.analysis_results import CompareResult, MistakesResult, ModelsResult
 from connectx_forge.api.functions import PLAYED, PathLike, Spec, configured, named_games
 from connectx_forge.errors import UserError
-from connectx_forge.play.compare_cmd import Comparison
+from connectx_forge.play.comparison import Comparison
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.records import read_games, record_of
 from connectx_forge.solver.mistakes import DEFAULT_SETS, MistakeRun, WeakCache, format_table, run_sets
-from connectx_forge.solver.models_cmd import fitted, text
+from connectx_forge.solver.model_report import fitted, text
 
 COMMAND_RUN = MistakeRun(engine="auto")  # ``cxforge mistakes``'s defaults (its --engine is auto)
 

@@ -17,7 +17,7 @@ from connectx_forge.api.results import Result
 from connectx_forge.progress import count
 
 if TYPE_CHECKING:
-    from connectx_forge.play.compare_cmd import ComparisonJson
+    from connectx_forge.play.comparison import ComparisonJson
 
 ROW_COLUMNS = ["opponent", "games", "new_score", "base_score", "difference", "low", "high", "better", "worse",
                "distinct_games", "paired_games"]

@@ -41,7 +41,7 @@ from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, S
 from connectx_forge.arena import plots
 from connectx_forge.arena.dask_cluster import dask_target
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, Run, RunResult, execute
-from connectx_forge.arena.sprt_cmd import FILES as SPRT_FILES
+from connectx_forge.arena.sprt_run import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.arena.tournament_report import FILES as TOURNAMENT_FILES
@@ -50,11 +50,11 @@ from connectx_forge.build.reference import as_player, label_of, reference
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 from connectx_forge.leaderboard.review import label_cache
-from connectx_forge.leaderboard.review.annotate import review_game
-from connectx_forge.leaderboard.review.games import Game, load_games, read_record, read_replay
+from connectx_forge.leaderboard.review.annotate import format_review, review_game
+from connectx_forge.leaderboard.review.games import Game, load_games, only_ours, read_record, read_replay
 from connectx_forge.leaderboard.review.labeller import Labeller
-from connectx_forge.leaderboard.review.review_cmd import PAGES as REVIEW_PAGES
-from connectx_forge.leaderboard.review.review_cmd import format_review, only_ours, write_html
+from connectx_forge.leaderboard.review.pages import PAGES as REVIEW_PAGES
+from connectx_forge.leaderboard.review.pages import write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
 from connectx_forge.play.game import GameRecord
 from connectx_forge.play.match import MatchInterrupted, play_match
@@ -64,7 +64,7 @@ from connectx_forge.play.players import PLAYERS, SUBMISSIONS, GhostFiles, Player
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.submit import check as checker
-from connectx_forge.submit.check_cmd import default_agent
+from connectx_forge.submit.check import default_agent
 from connectx_forge.submit.check_report import format_report
 from connectx_forge.submit.kaggle_game import GameResult
 

@@ -2,10 +2,10 @@
 that look at Kaggle's leaderboard side (``cxforge ladder``, ``ladder --fit``, ``ghosts``, ``regress add`` and
 ``regress list``), from Python.
 
-Each calls what its command calls (``tools/leaderboard/ladder/ladder_cmd``: ``stored_ladder``, ``simulate``,
-``write_outputs``; ``tools/leaderboard/ghosts/ghosts_cmd``: ``check_write``, ``write_ghost``, ``teams_of``;
-``tools/leaderboard/regress/regress_cmd``: ``project_root``, ``add_cases``), with the command's defaults and one-line
-``UserError`` lines, and returns a result object (``league_results.py``).  As in ``functions.py``, nothing is
+Each calls what its command calls (``tools/leaderboard/ladder/ladder_run``: ``stored_ladder``, ``simulate``;
+``ladder_report``: ``write_outputs``; ``tools/leaderboard/ghosts/teams``: ``check_write``, ``write_ghost``,
+``teams_of``; ``tools/leaderboard/regress/cases``: ``project_root``, ``add_cases``), with the command's defaults and
+one-line ``UserError`` lines, and returns a result object (``league_results.py``).  As in ``functions.py``, nothing is
 written into the working folder unless asked: a ladder plays into a temporary store unless ``store=`` names
 one; ``save=``, ``out=`` and ``write=`` write where they say; ``regress_add`` writes the project's
 ``tests/regressions.json`` (and its test, once), which is what it is for.
@@ -39,16 +39,16 @@ from connectx_forge.api.functions import (
 from connectx_forge.api.league_results import GhostsJson, GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ghosts.ghosts_cmd import check_write, table_text, teams_of, write_ghost, written_line
 from connectx_forge.leaderboard.ghosts.observed_moves import load_books
+from connectx_forge.leaderboard.ghosts.teams import check_write, table_text, teams_of, write_ghost, written_line
 from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-from connectx_forge.leaderboard.ladder.ladder_cmd import FILES as LADDER_FILES
-from connectx_forge.leaderboard.ladder.ladder_cmd import simulate, stored_ladder, write_outputs
-from connectx_forge.leaderboard.ladder.ladder_report import format_ladder
+from connectx_forge.leaderboard.ladder.ladder_report import FILES as LADDER_FILES
+from connectx_forge.leaderboard.ladder.ladder_report import format_ladder, write_outputs
+from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
 from connectx_forge.leaderboard.ladder.rating import RatingSettings
 from connectx_forge.leaderboard.ladder.simulate import Ladder
 from connectx_forge.leaderboard.regress import data
-from connectx_forge.leaderboard.regress.regress_cmd import add_cases, added_text, expand, list_text, project_root
+from connectx_forge.leaderboard.regress.cases import add_cases, added_text, expand, list_text, project_root
 from connectx_forge.leaderboard.review.labeller import Labeller
 
 

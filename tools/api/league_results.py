@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html
 from connectx_forge.api.results import GAME_COLUMNS, Result, _game_rows, _run_replay
-from connectx_forge.leaderboard.regress.regress_cmd import HEADERS, rows_of
+from connectx_forge.leaderboard.regress.cases import HEADERS, rows_of
 from connectx_forge.progress import count
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class LadderFitResult(Result):
 
 
 class GhostsJson(TypedDict):
-    """``cxforge ghosts --json``: how many replay files were read, and the teams (``ghosts_cmd.teams_of``'s
+    """``cxforge ghosts --json``: how many replay files were read, and the teams (``ghosts.teams.teams_of``'s
     rows)."""
 
     files: int

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from connectx_forge import outputs
 from connectx_forge.api.html import MAX_ROWS, Replay, Row, html_table, lines_html, llr_svg, record_replay, review_replay
 from connectx_forge.arena.sprt_run import evidence_line, more_openings, verdict
-from connectx_forge.leaderboard.review.review_cmd import PAGES, write_html
+from connectx_forge.leaderboard.review.pages import PAGES, write_html
 from connectx_forge.progress import count
 from connectx_forge.stats import wilson
 

@@ -8,13 +8,12 @@ from connectx_forge import options
 from connectx_forge.arena import flags, plots
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.sprt import MODELS
-from connectx_forge.arena.sprt_run import BAND, DEFAULT_MAX_GAMES, PLIES, Sprt, format_sprt
+from connectx_forge.arena.sprt_run import BAND, DEFAULT_MAX_GAMES, FILES, PLIES, Sprt, format_sprt
 from connectx_forge.arena.tournament_report import make_folder, write_json
 from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/errors.py
 MIN_GAMES = 2  # one pair of games: the least an SPRT counts
-FILES = ("report.json", "llr.png")  # what -o DIR holds after an SPRT
 
 HELP = "is NEW stronger than BASE? a sequential test (GSPRT) on paired openings, stopped when it decides"
 EXAMPLE = """\

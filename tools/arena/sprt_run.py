@@ -63,6 +63,7 @@ from connectx_forge.sandbox import jail
 DEFAULT_MAX_GAMES = 20000
 PLIES = 6  # the SPRT's suite: every 6-ply opening whose score lies in BAND
 BAND = (-3, 3)
+FILES = ("report.json", "llr.png")  # what -o DIR holds after an SPRT
 SCOPE = "NEW vs BASE"  # the one pair of agents an SPRT's evidence is counted for
 
 

@@ -32,6 +32,7 @@ from connectx_forge import progress as bars
 from connectx_forge.archive import unpack
 from connectx_forge.build import manifest as manifests
 from connectx_forge.build.cache import playable
+from connectx_forge.build.project import settings_file
 from connectx_forge.build.reference import reference
 from connectx_forge.errors import UserError
 from connectx_forge.play import players
@@ -47,6 +48,7 @@ from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameRes
 from connectx_forge.submit.upload_copy import staged_copy
 from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
 
+DEFAULT_FILE = Path("submissions/submission.py")  # what a check given nothing checks outside a project
 OPPONENTS = ("random", "negamax")
 DEFAULT_GAMES = 8  # per opponent: the first batch, and all the games when no floor needs more
 DEFAULT_MAX_GAMES = 256  # per opponent with a floor: the sequential test's cap
@@ -189,6 +191,13 @@ def _next_targets(floors: dict[str, float], results: list[GameResult], plan: seq
                       else f"playing on to {nxt} games")
             on_look(result, action)
     return target
+
+
+def default_agent(spec: str | None) -> str:
+    """What a command checks when it is given nothing: the project in the working folder, else the default file."""
+    if spec is not None:
+        return spec
+    return "." if settings_file(Path.cwd()) is not None else str(DEFAULT_FILE)
 
 
 def submission_of(spec: str) -> Player:

@@ -10,16 +10,15 @@ from typing import IO
 
 from agents.board import Size
 from connectx_forge import options, safe_write
-from connectx_forge.build.project import settings_file
 from connectx_forge.errors import UserError
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
 from connectx_forge.submit import check
+from connectx_forge.submit.check import default_agent
 from connectx_forge.submit.check_report import format_report
 from connectx_forge.submit.kaggle_game import GameResult
 from connectx_forge.submit.verdict import FloorResult
 
-DEFAULT_FILE = Path("submissions/submission.py")
 HELP = "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"
 EXAMPLE = """\
 cxforge check                                   # in a project folder: that project; else submissions/submission.py
@@ -121,13 +120,6 @@ class GameSaver:
     def close(self) -> None:
         if self.fh is not None:
             self.fh.close()
-
-
-def default_agent(spec: str | None) -> str:
-    """What a command checks when it is given nothing: the project in the working folder, else the default file."""
-    if spec is not None:
-        return spec
-    return "." if settings_file(Path.cwd()) is not None else str(DEFAULT_FILE)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,12 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from connectx_forge import options, outputs, safe_write
-from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV, ghost_file
-from connectx_forge.leaderboard.ghosts.observed_moves import DEFAULT_FOLDER, ENV, Books, TeamBook, load_books
+from connectx_forge import options
+from connectx_forge.leaderboard.ghosts.agent_file import DEFAULT_FALLBACK, FALLBACK_ENV
+from connectx_forge.leaderboard.ghosts.observed_moves import DEFAULT_FOLDER, ENV, load_books
+from connectx_forge.leaderboard.ghosts.teams import check_write, table_text, teams_of, write_ghost, written_line
 from connectx_forge.sandbox.escape import escape
-from connectx_forge.table import render as render_table
 
 HELP = ("list the Kaggle teams your replays show, to play as ghost:TEAM (their recorded moves, else a fallback "
         "agent)")
@@ -22,8 +21,6 @@ cxforge episodes 51234567 --download replays/
 cxforge ghosts                         # the teams of ./replays
 cxforge match ghost:"Some Team" my-project -n 20
 cxforge ghosts replays/ --team "Some Team" --fallback net-search --write ghost.py"""
-
-HEADERS = ("team", "games", "episodes", "positions", "several moves")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,35 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.register_output(parser, "write", "file")
 
 
-def rows_of(books: Books) -> list[list[object]]:
-    """One row a team, by games played then name."""
-    teams = sorted(books.teams.values(), key=lambda b: (-b.games, b.team))
-    return [[escape(b.team), b.games, len(b.episodes), b.positions, b.choices] for b in teams]
-
-
-def teams_of(books: Books) -> list[dict[str, object]]:
-    """The teams as ``--json`` prints them: one dict a row of ``rows_of``, keyed by ``HEADERS``."""
-    keys = [h.replace(" ", "_") for h in HEADERS]
-    return [dict(zip(keys, r, strict=True)) for r in rows_of(books)]
-
-
-def check_write(team: str | None, write: Path | None, force: bool = False, forcing: str = "--force") -> None:
-    """``UserError`` unless ``--team`` and ``--write`` come together, to a file that does not exist yet (or
-    ``force``: ``--force`` replaces it; ``forcing``: how the caller says it)."""
-    if (team is None) != (write is None):
-        raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
-    outputs.check_file(write, force, "--write", forcing=forcing)
-
-
-def write_ghost(books: Books, team: str, fallback: str | None, write: Path, replace: bool = False) -> TeamBook:
-    """Write ``team``'s ghost (its book, ``fallback`` off it) to ``write`` as a Kaggle agent file (an existing
-    file only with ``replace``); its book."""
-    book = books.team(team)
-    path = ghost_file(book, fallback)
-    safe_write.write_text(write, path.read_text(encoding="utf-8"), replace=replace)
-    return book
-
-
 def run(args: argparse.Namespace) -> int:
     """Print the teams, or write one team's ghost; 0."""
     check_write(args.team, args.write, args.force)
@@ -89,14 +57,3 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(table_text(books))
     return 0
-
-
-def table_text(books: Books) -> str:
-    """The teams as the command prints them: the table, then how many files."""
-    return f"{render_table(HEADERS, rows_of(books))}\n{books.files} replay file(s); play one as ghost:TEAM"
-
-
-def written_line(book: TeamBook, write: Path, fallback: str | None) -> str:
-    """What the command says of a ghost it wrote."""
-    return (f"{write}: ghost of {escape(book.team)!r} ({book.positions} positions from {book.games} game(s)), "
-            f"fallback {fallback or 'default'}")

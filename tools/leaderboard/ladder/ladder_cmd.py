@@ -8,16 +8,14 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options, outputs, safe_write
+from connectx_forge import options, outputs
 from connectx_forge.arena import flags
-from connectx_forge.arena.plots import draw
-from connectx_forge.arena.run import Execution, RunInterrupted, execute
-from connectx_forge.arena.store import Store
+from connectx_forge.arena.run import RunInterrupted
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-from connectx_forge.leaderboard.ladder.ladder_report import LadderReport, format_ladder, ladder_png, ladder_report
+from connectx_forge.leaderboard.ladder.ladder_report import FILES, format_ladder, write_outputs
+from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
 from connectx_forge.leaderboard.ladder.rating import RatingSettings
-from connectx_forge.leaderboard.ladder.replicates import spread
 from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL, Ladder
 
 HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
@@ -116,37 +114,3 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"cxforge ladder: note: {note}", file=sys.stderr)
     return 0
-
-
-def stored_ladder(store: Path | None, days: int | None) -> Ladder:
-    """The last ladder in ``store`` (``--resume`` without players), over ``days`` days where given."""
-    from dataclasses import replace
-
-    if store is None:
-        raise UserError("--resume without players needs --store FILE (the store of the ladder to resume)")
-    if not store.is_file():
-        raise UserError(f"nothing to resume: no results store at {store}")
-    with Store(store) as db:
-        runs = db.runs("ladder")
-    if not runs:
-        raise UserError(f"nothing to resume: the store {store} holds no ladder")
-    stored = runs[-1].config.run_of(Ladder)
-    return replace(stored, days=days or stored.days)
-
-
-def simulate(t: Ladder, how: Execution) -> LadderReport:
-    """Play (or finish, or extend) ladder ``t`` as ``how`` says and rate its replicates: the report.
-    ``RunInterrupted`` on Ctrl-C."""
-    played = execute(t, how)
-    return ladder_report(played, spread(played.process, played.days, played.scores, t.seed, t.replicates))
-
-
-FILES = ("report.json", "ladder.png")  # what -o DIR holds after a ladder
-
-
-def write_outputs(report: LadderReport, out: Path) -> list[str]:
-    """``report.json`` and ``ladder.png`` (``FILES``) in the folder ``out`` (``-o``); a note for each file
-    skipped."""
-    safe_write.write_text(out / FILES[0], json.dumps(report.to_json(), indent=2), replace=True)
-    note = draw(ladder_png, report, out / FILES[1])
-    return [] if note is None else [note]

@@ -1,6 +1,6 @@
 """A ladder's report: a frozen ``LadderReport`` (``to_json`` is ``cxforge ladder --json``'s object and the
-report.json ``-o`` writes, ``from_json`` reads it back), its text (tables through ``table.render``) and its
-plot.
+report.json ``-o`` writes, ``from_json`` reads it back), its text (tables through ``table.render``), its
+plot, and the files ``-o`` writes (``write_outputs``).
 
 Per submission (``Submission``): its role (your candidate or the pool), status (rated, retired:
 no longer among the team's latest N, or error: its validation episode broke),
@@ -11,12 +11,13 @@ it settles (``replicates``).  Then mu +/- sigma by day (``DayRating``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from connectx_forge import table
-from connectx_forge.arena.plots import _save, figure, text
+from connectx_forge import safe_write, table
+from connectx_forge.arena.plots import _save, draw, figure, text
 from connectx_forge.leaderboard.ladder.replicates import Spread
 from connectx_forge.leaderboard.ladder.simulate import YOU, Ladder, Played
 
@@ -214,3 +215,14 @@ def ladder_png(report: LadderReport, path: Path) -> None:
         ax.set_title(text(f"ladder {report.run}: {report.days} days"))
         ax.legend(loc="best")
         _save(fig, path)
+
+
+FILES = ("report.json", "ladder.png")  # what -o DIR holds after a ladder
+
+
+def write_outputs(report: LadderReport, out: Path) -> list[str]:
+    """``report.json`` and ``ladder.png`` (``FILES``) in the folder ``out`` (``-o``); a note for each file
+    skipped."""
+    safe_write.write_text(out / FILES[0], json.dumps(report.to_json(), indent=2), replace=True)
+    note = draw(ladder_png, report, out / FILES[1])
+    return [] if note is None else [note]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from agents.board import Board
+from connectx_forge import table
 from connectx_forge.leaderboard.review.games import Game
 from connectx_forge.leaderboard.review.labeller import Labeller, Position
 
@@ -147,3 +148,20 @@ def move_row(m: MoveNote) -> list[object]:
     if m.opening:
         mark = "opening"
     return [m.ply, f"p{m.mark}", m.column, value(m.before, m.score_before), value(m.after, m.score_after), best, mark]
+
+
+def format_review(review: Review) -> str:
+    """A game's review as text: its result, every move, and each side's first losing move."""
+    g = review.game
+    lines = [f"== {g.source}: {g.describe()}"]
+    if review.moves:
+        lines.append(table.render(MOVE_HEADERS, [move_row(m) for m in review.moves], "rule", align="rlrllll"))
+    for mark in (1, 2):
+        losing = review.losing_note(mark)
+        if losing is not None:
+            best = ",".join(str(c) for c in losing.best) or "?"
+            lines.append(f"first losing move of {g.names[mark - 1]} (mark {mark}): ply {losing.ply}, "
+                         f"column {losing.column}; best {best}")
+    if review.unlabelled():
+        lines.append(f"{review.unlabelled()} moves unlabelled (?) within {review.time_limit:g} s a position")
+    return "\n".join(lines)

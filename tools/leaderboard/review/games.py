@@ -292,3 +292,13 @@ def read_record(record: dict[str, Any], source: str) -> Game:
     return Game(source, (size[0], size[1], size[2]), moves, names, outcome,
                 winner=int(winner) if winner in (1, 2) else None, culprit=int(culprit) if culprit in (1, 2) else None,
                 opening=opening)
+
+
+def only_ours(games: list[Game], us: list[str]) -> list[Game]:
+    """The games a player named in ``us`` (labels) played (``--us``); ``UserError`` naming the players when
+    none did."""
+    ours = [g for g in games if set(g.names) & set(us)]
+    if not ours:
+        players = sorted({n for g in games for n in g.names})
+        raise UserError(f"--us {', '.join(us)}: no game has that player (the players are {', '.join(players)})")
+    return ours

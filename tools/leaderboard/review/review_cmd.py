@@ -7,16 +7,16 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_forge import options, outputs, safe_write, table
+from connectx_forge import options, outputs
 from connectx_forge import progress as progress_bars
 from connectx_forge.build.reference import label_of
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.review import label_cache
-from connectx_forge.leaderboard.review.annotate import MOVE_HEADERS, Review, move_row, review_game
-from connectx_forge.leaderboard.review.games import Game, load_games
+from connectx_forge.leaderboard.review.annotate import Review, format_review, review_game
+from connectx_forge.leaderboard.review.games import Game, load_games, only_ours
 from connectx_forge.leaderboard.review.label_cache import LabelCache
 from connectx_forge.leaderboard.review.labeller import DEFAULT_TIME_LIMIT, Labeller
-from connectx_forge.leaderboard.review.replay_page import game_page, index_page, replay_of, visualizer
+from connectx_forge.leaderboard.review.pages import PAGES, write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
 from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.sandbox.escape import escape
@@ -132,54 +132,6 @@ def plan_line(games: list[Game], moves: int, labeller: Labeller, workers: int, c
     cached = f"; {progress_bars.count(held, 'position')} labelled before, in the cache" if held else ""
     return (f"cxforge review: {progress_bars.count(len(games), 'game')}, {progress_bars.count(moves, 'move')}, "
             f"the {labeller.engine_used} solver at most {labeller.time_limit:g} s a position, -w {workers}{cached}")
-
-
-def only_ours(games: list[Game], us: list[str]) -> list[Game]:
-    """The games a player named in ``us`` (labels) played (``--us``); ``UserError`` naming the players when
-    none did."""
-    ours = [g for g in games if set(g.names) & set(us)]
-    if not ours:
-        players = sorted({n for g in games for n in g.names})
-        raise UserError(f"--us {', '.join(us)}: no game has that player (the players are {', '.join(players)})")
-    return ours
-
-
-def format_review(review: Review) -> str:
-    """A game's review as text: its result, every move, and each side's first losing move."""
-    g = review.game
-    lines = [f"== {g.source}: {g.describe()}"]
-    if review.moves:
-        lines.append(table.render(MOVE_HEADERS, [move_row(m) for m in review.moves], "rule", align="rlrllll"))
-    for mark in (1, 2):
-        losing = review.losing_note(mark)
-        if losing is not None:
-            best = ",".join(str(c) for c in losing.best) or "?"
-            lines.append(f"first losing move of {g.names[mark - 1]} (mark {mark}): ply {losing.ply}, "
-                         f"column {losing.column}; best {best}")
-    if review.unlabelled():
-        lines.append(f"{review.unlabelled()} moves unlabelled (?) within {review.time_limit:g} s a position")
-    return "\n".join(lines)
-
-
-PAGES = ("index.html", "game-*.html")  # what --html DIR holds after a review
-
-
-def write_html(reviews: list[Review], folder: Path, summary_text: str) -> Path:
-    """A page per game and an index in ``folder``; the index's path."""
-    try:
-        safe_write.make_folder(folder)
-        entries = []
-        for i, r in enumerate(reviews, 1):
-            name = f"game-{i:03d}.html"
-            title = f"Game {i}: {r.game.source}"
-            page = game_page(r, visualizer(replay_of(r.game)), title, back="index.html")
-            safe_write.write_text(folder / name, page, replace=True)  # the folder's pages are the command's own
-            entries.append((name, r))
-        index = folder / "index.html"
-        safe_write.write_text(index, index_page(entries, summary_text), replace=True)
-    except OSError as exc:
-        raise UserError(f"cannot write in {folder}: {exc.strerror or exc}") from None
-    return index
 
 
 def run(args: argparse.Namespace) -> int:
