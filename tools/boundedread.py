@@ -133,7 +133,7 @@ def read_bytes(path: PathLike, max_bytes: int, name: str | None = None) -> bytes
     return data
 
 
-_NO_LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # what O_NOFOLLOW says of a link
+NO_LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # what O_NOFOLLOW says of a link
 
 
 def open_unlinked(path: PathLike) -> int:
@@ -153,7 +153,7 @@ def open_unlinked(path: PathLike) -> int:
         for i, name in enumerate(names):
             last = i == len(names) - 1
             flags = (os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC) if last else folder_flags
-            if i == 0 and path.is_absolute() and not last and _system_link(name):
+            if i == 0 and path.is_absolute() and not last and system_link(name):
                 flags &= ~os.O_NOFOLLOW
             try:
                 fd = os.open(name, flags, dir_fd=here)
@@ -168,7 +168,7 @@ def open_unlinked(path: PathLike) -> int:
             os.close(here)
 
 
-def _system_link(name: str) -> bool:
+def system_link(name: str) -> bool:
     """Whether ``/name`` is a link only root could have made directly in ``/`` (``/tmp -> private/tmp``,
     ``/bin -> usr/bin``): the system's layout, followed (as ``safe_write`` does)."""
     try:
@@ -181,7 +181,7 @@ def _system_link(name: str) -> bool:
 def _open_error(path: Path, names: tuple[str, ...], i: int, exc: OSError) -> UserError:
     """The one line for a failed open of ``path`` at its component ``names[i]``."""
     where = Path(path.anchor, *names[:i + 1])
-    if exc.errno in _NO_LINK_ERRORS and where.is_symlink():
+    if exc.errno in NO_LINK_ERRORS and where.is_symlink():
         what = "the file" if i == len(names) - 1 else f"the folder {where}"
         return UserError(f"{path}: {what} is a symbolic link; cxforge plays, checks, builds and uploads a "
                          "submission file only where no link leads to it (give the real path)")

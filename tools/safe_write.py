@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, Protocol, overload
 
+from connectx_forge import boundedread
 from connectx_forge.errors import UserError
 from connectx_forge.paths import user_cache
 
@@ -52,11 +53,6 @@ def _refuse(path: Path, part: str, why: str) -> UnsafeOutput:
     return UnsafeOutput(f"refusing to write {path}: {part} {why}")
 
 
-def _system_link(parent_is_root: bool, st: os.stat_result) -> bool:
-    """A link only root could have made, directly in ``/`` (``/tmp -> private/tmp``): the system's layout."""
-    return parent_is_root and stat.S_ISLNK(st.st_mode) and st.st_uid == 0
-
-
 def _enter(fd: int, name: str, shown: str, target: Path, mode: int | None) -> int:
     """A descriptor of the folder ``name`` in the folder ``fd``, never through a link (``shown``: its path as
     the user gave it, for the message).  ``mode``: make it (that mode, under the umask) when missing; ``None``:
@@ -70,12 +66,11 @@ def _enter(fd: int, name: str, shown: str, target: Path, mode: int | None) -> in
             os.mkdir(name, mode, dir_fd=fd)
         return _enter(fd, name, shown, target, None)
     except OSError as exc:
-        if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+        if exc.errno not in boundedread.NO_LINK_ERRORS:
             raise
-    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    if _system_link(shown == "/" + name, st):
+    if shown == "/" + name and boundedread.system_link(name):
         return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
-    if stat.S_ISLNK(st.st_mode):
+    if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
         raise _refuse(target, shown, "is a symbolic link")
     raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), shown)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.unit.test_loaders import _aliases, _dotted, _modules
+from tests.unit.test_loaders import _aliases, _dotted, _modules, assert_allowed
 
 PARSERS = frozenset({"json.load", "json.loads", "json.JSONDecoder", "json.decoder.JSONDecoder", "tomllib.load",
                      "tomllib.loads", "pandas.read_json", "simplejson.loads", "simplejson.load"})
@@ -46,11 +46,9 @@ def json_reads(file: str, tree: ast.Module) -> set[tuple[str, str]]:
 
 def test_every_json_or_toml_reader_goes_through_boundedread() -> None:
     uses = {use for file, tree in _modules() if file != READER for use in json_reads(file, tree)}
-    new = sorted(uses - ALLOWED.keys())
-    assert not new, f"JSON/TOML parsed outside boundedread (use boundedread.read_json/parse_json/read_lines/" \
-                    f"read_toml, or allowlist with the reason the text is no file a user is given): {new}"
-    stale = sorted(ALLOWED.keys() - uses)
-    assert not stale, f"allowlist entries that no longer match a use: {stale}"
+    assert_allowed(uses, ALLOWED, "JSON/TOML parsed outside boundedread (use boundedread.read_json/parse_json/"
+                                  "read_lines/read_toml, or allowlist with the reason the text is no file a user "
+                                  "is given)")
 
 
 def test_the_scan_finds_every_kind_of_json_read() -> None:

@@ -96,13 +96,18 @@ def unsafe_uses(file: str, tree: ast.Module) -> set[tuple[str, str]]:
     return found
 
 
+def assert_allowed(uses: set[tuple[str, str]], allowed: dict[tuple[str, str], str], advice: str) -> None:
+    """Every use is in the allowlist (``advice``: what to do instead), and every allowlist entry still a use."""
+    new = sorted(uses - allowed.keys())
+    assert not new, f"{advice}: {new}"
+    stale = sorted(allowed.keys() - uses)
+    assert not stale, f"allowlist entries that no longer match a use: {stale}"
+
+
 def test_no_module_loads_data_with_a_loader_that_can_run_code() -> None:
     uses = {use for file, tree in _modules() for use in unsafe_uses(file, tree)}
-    new = sorted(uses - ALLOWED.keys())
-    assert not new, f"unsafe loaders (use JSON via boundedread, npz with allow_pickle=False, or allowlist with a " \
-                    f"reason): {new}"
-    stale = sorted(ALLOWED.keys() - uses)
-    assert not stale, f"allowlist entries that no longer match a use: {stale}"
+    assert_allowed(uses, ALLOWED, "unsafe loaders (use JSON via boundedread, npz with allow_pickle=False, or "
+                                  "allowlist with a reason)")
 
 
 def test_the_walker_finds_every_kind_of_unsafe_loader() -> None:

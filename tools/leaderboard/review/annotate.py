@@ -21,6 +21,7 @@ from agents.board import Board
 from connectx_forge import table
 from connectx_forge.leaderboard.review.games import Game
 from connectx_forge.leaderboard.review.labeller import Labeller, Position
+from connectx_forge.progress import count
 
 WDL = {1: "win", 0: "draw", -1: "loss"}
 
@@ -163,5 +164,5 @@ def format_review(review: Review) -> str:
             lines.append(f"first losing move of {g.names[mark - 1]} (mark {mark}): ply {losing.ply}, "
                          f"column {losing.column}; best {best}")
     if review.unlabelled():
-        lines.append(f"{review.unlabelled()} moves unlabelled (?) within {review.time_limit:g} s a position")
+        lines.append(f"{count(review.unlabelled(), 'move')} unlabelled (?) within {review.time_limit:g} s a position")
     return "\n".join(lines)
