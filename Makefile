@@ -38,7 +38,7 @@ $(TEST_STAMP): $(RUNTIME_STAMP)
 
 # the HTML replays' browser test (tests/integration/test_review_browser.py) drives Debian's Chromium headless shell through
 # playwright (dev layer), and the agent hosts' jail is bubblewrap with libseccomp's syscall filter
-# (tools/sandbox/jail.py, syscalls.py; tests/security/test_jail.py): installed with apt-get where we are root, else those
+# (tools/connectx_forge/sandbox/jail.py, syscalls.py; tests/security/test_jail.py): installed with apt-get where we are root, else those
 # tests skip and say why.  As root, the attack suite runs again as an unprivileged user (cxforge-test, made here
 # and let through to the interpreter and the checkout by an ACL naming it alone: tests/grant_test_user.sh).
 SYSTEM_SETUP = missing=""; \
@@ -89,7 +89,7 @@ bench: $(TEST_STAMP)
 	$(BIN)/cxforge bench
 
 # bitbully (AGPL), the reference of cxforge bench solver --reference bitbully, into a bench-only layer of the user's
-# cache: never a dependency of the package, never embedded or shipped (tools/bench/reference_bitbully.py)
+# cache: never a dependency of the package, never embedded or shipped (tools/connectx_forge/bench/reference_bitbully.py)
 bench-reference: $(TEST_STAMP)
 	$(PIP) --no-deps --target "$$($(BIN)/python -c 'from connectx_forge.bench import reference_bitbully as r; print(r.LAYER)')" \
 		"bitbully==$$($(BIN)/python -c 'from connectx_forge.bench import reference_bitbully as r; print(r.PIN)')"
@@ -97,7 +97,7 @@ bench-reference: $(TEST_STAMP)
 # the shipped agents' C libraries, compiled with the pinned toolchain and committed beside their sources
 # (agents/solver/native/solver.so and .key), so that make submission needs no toolchain; run after editing solver.c
 native: $(TEST_STAMP)
-	$(BIN)/python -m connectx_forge.build.native_libs
+	$(BIN)/python -m connectx_bundler.native_libs
 
 clean:
 	rm -rf $(VENV) submissions/*.py submissions/*.json submissions/*.tar.gz

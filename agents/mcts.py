@@ -8,7 +8,7 @@ win, 0.5 a draw, 0 a loss, for the player who moved into each node).  After
 playout at once (both in the tree and in the random part).
 
 The draws come from the process's ``random`` module, which the referee seeds
-for each seat (tools/play/seat_random.py), so a game replays from its seed.
+for each seat (tools/connectx_forge/play/seat_random.py), so a game replays from its seed.
 Bundle-safe: the standard library and the game core only.
 """
 

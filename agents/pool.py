@@ -24,7 +24,7 @@ mistakes can be exploited.  These agents make few, of known kinds:
 
 Each keeps its own search state (two of them in one process share nothing).
 The random draws come from the process's ``random`` module, which the referee
-seeds for each seat from the game's seed (tools/play/seat_random.py; on Kaggle
+seeds for each seat from the game's seed (tools/connectx_forge/play/seat_random.py; on Kaggle
 each agent has its own process), so the draws, and the moves of every game
 whose searches finish in time, replay from the seed.  A search cut by the
 clock (the starved solver's, or any solver's in a hard position) may still

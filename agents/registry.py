@@ -28,7 +28,7 @@ class AgentSpec:
 
     ``floors`` maps an opponent (``random``, ``negamax``) to the win rate the agent
     must reach against it, over both seats, as ``cxforge check`` shows it at 95%
-    confidence (tools/submit/sequential.py): the higher a floor, the more games it
+    confidence (tools/connectx_forge/submit/sequential.py): the higher a floor, the more games it
     takes (with no loss, 32 games a floor up to 0.86, 64 up to 0.92, 128 up to
     0.96).  ``valid`` is False for an agent that is kept on purpose although it
     plays illegal moves (the checker must catch it).

@@ -178,7 +178,8 @@ def warden_processes() -> set[int]:
 
 
 def templates_of(wardens: set[int]) -> set[int]:
-    """The templates (``tools/sandbox/template.py``) that ``wardens`` keep between games: their children that
+    """The templates (``tools/connectx_forge/sandbox/template.py``) that ``wardens`` keep between games: their
+    children that
     name themselves so, each one's namespace init (``namespace.py``: in the template's process namespace) and
     the spare host each one forks ahead of its next game."""
     from connectx_forge.sandbox.namespace import NAME as INIT

@@ -1,24 +1,25 @@
 """mypy over agents/, build/ and tools/, under the import names the project installs.
 
-tools/ and build/ are imported as ``connectx_forge`` and ``connectx_forge.build`` (pyproject.toml maps them), a
-mapping that mypy cannot read from the editable install.  So this hands mypy each file with its module name.  Run
-it with ``make lint`` or ``python -m tests.typecheck``; the test suite runs it too (tests/unit/test_static.py).
+Each package sits in a folder of its name (agents/, tools/connectx_forge/, build/connectx_bundler/); this hands
+mypy each file with its module name.  Run it with ``make lint`` or ``python -m tests.typecheck``; the test suite
+runs it too (tests/unit/test_static.py).
 """
 
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+PACKAGES = {"agents": "agents", "connectx_forge": "tools/connectx_forge", "connectx_bundler": "build/connectx_bundler"}
+
+
 def module_sources() -> list[tuple[str, str]]:
     """``(path, module)`` for every source file of the installed packages."""
-    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
     out = []
-    for package, folder in sorted(package_dir.items()):
+    for package, folder in sorted(PACKAGES.items()):
         for path in sorted((ROOT / folder).rglob("*.py")):
             parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
             if parts[-1] == "__init__":

@@ -1,4 +1,5 @@
-"""The notebook API (``import connectx_forge as cf``, tools/api/): each function on cheap agents, few games, fixed
+"""The notebook API (``import connectx_forge as cf``, tools/connectx_forge/api/): each function on cheap agents, few
+games, fixed
 seeds.
 
 Every run happens in an empty working folder that must stay empty; the notebook docs/notebook.ipynb is run
@@ -43,7 +44,7 @@ def first_legal(obs: Any, config: Any) -> int:
 
 def test_the_import_is_light_and_the_packages_keep_their_names() -> None:
     code = ("import sys, connectx_forge as cf; heavy = [m for m in ('torch', 'numpy', 'connectx_forge.cli') "
-            "if m in sys.modules]; import connectx_forge.build.builder, connectx_forge.cli, "
+            "if m in sys.modules]; import connectx_bundler.builder, connectx_forge.cli, "
             "connectx_forge.runtime; print(heavy, callable(cf.match), 'tournament' in dir(cf))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -1,5 +1,6 @@
 """The notebook API's ``cf.ladder``, ``cf.ladder_fit``, ``cf.ghosts``, ``cf.regress_add`` and ``cf.regress_list``
-(tools/api/league.py): the same results as their commands, the commands' defaults and one-line errors, nothing written
+(tools/connectx_forge/api/league.py): the same results as their commands, the commands' defaults and one-line errors,
+nothing written
 into the working folder unless asked, and a ``cxforge new`` project outside the repository as a player, a ghost's
 fallback and the project regress works on.  Cheap agents, few days, fixed seeds.
 """

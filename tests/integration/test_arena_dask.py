@@ -1,4 +1,5 @@
-"""Tournaments on Dask (tools/arena/schedule): a real LocalCluster with worker processes gives the process
+"""Tournaments on Dask (tools/connectx_forge/arena/schedule): a real LocalCluster with worker processes gives the
+process
 pool's table for the same seed, and a worker killed mid-run loses no game."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tournaments and SPRT runs (tools/arena): paired openings, seeded games, reports, resuming after kill -9."""
+"""Tournaments and SPRT runs (connectx_forge.arena): paired openings, seeded games, reports, resuming after kill -9."""
 
 from __future__ import annotations
 

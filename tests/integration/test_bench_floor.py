@@ -1,4 +1,5 @@
-"""The floor beside ``cxforge bench loop --isolated`` (tools/bench/floor.py): bare games with a fresh process per
+"""The floor beside ``cxforge bench loop --isolated`` (tools/connectx_forge/bench/floor.py): bare games with a fresh
+process per
 player per game play to the end, leave nothing running, and their rate is shown beside the agent hosts'."""
 
 from __future__ import annotations

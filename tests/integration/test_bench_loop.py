@@ -1,4 +1,4 @@
-"""``cxforge bench loop --rounds N`` (tools/bench/loop.py): every figure measured N times, the harnesses
+"""``cxforge bench loop --rounds N`` (tools/connectx_forge/bench/loop.py): every figure measured N times, the harnesses
 alternated round by round, the medians kept, so that a slow spell of a shared machine falls on all alike."""
 
 from __future__ import annotations

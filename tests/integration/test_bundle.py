@@ -27,10 +27,10 @@ from hypothesis import given
 
 from agents.board import Board
 from agents.registry import REGISTRY
-from connectx_forge.build.builder import DEFAULT_SIZE_LIMIT, Target, build, target_for_file, write
-from connectx_forge.build.embed import decode, encode
-from connectx_forge.build.errors import BuildError
-from connectx_forge.build.reference import resolve_target
+from connectx_bundler.builder import DEFAULT_SIZE_LIMIT, Target, build, target_for_file, write
+from connectx_bundler.embed import decode, encode
+from connectx_bundler.errors import BuildError
+from connectx_bundler.reference import resolve_target
 from tests.strategies import positions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ ISOLATED_LOADER = r'''
 import json, sys
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {"agents", "tools", "build", "tests"}:
+        if name.partition(".")[0] in {"agents", "tools", "build", "tests", "connectx_bundler"}:
             raise ImportError(f"the submission imported project module {name}")
 sys.meta_path.insert(0, Block())
 from kaggle_environments.agent import get_last_callable
@@ -57,7 +57,7 @@ for job in json.load(sys.stdin):
         results.append({"name": agent.__name__, "move": move, "type": type(move).__name__})
     except Exception as exc:
         results.append({"error": f"{type(exc).__name__}: {exc}"})
-OURS = {"agents", "connectx_forge", "tools", "build"}
+OURS = {"agents", "connectx_forge", "connectx_bundler", "tools", "build"}
 results.append({"project_modules": sorted(m for m in sys.modules if m.partition(".")[0] in OURS)})
 print(json.dumps(results))
 '''

@@ -1,4 +1,4 @@
-"""``cxforge compare``: two agents' saved games paired game by game (tools/play/paired.py)."""
+"""``cxforge compare``: two agents' saved games paired game by game (tools/connectx_forge/play/paired.py)."""
 
 from __future__ import annotations
 

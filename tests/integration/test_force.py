@@ -1,4 +1,5 @@
-"""One rule for every output: an existing output is never replaced without ``--force`` (``tools/outputs.py``).
+"""One rule for every output: an existing output is never replaced without ``--force``
+(``tools/connectx_forge/outputs.py``).
 
 Each command that writes is run with its output already there: exit status 2, one line naming the output and
 saying ``--force to replace it``, the file unchanged; then with ``--force``: replaced.  Cheap commands run for

@@ -3,7 +3,8 @@
 Through the real CLI on a ``cxforge new`` project (``mybot``): each built file has its own manifest, a
 manifest that does not describe its file is an error in ``check`` and in a repack (never a silent drop of
 floors), a floor that ``--opponents`` leaves out is an error and one not played is UNDECIDED.  Every command
-exits by the table of ``tools/errors.py`` (0 success, 1 FAIL/H0, 2 an error, 3 UNDECIDED/no decision); the
+exits by the table of ``tools/connectx_forge/errors.py`` (0 success, 1 FAIL/H0, 2 an error, 3 UNDECIDED/no decision);
+the
 notebook API says PASS/FAIL/UNDECIDED as the CLI does, and raises only ``cf.UserError``.  The checks that
 would play many games stop before the first one (a usage error), so each test takes seconds.
 """
@@ -18,9 +19,9 @@ from pathlib import Path
 import pytest
 
 import connectx_forge as cf
+from connectx_bundler import manifest as manifests
+from connectx_bundler.errors import BuildError
 from connectx_forge import errors
-from connectx_forge.build import manifest as manifests
-from connectx_forge.build.errors import BuildError
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.submit.check import Gate, check_file

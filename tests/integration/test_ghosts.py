@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agents.board import Board
-from connectx_forge.build.cache import is_built
-from connectx_forge.build.reference import reference
+from connectx_bundler.cache import is_built
+from connectx_bundler.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts, ghost_file

@@ -1,4 +1,5 @@
-"""Held-out sets (tools/solver/heldout.py): seeded draws, kept out of training, exact labels, resumable files,
+"""Held-out sets (tools/connectx_forge/solver/heldout.py): seeded draws, kept out of training, exact labels, resumable
+files,
 and ``cxforge mistakes`` judging their moves from the stored scores."""
 
 from __future__ import annotations
@@ -264,17 +265,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_ships_the_heldout_sets_where_paths_finds_them() -> None:
-    """pyproject's package data holds every file of tools/datasets/heldout, installed at
+    """pyproject's package data holds every file of tools/connectx_forge/datasets/heldout, installed at
     connectx_forge/datasets/heldout:
     the folder ``paths.HELDOUT_DIR`` names in an installed wheel (``paths.DATASETS``: beside paths.py)."""
     import fnmatch
     import tomllib
 
     setup = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    package = "connectx_forge.datasets"  # tools/datasets, inside connectx_forge = tools/
-    assert package == "connectx_forge.datasets" and package in setup["packages"]
+    package = "connectx_forge.datasets"  # tools/connectx_forge/datasets, found under tools/
+    assert (ROOT / "tools" / "connectx_forge" / "datasets" / "__init__.py").is_file()
     globs = setup["package-data"][package]
-    data = ROOT / "tools" / "datasets"
+    data = ROOT / "tools" / "connectx_forge" / "datasets"
     shipped = sorted(p.relative_to(data).as_posix() for p in (data / "heldout").iterdir())
     assert {f"{name}{ext}" for name in heldout.SETS for ext in (".txt", ".scores.jsonl")} == {
         Path(p).name for p in shipped}
@@ -299,7 +300,7 @@ def test_a_built_wheel_holds_the_heldout_sets(tmp_path: Path) -> None:
         if (ROOT / name).is_file():
             shutil.copy(ROOT / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "labels", "openings")
-    for folder in sorted(set(setup["package-dir"].values())):
+    for folder in sorted(set(setup["packages"]["find"]["where"]) - {"."}) + ["agents"]:
         shutil.copytree(ROOT / folder, src / folder, ignore=skip)
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                            "-w", str(tmp_path / "out"), str(src)], capture_output=True, text=True, timeout=300)

@@ -77,37 +77,39 @@ def test_importing_quietly_holds_back_the_loading_noise() -> None:
     assert out.stdout == "ok\n"
 
 
-def _packages() -> tuple[dict[str, str], list[str]]:
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    return config["package-dir"], config["packages"]
+def _find() -> dict[str, list[str]]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
 
 
 def test_the_project_installs_only_its_own_import_names() -> None:
-    package_dir, packages = _packages()
-    tops = {p.split(".")[0] for p in packages}
-    assert tops == {"agents", "connectx_forge"}
-    assert package_dir == {"agents": "agents", "connectx_forge": "tools", "connectx_forge.build": "build"}
+    """Each package sits in a folder of its name: the layout says it all, and package-dir says nothing."""
+    find = _find()
+    assert "package-dir" not in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert find["where"] == [".", "tools", "build"]
+    assert {name.split(".")[0] for name in find["include"]} == {"agents", "connectx_forge", "connectx_bundler"}
 
 
-def test_every_source_package_is_listed_for_the_wheel() -> None:
-    package_dir, packages = _packages()
-    found: set[str] = set()
-    for name, folder in package_dir.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder)
-            found.add(".".join([name, *rel.parts]))
-    assert found == set(packages)
+def test_every_source_package_is_found_for_the_wheel() -> None:
+    from setuptools import find_packages
+
+    find = _find()
+    found = {name for where in find["where"] for name in find_packages(str(ROOT / where), include=find["include"])}
+    tops = {"agents": ROOT / "agents", "connectx_forge": ROOT / "tools" / "connectx_forge",
+            "connectx_bundler": ROOT / "build" / "connectx_bundler"}
+    expected = {".".join([name, *init.parent.relative_to(folder).parts])
+                for name, folder in tops.items() for init in folder.rglob("__init__.py")}
+    assert found == expected
 
 
 def test_a_package_named_build_beside_the_project_keeps_its_name(tmp_path: Path) -> None:
     """With PyPA's ``build`` installed, its command ``pyproject-build`` is it, even run from the project root, and
     ``cxforge build`` still works beside it.
 
-    A console script has its own folder first on the path, not the working folder, so the checkout's build/ (the
-    regular package ``connectx_forge.build``) shadows PyPA's ``build`` only for ``python -m build`` run from the
-    checkout's root; installed, our bundler is ``connectx_forge/build`` and shadows nothing.
+    The checkout's build/ is a plain folder holding the package ``connectx_bundler``: it is no package ``build``
+    (a regular package found anywhere on the path wins over a folder without ``__init__.py``), and installed, the
+    bundler is ``connectx_bundler`` and shadows nothing.
     """
-    assert (ROOT / "build" / "__init__.py").is_file()
+    assert not (ROOT / "build" / "__init__.py").exists() and (ROOT / "build" / "connectx_bundler").is_dir()
     fake = tmp_path / "site" / "build"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("__version__ = '9.9.9-pypa'\n")
@@ -141,8 +143,8 @@ def test_building_a_wheel_writes_nothing_into_build_and_ships_only_our_names(tmp
     (wheel,) = tmp_path.glob("connectx_forge-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-    assert tops == {"agents", "connectx_forge"}
-    assert "connectx_forge/build/builder.py" in names and "connectx_forge/cli.py" in names
+    assert tops == {"agents", "connectx_forge", "connectx_bundler"}
+    assert "connectx_bundler/builder.py" in names and "connectx_forge/cli.py" in names
     assert "connectx_forge/__init__.py" in names and "connectx_forge/api/functions.py" in names
     assert "agents/data/opening_book.bin" in names and "agents/solver/native/solver.c" in names
     assert "agents/solver/native/solver.so" in names and "agents/solver/native/solver.so.key" in names

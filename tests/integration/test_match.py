@@ -1,4 +1,4 @@
-"""The game loop (tools/play: game, match, match_cmd) judges games exactly as kaggle_environments does."""
+"""The game loop (connectx_forge.play: game, match, match_cmd) judges games exactly as kaggle_environments does."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
-from connectx_forge.build.reference import as_player, resolve
+from connectx_bundler.reference import as_player, resolve
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import GameRecord, play_game
 from connectx_forge.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build import native_libs
-from connectx_forge.build.builder import build
-from connectx_forge.build.errors import BuildError
-from connectx_forge.build.reference import resolve_target
+from connectx_bundler import native_libs
+from connectx_bundler.builder import build
+from connectx_bundler.errors import BuildError
+from connectx_bundler.reference import resolve_target
 from connectx_forge.cli import main
 
 pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")

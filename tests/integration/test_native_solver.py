@@ -12,10 +12,10 @@ from agents.board import Board
 from agents.solver.book import Book
 from agents.solver.native import NativeSolver, native_solver
 from agents.solver.search import Solver
-from connectx_forge.build import native_libs
-from connectx_forge.build.builder import build
-from connectx_forge.build.errors import BuildError
-from connectx_forge.build.reference import resolve_target
+from connectx_bundler import native_libs
+from connectx_bundler.builder import build
+from connectx_bundler.errors import BuildError
+from connectx_bundler.reference import resolve_target
 from connectx_forge.cli import main
 from connectx_forge.paths import agents_root
 from tests.integration.test_native import run_bundle

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from connectx_bundler.project import own_project
+from connectx_bundler.reference import canonical, label_of, resolve, resolve_target
 from connectx_forge.arena.store import Store
-from connectx_forge.build.project import own_project
-from connectx_forge.build.reference import canonical, label_of, resolve, resolve_target
 from connectx_forge.cli import main
 from connectx_forge.submit.check import submission_of
 

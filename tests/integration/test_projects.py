@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build import project as projects
-from connectx_forge.build.builder import build
-from connectx_forge.build.cache import playable, source_needs_build
-from connectx_forge.build.reference import reference, resolve, resolve_target
+from connectx_bundler import project as projects
+from connectx_bundler.builder import build
+from connectx_bundler.cache import playable, source_needs_build
+from connectx_bundler.reference import reference, resolve, resolve_target
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play.match import run_match

@@ -1,6 +1,6 @@
 """A hostile ``.tar.gz`` submission writes nothing outside its folder and never crashes ``cxforge check``.
 
-The promise (tools/archive.py): a submission archive may hold only
+The promise (tools/connectx_forge/archive.py): a submission archive may hold only
 regular files and folders under plain relative names, each once, within the
 module's bounds.  Any other archive -- links of any kind (including the
 CVE-2025-4517 chain that defeats ``tarfile``'s ``filter="data"`` on Python

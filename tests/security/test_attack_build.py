@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build import cc, native_libs
+from connectx_bundler import cc, native_libs
 from connectx_forge.cli import main
 from tests.harness import ROOT
 

@@ -1,7 +1,8 @@
 """Dask's ports are locked: whoever reaches a Dask scheduler or worker runs code on it, and a client unpickles
 what comes back, so a port open to anyone is a way into the user's account.
 
-``--dask local`` (``tools/arena/dask_cluster``) must listen on 127.0.0.1 only, over TLS with credentials made
+``--dask local`` (``tools/connectx_forge/arena/dask_cluster``) must listen on 127.0.0.1 only, over TLS with
+credentials made
 for the run: a stranger on the machine, over plain TCP or with TLS credentials of their own, is turned away, and
 no dashboard or HTTP route tells them anything.  Its workers import nothing from the folder the user stands in
 (nor from the notebook's import path).  ``--dask ADDRESS`` refuses an unauthenticated scheduler in one line,

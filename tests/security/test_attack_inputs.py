@@ -1,4 +1,5 @@
-"""Hostile input files: every file a user gives cxforge is bounded before it is parsed (``tools/boundedread.py``).
+"""Hostile input files: every file a user gives cxforge is bounded before it is parsed
+(``tools/connectx_forge/boundedread.py``).
 
 A replay, a games file, an episode list, a regressions file, a results store or a ``cxforge.toml`` may be
 anyone's.  Each attack goes through the real command and must end in one error line naming the file and the
@@ -26,11 +27,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from connectx_bundler.errors import BuildError
+from connectx_bundler.project import read_settings
 from connectx_forge import boundedread
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.boundedread import too_deep
-from connectx_forge.build.errors import BuildError
-from connectx_forge.build.project import read_settings
 from connectx_forge.cli import main
 from connectx_forge.credentials import secrets
 from connectx_forge.errors import UserError

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.build.reference import resolve
+from connectx_bundler.reference import resolve
 from connectx_forge.play.match import run_match
 from connectx_forge.sandbox import jail, syscalls
 from connectx_forge.sandbox.limits import MIB, Limits

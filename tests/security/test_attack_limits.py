@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.build.reference import resolve
+from connectx_bundler.reference import resolve
 from connectx_forge.sandbox import jail
 from connectx_forge.sandbox.limits import MIB, Limits
 from connectx_forge.sandbox.seat import HostedAgent

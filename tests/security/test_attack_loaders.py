@@ -2,7 +2,8 @@
 
 A training run folder may be a teammate's or a download.  ``torch.save`` writes a pickle, and unpickling runs
 whatever its ``__reduce__`` says, so ``cxforge train --resume`` and ``cxforge bench net`` read only their own
-format (tools/train/checkpoint.py: numpy arrays and JSON in a zip), within bounds.  Each hostile file here
+format (tools/connectx_forge/train/checkpoint.py: numpy arrays and JSON in a zip), within bounds.  Each hostile file
+here
 must end in one error line naming it (exit status 2) and leave its marker unwritten.  A ghost's agent file
 names its team on its first line; that name was parsed by ``ast.literal_eval``, which recursed on a megabyte
 of nesting: it is now matched by a regex, within a bound.

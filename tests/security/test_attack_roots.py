@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from connectx_bundler import cc
+from connectx_bundler import project as projects
 from connectx_forge import archive, credentials
-from connectx_forge.build import cc
-from connectx_forge.build import project as projects
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play.match import run_match

@@ -3,7 +3,7 @@ through ``random`` or ``numpy.random``, and the same seed still gives the same g
 
 On Kaggle each agent runs in a container of its own.  Here each seat has its
 own generators, seeded from the game's seed and the seat
-(tools/play/seat_random.py): a host keeps its own, and an agent played in the
+(tools/connectx_forge/play/seat_random.py): a host keeps its own, and an agent played in the
 referee's process (``kaggle:random`` among them) gets its seat's state swapped
 in around each call.  The attacks, each played hosted (a file), hosted on both
 sides (``isolate``) and in the referee's process (a function):

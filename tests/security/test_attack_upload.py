@@ -1,4 +1,4 @@
-"""Upload sends exactly the bytes that were checked (``tools/submit/upload_copy.py``).
+"""Upload sends exactly the bytes that were checked (``tools/connectx_forge/submit/upload_copy.py``).
 
 ``cxforge upload`` used to check the file at its path, then hand that same path to ``kaggle competitions
 submit``: whatever the path held at upload time was sent, checked or not.  Each attack goes through the real

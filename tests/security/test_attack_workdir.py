@@ -174,7 +174,7 @@ def test_the_kaggle_api_child_is_isolated(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_the_toolchain_is_isolated() -> None:
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra")
-    from connectx_forge.build import native_libs
+    from connectx_bundler import native_libs
 
     assert native_libs.toolchain()[1:4] == ["-I", "-m", "ziglang"]
 
@@ -184,7 +184,7 @@ def test_the_toolchain_is_never_a_package_of_the_working_folder(hostile: tuple[P
     """In a notebook (or under ``python -m``) the working folder is on this process's own import path: the
     compiler is still the installed toolchain's, never a ``ziglang/zig`` of that folder."""
     pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra")
-    from connectx_forge.build import cc
+    from connectx_bundler import cc
 
     folder, markers = hostile
     monkeypatch.chdir(folder)

@@ -1,4 +1,5 @@
-"""Where ``--slowdown`` may make cgroups (tools/sandbox/cgroup.py), found in hierarchies laid out in a folder:
+"""Where ``--slowdown`` may make cgroups (tools/connectx_forge/sandbox/cgroup.py), found in hierarchies laid out in a
+folder:
 the kernel's own rules are tried by the share tests of test_slowdown.py on whichever hierarchy this machine has."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The jail (tools/sandbox/jail.py): a jailed agent cannot reach the network, see the user's processes or their
+"""The jail (tools/connectx_forge/sandbox/jail.py): a jailed agent cannot reach the network, see the user's processes
+or their
 environments, or write outside its game folder and /tmp; where bubblewrap cannot run, hosts run as before and
 say so.  Skipped where bubblewrap is missing or refused (make test installs it where it is root)."""
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.build.reference import resolve
+from connectx_bundler.reference import resolve
 from connectx_forge.play.match import run_match
 from connectx_forge.sandbox import jail, warden
 from connectx_forge.sandbox.seat import HostedAgent

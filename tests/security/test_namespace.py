@@ -1,4 +1,5 @@
-"""Namespaces per host (tools/sandbox/namespace.py), outside any jail, in a child Python that may make them (root):
+"""Namespaces per host (tools/connectx_forge/sandbox/namespace.py), outside any jail, in a child Python that may make
+them (root):
 the child is pid 2 under a fresh /proc beside its init, and a fork whose mounts fail raises and leaves nothing."""
 
 from __future__ import annotations

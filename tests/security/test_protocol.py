@@ -1,4 +1,5 @@
-"""The channel (tools/sandbox/protocol.py) carries no random state: a host's replies have no ``rng`` field, and a
+"""The channel (tools/connectx_forge/sandbox/protocol.py) carries no random state: a host's replies have no ``rng``
+field, and a
 request that carries one (as the referee's did when it shared one random stream with its hosts) changes nothing in
 the host; the host's ``random`` and ``numpy.random`` are its own, moved only by its agent."""
 

@@ -1,4 +1,4 @@
-"""Agent hosts (tools/sandbox): every way an agent file can break is named, and the harness survives it.
+"""Agent hosts (tools/connectx_forge/sandbox): every way an agent file can break is named, and the harness survives it.
 
 Each broken agent in tests/broken_agents/ (its first line names the kind) is
 played through the library (``run_match``) and through ``cxforge match`` in a
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.build.reference import as_player
+from connectx_bundler.reference import as_player
 from connectx_forge.play.game import play_game
 from connectx_forge.play.match import run_match
 from connectx_forge.play.records import load_records

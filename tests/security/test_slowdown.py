@@ -1,4 +1,5 @@
-"""``--slowdown X`` (tools/sandbox/throttle.py): each agent host gets 1/X of a CPU while Kaggle's clock stays wall
+"""``--slowdown X`` (tools/connectx_forge/sandbox/throttle.py): each agent host gets 1/X of a CPU while Kaggle's clock
+stays wall
 time, so a move that fits at full speed can time out on a slower machine; the report says the method."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Templates (tools/sandbox/template.py): ``match`` loads a file once per template (``TEMPLATES_PER_FILE`` per
+"""Templates (tools/connectx_forge/sandbox/template.py): ``match`` loads a file once per template
+(``TEMPLATES_PER_FILE`` per
 worker, taking games in turn) and forks every game's host from one; the load's time is charged to each game's
 move 1; a load a fork would not copy faithfully (a thread) is loaded afresh in every game, and so is every file
 with ``CXFORGE_TEMPLATE=off``."""

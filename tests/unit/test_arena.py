@@ -1,4 +1,5 @@
-"""tools/arena's parts: pair counts, Elo and SPRT against hand-computed and published values, opening suites,
+"""tools/connectx_forge/arena's parts: pair counts, Elo and SPRT against hand-computed and published values, opening
+suites,
 the results store, and games that start from an opening."""
 
 from __future__ import annotations

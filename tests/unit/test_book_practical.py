@@ -1,4 +1,5 @@
-"""``cxforge book practical`` (tools/solver/book_practical.py): the book's second-seat moves made practical offline.
+"""``cxforge book practical`` (tools/connectx_forge/solver/book_practical.py): the book's second-seat moves made
+practical offline.
 
 The command may only put a move of the entry's exact score in the book, the
 one the practical search picks; it resumes from its progress file, writes no

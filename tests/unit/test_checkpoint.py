@@ -1,4 +1,4 @@
-"""A training checkpoint holds data and no code, and still restores a run whole (tools/train/checkpoint.py)."""
+"""A training checkpoint holds data and no code, and still restores a run whole (connectx_forge.train.checkpoint)."""
 
 from __future__ import annotations
 

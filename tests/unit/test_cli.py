@@ -189,7 +189,7 @@ def test_bench_search_reports_the_depth_reached(pons_dir: Path, capsys: pytest.C
     assert "on each of 2 Begin-Medium positions: depth reached mean" in out and "searched a second" in out
 
 
-@pytest.mark.parametrize("argv, status, why", [  # every error: exit status 2 (tools/errors.py)
+@pytest.mark.parametrize("argv, status, why", [  # every error: exit status 2 (tools/connectx_forge/errors.py)
     (["solve", "4458"], 2, "bad move string '4458'"),
     (["book", "info", "/no/such/book.bin"], 2, "cannot read /no/such/book.bin"),
     (["bench", "nope"], 2, "invalid choice: 'nope'"),

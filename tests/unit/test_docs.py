@@ -167,7 +167,7 @@ def test_the_example_replays_try_review_ghosts_and_regress_add(
     assert cli.main(["review", *replays, "--us", "Forge", "--summary", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("our agent (Forge): 3 games, 2 lost") and "cxforge solve " in out
-    assert cli.main(["ghosts", "tools/datasets/replays"]) == 0
+    assert cli.main(["ghosts", "tools/connectx_forge/datasets/replays"]) == 0
     teams = [line.split()[0] for line in capsys.readouterr().out.splitlines()[2:4]]
     assert sorted(teams) == ["Forge", "Rival"]
     project = tmp_path / "mybot"

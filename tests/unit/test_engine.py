@@ -28,7 +28,7 @@ from connectx_forge.errors import UserError
 from tests.unit.test_solver import read_set, sample
 
 ROOT = Path(__file__).resolve().parents[2]
-HELDOUT = ROOT / "tools" / "datasets" / "heldout"
+HELDOUT = ROOT / "tools" / "connectx_forge" / "datasets" / "heldout"
 SMALL = 131101  # a small compiled table: an odd size above 2**17
 compiled = pytest.mark.skipif(not available(Kind.C), reason="the solver's C library does not load here")
 

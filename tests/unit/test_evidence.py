@@ -1,4 +1,5 @@
-"""The distinct-evidence rule (tools/arena/evidence.py): a unit counts when it is new under its key; the repeats of a
+"""The distinct-evidence rule (tools/connectx_forge/arena/evidence.py): a unit counts when it is new under its key;
+the repeats of a
 pair of agents count only once that pair is shown stochastic, and then all of them."""
 
 from __future__ import annotations

@@ -17,22 +17,27 @@ from tests.unit.test_loaders import _aliases, _dotted, _modules, assert_allowed
 
 PARSERS = frozenset({"json.load", "json.loads", "json.JSONDecoder", "json.decoder.JSONDecoder", "tomllib.load",
                      "tomllib.loads", "pandas.read_json", "simplejson.loads", "simplejson.load"})
-READER = "tools/boundedread.py"  # the one module that parses given text, after its scans
+READER = "tools/connectx_forge/boundedread.py"  # the one module that parses given text, after its scans
 
 # (file, call): why this text is not a file or bytes a user can be given
 ALLOWED = {
     ("agents/net/mlp.py", "json.loads"): "a weight file's meta (an --init npz): agents/ cannot import the toolkit "
                                          "(it ships in submissions), so load_mlp counts the brackets itself first",
     ("agents/weighted.py", "json.loads"): "the package's own data file (read_data), shipped with the agent",
-    ("tools/sandbox/jail.py", "json.loads"): "the last line the toolkit's own probe printed, before any agent ran",
-    ("tools/sandbox/cgroup.py", "json.loads"): "the warden's command-line word that cgroup.to_arg wrote",
-    ("tools/sandbox/template.py", "json.loads"): "the warden's game message to a spare, over a socket only they "
+    ("tools/connectx_forge/sandbox/jail.py", "json.loads"):
+        "the last line the toolkit's own probe printed, before any agent ran",
+    ("tools/connectx_forge/sandbox/cgroup.py", "json.loads"): "the warden's command-line word that cgroup.to_arg wrote",
+    ("tools/connectx_forge/sandbox/template.py", "json.loads"):
+        "the warden's game message to a spare, over a socket only they "
                                                  "hold (the spare is agent code's process anyway)",
-    ("tools/bench/floor.py", "json.loads"): "the floor bench's own messages between it and the hosts it forked",
-    ("tools/leaderboard/review/label_cache.py", "json.loads"): "lines the toolkit's own workers made with "
+    ("tools/connectx_forge/bench/floor.py", "json.loads"):
+        "the floor bench's own messages between it and the hosts it forked",
+    ("tools/connectx_forge/leaderboard/review/label_cache.py", "json.loads"):
+        "lines the toolkit's own workers made with "
                                                                "json.dumps and handed over in memory (the cache "
                                                                "file itself is read by boundedread)",
-    ("tools/leaderboard/review/replay_page.py", "json.JSONDecoder"): "the page kaggle-environments just rendered "
+    ("tools/connectx_forge/leaderboard/review/replay_page.py", "json.JSONDecoder"):
+        "the page kaggle-environments just rendered "
                                                                      "from a replay boundedread already bounded",
 }
 

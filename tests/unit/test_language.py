@@ -117,7 +117,7 @@ def test_wherever_a_shared_flag_appears_it_means_the_same() -> None:
             js = flags["--json"]
             assert js.option_strings == ["--json"] and js.dest == "json" and js.default is False, where
             assert js.nargs in (0, "?") and _help(js).startswith("print ") and " JSON " in _help(js), where
-        if "--force" in flags:  # one meaning wherever an output can be replaced (tools/outputs.py)
+        if "--force" in flags:  # one meaning wherever an output can be replaced (tools/connectx_forge/outputs.py)
             force = flags["--force"]
             assert (force.dest, force.nargs, force.help) == ("force", 0, outputs.FORCE_HELP), where
         assert ("--save" in flags) == ("--append" in flags), where  # --append only where --save is

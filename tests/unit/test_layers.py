@@ -1,5 +1,5 @@
 """The layers of the code, checked by import-linter (pyproject.toml's ``[tool.importlinter]``, run by
-tests/importlayers.py over the installed layout): every import, at module level or in a function, goes down."""
+tests/importlayers.py over the checkout): every import, at module level or in a function, goes down."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ def test_no_import_cycle() -> None:
 
 def test_an_import_that_goes_up_breaks_a_contract(tmp_path: Path) -> None:
     """The check sees every folder of the package: the CLI (tools/) importing the errors (tools/), the bundler
-    (build/) importing them too and the API (tools/api/) importing the errors are each reported
+    (build/) importing them too and the API (tools/connectx_forge/api/) importing the errors are each reported
     as a broken contract."""
     pytest.importorskip("importlinter")
     config = tmp_path / "contracts.toml"
     config.write_text("""
 [tool.importlinter]
-root_packages = ["connectx_forge", "agents"]
+root_packages = ["connectx_forge", "connectx_bundler", "agents"]
 
 [[tool.importlinter.contracts]]
 name = "the CLI above the errors, upside down"
@@ -46,7 +46,7 @@ layers = ["connectx_forge.errors", "connectx_forge.cli"]
 [[tool.importlinter.contracts]]
 name = "the bundler above the errors, upside down"
 type = "forbidden"
-source_modules = ["connectx_forge.build"]
+source_modules = ["connectx_bundler"]
 forbidden_modules = ["connectx_forge.errors"]
 
 [[tool.importlinter.contracts]]
@@ -61,15 +61,16 @@ forbidden_modules = ["connectx_forge.errors"]
     assert "connectx_forge.cli -> connectx_forge.errors" in result.stdout, result.stdout
 
 
-def test_the_tree_holds_every_source_file(tmp_path: Path) -> None:
-    """The laid-out tree has a module for each source file of the installed packages (so no folder escapes the
-    contracts), and links into the checkout rather than copies."""
-    tree = importlayers.lay_out(tmp_path / "tree")
-    for path, module in module_sources():
-        parts = module.split(".")
-        laid = tree.joinpath(*parts, "__init__.py") if path.endswith("__init__.py") else \
-            tree.joinpath(*parts[:-1], parts[-1] + ".py")
-        assert laid.resolve() == (importlayers.ROOT / path).resolve(), (path, laid)
+def test_import_linter_reads_the_checkout() -> None:
+    """import-linter reads each package from its folder in the checkout: no laid-out copy or link tree."""
+    import importlib.util
+
+    for name, folder in (("agents", "agents"), ("connectx_forge", "tools/connectx_forge"),
+                         ("connectx_bundler", "build/connectx_bundler")):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        assert Path(spec.origin).resolve().parent == (importlayers.ROOT / folder).resolve(), name
+    assert set(importlayers.root_packages()) == {"agents", "connectx_forge", "connectx_bundler"}
 
 
 def test_every_module_is_named_by_a_contract() -> None:
@@ -141,7 +142,8 @@ def test_a_lazy_import_says_why() -> None:
 def _modules_named(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """Each module an import of ``tree`` names (at module level or in a function, ``TYPE_CHECKING`` included),
     with its line: ``import a.b`` names ``a.b``; ``from a import b`` names ``a`` and ``a.b`` (``b`` may be a
-    module); and each ``"connectx_forge...."`` string, as the lazy table of ``tools/__init__.py`` imports by
+    module); and each ``"connectx_forge...."`` string, as the lazy table of ``tools/connectx_forge/__init__.py``
+    imports by
     name."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -156,12 +158,13 @@ def _modules_named(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 
 def test_the_notebook_api_imports_no_command_module() -> None:
-    """The notebook API (``tools/__init__.py``, ``tools/api/``) calls what a command calls, from the modules
+    """The notebook API (``tools/connectx_forge/__init__.py``, ``tools/connectx_forge/api/``) calls what a command
+    calls, from the modules
     beside it, never a command-line module (``*_cmd``): no import names a module whose last part ends in
     ``_cmd``."""
     found = []
-    api = importlayers.ROOT / "tools" / "api"
-    for path in [importlayers.ROOT / "tools" / "__init__.py", *sorted(api.glob("*.py"))]:
+    api = importlayers.ROOT / "tools" / "connectx_forge" / "api"
+    for path in [importlayers.ROOT / "tools" / "connectx_forge" / "__init__.py", *sorted(api.glob("*.py"))]:
         rel = path.relative_to(importlayers.ROOT).as_posix()
         for line, module in _modules_named(ast.parse(path.read_text(encoding="utf-8"))):
             if module.rsplit(".", 1)[-1].endswith("_cmd"):

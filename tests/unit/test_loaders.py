@@ -34,9 +34,11 @@ GUARDED = {"torch.load": ("weights_only", True), "numpy.load": ("allow_pickle", 
 
 # (file, call): why this one use is not a file or bytes a user can be given
 ALLOWED = {
-    ("build/bundle.py", "ast.literal_eval"): "checks a string literal the bundler itself just wrote of a source "
+    ("build/connectx_bundler/bundle.py", "ast.literal_eval"):
+        "checks a string literal the bundler itself just wrote of a source "
                                              "text: one flat literal, no nesting",
-    ("tools/arena/schedule.py", "pickle.load"): "jobs and replies between the toolkit's own forked processes (a "
+    ("tools/connectx_forge/arena/schedule.py", "pickle.load"):
+        "jobs and replies between the toolkit's own forked processes (a "
                                                 "Dask worker's game apart) over pipes only they hold: never a file, "
                                                 "and an agent's code runs in a host of its own, not in the writer",
 }

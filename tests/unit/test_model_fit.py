@@ -1,4 +1,5 @@
-"""Fitting the practical search's opponent models to saved games (tools/solver/model_fit.py, ``cxforge models``).
+"""Fitting the practical search's opponent models to saved games (tools/connectx_forge/solver/model_fit.py, ``cxforge
+models``).
 
 Only the opponent's own choices count (not the opening, not a forced win in
 one); a model that gives the played moves certainty fits best; the command

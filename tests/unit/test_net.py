@@ -469,8 +469,8 @@ def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest
 @pytest.mark.parametrize("name,weights", [("net", "agents/data/net_weights.npz"),
                                           ("net-search", "agents/data/net_weights.npz")])
 def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
-    from connectx_forge.build.builder import build, default_root
-    from connectx_forge.build.reference import resolve_target
+    from connectx_bundler.builder import build, default_root
+    from connectx_bundler.reference import resolve_target
 
     root = default_root()
     data = [d["name"] for d in build(resolve_target(name, root), root).manifest["data"]]

@@ -5,17 +5,17 @@ one each; ``self`` and ``cls`` do not."""
 from __future__ import annotations
 
 import ast
-import tomllib
 from pathlib import Path
+
+from tests.typecheck import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 MOST = 10
 
 
 def _folders() -> list[Path]:
-    """The installed packages' folders (pyproject.toml's package-dir) and the bundle-safe agents."""
-    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    return sorted({ROOT / folder for folder in package_dir.values()} | {ROOT / "agents"})
+    """The installed packages' folders, the bundle-safe agents among them."""
+    return sorted({ROOT / folder for folder in PACKAGES.values()})
 
 
 def parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -1,5 +1,7 @@
-"""One player reference: every kind of player argument resolves in one place (build/reference.py, with the names
-of tools/play/players.py), to the right kind and label, and a name that is no player is the same one line, with
+"""One player reference: every kind of player argument resolves in one place (build/connectx_bundler/reference.py,
+with the names
+of tools/connectx_forge/play/players.py), to the right kind and label, and a name that is no player is the same one
+line, with
 the same did-you-mean, in every command and in the Python API.
 
 The project is made by ``cxforge new`` in a temporary folder; nothing here plays a game.
@@ -13,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import connectx_forge as cf
-from connectx_forge.build.cache import is_built, needs_build
-from connectx_forge.build.reference import reference
+from connectx_bundler.cache import is_built, needs_build
+from connectx_bundler.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play import players as refs
@@ -33,6 +35,8 @@ from connectx_forge.play.players import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+BUNDLER = ROOT / "build" / "connectx_bundler"
+TOOLKIT = ROOT / "tools" / "connectx_forge"
 
 
 @pytest.fixture
@@ -134,13 +138,14 @@ def test_an_unknown_player_is_one_message_in_every_command_and_the_api(
 
 
 def test_only_the_resolver_decides_what_a_player_argument_is() -> None:
-    """A static check: the kind of a player argument is decided in build/reference.py (paths, projects, ghosts)
-    and tools/play/players.py (names, which need no disk) alone: no copied looks_like_path, no second
+    """A static check: the kind of a player argument is decided in build/connectx_bundler/reference.py (paths,
+    projects, ghosts)
+    and tools/connectx_forge/play/players.py (names, which need no disk) alone: no copied looks_like_path, no second
     did-you-mean, no file or name test on a spec elsewhere."""
     sources = {path: path.read_text(encoding="utf-8") for folder in ("agents", "build", "tools")
                for path in sorted((ROOT / folder).rglob("*.py"))}
-    home = ROOT / "build" / "reference.py"
-    names = ROOT / "tools" / "play" / "players.py"
+    home = ROOT / "build" / "connectx_bundler" / "reference.py"
+    names = ROOT / "tools" / "connectx_forge" / "play" / "players.py"
     patterns = {
         "looks_like_path defined": r"def looks_like_path\b",
         "a path test on a spec": r"(os\.path\.(isdir|isfile|exists|lexists)|Path)\(spec\)",
@@ -148,10 +153,10 @@ def test_only_the_resolver_decides_what_a_player_argument_is() -> None:
         "a kaggle: prefix test": r"startswith\((\"kaggle:\"|'kaggle:'|KAGGLE_PREFIX)\)",
         "own_project called": r"\bown_project\(",
     }
-    allowed_elsewhere = {"own_project called": {ROOT / "build" / "project.py"},
+    allowed_elsewhere = {"own_project called": {BUNDLER / "project.py"},
                          "a registered-name test on a spec": {names}, "a kaggle: prefix test": {names},
                          # a games file's spec
-                         "a path test on a spec": {ROOT / "tools" / "leaderboard" / "review" / "games.py"}}
+                         "a path test on a spec": {TOOLKIT / "leaderboard" / "review" / "games.py"}}
     for what, pattern in patterns.items():
         found = {path for path, text in sources.items() if re.search(pattern, text)}
         assert found <= {home, *allowed_elsewhere.get(what, set())}, (what, sorted(map(str, found)))
@@ -165,7 +170,7 @@ def test_a_player_crosses_to_a_worker_as_what_it_plays(tmp_path: Path) -> None:
     project as the file it plays, a function with its function; a project not yet built plays nothing."""
     import pickle
 
-    from connectx_forge.build.reference import as_player, resolve
+    from connectx_bundler.reference import as_player, resolve
 
     (tmp_path / "left.py").write_text("def agent(obs, config):\n    return 0\n")
     for player in (resolve("lookahead"), resolve("kaggle:random"), resolve(str(tmp_path / "left.py"))):

@@ -28,8 +28,9 @@ def test_the_review_summary_counts_read_right() -> None:
 
 
 def test_no_result_puts_a_number_before_a_plural_of_its_own() -> None:
-    files = [*sorted((ROOT / "tools" / "api").glob("*.py")), ROOT / "tools/leaderboard/review/summary.py",
-             ROOT / "tools/leaderboard/review/replay_page.py"]
+    files = [*sorted((ROOT / "tools" / "connectx_forge" / "api").glob("*.py")),
+             ROOT / "tools/connectx_forge/leaderboard/review/summary.py",
+             ROOT / "tools/connectx_forge/leaderboard/review/replay_page.py"]
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in files
             for n, line in enumerate(path.read_text().splitlines(), 1) if COUNTED.search(line)]
     assert not hits, "count(n, noun) reads '1 game', '2 games':\n" + "\n".join(hits)

@@ -8,45 +8,53 @@ from __future__ import annotations
 
 import ast
 import functools
-import tomllib
 from pathlib import Path
+
+from tests.typecheck import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOSE = ("dict[str, Any]", "dict[str, object]")  # after ``Dict`` -> ``dict``
 
 # path:function -> what the dict is, and whose format
 PLUMBING = {
-    "tools/boundedread.py:read_toml": "a TOML file's raw tables, before they are checked",
-    "tools/boundedread.py:parse_toml": "a TOML text's raw tables, before they are checked",
-    "build/project.py:read_settings": "cxforge.toml's raw table, checked into a Project by its reader",
-    "tools/leaderboard/review/kaggle_client.py:list_submissions": "Kaggle's API answer, as it sends it",
-    "tools/leaderboard/review/kaggle_client.py:list_episodes": "Kaggle's API answer, as it sends it",
-    "tools/leaderboard/review/replay_page.py:replay_of": "a Kaggle replay, the format kaggle-environments' player "
+    "tools/connectx_forge/boundedread.py:read_toml": "a TOML file's raw tables, before they are checked",
+    "tools/connectx_forge/boundedread.py:parse_toml": "a TOML text's raw tables, before they are checked",
+    "build/connectx_bundler/project.py:read_settings": "cxforge.toml's raw table, checked into a Project by its reader",
+    "tools/connectx_forge/leaderboard/review/kaggle_client.py:list_submissions": "Kaggle's API answer, as it sends it",
+    "tools/connectx_forge/leaderboard/review/kaggle_client.py:list_episodes": "Kaggle's API answer, as it sends it",
+    "tools/connectx_forge/leaderboard/review/replay_page.py:replay_of":
+        "a Kaggle replay, the format kaggle-environments' player "
                                                          "reads",
-    "tools/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
-    "tools/train/netlib.py:load_checkpoint": "a training checkpoint's state (torch's state dicts), its fields checked",
-    "tools/train/checkpoint.py:load": "a training checkpoint's state (torch's state dicts), before it is checked",
-    "tools/arena/dask_cluster.py:_no_routes": "Dask's own configuration keys, as dask.config.set takes them",
-    "tools/train/rl_env.py:_info": "a Gymnasium step's info dict",
-    "tools/train/rl_env.py:reset": "Gymnasium's reset: an observation and its info dict",
-    "tools/train/rl_env.py:step": "Gymnasium's step: an observation, reward, ends and its info dict",
-    "tools/play/rules.py:kaggle_config": "the configuration kaggle-environments passes to agents",
-    "tools/sandbox/protocol.py:decode": "an agent host's message on its pipe",
-    "tools/sandbox/protocol.py:requests": "an agent host's messages on its pipe",
-    "tools/sandbox/template.py:ask": "a template's message on its pipe",
-    "tools/sandbox/warden.py:_ask": "the warden's message on its pipe",
-    "tools/leaderboard/ghosts/teams.py:teams_of": "ghosts --json's rows of the table of Books (the report)",
-    "tools/leaderboard/ladder/synthetic.py:kaggle_episodes": "a made-up Kaggle API answer, for tests and "
+    "tools/connectx_forge/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
+    "tools/connectx_forge/train/netlib.py:load_checkpoint":
+        "a training checkpoint's state (torch's state dicts), its fields checked",
+    "tools/connectx_forge/train/checkpoint.py:load":
+        "a training checkpoint's state (torch's state dicts), before it is checked",
+    "tools/connectx_forge/arena/dask_cluster.py:_no_routes":
+        "Dask's own configuration keys, as dask.config.set takes them",
+    "tools/connectx_forge/train/rl_env.py:_info": "a Gymnasium step's info dict",
+    "tools/connectx_forge/train/rl_env.py:reset": "Gymnasium's reset: an observation and its info dict",
+    "tools/connectx_forge/train/rl_env.py:step": "Gymnasium's step: an observation, reward, ends and its info dict",
+    "tools/connectx_forge/play/rules.py:kaggle_config": "the configuration kaggle-environments passes to agents",
+    "tools/connectx_forge/sandbox/protocol.py:decode": "an agent host's message on its pipe",
+    "tools/connectx_forge/sandbox/protocol.py:requests": "an agent host's messages on its pipe",
+    "tools/connectx_forge/sandbox/template.py:ask": "a template's message on its pipe",
+    "tools/connectx_forge/sandbox/warden.py:_ask": "the warden's message on its pipe",
+    "tools/connectx_forge/leaderboard/ghosts/teams.py:teams_of":
+        "ghosts --json's rows of the table of Books (the report)",
+    "tools/connectx_forge/leaderboard/ladder/synthetic.py:kaggle_episodes":
+        "a made-up Kaggle API answer, for tests and "
                                                              "demonstrations",
-    "tools/leaderboard/ladder/synthetic.py:of_submission": "a made-up Kaggle API answer, for tests and demonstrations",
-    "tools/leaderboard/ladder/synthetic.py:agent": "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/connectx_forge/leaderboard/ladder/synthetic.py:of_submission":
+        "a made-up Kaggle API answer, for tests and demonstrations",
+    "tools/connectx_forge/leaderboard/ladder/synthetic.py:agent":
+        "a made-up Kaggle API answer, for tests and demonstrations",
 }
 
 
 def _folders() -> tuple[Path, ...]:
-    """The installed packages' folders (pyproject.toml's package-dir)."""
-    package_dir = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    return tuple(sorted({ROOT / folder for folder in package_dir.values()}))
+    """The installed packages' folders."""
+    return tuple(sorted({ROOT / folder for folder in PACKAGES.values()}))
 
 
 def returns_loose_dict(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

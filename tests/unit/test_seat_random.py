@@ -1,4 +1,5 @@
-"""Each seat's own generators (tools/play/seat_random.py): a seat played in the referee's process draws exactly what
+"""Each seat's own generators (tools/connectx_forge/play/seat_random.py): a seat played in the referee's process draws
+exactly what
 it would draw alone, from ``random`` and ``numpy.random`` seeded with its seat's seed, however the other seat
 draws, reseeds or sets its state (cached Gaussians included); the referee's state is set back after the game;
 the same with the raw layouts unknown (the ``getstate`` path)."""

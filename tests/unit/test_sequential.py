@@ -1,4 +1,5 @@
-"""The checker's floor test (tools/submit/sequential.py) and its exact binomial statistics (tools/stats.py).
+"""The checker's floor test (tools/connectx_forge/submit/sequential.py) and its exact binomial statistics
+(tools/connectx_forge/stats.py).
 
 The error rates are computed exactly, by following the distribution of the wins
 through the plan's looks (``_exact_verdicts``), for floors and plans Hypothesis

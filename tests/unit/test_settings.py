@@ -1,4 +1,5 @@
-"""One ``GameSettings`` value and one ``GameJob`` type (tools/play/settings.py), and one board-size type and
+"""One ``GameSettings`` value and one ``GameJob`` type (tools/connectx_forge/play/settings.py), and one board-size
+type and
 ``STANDARD`` (agents/board.py) that every tool imports."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agents.board import STANDARD
+from connectx_bundler.reference import resolve
 from connectx_forge.arena.run import name_of
 from connectx_forge.arena.schedule import pair_jobs
-from connectx_forge.build.reference import resolve
 from connectx_forge.play.game import play_game, play_job
 from connectx_forge.play.match import MatchPlan, match_jobs, play_match, run_match
 from connectx_forge.play.match_store import Match

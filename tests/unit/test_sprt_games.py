@@ -1,4 +1,5 @@
-"""How many games an SPRT takes (tools/bench/sprt_games.py): the figure BENCHMARKS.md and docs/tournaments.md
+"""How many games an SPRT takes (tools/connectx_forge/bench/sprt_games.py): the figure BENCHMARKS.md and
+docs/tournaments.md
 give for the default bounds, and the simulation that checks it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One table renderer (``tools/table``): three styles, the same header words, colour only on a terminal.
+"""One table renderer (``tools/connectx_forge/table``): three styles, the same header words, colour only on a terminal.
 
 The tables' text is snapshot-tested (``tests/snapshots/tables.txt``): after an intended change, rewrite it with
 ``CXFORGE_UPDATE_SNAPSHOTS=1 pytest tests/unit/test_table.py`` and review its diff."""
@@ -149,8 +149,8 @@ def test_a_piped_match_prints_its_table_without_ansi_codes(tmp_path: Path) -> No
     assert header.split()[:5] == ["A", "plays", table.GAMES, table.W, table.D]
 
 
-# -- no table made by hand outside tools/table.py ---------------------------------------------
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
+# -- no table made by hand outside tools/connectx_forge/table.py ---------------------------------------------
+TOOLS = Path(__file__).resolve().parents[2] / "tools" / "connectx_forge"
 HAND_MADE = {
     "ljust/rjust/center": re.compile(r"\.(ljust|rjust|center)\("),
     "a padded field": re.compile(r"\{[^{}'\"]*:(?:.?[<>^])?[1-9]\d*[,._]?\d*[a-z%]?\}"),  # not {i:03d}, {x:.2f}
@@ -182,7 +182,8 @@ def _hand_made(path: Path) -> list[tuple[str, str]]:
 
 
 def test_no_module_under_tools_makes_a_table_by_hand() -> None:
-    """Every table goes through tools/table.render; a padded field, an ljust or a Markdown row elsewhere is a
+    """Every table goes through tools/connectx_forge/table.render; a padded field, an ljust or a Markdown row
+    elsewhere is a
     table made by hand (or needs a reason in ``NOT_TABLES``)."""
     bad, used = [], set()
     for path in sorted(TOOLS.rglob("*.py")):
@@ -194,7 +195,7 @@ def test_no_module_under_tools_makes_a_table_by_hand() -> None:
             used.update(allowed)
             if not allowed:
                 bad.append(f"tools/{rel}: {what}: {line}")
-    assert not bad, "tables made by hand (use tools/table.render):\n" + "\n".join(bad)
+    assert not bad, "tables made by hand (use tools/connectx_forge/table.render):\n" + "\n".join(bad)
     assert used == set(NOT_TABLES), f"allowed but no longer found (drop them): {set(NOT_TABLES) - used}"
 
 

@@ -1,4 +1,4 @@
-"""The staged copy ``cxforge upload`` checks and sends (``tools/submit/upload_copy.py``): its hash, its
+"""The staged copy ``cxforge upload`` checks and sends (``tools/connectx_forge/submit/upload_copy.py``): its hash, its
 verification, the manifest staged beside it, and its folder removed however the block ends."""
 
 from __future__ import annotations

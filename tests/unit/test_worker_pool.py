@@ -1,4 +1,5 @@
-"""The one worker pool (tools/play/worker_pool.py): results in job order, and a clean stop when a job fails.
+"""The one worker pool (tools/connectx_forge/play/worker_pool.py): results in job order, and a clean stop when a job
+fails.
 
 Process workers run module-level functions of this file (they cross by pickle).
 """
