@@ -55,6 +55,7 @@ from connectx_forge.play import players
 from connectx_forge.play.players import (
     CALLABLE,
     FILE,
+    KAGGLE,
     GHOST_PREFIX,
     PLAYERS,
     PROJECT,
@@ -183,7 +184,8 @@ resolve = _Resolve()
 def _resolved(spec: str) -> Player:
     player = reference(spec)
     if not player.fresh:
-        named_agent(player.kind, str(player.name))  # a broken registered agent: one line now
+        if player.kind != KAGGLE:  # a Kaggle built-in is its game's (the game checks it); kaggle_environments is sound
+            named_agent(player.kind, str(player.name))  # a broken registered agent: one line now
         return player
     if player.kind == FILE and player.path is not None:
         players.check_source(str(player.path))

@@ -20,7 +20,7 @@ import pytest
 
 import connectx_forge as cf
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import run_match
 
 ROOT = Path(__file__).resolve().parents[2]

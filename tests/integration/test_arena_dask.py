@@ -16,7 +16,7 @@ from connectx_forge.arena.dask_cluster import local_client
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.schedule import Workers, play, play_apart
 from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox.limits import MIB, Limits
 

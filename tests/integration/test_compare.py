@@ -10,7 +10,7 @@ import pytest
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play.comparison import table
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.paired import compare, summarise
 
 

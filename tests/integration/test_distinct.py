@@ -11,7 +11,7 @@ import pytest
 import connectx_forge as cf
 from connectx_forge.cli import main
 from connectx_forge.play.comparison import Comparison
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import read_all
 
 EXHAUSTED = "no decision: the suite's 3 openings are exhausted"

@@ -19,7 +19,7 @@ import pytest
 
 from connectx_forge.arena import tournament
 from connectx_forge.cli import main
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import game_key, read_games
 
 ROOT = Path(__file__).resolve().parents[2]

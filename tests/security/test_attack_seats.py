@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import run_match
 from connectx_forge.play.players import PlayerLike, from_callable
 from connectx_forge.play.settings import GameSettings

@@ -91,7 +91,7 @@ DETAILS = {"raises.py": "ValueError: this agent always fails", "sys_exit.py": "S
 
 
 def check_record(name: str, rec: object) -> None:
-    from connectx_forge.play.game import GameRecord
+    from connectx_forge.play.game_record import GameRecord
 
     assert isinstance(rec, GameRecord)
     kind = CASES[name][0]

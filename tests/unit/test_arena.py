@@ -22,7 +22,8 @@ from connectx_forge.arena.sprt import SPRT
 from connectx_forge.arena.sprt_run import Sprt
 from connectx_forge.arena.store import Key, RunConfig, Store
 from connectx_forge.arena.tournament import Tournament
-from connectx_forge.play.game import GameRecord, play_game
+from connectx_forge.play.game import play_game
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import tag
 from connectx_forge.play.settings import GameSettings
 

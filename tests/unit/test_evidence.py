@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connectx_forge.play.evidence import Evidence, counted, distinct_games, play_of
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 
 # a unit: (scope, key, play); the item is its index in the sequence
 UNITS = st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 3), st.integers(0, 2)), max_size=40)

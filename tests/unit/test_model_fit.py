@@ -19,7 +19,7 @@ from agents.solver.book import Book
 from agents.solver.chooser import engine
 from agents.solver.opponents import Slips
 from connectx_forge.cli import main
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.solver.model_fit import Labelled, Sample, fit, label, samples
 
 # an opening of two moves, then the opponent (seat 1) and A alternate; seat 1's move at ply 6 takes a win in one,

@@ -20,7 +20,7 @@ from connectx_forge.api.analysis_results import CompareResult, MistakesResult, M
 from connectx_forge.api.functions import PLAYED, PathLike, Spec, configured, named_games
 from connectx_forge.errors import UserError
 from connectx_forge.play.comparison import Comparison
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import read_games, record_of
 from connectx_forge.solver.mistakes import DEFAULT_SETS, MistakeRun, WeakCache, format_table, run_sets
 from connectx_forge.solver.model_report import fitted, text

@@ -57,7 +57,7 @@ from connectx_forge.leaderboard.review.labeller import Labeller
 from connectx_forge.leaderboard.review.pages import PAGES as REVIEW_PAGES
 from connectx_forge.leaderboard.review.pages import write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import MatchInterrupted, play_match
 from connectx_forge.play.match_report import format_match
 from connectx_forge.play.match_store import Match

@@ -22,7 +22,7 @@ from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings

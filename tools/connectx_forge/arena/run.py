@@ -29,7 +29,7 @@ from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.errors import UsageError, UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles, PlayerLike, distinct
 from connectx_forge.play.records import tag
 from connectx_forge.play.settings import GameSettings

@@ -55,7 +55,7 @@ from connectx_forge.arena.store import Key, StoredGame, a_score
 from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
 from connectx_forge.errors import UserError
 from connectx_forge.play.evidence import Evidence, Play, distinct_games, play_of
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings, GameSettingsJson
 from connectx_forge.sandbox import jail

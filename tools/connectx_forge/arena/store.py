@@ -33,7 +33,7 @@ from connectx_forge import boundedread
 from connectx_forge.arena.sqlite_file import QUERY_SECONDS, SqliteFile
 from connectx_forge.arena.stored_settings import R, checked
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import game_key, record_of
 from connectx_forge.safe_write import check_database
 

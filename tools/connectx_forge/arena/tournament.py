@@ -47,7 +47,7 @@ from connectx_forge.arena.standings import PairingJson, PairingTable, Rating, Ra
 from connectx_forge.arena.store import StoredGame
 from connectx_forge.errors import UserError
 from connectx_forge.play import evidence
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings, GameSettingsJson
 from connectx_forge.sandbox import jail

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.paired import Paired, PairedJson, agent_of, compare
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.table import render

@@ -22,15 +22,16 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 
 T = TypeVar("T")
 Play = tuple[object, ...]
 
 
 def play_of(record: GameRecord) -> Play:
-    """What makes two games one game: the moves (the opening's included) and how it ended."""
-    return tuple(record.moves), record.outcome, record.winner, record.culprit
+    """What makes two games one game: the moves (the opening's included; another game's trace of its steps'
+    actions) and how it ended."""
+    return tuple(record.moves), record.trace, record.outcome, record.winner, record.culprit
 
 
 @dataclass

@@ -31,13 +31,15 @@ from collections.abc import Callable, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Any, NoReturn, NotRequired, TypedDict
+from typing import NoReturn
 
 from agents.board import Board, BoardError, Size, geometry
 from connectx_forge import kaggle_env
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import rules
+from connectx_forge.play.episode import play_episode
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import CALLABLE, Agent, Player, PlayerLike, as_player
-from connectx_forge.play.rules import KAGGLE_STATUS
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.sandbox.host import error_place
@@ -45,116 +47,6 @@ from connectx_forge.sandbox.limits import LOG_CHARS
 from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (sandbox/seat.py)
-
-
-class GameJson(TypedDict):
-    """A ``GameRecord`` as a games file's line holds it (``GameRecord.to_json``): the keys after ``a_seat`` only
-    where they say something, so that the lines of games without them stay as they were."""
-
-    players: list[str]
-    size: list[int]
-    seed: int
-    moves: list[int]
-    times: list[float]
-    outcome: str
-    winner: int | None
-    culprit: int | None
-    bad_action: str | None
-    error: str | None
-    index: int
-    a_seat: int
-    detail: NotRequired[str | None]
-    opening: NotRequired[int]
-    logs: NotRequired[dict[str, str] | None]
-    slowed: NotRequired[str | None]
-    run: NotRequired[str | None]
-    pairing: NotRequired[str | None]
-
-
-@dataclass
-class GameRecord:
-    """One finished game, in seat terms: seat 1 (mark 1) moves first.
-
-    ``moves`` are the columns played; ``times`` the seconds each move took, one
-    per call (so it has one more entry than ``moves`` when the last call broke a
-    rule).  ``winner`` is the mark that won (by a line, or because the other
-    broke a rule), ``None`` for a draw; ``culprit`` is the mark that broke a rule.
-    ``opening`` is how many leading ``moves`` were an opening played before the
-    agents' first call (``play_game(opening=...)``): they have no entry in
-    ``times``, so ``times[i]`` is the call that played ``moves[opening + i]``.
-    ``run`` and ``pairing`` name the run (a tournament's, an SPRT's, a match's) and
-    the pairing the game was played in: with its opening, A's seat and its seed
-    they are the game's stable key (``records.game_key``), by which a games file
-    holds each game once.
-    """
-
-    players: tuple[str, str]
-    size: Size
-    seed: int
-    moves: list[int]
-    times: list[float]
-    outcome: str
-    winner: int | None = None
-    culprit: int | None = None
-    bad_action: str | None = None  # repr of an invalid action
-    error: str | None = None  # "Type: message" of an exception
-    index: int = 0
-    a_seat: int = 1  # the seat agent A played in a match
-    detail: str | None = None  # one line on how a hosted agent broke (scrubbed of credentials)
-    opening: int = 0  # leading entries of ``moves`` that came from the opening, not from the agents
-    logs: dict[str, str] | None = None  # mark ("1", "2") -> the agent's stdout and stderr, and its traceback
-    slowed: str | None = None  # how --slowdown held the game's hosts (throttle.method; "; " between two ways)
-    run: str | None = None  # the run the game belongs to (a store's run name; a match's settings) ...
-    pairing: str | None = None  # ... and its pairing "A vs B": with the rest, its stable key (records.game_key)
-
-    def result(self, mark: int) -> str:
-        """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""
-        if self.winner is None:
-            return "draw"
-        return "win" if self.winner == mark else "loss"
-
-    def kaggle_result(self) -> tuple[list[str], list[int | None]]:
-        """The final statuses and rewards kaggle_environments gives this game, by seat."""
-        if self.outcome == "draw":
-            return ["DONE", "DONE"], [0, 0]
-        if self.outcome == "win":
-            rewards: list[int | None] = [1, -1] if self.winner == 1 else [-1, 1]
-            return ["DONE", "DONE"], rewards
-        statuses: list[str] = ["DONE", "DONE"]
-        rewards = [0, 0]
-        assert self.culprit is not None
-        statuses[self.culprit - 1] = KAGGLE_STATUS[self.outcome]
-        rewards[self.culprit - 1] = None
-        return statuses, rewards
-
-    def to_json(self) -> GameJson:
-        """A JSON-ready dict (one line of a games file, see ``records.py``), its keys in the fields' order."""
-        out = GameJson(players=list(self.players), size=list(self.size), seed=self.seed, moves=list(self.moves),
-                       times=[round(t, 6) for t in self.times], outcome=self.outcome, winner=self.winner,
-                       culprit=self.culprit, bad_action=self.bad_action, error=self.error, index=self.index,
-                       a_seat=self.a_seat, detail=self.detail, opening=self.opening, logs=self.logs,
-                       slowed=self.slowed, run=self.run, pairing=self.pairing)  # not asdict: it deep-copies
-        if out["detail"] is None:  # the lines of in-process games stay as they were
-            del out["detail"]
-        if not out["opening"]:  # so do the lines of games without an opening
-            del out["opening"]
-        if not out["logs"]:  # and of games whose agents said nothing
-            del out["logs"]
-        if out["slowed"] is None:  # and of games not slowed down
-            del out["slowed"]
-        if out["run"] is None:  # and of games played outside a run
-            del out["run"]
-        if out["pairing"] is None:
-            del out["pairing"]
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GameRecord:
-        """The record ``to_json`` wrote: a line as parsed, each key a field (``records.record_of`` checks it)."""
-        data = dict(data)
-        data["players"] = tuple(data["players"])
-        data["size"] = tuple(data["size"])
-        return cls(**data)
 
 
 class AgentLog(io.TextIOBase):
@@ -254,8 +146,11 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
 
 
 def play_job(job: GameJob) -> GameRecord:
-    """Play one job's game (``settings.GameJob``: in a worker, or in this process); ``slot`` is its index."""
+    """Play one job's game (``settings.GameJob``: in a worker, or in this process); ``slot`` is its index.
+    A game other than ConnectX is its own interpreter's (``episode.play_episode``)."""
     first, second = job.seats()
+    if job.settings.game != CONNECTX:
+        return play_episode(job, (as_player(first), as_player(second)))
     return play_game(first, second, seed=job.seed, index=job.slot, a_seat=job.colour, opening=job.opening,
                      settings=job.settings)
 

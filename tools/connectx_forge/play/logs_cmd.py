@@ -15,7 +15,7 @@ from typing import TypedDict
 from connectx_bundler.reference import label_of
 from connectx_forge import options
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import read_games
 from connectx_forge.sandbox.escape import escape
 

@@ -44,7 +44,8 @@ from connectx_forge import boundedread, safe_write
 from connectx_forge import progress as progress_bars
 from connectx_forge.arena import schedule
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord, is_hosted, play_job
+from connectx_forge.play.game import is_hosted, play_job
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import REGISTERED, Player, PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT
 from connectx_forge.play.settings import GameJob, GameSettings

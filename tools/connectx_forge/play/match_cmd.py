@@ -22,7 +22,7 @@ from connectx_forge.arena import flags
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.errors import UserError
 from connectx_forge.play import why_lost
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
 from connectx_forge.play.match_report import format_match
 from connectx_forge.play.match_store import Match, match_run

@@ -38,7 +38,7 @@ from connectx_forge.arena.run import (
 )
 from connectx_forge.arena.store import Key
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import MatchJson, MatchPlan, MatchResult, play_match
 from connectx_forge.play.players import GhostFiles, Player, distinct
 from connectx_forge.play.records import tag

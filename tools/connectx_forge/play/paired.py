@@ -24,7 +24,7 @@ from typing import TypedDict
 
 from connectx_forge.errors import UserError
 from connectx_forge.play.evidence import counted, play_of
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import game_key
 from connectx_forge.stats import mean_and_interval
 

@@ -34,13 +34,16 @@ from agents import registry
 from agents.registry import did_you_mean
 from connectx_forge import archive, kaggle_env
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
 from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
 
 Agent = Callable[..., int]  # agent(obs, config) -> a column (what it really returns is judged: rules.py)
 
 KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/connectx_forge/leaderboard/ghosts
-KAGGLE_BUILTINS = ("random", "negamax")
+KAGGLE_BUILTINS = catalog.GAMES[catalog.CONNECTX].builtins  # ConnectX's: random, negamax
+# every game's built-ins: kaggle:NAME is a player of the game whose built-in NAME is (episode.builtin_name)
+ANY_BUILTIN = frozenset(name for game in catalog.GAMES.values() for name in game.builtins)
 FAST_NEGAMAX = "negamax-fast"
 # the check's opponents (Kaggle's built-ins), as check's --opponents and a project's floors may name them
 FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
@@ -155,7 +158,11 @@ def named_agent(kind: str, name: str) -> Agent:
 
 
 def kaggle_builtin(name: str) -> Agent:
-    """kaggle_environments' own ConnectX agent ``name`` (``random`` or ``negamax``)."""
+    """kaggle_environments' own ConnectX agent ``name`` (``random`` or ``negamax``); one line for another game's
+    built-in."""
+    if name not in KAGGLE_BUILTINS:
+        raise UserError(f"kaggle:{name} is no built-in agent of connectx; its agents are "
+                        + ", ".join(KAGGLE_PREFIX + n for n in KAGGLE_BUILTINS) + " (--game names another game)")
     kaggle_env.load()
     from kaggle_environments.envs.connectx.connectx import agents as builtins
 
@@ -238,7 +245,7 @@ def _team_in(rest: bytes) -> str | None:
 def named(spec: str, allowed: frozenset[str]) -> Player | None:
     """The player a name means where the kinds ``allowed`` are taken, reading no disk: ``kaggle:NAME``, a bare
     Kaggle built-in where only opponents are taken, a registered agent, ``negamax-fast``; None for any other."""
-    if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in KAGGLE_BUILTINS:
+    if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in ANY_BUILTIN:
         return Player(KAGGLE, spec, spec, name=spec[len(KAGGLE_PREFIX):])
     if KAGGLE in allowed and REGISTERED not in allowed and spec in FLOOR_OPPONENTS:  # check's: random is Kaggle's
         return Player(KAGGLE, spec, KAGGLE_PREFIX + FLOOR_OPPONENTS[spec], name=FLOOR_OPPONENTS[spec])

@@ -10,13 +10,16 @@ once (``GameWriter``): a resumed run appends exactly the games the file lacks.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
 
 from connectx_forge import boundedread, safe_write
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.games import catalog
+from connectx_forge.play.episode import episode_result
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.rules import end_disagreement
 
 PathLike = str | os.PathLike[str]
@@ -146,6 +149,11 @@ def record_of(data: Any, where: str) -> GameRecord:
     never counted."""
     try:
         rec = GameRecord.from_json(data)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UserError(f"{where}: not a game written with --save ({boundedread.one_line(exc)})") from None
+    if rec.game is not None:
+        return _episode_of(rec, where)
+    try:
         size = boundedread.board_size(*rec.size, name=where)
         rows, columns, _ = size
         moves = len(rec.moves)
@@ -159,6 +167,33 @@ def record_of(data: Any, where: str) -> GameRecord:
     why = end_disagreement(rec.moves, size, rec.outcome, rec.winner, rec.culprit)
     if why is not None:
         raise UserError(f"{where}: its result does not follow from its moves under the rules ({why}); refusing it")
+    return rec
+
+
+STATUSES = frozenset({"DONE", "ERROR", "TIMEOUT", "INVALID", "ACTIVE", "INACTIVE"})
+
+
+def _episode_of(rec: GameRecord, where: str) -> GameRecord:
+    """A game of another kaggle-environments game, checked: a game the table knows, two statuses and rewards,
+    no moves, a trace, and its result the one its rewards and statuses give (``episode.episode_result``)."""
+    why = _malformed(rec)
+    statuses, rewards = rec.statuses, rec.rewards
+    if why is None and (rec.game not in catalog.GAMES or rec.game == catalog.CONNECTX):
+        why = f"no game {str(rec.game)[:40]!r} cxforge plays besides connectx"
+    if why is None and rec.moves:
+        why = f"a game of {rec.game} has no ConnectX moves"
+    if why is None and not (isinstance(statuses, list) and len(statuses) == 2 and all(s in STATUSES for s in statuses)):
+        why = "its statuses are not two of Kaggle's"
+    if why is None and not (isinstance(rewards, list) and len(rewards) == 2 and all(
+            r is None or (type(r) in (int, float) and math.isfinite(r)) for r in rewards)):
+        why = "its rewards are not two numbers"
+    if why is None and not (isinstance(rec.trace, str) and len(rec.trace) == 64):
+        why = "its trace is not a digest"
+    if why is not None:
+        raise UserError(f"{where}: not a game written with --save ({why})")
+    assert statuses is not None and rewards is not None
+    if (rec.outcome, rec.winner, rec.culprit) != episode_result(statuses, rewards):
+        raise UserError(f"{where}: its result does not follow from its rewards and statuses; refusing it")
     return rec
 
 

@@ -7,7 +7,9 @@
 * ``act_timeout``, ``overage``: Kaggle's clock (2 s a move, a 60 s bank);
 * ``limits``: the agent hosts' limits (``tools/connectx_forge/sandbox/limits.Limits``: ``--memory``,
   ``--slowdown``, ...; None: the defaults); ``slowdown`` reads it;
-* ``isolate``: every player given by a spec plays in an agent host too (files always do).
+* ``isolate``: every player given by a spec plays in an agent host too (files always do);
+* ``game``: which game (``games.catalog``): ConnectX, or another two-player game of kaggle-environments, played
+  by its own interpreter under its own clock (``size``, ``act_timeout`` and ``overage`` are ConnectX's).
 
 Every run (``Match``, ``Tournament``, ``Sprt``, ``Ladder``: ``tools/connectx_forge/arena/run.Run``) holds one; the
 command line builds it from the flags (``arena/flags.game_of``), the notebook API takes it (``game=``) or
@@ -32,6 +34,7 @@ from typing import Any, NotRequired, TypedDict
 
 from agents.board import STANDARD, Size
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
 from connectx_forge.play.players import PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
 from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
@@ -56,8 +59,10 @@ class GameSettings:
     overage: float = OVERAGE
     limits: Limits | None = None  # None: the hosts' defaults (Limits())
     isolate: bool = False  # every player given by a spec in an agent host (only a host can be slowed down)
+    game: str = catalog.CONNECTX  # the game's name (games.catalog)
 
     def __post_init__(self) -> None:
+        catalog.get(self.game)  # one line for a game that is not known, or cannot be played here
         rows, columns, inarow = self.size  # a list or any 3-sequence is kept as the one tuple type
         object.__setattr__(self, "size", (int(rows), int(columns), int(inarow)))
         if not self.act_timeout > 0:
@@ -72,14 +77,15 @@ class GameSettings:
 
     @classmethod
     def of(cls, size: Size = STANDARD, act_timeout: float = ACT_TIMEOUT, overage: float = OVERAGE,
-           memory: int | None = None, slowdown: float = 1.0, isolate: bool = False) -> GameSettings:
+           memory: int | None = None, slowdown: float = 1.0, isolate: bool = False,
+           game: str = catalog.CONNECTX) -> GameSettings:
         """The settings of the flags (``--act-timeout``, ``--overage`` as Kaggle's numbers, ``--memory`` in bytes,
         ``--slowdown``, ``--isolate``): a slowed-down run plays every player in an agent host (only a host can
         be slowed down)."""
         if not 1 <= slowdown <= 100:  # before Limits takes it
             raise UserError(f"--slowdown takes a factor from 1 to 100 (2: twice as slow), got {slowdown:g}")
         return cls(size, kaggle_number(act_timeout), kaggle_number(overage), host_limits(memory, slowdown),
-                   isolate or slowdown > 1)
+                   isolate or slowdown > 1, game)
 
     @property
     def slowdown(self) -> float:
@@ -93,14 +99,17 @@ class GameSettings:
 
     def to_json(self) -> GameSettingsJson:
         """The settings as a run stores them (its flags' values)."""
-        return {"size": list(self.size), "act_timeout": self.act_timeout, "overage": self.overage,
-                "memory": self.memory, "slowdown": self.slowdown, "isolate": self.isolate}
+        out = GameSettingsJson(size=list(self.size), act_timeout=self.act_timeout, overage=self.overage,
+                               memory=self.memory, slowdown=self.slowdown, isolate=self.isolate, game=self.game)
+        if self.game == catalog.CONNECTX:  # the settings of ConnectX's runs stay as they were
+            del out["game"]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameSettings:
         """The settings ``to_json`` wrote, as stored (``stored_settings.checked`` checks what this makes)."""
         return cls.of(tuple(data["size"]), data["act_timeout"], data["overage"], data["memory"], data["slowdown"],
-                      data["isolate"])
+                      data["isolate"], data.get("game", catalog.CONNECTX))
 
     def run_key(self) -> GameKey:
         """What a run's name hashes of these settings: the host limits only where not the defaults."""
@@ -110,6 +119,8 @@ class GameSettings:
             del out["memory"]
         if self.slowdown == 1.0:
             del out["slowdown"]
+        if self.game != catalog.CONNECTX:  # a ConnectX run keeps its name
+            out["game"] = self.game
         return out
 
 
@@ -122,6 +133,7 @@ class GameSettingsJson(TypedDict):
     memory: int | None
     slowdown: float
     isolate: bool
+    game: NotRequired[str]
 
 
 class GameKey(TypedDict):
@@ -134,6 +146,7 @@ class GameKey(TypedDict):
     memory: NotRequired[int | None]
     slowdown: NotRequired[float]
     isolate: bool
+    game: NotRequired[str]
 
 
 @dataclass(frozen=True)

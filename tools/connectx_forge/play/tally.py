@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.stats import wilson
 
 FAILURE_FIELDS = {"invalid": "invalid", "error": "errors", "timeout": "timeouts",

@@ -18,7 +18,7 @@ from agents.registry import REGISTRY
 from connectx_bundler.reference import resolve
 from connectx_forge import progress as bars
 from connectx_forge import table as tables
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import MatchJson, MatchResult, run_match
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.stats import format_rate

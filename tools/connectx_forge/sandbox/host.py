@@ -222,8 +222,10 @@ def rehearse() -> None:
 
 
 def serve(sock: socket.socket, setup: HostSetup, loaded: Loaded | None = None) -> None:
-    """Answer move requests until the channel closes; the agent is loaded in the first, unless ``loaded``."""
-    from kaggle_environments.utils import Struct
+    """Answer move requests until the channel closes; the agent is loaded in the first, unless ``loaded``.
+    The observation and configuration reach the agent as kaggle_environments' ``Agent.act`` gives them:
+    ``structify``, so that nested objects (halite's players, orbit_wars' planets...) take attributes too."""
+    from kaggle_environments.utils import structify
 
     agent, argc = loaded or (None, 2)
     for line in _lines(sock):
@@ -238,7 +240,7 @@ def serve(sock: socket.socket, setup: HostSetup, loaded: Loaded | None = None) -
             config = dict(request["config"])
             if setup["kind"] == "file":
                 config["__raw_path__"] = setup["path"]
-            args = (Struct(**request["obs"]), Struct(**config))[:argc]
+            args = (structify(request["obs"]), structify(config))[:argc]
             try:
                 action = agent(*args) if callable(agent) else agent
                 reply.update(kind="ok", action=protocol.encode_action(action))

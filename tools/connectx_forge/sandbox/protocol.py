@@ -5,9 +5,11 @@ Request (referee to host): ``{"id": N, "obs": {...}, "config": {...}}``.
 Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
 
 * ``ok`` with ``action`` (``{"int": 3}``, ``{"none": true}`` or ``{"type": "float", "repr": "3.0",
-  "float": 3.0}``: only a plain ``int`` crosses as a value; anything else arrives as its type and repr,
-  and a ``float`` (which kaggle_environments' schema lets through, to crash its interpreter) also as its
-  value, so that the checker's referee can judge it as Kaggle does);
+  "float": 3.0, "json": 3.0}``: only a plain ``int`` crosses as a value to ConnectX's referee; anything else
+  arrives as its type and repr, and a ``float`` (which kaggle_environments' schema lets through, to crash its
+  interpreter) also as its value, so that the checker's referee can judge it as Kaggle does; and, where it
+  can cross as JSON (``json_of``: as Kaggle's agent server sends it, tuples as lists, within ``MAX_ACTION``
+  bytes), as ``json``: the action of every other game, ``json_action``);
 * ``error`` / ``memory`` / ``load`` with ``detail`` (one line: ``Type: message``).
 
 No random state crosses the channel: a host's ``random`` and ``numpy.random``
@@ -45,6 +47,9 @@ MAX_PID = 1 << 22  # Linux's largest pid (PID_MAX_LIMIT)
 MAX_STATUS = 0xFFFF  # a wait status fits 16 bits
 MAX_INT = 1 << 63  # an int action beyond +-this crosses as its type and repr (always an invalid column)
 REPR_CHARS = 200
+MAX_ACTION = 1 << 16  # the most bytes of a JSON action the referee takes (a game may set its own: games.Game)
+SENT_ACTION = MAX_LINE - 4096  # the most bytes of a JSON action a host sends (within its reply's line)
+ACTION_DEPTH = MAX_DEPTH - 3  # the deepest a JSON action may nest, inside its reply's own objects
 READY = b'{"ready":true}\n'  # a host forked from a template says so once it has taken its game
 CHANNEL_FD = 100  # where the channel lives in a host (far from the fds an agent may scribble on)
 
@@ -97,6 +102,7 @@ class Action(TypedDict, total=False):
     type: str
     repr: str
     float: float
+    json: object
 
 
 def encode(message: dict[str, object]) -> bytes:
@@ -157,7 +163,48 @@ def encode_action(action: object) -> Action:
     out: Action = {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
     if isinstance(action, float) and math.isfinite(action):
         out["float"] = float(action)
+    sent = json_of(action, SENT_ACTION)
+    if sent is not _UNSENDABLE:
+        out["json"] = sent
     return out
+
+
+_UNSENDABLE = object()
+
+
+def json_of(action: object, limit: int = MAX_ACTION) -> object:
+    """``action`` as it crosses from an agent's container to Kaggle's referee (JSON: tuples as lists, no NaN),
+    plain JSON values only; ``_UNSENDABLE`` when it cannot cross (a set, a numpy scalar, NaN, keys that are
+    not strings or numbers), nests deeper than ``ACTION_DEPTH`` or is longer than ``limit`` bytes."""
+    try:
+        text = json.dumps(action, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return _UNSENDABLE
+    if len(text) > limit or too_deep(text, ACTION_DEPTH):
+        return _UNSENDABLE
+    return json.loads(text)
+
+
+def json_action(data: object, limit: int = MAX_ACTION) -> tuple[str | None, object]:
+    """``(problem, value)`` of a reply's action for a game other than ConnectX: ``none`` as None, an ``int`` as
+    itself, ``json`` as its value once re-measured (the host is the agent's: what it sends is checked here, not
+    trusted), with ``problem`` None; else ``problem`` says why no value: ``"not JSON"`` (its type and repr
+    alone crossed) or its size over ``limit`` bytes."""
+    if not isinstance(data, dict):
+        raise ProtocolError("a reply whose action is not an object")
+    if data.get("none") is True:
+        return None, None
+    if "int" in data:
+        return None, integer(data["int"], 1 - MAX_INT, MAX_INT - 1, "a reply whose action is an int")
+    if "json" in data:
+        value = json_of(data["json"], SENT_ACTION)
+        if value is _UNSENDABLE:
+            return "not JSON", None
+        size = len(json.dumps(value, separators=(",", ":")))
+        return (f"an action of {size} bytes, over the bound of {limit}", None) if size > limit else (None, value)
+    if isinstance(data.get("repr"), str):
+        return "not JSON", None
+    raise ProtocolError("a reply with a malformed action")
 
 
 def decode_action(data: object) -> tuple[bool, int | None, str | None]:

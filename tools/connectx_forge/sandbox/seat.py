@@ -70,6 +70,8 @@ class Reply:
     bad_action: str | None = None
     bad_float: float | None = None  # the value, when the invalid action was a float
     detail: str | None = None
+    value: object = None  # the action as JSON, for a game other than ConnectX (protocol.json_action) ...
+    unsent: str | None = None  # ... or why it did not cross: "not JSON" (its repr in bad_action), over the bound
 
 
 def templates_on() -> bool:
@@ -96,13 +98,17 @@ class HostedAgent:
 
     def __init__(self, player: Player, seed: int, size: Size, act_timeout: float,
                  overage: float, limits: Limits | None = None, *, beside: bool = False,
-                 shown_folder: str | None = None, template: bool = False, twin: bool = False) -> None:
+                 shown_folder: str | None = None, template: bool = False, twin: bool = False,
+                 cpu_seconds: int | None = None, max_action: int = protocol.MAX_ACTION) -> None:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.
         ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
         ``check``, which stages the file first, gives the user's).  ``template``: fork the host from the
         file's template (``template.py``) instead of loading the file afresh; ``twin``: the second seat of a
         file that plays itself, forked from a template of its own (two hosts of one template would share
-        its namespace, and so see each other)."""
+        its namespace, and so see each other).  ``cpu_seconds``: the game's CPU budget where it is not
+        ConnectX's (``size`` is then ignored: a game other than ConnectX gives its own, from its episodeSteps);
+        ``max_action``: the most bytes of a JSON action the game takes (``protocol.json_action``)."""
+        self.max_action = max_action
         self.limits = limits or Limits()
         self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
@@ -110,7 +116,8 @@ class HostedAgent:
         self.setup: HostSetup = {
             "kind": "file" if player.fresh else "spec", "named": [player.kind, player.name], "seed": seed,
             "limits": self.limits.to_json(),
-            "cpu_seconds": game_cpu_seconds(size[0] * size[1], act_timeout, overage),
+            "cpu_seconds": cpu_seconds if cpu_seconds is not None
+            else game_cpu_seconds(size[0] * size[1], act_timeout, overage),
             # a .tar.gz's files: at /kaggle_simulations/agent where the warden can (namespace.py)
             "kaggle": player.fresh and (beside or player.file.endswith(".tar.gz"))}
         self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
@@ -309,11 +316,13 @@ class HostedAgent:
             raise protocol.ProtocolError("more than one line in answer to one request")
         kind = message.get("kind")
         if kind == "ok":
-            valid, action, bad = protocol.decode_action(message.get("action"))
+            data = message.get("action")
+            valid, action, bad = protocol.decode_action(data)
+            unsent, value = protocol.json_action(data, self.max_action)
             if valid:
-                return Reply("ok", duration, action=action)
+                return Reply("ok", duration, action=action, value=value)
             return Reply("ok", duration, bad_action=scrub(bad or "", keep_newlines=False),
-                         bad_float=protocol.float_of(message.get("action")))
+                         bad_float=protocol.float_of(data), value=value, unsent=unsent)
         if kind in ("error", "memory", "load"):
             return Reply(str(kind), duration, detail=one_line(self.shown(str(message.get("detail", "")))) or kind)
         raise protocol.ProtocolError(f"a reply of unknown kind {str(kind)[:20]!r}")

@@ -28,7 +28,7 @@ from agents.solver.engine import Engine
 from agents.solver.opponents import MODELS, NEAR_PRIOR_SLIP, NEAR_SLIPS_SLIP, Model, NearPerfect, Prior, Slips, named
 from agents.solver.search import Timeout
 from connectx_forge import progress as progress_bars
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 
 SLIPS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5)  # the slip chances a NearPerfect model is fitted over
 FLOOR = 1e-9  # a move a model gives no chance scores log(FLOOR), not minus infinity

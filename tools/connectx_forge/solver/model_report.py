@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from agents.solver.book import Book
 from connectx_forge import tool_engines
 from connectx_forge.errors import UserError
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.solver.model_fit import FitReport, fit_samples, samples
 from connectx_forge.table import render

@@ -36,7 +36,7 @@ from connectx_forge import progress as bars
 from connectx_forge.archive import unpack
 from connectx_forge.errors import UserError
 from connectx_forge.play import players
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import game_seed
 from connectx_forge.play.players import SUBMISSIONS, Player
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE

@@ -27,7 +27,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
 from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings
 from connectx_forge.play.evidence import distinct_games
-from connectx_forge.play.game import GameRecord
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameKey, GameSettings
 

@@ -1,0 +1,109 @@
+"""The two-player games of kaggle-environments this toolkit plays: what each allows, and what it needs.
+
+``get(name)`` is a ``GameInfo``: the seats its specification allows, its built-in agents (played as
+``kaggle:NAME``), whether both seats act each step, the configuration key that seeds its map, the packages
+it needs beyond the runtime layer, and an example action for ``cxforge new --game``.  ConnectX is one entry
+among them; its deeper tools (openings, the solver, ``mistakes``, ``review``'s labels) are ConnectX's alone
+(``connectx_only``).
+
+The table is data written from kaggle-environments 1.33.2's specifications (``docs/games.md`` shows it); a test
+holds it against the installed specifications, so a new version that changes a game fails loudly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+from dataclasses import dataclass
+
+from connectx_forge.errors import UserError
+
+CONNECTX = "connectx"
+INSTALL = 'pip install "connectx-forge[{extra}]"'
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """One game as the toolkit plays it.
+
+    ``seats``: the player counts its specification allows (the toolkit plays 2).  ``builtins``: its built-in
+    agents, the first the one ``check`` measures floors against.  ``simultaneous``: both seats act every step.
+    ``seed_key``: the configuration key that fixes its random map (None: the game has none, so two games of
+    deterministic agents repeat).  ``requires``: import names it needs beyond the runtime layer, and ``extra``
+    the pyproject extra that installs them.  ``action``: a legal action at step 0, for a new project's agent;
+    ``action_help``: the action's shape in words.  ``max_action``: the most bytes of one action."""
+
+    name: str
+    title: str
+    seats: tuple[int, ...]
+    builtins: tuple[str, ...]
+    simultaneous: bool
+    seed_key: str | None
+    action: object
+    action_help: str
+    requires: tuple[str, ...] = ()
+    extra: str | None = None
+    max_action: int = 1 << 16
+
+    @property
+    def two_player(self) -> bool:
+        return 2 in self.seats
+
+    def missing(self) -> list[str]:
+        """The packages it needs that this Python lacks (none: it plays here)."""
+        return [name for name in self.requires if importlib.util.find_spec(name) is None]
+
+    def install_line(self) -> str:
+        """The command that installs what it lacks."""
+        return INSTALL.format(extra=self.extra) if self.extra else "pip install " + " ".join(self.requires)
+
+
+GAMES: dict[str, GameInfo] = {g.name: g for g in (
+    GameInfo(CONNECTX, "ConnectX (Connect Four)", (2,), ("random", "negamax"), False, None, 3,
+             "a column, 0 to columns - 1"),
+    GameInfo("rps", "Rock, Paper, Scissors", (2,), ("rock", "paper", "scissors", "copy_opponent", "reactionary",
+                                                     "counter_reactionary", "statistical"), True, None, 0,
+             "a sign, 0 to signs - 1 (0 rock, 1 paper, 2 scissors)"),
+    GameInfo("mab", "Santa's multi-armed bandits", (2, 3, 4, 5, 6, 7, 8), ("random", "round_robin"), True, None, 0,
+             "a bandit, 0 to banditCount - 1"),
+    GameInfo("planet_wars", "Planet Wars", (2,), ("do_nothing", "random", "nearest_enemy"), True, "seed", [],
+             "a list of orders [from_planet, to_planet, ships]"),
+    GameInfo("orbit_wars", "Orbit Wars", (2, 4), ("random", "starter"), True, "seed", [],
+             "a list of fleet launches [from_planet_id, angle, ships]"),
+    GameInfo("hungry_geese", "Hungry Geese", (1, 2, 3, 4, 5, 6, 7, 8), ("random", "greedy"), True, None, "NORTH",
+             "a direction: NORTH, EAST, SOUTH or WEST"),
+    GameInfo("halite", "Halite", (1, 2, 4), ("random",), True, "randomSeed", {},
+             "an object: ship or shipyard id -> command (NORTH, CONVERT, SPAWN...)"),
+    GameInfo("kore_fleets", "Kore Fleets", (1, 2, 4), ("random", "miner", "do_nothing", "balanced", "attacker"),
+             True, "randomSeed", {}, "an object: shipyard id -> command (SPAWN_1, LAUNCH_2_N...)"),
+    GameInfo("reinforce_tactics", "Reinforce Tactics", (2,), ("random", "aggressive", "simple_bot", "noop"), False,
+             "seed", [], "a list of unit commands"),
+    GameInfo("crawl", "Crawl", (2,), ("random",), True, "randomSeed", {}, "an object: robot or factory id -> command"),
+    GameInfo("lux_ai_s3", "Lux AI Season 3", (2,), ("random_agent",), True, None, {},
+             "an object: unit actions, as Lux AI's kit describes", requires=("jax", "chex", "flax"), extra="lux"),
+)}
+
+
+def names() -> list[str]:
+    """Every game the table knows, ConnectX first."""
+    return [CONNECTX, *sorted(n for n in GAMES if n != CONNECTX)]
+
+
+def get(name: str) -> GameInfo:
+    """The game called ``name``; one line naming the games when there is none, and what to install when it
+    cannot be played here."""
+    info = GAMES.get(name)
+    if info is None:
+        close = difflib.get_close_matches(name, list(GAMES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UserError(f"no game {name!r}{hint}; cxforge games lists them: {', '.join(names())}")
+    lacking = info.missing()
+    if lacking:
+        raise UserError(f"{name} needs {', '.join(lacking)}, which this Python lacks: {info.install_line()}")
+    return info
+
+
+def connectx_only(feature: str, game: str) -> None:
+    """One line refusing a ConnectX feature (openings, the solver, mistakes, labels) asked of another game."""
+    if game != CONNECTX:
+        raise UserError(f"{feature} is ConnectX's alone; {game} has none (cxforge games lists what each game has)")
