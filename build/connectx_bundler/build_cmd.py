@@ -27,6 +27,7 @@ from connectx_bundler.errors import BuildError
 from connectx_bundler.manifest import manifest_path
 from connectx_bundler.reference import reference, resolve_target
 from connectx_forge import options, outputs
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.players import FILE, SUBMISSIONS
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
@@ -121,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
           f"{len(m['modules'])} module(s), {len(m['data'])} data file(s); manifest {manifest}")
     if target.settings is not None:
         floors = ", ".join(f"{k} {v:g}" for k, v in sorted(target.floors.items())) or "none"
-        print(f"settings {target.settings}; check floors: {floors}")
+        game = "" if target.game == CONNECTX else f"game {target.game}; "
+        print(f"settings {target.settings}; {game}check floors: {floors}")
     print(f"{output}  {m['size']:,} bytes  sha256 {m['sha256']}")
     return 0

@@ -66,6 +66,7 @@ class Target:
     settings: Path | None = None  # the project's settings file, if any
     native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> sources (native_libs.py)
     origin: Path | None = None  # a lone .py as given, built from its private copy (``path``: project.alone)
+    game: str = projects.catalog.CONNECTX  # the game it plays (the manifest names any but ConnectX)
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def target_for_project(project: projects.Project) -> Target:
     """The target that builds a user's agent project."""
     return Target(name=project.name, module=project.module, function=project.function, path=project.entry_path,
                   root=project.root, floors=dict(project.floors), settings=project.settings,
-                  native=dict(project.native), origin=project.origin)
+                  native=dict(project.native), origin=project.origin, game=project.game)
 
 
 def target_for_file(path: Path, root: Path, function: str | None = None) -> Target:
@@ -203,7 +204,7 @@ def _build(target: Target, root: Path, fmt: str, size_limit: int) -> Built:
                          f"{size_limit:,} bytes (raise it with --size-limit)")
     manifest = make_manifest(name=target.name, module=target.module, function=target.function, spec=target.spec,
                              floors=target.floors, modules=graph.modules, data=data, content=content,
-                             main_py=main_py, fmt=fmt)
+                             main_py=main_py, fmt=fmt, game=target.game)
     return Built(source, content, manifest)
 
 

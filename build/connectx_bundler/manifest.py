@@ -20,6 +20,7 @@ from connectx_bundler.errors import BuildError
 from connectx_bundler.imports import SourceModule
 from connectx_forge import boundedread
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 
 DISTRIBUTION = "connectx-forge"
 
@@ -59,6 +60,7 @@ class Manifest(TypedDict, total=False):
     modules: list[ModuleEntry]
     data: list[DataEntry]
     tool_version: str
+    game: str  # the game it plays, where it is not ConnectX (a ConnectX manifest has none)
 
 
 def tool_version() -> str:
@@ -89,9 +91,11 @@ def manifest_path(output: Path) -> Path:
 
 def make_manifest(*, name: str, module: str, function: str, spec: AgentSpec | None, floors: dict[str, float],
                   modules: tuple[SourceModule, ...], data: tuple[DataFile, ...], content: bytes, main_py: bytes,
-                  fmt: str) -> Manifest:
-    """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's."""
-    return Manifest(
+                  fmt: str, game: str = CONNECTX) -> Manifest:
+    """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's,
+    ``game`` the game it plays (written only where it is not ConnectX: a ConnectX build's manifest is as it
+    was)."""
+    out = Manifest(
         agent=name,
         module=module,
         function=function,
@@ -107,6 +111,9 @@ def make_manifest(*, name: str, module: str, function: str, spec: AgentSpec | No
         data=[DataEntry(name=f.name, size=len(f.content), sha256=f.sha256) for f in data],
         tool_version=tool_version(),
     )
+    if game != CONNECTX:
+        out["game"] = game
+    return out
 
 
 def dumps(manifest: Manifest) -> str:
@@ -128,6 +135,8 @@ def read_manifest(path: Path) -> Manifest | None:
         raise BuildError(str(exc)) from None
     if not isinstance(data, dict) or not isinstance(data.get("floors") or {}, dict):
         raise BuildError(f"{manifest}: a manifest must be a JSON object with a 'floors' object")
+    if not isinstance(data.get("game", CONNECTX), str):
+        raise BuildError(f"{manifest}: the game must be a game's name, not {data['game']!r}")
     if not isinstance(data.get("agent", ""), str):
         raise BuildError(f"{manifest}: the agent's name must be a string, not {data['agent']!r}")
     data["floors"] = data.get("floors") or {}

@@ -6,7 +6,8 @@ or under ``[tool.cxforge]`` in its ``pyproject.toml``::
 
     name = "mybot"
     entry = "mybot.main:act"        # module:function, as Python entry points are written
-    [floors]                        # the check's win-rate floors against each opponent
+    game = "connectx"               # the game it plays (games.catalog; default connectx)
+    [floors]                        # the check's win-rate floors against each of the game's built-in agents
     random = 0.9
     "kaggle:negamax" = 0.5
     [native]                        # C libraries: name -> sources (build/connectx_bundler/native_libs.py)
@@ -40,13 +41,14 @@ from connectx_bundler.files import read_inside, read_text_inside
 from connectx_forge import boundedread
 from connectx_forge.credentials import exposes, homes
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
 from connectx_forge.paths import user_cache
 from connectx_forge.play.players import opponent as opponent_name
 from connectx_forge.safe_write import make_folder, write_bytes
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
-KEYS = ("name", "entry", "floors", "native")
+KEYS = ("name", "entry", "game", "floors", "native")
 DEFAULT_ENTRY = "main:agent"
 OWN_FOLDER = "move your agent into a folder of its own (cxforge new mybot makes one)"
 ALONE = "alone"  # the user cache's folder of lone files' private copies, one folder each
@@ -66,6 +68,7 @@ class Project:
     entry_path: Path | None = None  # the entry file, when it is not found from the module name (a lone .py)
     native: dict[str, list[str]] = field(default_factory=dict)  # C library name -> its sources (root-relative)
     origin: Path | None = None  # a lone .py as given, built from its private copy at ``entry_path`` (``alone``)
+    game: str = catalog.CONNECTX  # the game it plays (``game`` of its settings)
 
     @property
     def entry(self) -> str:
@@ -165,14 +168,40 @@ def parse_entry(entry: object, where: str) -> tuple[str, str]:
     return module, function
 
 
-def parse_floors(floors: object, where: str) -> dict[str, float]:
-    """The ``[floors]`` table as the check's opponents (``random``, ``negamax``) -> win rate in [0, 1]."""
+def parse_game(game: object, where: str) -> str:
+    """``game``: a game of the catalog (``games.catalog``), by name.  A known game whose packages this Python
+    lacks is taken (building needs none of them); playing it names them in one line (``catalog.get``)."""
+    if not isinstance(game, str):
+        raise BuildError(f"{where}: game must be a string such as \"rps\", not {game!r}")
+    if game not in catalog.GAMES:
+        try:
+            catalog.get(game)
+        except UserError as exc:
+            raise BuildError(f"{where}: {exc}") from None
+    return game
+
+
+def floor_opponent(spec: object, game: str = catalog.CONNECTX, role: str = "opponent") -> str:
+    """The bare name of the built-in agent a floor names in ``game``: ConnectX's ``random`` or ``negamax``
+    (``players.opponent``), another game's built-in ``NAME`` or ``kaggle:NAME`` (``GameInfo.builtins``);
+    ``UserError``, one line, for anything else."""
+    builtins = catalog.GAMES[game].builtins
+    name = opponent_name(str(spec), role) if game == catalog.CONNECTX else str(spec).removeprefix("kaggle:")
+    if name not in builtins:
+        raise UserError(f"unknown {role} {spec!r}{did_you_mean(name, list(builtins))}: {game}'s built-in agents "
+                        "are " + ", ".join("kaggle:" + b for b in builtins))
+    return name
+
+
+def parse_floors(floors: object, where: str, game: str = catalog.CONNECTX) -> dict[str, float]:
+    """The ``[floors]`` table as the check's opponents (the game's built-ins by their bare names: ConnectX's
+    ``random``, ``negamax``; planet_wars' ``do_nothing``...) -> win rate in [0, 1]."""
     if not isinstance(floors, dict):
         raise BuildError(f"{where}: floors must be a table, e.g. [floors] random = 0.9")
     out: dict[str, float] = {}
     for opponent, rate in floors.items():
         try:
-            name = opponent_name(opponent)
+            name = floor_opponent(opponent, game)
         except UserError as exc:
             raise BuildError(f"{where}: floors: {exc}") from None
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
@@ -215,9 +244,10 @@ def from_settings(root: Path, path: Path) -> Project:
     if not isinstance(name, str) or not name.strip() or any(c in name for c in "/\\\n"):
         raise BuildError(f"{path}: name must be a non-empty string without slashes, not {name!r}")
     module, function = parse_entry(data.get("entry", DEFAULT_ENTRY), str(path))
-    floors = parse_floors(data.get("floors", {}), str(path))
+    game = parse_game(data.get("game", catalog.CONNECTX), str(path))
+    floors = parse_floors(data.get("floors", {}), str(path), game)
     native = parse_native(data.get("native", {}), root, str(path))
-    return Project(root, name, module, function, floors, path, native=native)
+    return Project(root, name, module, function, floors, path, native=native, game=game)
 
 
 def last_function(path: Path) -> str:
@@ -297,7 +327,7 @@ def _with_function(project: Project, function: str | None) -> Project:
     if function is None:
         return project
     return Project(project.root, project.name, project.module, function, project.floors, project.settings,
-                   project.entry_path, project.native, project.origin)
+                   project.entry_path, project.native, project.origin, project.game)
 
 
 def module_file(root: Path, module: str) -> Path | None:

@@ -55,8 +55,8 @@ from connectx_forge.play import players
 from connectx_forge.play.players import (
     CALLABLE,
     FILE,
-    KAGGLE,
     GHOST_PREFIX,
+    KAGGLE,
     PLAYERS,
     PROJECT,
     SUBMISSIONS,

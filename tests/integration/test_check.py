@@ -351,7 +351,7 @@ def test_save_writes_every_game_as_a_games_file_and_never_replaces_one(tmp_path:
     assert len(load_records(games)) == 3
     assert main([*argv, "--append"]) == 0
     assert len(load_records(games)) == 6
-    assert main(["logs", str(games), "--game", "1"]) == 0
+    assert main(["logs", str(games), "--index", "1"]) == 0
 
 
 def test_later_batches_keep_each_games_seat_and_seed() -> None:

@@ -50,11 +50,11 @@ def test_a_hosted_agents_prints_and_traceback_are_in_the_saved_game(tmp_path: Pa
     assert 'File "boom/main.py", line 7, in act' in log and 'File "boom/helper.py", line 3, in pick' in log
     assert "return empty[3]" in log and "2" not in game["logs"]  # random printed nothing
 
-    assert main(["logs", str(save), "--game", "2"]) == 0  # the 2nd game of the file, as --game counts everywhere
+    assert main(["logs", str(save), "--index", "2"]) == 0  # the 2nd game of the file, as --index counts everywhere
     shown = capsys.readouterr().out
     assert shown.startswith("== game 2: random (first) vs boom (second): boom lost by error after 1 moves")
     assert "-- random (mark 1): printed nothing" in shown and 'File "boom/helper.py", line 3' in shown
-    assert main(["logs", str(save), "--game", "7"]) == 2
+    assert main(["logs", str(save), "--index", "7"]) == 2
     assert "holds 2 game(s), not 7" in capsys.readouterr().err
 
 
@@ -94,6 +94,6 @@ def test_logs_json_is_one_object_per_game_with_its_logs(tmp_path: Path, capsys: 
     assert first["players"] == ["boom", "random"] and first["outcome"] == "error" and first["culprit"] == 1
     assert [entry["mark"] for entry in first["logs"]] == [1, 2] and first["logs"][1]["log"] == ""
     assert first["logs"][0]["log"].startswith("thinking about step 0\n")
-    assert main(["logs", str(save), "--json", "--agent", "random", "--game", "1"]) == 0
+    assert main(["logs", str(save), "--json", "--agent", "random", "--index", "1"]) == 0
     [only] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert only["game"] == 1 and only["logs"] == [{"mark": 2, "player": "random", "log": ""}]

@@ -250,7 +250,7 @@ def test_pretty_printed_json_and_lists_of_games_are_read(tmp_path: Path, capsys)
     many.write_text(json.dumps(games, indent=2))
     assert main(["review", str(one), "--no-progress", "--time-limit", "0.1"]) == 0
     assert capsys.readouterr().out.count("== ") == 1
-    assert main(["review", str(many), "--no-progress", "--time-limit", "0.1", "--game", "2"]) == 0
+    assert main(["review", str(many), "--no-progress", "--time-limit", "0.1", "--index", "2"]) == 0
     out = capsys.readouterr().out
     assert out.count("== ") == 1 and f"== {many}[2]:" in out
 

@@ -126,15 +126,15 @@ def agent(obs, config):
 
 def test_match_and_logs_number_a_game_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The agent breaks only in the 2nd game (A moves second there): match names it game 2 (before: game 1),
-    and ``logs --game 2`` shows that game."""
+    and ``logs --index 2`` shows that game."""
     bot, save = tmp_path / "second.py", tmp_path / "games.jsonl"
     bot.write_text(BREAKS_SECOND)
     assert main(["match", str(bot), "random", "-n", "2", "--save", str(save), *CHEAP]) == 0
     out = capsys.readouterr().out
     assert "A error: 1 game(s); game 2: RuntimeError: only when second" in out
-    assert main(["logs", str(save), "--game", "2"]) == 0
+    assert main(["logs", str(save), "--index", "2"]) == 0
     assert "second.py lost by error" in capsys.readouterr().out.splitlines()[0]
-    assert main(["logs", str(save), "--game", "1"]) == 0
+    assert main(["logs", str(save), "--index", "1"]) == 0
     assert "lost by" not in capsys.readouterr().out.splitlines()[0]
 
 

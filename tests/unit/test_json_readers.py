@@ -26,6 +26,9 @@ ALLOWED = {
     ("agents/weighted.py", "json.loads"): "the package's own data file (read_data), shipped with the agent",
     ("tools/connectx_forge/sandbox/jail.py", "json.loads"):
         "the last line the toolkit's own probe printed, before any agent ran",
+    ("tools/connectx_forge/sandbox/protocol.py", "json.loads"):
+        "json_of reads back the text its own json.dumps just wrote, bounded in size and depth first (tuples "
+        "become lists, as Kaggle's agent server sends them)",
     ("tools/connectx_forge/sandbox/cgroup.py", "json.loads"): "the warden's command-line word that cgroup.to_arg wrote",
     ("tools/connectx_forge/sandbox/template.py", "json.loads"):
         "the warden's game message to a spare, over a socket only they "

@@ -94,13 +94,14 @@ def test_no_command_takes_a_prefix_of_a_long_flag(capsys: pytest.CaptureFixture[
 
 
 def test_game_is_not_games(capsys: pytest.CaptureFixture[str]) -> None:
-    """The issue's case: ``--game 4`` played 4 games as ``--games 4``; now refused before any game."""
+    """The issue's case: ``--game 4`` played 4 games as ``--games 4``.  Now ``--game`` names the game, and a cut
+    flag is refused before any game: ``--gam`` is neither ``--game`` nor ``--games``."""
     match = cli.command_parser("match", cli.load("match"))
     with pytest.raises(SystemExit) as exc:
-        match.parse_args(["random", "leftmost", "--game", "4"])
+        match.parse_args(["random", "leftmost", "--gam", "4"])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["cxforge match: error: unrecognized arguments: --game 4 (see cxforge match --help)"]
-    with pytest.raises(SystemExit):
-        match.parse_args(["random", "leftmost", "--game=4"])
-    assert "unrecognized arguments: --game=4" in capsys.readouterr().err
+    assert err == ["cxforge match: error: unrecognized arguments: --gam 4 (see cxforge match --help)"]
+    assert match.parse_args(["random", "leftmost", "--game", "4"]).games == 100  # a game named "4": no count
+    assert cli.main(["match", "random", "leftmost", "--game", "4"]) == 2
+    assert "no game '4'" in capsys.readouterr().err

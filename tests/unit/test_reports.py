@@ -25,6 +25,9 @@ PLUMBING = {
     "tools/connectx_forge/leaderboard/review/replay_page.py:replay_of":
         "a Kaggle replay, the format kaggle-environments' player "
                                                          "reads",
+    "tools/connectx_forge/leaderboard/review/replay_cmd.py:_other_game": "a Kaggle replay of another game, the format "
+                                                                         "kaggle-environments' renderer reads",
+    "tools/connectx_forge/play/episode.py:configuration": "the configuration kaggle-environments' make takes",
     "tools/connectx_forge/solver/heldout.py:_lines": "a JSON lines file's objects, before they are read into records",
     "tools/connectx_forge/train/netlib.py:load_checkpoint":
         "a training checkpoint's state (torch's state dicts), its fields checked",

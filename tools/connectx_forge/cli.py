@@ -54,6 +54,8 @@ COMMANDS: dict[str, Command] = {
                    "tests"),
     "agents": Command("connectx_forge.agents_cmd",
                       "list the registered agents, their sources and win-rate floors"),
+    "games": Command("connectx_forge.games_cmd",
+                     "list the two-player Kaggle games cxforge plays, their built-in agents, and what each needs"),
     "build": Command("connectx_bundler.build_cmd",
                      "bundle an agent and what it uses into one self-contained submission file"),
     "check": Command("connectx_forge.submit.check_cmd",
@@ -102,7 +104,8 @@ COMMANDS: dict[str, Command] = {
     "ppo": Command("connectx_forge.train.ppo_cmd",
                    "reproduce the Kaggle Learn course's PPO run on the gymnasium environment (extra sb3)"),
     "bench": Command("connectx_forge.bench.bench_cmd",
-                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"),
+                     "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena, "
+                     "games"),
     "submissions": Command("connectx_forge.leaderboard.review.submissions_cmd",
                            "list your ConnectX submissions on Kaggle, their status and score (through the kaggle CLI)"),
     "episodes": Command("connectx_forge.leaderboard.review.episodes_cmd",
@@ -118,8 +121,8 @@ COMMANDS: dict[str, Command] = {
                       "annotate every move of Kaggle replays, episodes or saved games with the exact solver; "
                       "where we lose"),
     "replay": Command("connectx_forge.leaderboard.review.replay_cmd",
-                      "write one game as an HTML page: Kaggle's ConnectX visualizer, offline, beside the solver's "
-                      "review"),
+                      "write one game as an HTML page: Kaggle's visualizer, offline (ConnectX's beside the solver's "
+                      "review; any game's from its Kaggle replay)"),
 }
 
 class CommandUnavailable(Exception):

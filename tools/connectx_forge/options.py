@@ -174,8 +174,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Parser(argparse.ArgumentParser):
-    """Every ``cxforge`` parser: a long flag only by its whole name, never a prefix of it (``--game 4`` is no
-    ``--games 4``: ``allow_abbrev`` is off whatever the caller asks), with help kept as written.  The parsers
+    """Every ``cxforge`` parser: a long flag only by its whole name, never a prefix of it (``--game rps`` is no
+    ``--games rps``: ``allow_abbrev`` is off whatever the caller asks), with help kept as written.  The parsers
     made under one (``add_subparsers().add_parser``) are of its class, so they refuse prefixes too."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -224,18 +224,27 @@ def add_save(parser: argparse.ArgumentParser, what: str = "every game") -> None:
                         help=SAVE_HELP.format(what=what))
     parser.add_argument("--append", action="store_true", help=APPEND_HELP)
     register_output(parser, "save", "file")
+    parser.add_argument("--save-replays", type=Path, default=None, metavar="DIR",
+                        help="with --save, also each game's Kaggle replay into DIR, for games other than connectx "
+                             "(cxforge replay DIR/FILE.json shows one)")
+    register_output(parser, "save_replays", "folder")  # added to, as a resumed run adds its games
 
 
 def writer_of(args: argparse.Namespace) -> GameWriter | None:
     """``--save``'s ``GameWriter`` (appending with ``--append``, replacing with ``--force``), opened before the
     run; ``None`` without ``--save``."""
     path = getattr(args, "save", None)
+    replays = getattr(args, "save_replays", None)
     if path is None:
+        if replays is not None:
+            raise UserError("--save-replays DIR needs --save FILE (FILE holds the games' results, DIR their replays)")
         return None
     from connectx_forge.play.records import GameWriter  # the game loop and numpy: not for ``cxforge --help``
+    from connectx_forge.play.replays import ReplayFolder  # beside GameWriter, for the same reason
 
     append = bool(getattr(args, "append", False))
-    return GameWriter(path, append=append, replace=not append and bool(getattr(args, "force", False)))
+    return GameWriter(path, append=append, replace=not append and bool(getattr(args, "force", False)),
+                      replays=None if replays is None else ReplayFolder(replays))
 
 
 def register_output(parser: argparse.ArgumentParser, dest: str, kind: str, written: Written | None = None) -> None:
@@ -349,8 +358,17 @@ def add_names(parser: argparse.ArgumentParser, flag: str, default: list[str] | N
 
 
 def add_game(parser: argparse.ArgumentParser) -> None:
-    """``--game N``: the N-th game of the files given, counted from 1, in every command that reads games."""
-    parser.add_argument("--game", type=positive_int, default=None, metavar="N",
+    """``--game NAME``: the game, in every command that plays or reads games (default: the players' projects'
+    ``game``, else connectx)."""
+    parser.add_argument("--game", default=None, metavar="NAME",
+                        help="the game: connectx, or another two-player game of kaggle-environments (cxforge games "
+                             "lists them; default: the game of the players' projects, else connectx)")
+
+
+def add_index(parser: argparse.ArgumentParser) -> None:
+    """``--index N``: the N-th game of the files given, counted from 1, in every command that reads games
+    (``--game`` names the game: connectx, rps...)."""
+    parser.add_argument("--index", type=positive_int, default=None, metavar="N",
                         help="only the N-th game of the file(s), counted from 1")
 
 

@@ -12,6 +12,12 @@ Layout (``PACKAGE`` is the folder's name as a Python name)::
     tests/test_regressions.py  the losing moves of lost games kept in tests/regressions.json (cxforge regress add)
     .gitignore              submissions/
 
+``cxforge new --game G`` writes a project of another game of kaggle-environments (``game_files``): the
+entry ``PACKAGE/main.py`` names the game's observation keys (its specification's) and plays legally (rps and
+planet_wars a simple strategy, any other game its catalog's example action), a helper module shows the
+action's format, ``cxforge.toml`` names the game and a floor against its first built-in agent where one was
+measured, and ``tests/test_agent.py`` plays whole episodes in either seat.
+
 With ``--native``, ``tactics.wins`` also has a C twin, ``native/tactics.c``, declared in
 ``cxforge.toml`` and loaded with ``connectx_forge.runtime.load_native``; the
 Python code stays as the fallback, and a test checks that both agree.
@@ -22,7 +28,9 @@ from __future__ import annotations
 import json
 import keyword
 import re
+import textwrap
 
+from connectx_forge.games.catalog import GameInfo
 from connectx_forge.leaderboard.regress.data import TEST as REGRESSION_TEST
 
 SETTINGS = '''\
@@ -272,3 +280,286 @@ def files(name: str, package: str, native: bool = False) -> dict[str, str]:
     if native:
         out["native/tactics.c"] = NATIVE_C
     return out
+
+
+# --- a project for another game of kaggle-environments (cxforge new --game G) ---------------------------------
+
+GAME_SETTINGS = '''\
+# connectx-forge settings of this agent project (see docs/games.md)
+name = {name_toml}
+entry = "{package}.main:act"      # module:function, from this folder
+game = "{game}"{game_pad}# {title}: cxforge games lists the games
+
+[floors]                          # cxforge check passes when it shows the agent at or above these win rates
+{floors}'''
+
+GAME_INIT = '''\
+"""{name}: a {title} agent (entry: {package}.main:act)."""
+'''
+
+OBSERVATION_LINE = "    obs[{key!r}]: {description}"
+
+RPS_MAIN = '''\
+"""{name}'s entry point: ``act(obs, config) -> sign``, the function Kaggle calls each step.
+
+{title}: both agents show a sign each step, at once.  The observation it reads:
+
+{observation}
+
+It counts the opponent's signs and shows the one that beats the opponent's most
+frequent sign, with a random sign one step in ten, so that an opponent cannot
+read it back.  The action is an int, 0 to ``config["signs"] - 1`` (signs.py).
+Everything here goes into the submission: use the standard library, numpy and
+your own modules only.
+"""
+
+import random
+
+from .signs import beating, random_sign
+
+SEEN = {}  # the opponent's signs this episode: sign -> times shown
+
+
+def act(obs, config):
+    signs = config["signs"]
+    last = obs.get("lastOpponentAction")
+    if obs["step"] == 0:
+        SEEN.clear()
+    elif last is not None:
+        SEEN[last] = SEEN.get(last, 0) + 1
+    if not SEEN or random.random() < 0.1:
+        return random_sign(signs)
+    favourite = max(sorted(SEEN), key=SEEN.get)
+    return beating(favourite, signs)
+'''
+
+RPS_HELPER = '''\
+"""The action of {title}: {action_help}.
+
+Kaggle takes a plain ``int`` from 0 to ``config["signs"] - 1``; anything else is
+INVALID, and the episode is lost.
+"""
+
+import random
+
+ROCK, PAPER, SCISSORS = 0, 1, 2
+
+
+def score(mine, theirs):
+    """+1 when sign ``mine`` beats ``theirs``, -1 when it loses, 0 for the same sign (kaggle-environments' rule,
+    for any number of signs)."""
+    delta = theirs - mine if (mine + theirs) % 2 == 0 else mine - theirs
+    return (delta > 0) - (delta < 0)
+
+
+def beating(sign, signs=3):
+    """A sign that beats ``sign``."""
+    return next(s for s in range(signs) if score(s, sign) > 0)
+
+
+def random_sign(signs=3):
+    """A legal sign, drawn at random."""
+    return random.randrange(signs)
+'''
+
+PLANET_WARS_MAIN = '''\
+"""{name}'s entry point: ``act(obs, config) -> orders``, the function Kaggle calls each turn.
+
+{title}: both players give their orders each turn, at once.  The observation it reads:
+
+{observation}
+
+Each of its planets with ships to spare sends half of them to the nearest planet
+it does not own that half of them outnumber.  The action is a list of orders
+(orders.py); an empty list is a legal turn that does nothing.  Everything here
+goes into the submission: use the standard library, numpy and your own modules only.
+"""
+
+from .orders import distance, order, planets_of
+
+SPARE = 10  # a planet with fewer ships keeps them
+
+
+def act(obs, config):
+    me = obs["player"]
+    planets = planets_of(obs)
+    targets = [p for p in planets if p.owner != me]
+    orders = []
+    for source in planets:
+        if source.owner != me or source.ships < SPARE:
+            continue
+        send = source.ships // 2
+        within = [t for t in targets if t.ships < send]
+        if within:
+            target = min(within, key=lambda t: (distance(source, t), t.id))
+            orders.append(order(source.id, target.id, send))
+    return orders
+'''
+
+PLANET_WARS_HELPER = '''\
+"""The action of {title}: {action_help}.
+
+An order ``[source_planet_id, dest_planet_id, ships]`` sends ``ships`` (a whole
+number, at most what the source planet has) from a planet you own.  The action is
+a list of orders, ``[]`` to send none.
+"""
+
+import math
+from collections import namedtuple
+
+Planet = namedtuple("Planet", "id x y owner ships growth")  # obs["planets"]: [id, x, y, owner, ships, growth]
+Fleet = namedtuple("Fleet", "owner ships source dest trip left")  # obs["fleets"]
+
+
+def planets_of(obs):
+    return [Planet(int(p[0]), p[1], p[2], int(p[3]), int(p[4]), p[5]) for p in obs["planets"]]
+
+
+def fleets_of(obs):
+    return [Fleet(*f) for f in obs["fleets"]]
+
+
+def distance(a, b):
+    return math.hypot(a.x - b.x, a.y - b.y)
+
+
+def order(source, dest, ships):
+    """One order: ``ships`` from planet ``source`` to planet ``dest``."""
+    return [int(source), int(dest), int(ships)]
+'''
+
+GENERIC_MAIN = '''\
+"""{name}'s entry point: ``act(obs, config) -> action``, the function Kaggle calls each step.
+
+{title}.  The observation it is given:
+
+{observation}
+
+It plays the example action of actions.py each step: a legal action, not a good
+one.  Grow your strategy here.  The action is {action_help}.
+Everything here goes into the submission: use the standard library, numpy and
+your own modules only.
+"""
+
+from .actions import example
+
+
+def act(obs, config):
+    return example()
+'''
+
+GENERIC_HELPER = '''\
+"""The action of {title}: {action_help}.
+
+``example()`` is a legal action (a fresh copy each call); kaggle-environments'
+specification of the game says the rest (``make("{game}").specification.action``).
+"""
+
+import copy
+
+EXAMPLE = {action!r}
+
+
+def example():
+    return copy.deepcopy(EXAMPLE)
+'''
+
+GAME_TEST = '''\
+"""{name}'s tests: whole episodes of {game} against its built-in agent, and the floors of cxforge.toml.
+
+Run them with ``pytest`` in the project folder.
+"""
+
+from connectx_forge import kaggle_env, testing
+from {package}.main import act
+
+FAILED = ("ERROR", "INVALID", "TIMEOUT")
+
+
+def episode(seat, seed):
+    """One episode in this process, kaggle-environments refereeing: the agent in ``seat`` (0 or 1) against
+    kaggle:{builtin}; the agent's final state."""
+    kaggle_env.load()
+    from kaggle_environments import make
+
+    env = make("{game}", configuration={configuration})
+    env.run([act, "{builtin}"] if seat == 0 else ["{builtin}", act])
+    return env.steps[-1][seat]
+
+
+def test_plays_legal_actions_in_either_seat():
+    for seat in (0, 1):
+        final = episode(seat, seed=seat + 1)
+        assert final.status not in FAILED, f"seat {{seat}}: the episode ended {{final.status}}"
+'''
+
+GAME_FLOORS_TEST = '''
+
+def test_meets_its_floors_as_cxforge_check_judges_them():
+    testing.assert_floors(".", games=8)
+'''
+
+GAME_GITIGNORE = GITIGNORE
+
+STRATEGIES: dict[str, tuple[str, str, str]] = {  # game -> main module, helper module, the helper's file name
+    "rps": (RPS_MAIN, RPS_HELPER, "signs"),
+    "planet_wars": (PLANET_WARS_MAIN, PLANET_WARS_HELPER, "orders"),
+}
+
+# The floors a new project starts with: against the game's first built-in agent, below what its agent was
+# measured to win (docs/games.md shows the measurement), low enough for the check's first look to decide
+# them when every game is won (a floor of f passes 8 won games of 8 when f <= 0.549).
+FLOORS: dict[str, float] = {"rps": 0.5, "planet_wars": 0.5}
+
+
+def observation_lines(game: str) -> str:
+    """The observation keys an agent of ``game`` is given, each with the specification's description."""
+    from connectx_forge import kaggle_env
+
+    kaggle_env.load()
+    from kaggle_environments import make
+
+    spec = make(game).specification.observation
+    lines = []
+    for key in sorted(spec):
+        entry = spec[key]
+        words = entry.get("description", "") if isinstance(entry, dict) else ""
+        words = " ".join(str(words).split()) or "(no description)"
+        lines.append(textwrap.fill(OBSERVATION_LINE.format(key=key, description=words[:300]), 100,
+                                   subsequent_indent=" " * 8))
+    return "\n".join(lines)
+
+
+def game_files(name: str, package: str, info: GameInfo, observation: str) -> dict[str, str]:
+    """The files of a project of ``info``'s game (not ConnectX): path -> text.  ``observation``: the lines
+    naming the game's observation keys (``observation_lines``)."""
+    builtin = info.builtins[0]
+    main, helper, helper_name = STRATEGIES.get(info.name, (GENERIC_MAIN, GENERIC_HELPER, "actions"))
+    floor = FLOORS.get(info.name)
+    if floor is not None:
+        floors = f'"kaggle:{builtin}" = {floor}\n'
+    else:
+        floors = (f'# "kaggle:{builtin}" = 0.5           # set one the agent meets (cxforge match . kaggle:{builtin} '
+                  f'--game {info.name}); none: check plays validity alone\n')
+    game_pad = " " * max(1, 34 - len(f'game = "{info.name}"'))
+    values = {"name": name, "package": package, "title": info.title, "game": info.name,
+              "action_help": info.action_help, "observation": observation}
+    seeded = f'{{"{info.seed_key}": seed}}' if info.seed_key else "{}"
+    test = GAME_TEST.format(name=name, game=info.name, package=package, builtin=builtin, configuration=seeded)
+    return {
+        "cxforge.toml": GAME_SETTINGS.format(name_toml=json.dumps(name), package=package, game=info.name,
+                                             game_pad=game_pad, title=info.title, floors=floors),
+        "conftest.py": CONFTEST.format(package=package),
+        f"{package}/__init__.py": GAME_INIT.format(name=name, title=info.title, package=package),
+        f"{package}/main.py": _fill(main, values),
+        f"{package}/{helper_name}.py": _fill(helper, values).replace("{action!r}", repr(info.action)),
+        "tests/test_agent.py": test + (GAME_FLOORS_TEST if floor is not None else ""),
+        ".gitignore": GAME_GITIGNORE,
+    }
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    """``template`` with each ``{key}`` of ``values`` replaced (the code's own braces left as they are)."""
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value)
+    return template

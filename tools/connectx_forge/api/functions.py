@@ -172,7 +172,8 @@ def _game_of(game: GameSettings, given: dict[str, Any]) -> GameSettings:
     caller gave them: ``GameSettings`` checks them)."""
     return GameSettings.of(size=given.pop("size", game.size), act_timeout=given.pop("act_timeout", game.act_timeout),
                            overage=given.pop("overage", game.overage), memory=given.pop("memory", game.memory),
-                           slowdown=given.pop("slowdown", game.slowdown), isolate=given.pop("isolate", game.isolate))
+                           slowdown=given.pop("slowdown", game.slowdown), isolate=given.pop("isolate", game.isolate),
+                           game=game.game)
 
 
 def configured(cls: type[T], settings: T | None, given: dict[str, object], what: str) -> T:
@@ -186,6 +187,8 @@ def configured(cls: type[T], settings: T | None, given: dict[str, object], what:
     for f in fields(cls):
         current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
         if isinstance(current, GameSettings):
+            if isinstance(given.get(f.name), str):  # game="rps": the game's name, the rest as they are
+                values[f.name] = current = replace(current, game=given.pop(f.name))
             nested += GAME_KEYWORDS
             if any(name in given for name in GAME_KEYWORDS):
                 values[f.name] = _game_of(current, given)
@@ -260,7 +263,7 @@ def match(a: PlayerLike | os.PathLike[str], b: PlayerLike | os.PathLike[str], ga
 
 def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
           "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
-          max_games: int | None = None, game: GameSettings | None = None, progress: bool = False,
+          max_games: int | None = None, game: GameSettings | str | None = None, progress: bool = False,
           **given: object) -> CheckResult:
     """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
     each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
@@ -269,15 +272,15 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     fly, into the user cache); default as the command's: the project in the working folder, else
     ``submissions/submission.py``.  The floors are the manifest's (a project's ``cxforge.toml``); against an
     opponent whose floor is not decided after ``games``, more are played, up to ``max_games`` (the command's
-    default when None).  ``game``: the games' settings (a ``GameSettings``), or its keywords ``given``
-    (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS, FAIL or
-    UNDECIDED.
+    default when None).  ``game``: the game's name, or the games' settings (a ``GameSettings``), or its
+    keywords ``given`` (``size``, ``act_timeout``, ``overage``).  The result's ``verdict`` is the command's: PASS,
+    FAIL or UNDECIDED.
     """
     spec = default_agent(None if agent is None else _check_spec(agent))
     chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[GameResult] = []
-    settings = _game_of(game or GameSettings(), given)
+    settings = _game_of(GameSettings(game=game) if isinstance(game, str) else game or GameSettings(), given)
     if given:
         configured(GameSettings, None, given, "check")  # the one line naming the keyword
     gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)

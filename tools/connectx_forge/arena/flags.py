@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from agents.board import STANDARD
+from connectx_bundler.errors import BuildError
+from connectx_bundler.project import read_settings, settings_file
+from connectx_bundler.reference import reference
 from connectx_forge import options, outputs
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.openings import DEFAULT_BAND, DEFAULT_PLIES
@@ -22,7 +25,9 @@ from connectx_forge.arena.openings_cmd import add_plies, band
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, resume_hint
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game_record import GameRecord
+from connectx_forge.play.players import PROJECT
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
@@ -71,6 +76,7 @@ def add_play_flags(parser: argparse.ArgumentParser) -> None:
     options.add_memory(parser)
     options.add_slowdown(parser)
     options.add_ghosts(parser)
+    options.add_game(parser)
 
 
 def add_run_flags(parser: argparse.ArgumentParser, out_what: str, files: Sequence[str],
@@ -102,11 +108,48 @@ def standard_board(args: argparse.Namespace) -> None:
                         "same --rows/--columns/--inarow")
 
 
-def game_of(args: argparse.Namespace) -> GameSettings:
+def game_of(args: argparse.Namespace, specs: Sequence[str] = ()) -> GameSettings:
     """The games' settings the flags ask for: the board, Kaggle's clock (as Kaggle's numbers), the agent hosts'
-    limits and ``--isolate`` where the command has them."""
+    limits, ``--isolate`` where the command has them, and the game (``--game``, else the game of the projects
+    among ``specs``)."""
+    game = args.game or projects_game(specs) or CONNECTX
     return GameSettings.of(options.size_of(args), args.act_timeout, args.overage, args.memory, args.slowdown,
-                           bool(getattr(args, "isolate", False)))
+                           bool(getattr(args, "isolate", False)), game)
+
+
+def projects_game(specs: Sequence[str]) -> str | None:
+    """The game the projects among the player ``specs`` play (their settings' ``game``), None where no project
+    names one; one line when two name different games."""
+    games: dict[str, str] = {}
+    for spec in specs:
+        root = project_root(spec)
+        found = None if root is None else game_setting(root)
+        if found is not None:
+            games.setdefault(found, spec)
+    if len(games) > 1:
+        raise UserError("the players' projects play different games: "
+                        + ", ".join(f"{spec} plays {game}" for game, spec in games.items()) + "; give --game")
+    return next(iter(games), None)
+
+
+def project_root(spec: str) -> Path | None:
+    """The project folder a player spec names (the resolver decides), else None."""
+    player = reference(spec)
+    return player.path if player.kind == PROJECT else None
+
+
+def game_setting(root: Path) -> str | None:
+    """The ``game`` a project's settings name (None: it names none, so ConnectX)."""
+    path = settings_file(root)
+    if path is None:
+        return None
+    try:
+        game = read_settings(path).get("game")
+    except BuildError as exc:
+        raise UserError(str(exc)) from None
+    if game is not None and not isinstance(game, str):
+        raise UserError(f"{path}: game must be a game's name such as \"rps\", not {game!r}")
+    return game
 
 
 def execution_of(args: argparse.Namespace, writer: GameWriter | None) -> Execution:

@@ -63,6 +63,13 @@ class Opening:
         return f"{self.moves} {self.score}"
 
 
+def seed_slots(count: int) -> list[Opening]:
+    """The "suite" of a game without openings (every game but ConnectX): ``count`` empty starts, each played
+    under a seed of its own (the run passes its index as the seed's ``repeat``), so each is a new map where
+    the game has one."""
+    return [Opening("", 0)] * count
+
+
 def parse_band(text: str) -> tuple[int, int]:
     """``"LO:HI"`` (inclusive scores, e.g. ``-1:1``) as two ints; ``ValueError`` says what is wrong."""
     parts = text.split(":")

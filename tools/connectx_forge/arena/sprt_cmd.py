@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
         s = Sprt(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, plies=args.plies,
                  band=args.band, openings=args.openings, seed=args.seed, max_games=args.games,
-                 game=flags.game_of(args))
+                 game=flags.game_of(args, (args.new, args.base)))
     writer = flags.game_writer(args)
     try:
         result = execute(s, flags.execution_of(args, writer))

@@ -54,6 +54,7 @@ from connectx_forge.arena.sprt import SPRT
 from connectx_forge.arena.store import Key, StoredGame, a_score
 from connectx_forge.arena.tournament_report import elo_text, slowdown_lines
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles
@@ -211,7 +212,10 @@ class Sprt:
 
 def suite_of(s: Sprt, progress: bool = True) -> list[suites.Opening]:
     """The openings the SPRT plays: every opening of its band, or the first ``openings`` (labelled once and kept
-    in the user cache: ``openings.load_suite``)."""
+    in the user cache: ``openings.load_suite``); a game without openings plays a new seed each pair (its one
+    start, repeated)."""
+    if s.game.game != CONNECTX:
+        return suites.seed_slots(1)
     suite = suites.load_suite(s.plies, s.band, s.openings, progress=progress)
     where = f"the {s.plies}-ply suite in {s.band[0]}:{s.band[1]}"
     if not suite:
@@ -443,6 +447,8 @@ def verdict(report: SprtReport) -> str:
         return f"H1 accepted: {r.new} is stronger by at least about {s.elo1:g}"
     if r.result == "H0":
         return f"H0 accepted: {r.new} is not stronger by {s.elo1:g} (at most about {s.elo0:g})"
+    if r.distinct.exhausted and s.game.game != CONNECTX:
+        return f"no decision: {s.game.game} has no random map, and the agents repeat their games"
     if r.distinct.exhausted:
         return f"no decision: the suite's {r.distinct.openings} openings are exhausted"
     return "no decision: the game limit came first"
@@ -453,6 +459,9 @@ def more_openings(report: SprtReport) -> str | None:
     s = report.settings
     if not report.distinct.exhausted:
         return None
+    if s.game.game != CONNECTX:
+        return (f"more games add no evidence: both agents replayed their first pair step for step, and {s.game.game} "
+                "has no seed to vary: make an agent stochastic, or compare them on another game")
     lo, hi = s.band
     more = [] if s.openings is None else ["drop --openings"]
     plies = f"--plies {s.plies + 1}" + (": hours of solving on first use" if s.plies + 1 > suites.BOOK_PLIES else "")
@@ -470,7 +479,8 @@ def evidence_line(report: SprtReport) -> str:
         why = "repeats not counted: every pair played again repeated its first move for move"
     else:
         why = "no opening was played twice"
-    return (f"distinct games: {d.distinct_games} of {d.games_played} played on {d.openings} openings ({why})")
+    starts = f"{d.openings} openings" if report.settings.game.game == CONNECTX else "new seeds"
+    return f"distinct games: {d.distinct_games} of {d.games_played} played on {starts} ({why})"
 
 
 def format_sprt(report: SprtReport) -> str:

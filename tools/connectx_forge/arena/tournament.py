@@ -46,11 +46,14 @@ from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
 from connectx_forge.arena.standings import PairingJson, PairingTable, Rating, RatingJson, Seats, WDLJson
 from connectx_forge.arena.store import StoredGame
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import evidence
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.settings import GameSettings, GameSettingsJson
 from connectx_forge.sandbox import jail
+
+SEEDS = 10  # a game without openings: the seeds each pairing plays from each seat (--openings M sets M)
 
 
 class TournamentKey(TypedDict):
@@ -304,7 +307,10 @@ def plan_line(t: Tournament, games: int, suite: Sequence[suites.Opening], labels
 
 
 def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
-    """The openings the tournament plays: the suite's first M (a suite of M is built if the default is smaller)."""
+    """The openings the tournament plays: the suite's first M (a suite of M is built if the default is smaller);
+    a game without openings plays M seeds (default ``SEEDS``)."""
+    if t.game.game != CONNECTX:
+        return suites.seed_slots(t.openings or SEEDS)
     size = max(suites.DEFAULT_SIZE, t.openings or 0)
     suite = suites.load_suite(t.plies, t.band, size, progress=progress)
     if t.openings is not None and t.openings > len(suite):
@@ -318,9 +324,10 @@ def jobs_of(t: Tournament, suite: Sequence[suites.Opening], labels: dict[str, st
     named by its players' labels (default: ``run.labels_of``), its games played by their specs."""
     pairings = t.pairings()
     names = labels if labels is not None else labels_of(t.players)
+    seeded = t.game.game != CONNECTX  # no openings: start o is the o-th seed
     return [job for o, opening in enumerate(suite) for p, (a, b) in enumerate(pairings)
             for job in pair_jobs(f"{names[a]} vs {names[b]}", a, b, opening.moves, o * len(pairings) + p, t.seed,
-                                 settings=t.game)]
+                                 repeat=o if seeded else 0, settings=t.game)]
 
 
 def _leader(games: Sequence[StoredGame], t: Tournament, labels: dict[str, str]) -> str:

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         if len(args.players) < 2:
             raise UserError("give at least two players (or --resume with --store FILE)")
         t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
-                       args.games, flags.game_of(args))
+                       args.games, flags.game_of(args, args.players))
     writer = flags.game_writer(args)
     try:
         result = execute(t, flags.execution_of(args, writer))
@@ -63,5 +63,5 @@ def run(args: argparse.Namespace) -> int:
     flags.finish(args, result.report.to_json(), result.records(), format_tournament(result.report), notes, writer)
     us = result.report.gauntlet or result.report.players[0]
     lost = sum(p.overall.losses if p.a == us else p.overall.wins for p in result.report.pairs if us in (p.a, p.b))
-    why_lost.print_hint("tournament", us, args.save, True, lost)
+    why_lost.print_hint("tournament", us, args.save, True, lost, t.game.game)
     return 0

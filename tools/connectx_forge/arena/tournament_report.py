@@ -20,6 +20,7 @@ from connectx_forge.arena.run import version_lines
 from connectx_forge.arena.standings import WDL, PairingTable
 from connectx_forge.arena.tournament import TournamentReport
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.sandbox import jail
 
 
@@ -51,9 +52,10 @@ def format_tournament(report: TournamentReport, color: bool | None = None) -> st
     cap = report.max_games
     capped = (f" (-n {cap}: the schedule's first {cap}; a larger -n plays more)"
               if cap is not None and cap < report.scheduled else "")
-    lines = [f"{report.run}: {kind}, {len(t.players)} players, {report.openings} openings after "
-             f"{t.plies} plies (scores {lo}:{hi}), each played twice per pairing, colours swapped: "
-             f"{played}{capped}",
+    starts = (f"{report.openings} openings after {t.plies} plies (scores {lo}:{hi})" if t.game.game == CONNECTX
+              else f"{t.game.game} on {report.openings} seeds")
+    lines = [f"{report.run}: {kind}, {len(t.players)} players, {starts}, each played twice per pairing, "
+             f"colours swapped: {played}{capped}",
              f"distinct games: {report.distinct_games} of {report.games} (a game repeated move for move in the same "
              "pairing, seats and opening counts once)", ""]
     rows = []

@@ -8,19 +8,21 @@ their plain definitions), ``solver`` (the solver on Pons' files; ``--agent``:
 the solver agent's mistake rate), ``book`` (the opening book's size against the
 search it leaves), ``net`` (the network's weight precisions and move time),
 ``search`` (the network search's depth in a move's time), ``negamax``
-(negamax-fast against Kaggle's negamax) and ``arena`` (tournament games per
-second on the process pool and a Dask LocalCluster).
+(negamax-fast against Kaggle's negamax), ``arena`` (tournament games per
+second on the process pool and a Dask LocalCluster) and ``games`` (each playable
+two-player game's episodes per second jailed against kaggle_environments.evaluate).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from connectx_forge import options
-from connectx_forge.bench import agents, arena, loop
+from connectx_forge.bench import agents, arena, games, loop
 from connectx_forge.bench.book_size import report
 from connectx_forge.bench.quick import steps
 from connectx_forge.bench.reference_bitbully import against_bitbully
@@ -30,16 +32,17 @@ from connectx_forge.errors import UserError
 from connectx_forge.paths import PONS_DIR
 from connectx_forge.play.fast_negamax import bench
 
-HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena"
+HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena, games"
 EXAMPLE = """\
 cxforge bench
 cxforge bench loop --seconds 3 -w 1 2 --json
 cxforge bench agents --rows 10 --columns 10 --fast-only
 cxforge bench solver ../shared/data/pons/Test_L2_R1 --engine c --sample 100
 cxforge bench negamax
-cxforge bench arena -w 1 2 --dask-workers 2"""
+cxforge bench arena -w 1 2 --dask-workers 2
+cxforge bench games --games rps,planet_wars -n 3"""
 
-BENCHES = ("loop", "agents", "solver", "book", "net", "search", "negamax", "arena")
+BENCHES = ("loop", "agents", "solver", "book", "net", "search", "negamax", "arena", "games")
 
 
 def _sub(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help: str, example: str,
@@ -141,6 +144,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="openings of the 4-ply suite, each played twice per pairing (default 30)")
     options.add_json(p, "print the rows as JSON instead of the table")
 
+    p = _sub(sub, "games", "each two-player game's episodes per second, jailed, against kaggle_environments.evaluate",
+             "cxforge bench games --games rps,planet_wars -n 3", _games)
+    p.add_argument("--games", metavar="G,G", default=None,
+                   help="the games, comma-separated (default: every two-player game playable here)")
+    p.add_argument("-n", "--episodes", type=options.positive_int, default=3, metavar="N",
+                   help="episodes of each game in each harness (default 3)")
+    options.add_progress(p)
+
 
 def _loop(args: argparse.Namespace) -> int:
     rows = loop.run_bench(args.seconds, args.workers, getattr(args, "isolated", False), args.rounds)
@@ -205,6 +216,15 @@ def _arena(args: argparse.Namespace) -> int:
     print(json.dumps([r.to_json() for r in rows], indent=2) if args.json else
           arena.markdown(rows, arena.PLAYERS, args.openings))
     return 0 if all(r.same_table is not False for r in rows) else 1
+
+
+def _games(args: argparse.Namespace) -> int:
+    names = games.chosen(args.games)
+    if args.games is None:
+        for line in games.left_out():
+            print(f"cxforge bench games: left out {line}", file=sys.stderr)
+    print(games.markdown(games.run_bench(names, args.episodes, options.progress_of(args))))
+    return 0
 
 
 def _quick(parser: argparse.ArgumentParser) -> int:

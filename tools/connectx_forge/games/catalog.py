@@ -12,10 +12,10 @@ holds it against the installed specifications, so a new version that changes a g
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 from dataclasses import dataclass
 
+from agents.registry import did_you_mean
 from connectx_forge.errors import UserError
 
 CONNECTX = "connectx"
@@ -94,9 +94,8 @@ def get(name: str) -> GameInfo:
     cannot be played here."""
     info = GAMES.get(name)
     if info is None:
-        close = difflib.get_close_matches(name, list(GAMES), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise UserError(f"no game {name!r}{hint}; cxforge games lists them: {', '.join(names())}")
+        raise UserError(f"no game {name!r}{did_you_mean(name, GAMES)}; cxforge games lists them: "
+                        + ", ".join(names()))
     lacking = info.missing()
     if lacking:
         raise UserError(f"{name} needs {', '.join(lacking)}, which this Python lacks: {info.install_line()}")

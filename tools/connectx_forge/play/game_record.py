@@ -6,7 +6,7 @@ statuses and a digest of its steps (``play/episode.py`` plays it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 from agents.board import Size
@@ -85,6 +85,8 @@ class GameRecord:
     rewards: list[float | None] | None = None
     statuses: list[str] | None = None
     trace: str | None = None  # ... and the sha256 of its steps' actions
+    # its Kaggle replay, handed back by the referee for --save-replays; never in a games file or a store
+    replay: dict[str, object] | None = field(default=None, compare=False, repr=False)
 
     def result(self, mark: int) -> str:
         """``"win"``, ``"draw"`` or ``"loss"`` for the player with ``mark``."""

@@ -21,7 +21,7 @@ from connectx_forge.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
 EXAMPLE = """\
-cxforge logs games.jsonl --game 3
+cxforge logs games.jsonl --index 3
 cxforge logs games.jsonl --agent mybot
 cxforge logs games.jsonl --json"""
 
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge logs``."""
     parser.add_argument("games", type=Path, metavar="GAMES.jsonl", help="games saved by match, tournament or "
                         "sprt with --save")
-    options.add_game(parser)
+    options.add_index(parser)
     parser.add_argument("--agent", default=None, metavar="NAME",
                         help="only this player's logs: its name in the games (a project's name; a project "
                              "folder or file also works, as its label)")
@@ -88,10 +88,10 @@ def game_json(number: int, rec: GameRecord, marks: list[int]) -> GameLogs:
 def run(args: argparse.Namespace) -> int:
     """Print the logs asked for; 0, or 1 when the file has no such game."""
     records = read_games(args.games)
-    if args.game is not None and args.game > len(records):
+    if args.index is not None and args.index > len(records):
         raise UserError(f"{args.games} holds {len(records)} game(s), not {args.game}")
     numbered = list(enumerate(records, 1))
-    chosen = [(n, r) for n, r in numbered if args.game is None or n == args.game]
+    chosen = [(n, r) for n, r in numbered if args.index is None or n == args.index]
     if args.agent is not None and all(args.agent not in r.players for r in records):
         args.agent = label(args.agent)
     if args.agent is not None and all(args.agent not in r.players for r in records):
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     for number, rec in chosen:
         logs = rec.logs or {}
         marks = [m for m in (1, 2) if args.agent is None or rec.players[m - 1] == args.agent]
-        if args.game is None and not any(logs.get(str(m)) for m in marks):
+        if args.index is None and not any(logs.get(str(m)) for m in marks):
             continue
         shown += 1
         if args.json:

@@ -44,6 +44,7 @@ from connectx_forge import boundedread, safe_write
 from connectx_forge import progress as progress_bars
 from connectx_forge.arena import schedule
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game import is_hosted, play_job
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import REGISTERED, Player, PlayerLike
@@ -70,9 +71,11 @@ def a_moves_first(i: int, seats: str) -> bool:
 def match_jobs(a: PlayerLike, b: PlayerLike, games: int, seed: int, settings: GameSettings, seats: str = "both",
                openings: tuple[tuple[int, ...], ...] = ()) -> list[GameJob]:
     """The match's games as jobs: game ``i`` seeded with ``game_seed(seed, i)``, A's seat by ``a_moves_first``,
-    its opening ``opening_of(i, ...)``."""
-    return [GameJob(a, b, 1 if a_moves_first(i, seats) else 2, game_seed(seed, i), i, opening_of(i, openings, seats),
-                    settings) for i in range(games)]
+    its opening ``opening_of(i, ...)``.  A game other than ConnectX has no openings: with seats alternating,
+    games 2k and 2k+1 share a seed (its map), seats swapped."""
+    paired = settings.game != CONNECTX and seats == "both"
+    return [GameJob(a, b, 1 if a_moves_first(i, seats) else 2, game_seed(seed, i // 2 if paired else i), i,
+                    opening_of(i, openings, seats), settings) for i in range(games)]
 
 
 def opening_of(i: int, openings: tuple[tuple[int, ...], ...], seats: str) -> tuple[int, ...]:

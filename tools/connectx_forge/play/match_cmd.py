@@ -21,6 +21,7 @@ from connectx_forge import options
 from connectx_forge.arena import flags
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import why_lost
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
@@ -68,6 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_memory(parser)
     options.add_slowdown(parser)
     options.add_ghosts(parser)
+    options.add_game(parser)
     flags.add_store_flags(parser, "default: none, the games are kept only in memory and --save's FILE; run again "
                                   "with the same store to play on to a larger -n")
     options.add_json(parser, "print the summary as JSON instead of the table")
@@ -86,7 +88,8 @@ def _settings(args: argparse.Namespace) -> Match:
         return old.run_of(Match)
     if args.a is None or args.b is None:
         raise UserError("give players A and B (or --resume with --store FILE)")
-    return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, flags.game_of(args))
+    game = flags.game_of(args, (args.a, args.b))
+    return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, game)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,4 +145,6 @@ def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: Gam
     print(json.dumps(summary, indent=2) if args.json else format_match(result))
     if s.game.slowdown > 1 and not args.json:
         print(jail.slowdown_line(s.game.slowdown, jail.slowed_games(r.slowed for r in result.records)))
-    why_lost.print_hint("match", result.a, args.save, args.store is not None, result.tally().losses)
+    games = {r.game for r in result.records if r.game}
+    why_lost.print_hint("match", result.a, args.save, args.store is not None, result.tally().losses,
+                        games.pop() if games else CONNECTX)

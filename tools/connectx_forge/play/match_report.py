@@ -5,7 +5,7 @@ style):
 one row per seat of A and one overall (W/D/L, A's own rule breaks, A's win rate with its 95% Wilson
 interval, B's rule breaks; "crashes/other" counts crash, memory, protocol and
 load), one line per kind of rule break with the first game's detail (games are
-numbered from 1, as ``cxforge logs --game N`` and ``review --game N`` take them), then each
+numbered from 1, as ``cxforge logs --index N`` and ``review --index N`` take them), then each
 side's move times.  A detail is what an agent said, printed with its control
 characters escaped (``sandbox/escape.py``; a hosted agent's already are, an
 in-process agent's are not).
@@ -36,7 +36,9 @@ def duration(seconds: float | None) -> str:
 
 def _header(result: MatchResult) -> list[str]:
     rows, columns, inarow = result.size
-    return [f"A = {result.a}  vs  B = {result.b}: {len(result.records)} games on {rows}x{columns}x{inarow}, "
+    games = {r.game for r in result.records} - {None}
+    where = ", ".join(sorted(g for g in games if g)) if games else f"{rows}x{columns}x{inarow}"
+    return [f"A = {result.a}  vs  B = {result.b}: {len(result.records)} games on {where}, "
             f"seed {result.seed}, {result.workers} worker(s), {result.seconds:.2f} s",
             _isolation(result)]
 
@@ -73,7 +75,7 @@ def _breaks(result: MatchResult) -> list[str]:
     for (side, kind), count in sorted(counts.items()):
         rec = firsts[(side, kind)]
         why = rec.detail or rec.error or (f"returned {rec.bad_action}" if rec.bad_action else "")
-        first = f"; game {rec.index + 1}: {escape(why, False)}" if why else ""  # numbered from 1, as logs --game
+        first = f"; game {rec.index + 1}: {escape(why, False)}" if why else ""  # numbered from 1, as logs --index
         lines.append(f"{side} {kind}: {count} game(s){first}")
     return lines
 

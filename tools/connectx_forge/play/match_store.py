@@ -38,6 +38,7 @@ from connectx_forge.arena.run import (
 )
 from connectx_forge.arena.store import Key
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import MatchJson, MatchPlan, MatchResult, play_match
 from connectx_forge.play.players import GhostFiles, Player, distinct
@@ -116,6 +117,7 @@ class Match:
         """The suite's first ``openings`` as columns (a larger suite is labelled once, and cached, when asked)."""
         if self.openings is None:
             return ()
+        catalog.connectx_only("--openings", self.game.game)
 
         if tuple(self.game.size) != tuple(STANDARD):
             raise UserError("--openings plays the 6x7 four-in-a-row suite; it cannot be used with another board "

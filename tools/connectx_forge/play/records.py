@@ -20,6 +20,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.play.episode import episode_result
 from connectx_forge.play.game_record import GameRecord
+from connectx_forge.play.replays import ReplayFolder
 from connectx_forge.play.rules import end_disagreement
 
 PathLike = str | os.PathLike[str]
@@ -52,7 +53,9 @@ class GameWriter:
     games saved before the interrupt) or this writer already wrote is left out.
     """
 
-    def __init__(self, path: PathLike, append: bool = False, replace: bool = False) -> None:
+    def __init__(self, path: PathLike, append: bool = False, replace: bool = False,
+                 replays: ReplayFolder | None = None) -> None:
+        self.replays = replays  # --save-replays: each game's Kaggle replay too (games other than ConnectX)
         self.path = os.fspath(path)
         self.had: set[GameKey] = _keys_in(self.path) if append else set()
         self.wrote: set[GameKey] = set()
@@ -73,7 +76,9 @@ class GameWriter:
         self.count = 0
 
     def add(self, rec: GameRecord) -> None:
-        """Write ``rec`` now (flushed), unless the file already holds its game."""
+        """Write ``rec`` now (flushed), unless the file already holds its game; and its replay."""
+        if self.replays is not None:
+            self.replays.add(rec)
         key = game_key(rec)
         if key in self.had or key in self.wrote:
             return

@@ -15,6 +15,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from connectx_forge.games.catalog import CONNECTX
+
 DEFAULT_FILE = "games.jsonl"  # the file the line suggests when the run saved none
 
 
@@ -28,7 +30,8 @@ def hint(command: str, us: str, save: Path | None, stored: bool) -> str:
     return f"cxforge {command}: to see why {us} lost: rerun with --save {DEFAULT_FILE}{again}, then {review}"
 
 
-def print_hint(command: str, us: str, save: Path | None, stored: bool, lost: int) -> None:
-    """``hint`` on stderr, where ``us`` lost ``lost`` > 0 games (after a clean sweep there is nothing to see)."""
-    if lost > 0:
+def print_hint(command: str, us: str, save: Path | None, stored: bool, lost: int, game: str = CONNECTX) -> None:
+    """``hint`` on stderr, where ``us`` lost ``lost`` > 0 games (after a clean sweep there is nothing to see) of
+    ConnectX (review's solver is ConnectX's)."""
+    if lost > 0 and game == CONNECTX:
         print(hint(command, us, save, stored), file=sys.stderr)

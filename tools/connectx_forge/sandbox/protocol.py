@@ -9,7 +9,8 @@ Reply (host to referee): ``{"id": N, "kind": K, ...}`` where ``kind`` is
   arrives as its type and repr, and a ``float`` (which kaggle_environments' schema lets through, to crash its
   interpreter) also as its value, so that the checker's referee can judge it as Kaggle does; and, where it
   can cross as JSON (``json_of``: as Kaggle's agent server sends it, tuples as lists, within ``MAX_ACTION``
-  bytes), as ``json``: the action of every other game, ``json_action``);
+  bytes), as ``json``: the action of every other game, ``json_action``; a JSON action too long to cross, as
+  ``bytes``, its size, so that the referee says it was over the bound, not that it was not JSON);
 * ``error`` / ``memory`` / ``load`` with ``detail`` (one line: ``Type: message``).
 
 No random state crosses the channel: a host's ``random`` and ``numpy.random``
@@ -103,6 +104,7 @@ class Action(TypedDict, total=False):
     repr: str
     float: float
     json: object
+    bytes: int
 
 
 def encode(message: dict[str, object]) -> bytes:
@@ -163,24 +165,35 @@ def encode_action(action: object) -> Action:
     out: Action = {"type": type(action).__name__, "repr": text[:REPR_CHARS]}
     if isinstance(action, float) and math.isfinite(action):
         out["float"] = float(action)
-    sent = json_of(action, SENT_ACTION)
-    if sent is not _UNSENDABLE:
-        out["json"] = sent
+    as_json = _json_text(action)
+    if as_json is not None and len(as_json) > SENT_ACTION:
+        out["bytes"] = len(as_json)  # JSON, but too long to cross: its size alone
+    else:
+        sent = json_of(action, SENT_ACTION, as_json)
+        if sent is not _UNSENDABLE:
+            out["json"] = sent
     return out
 
 
 _UNSENDABLE = object()
 
 
-def json_of(action: object, limit: int = MAX_ACTION) -> object:
+def _json_text(action: object) -> str | None:
+    """``action`` as compact JSON, or None when it is no JSON value (a set, a numpy scalar, NaN, ...)."""
+    try:
+        return json.dumps(action, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def json_of(action: object, limit: int = MAX_ACTION, text: str | None = None) -> object:
     """``action`` as it crosses from an agent's container to Kaggle's referee (JSON: tuples as lists, no NaN),
     plain JSON values only; ``_UNSENDABLE`` when it cannot cross (a set, a numpy scalar, NaN, keys that are
-    not strings or numbers), nests deeper than ``ACTION_DEPTH`` or is longer than ``limit`` bytes."""
-    try:
-        text = json.dumps(action, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError, RecursionError):
-        return _UNSENDABLE
-    if len(text) > limit or too_deep(text, ACTION_DEPTH):
+    not strings or numbers), nests deeper than ``ACTION_DEPTH`` or is longer than ``limit`` bytes.  ``text``:
+    its JSON, where the caller already made it."""
+    if text is None:
+        text = _json_text(action)
+    if text is None or len(text) > limit or too_deep(text, ACTION_DEPTH):
         return _UNSENDABLE
     return json.loads(text)
 
@@ -196,6 +209,9 @@ def json_action(data: object, limit: int = MAX_ACTION) -> tuple[str | None, obje
         return None, None
     if "int" in data:
         return None, integer(data["int"], 1 - MAX_INT, MAX_INT - 1, "a reply whose action is an int")
+    if "bytes" in data:  # JSON too long to cross: only a size over the bound is one
+        size = integer(data["bytes"], max(limit, SENT_ACTION) + 1, MAX_INT - 1, "a reply whose action's size is")
+        return f"an action of {size} bytes, over the bound of {limit}", None
     if "json" in data:
         value = json_of(data["json"], SENT_ACTION)
         if value is _UNSENDABLE:

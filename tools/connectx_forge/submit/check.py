@@ -15,6 +15,10 @@ checker.  The games run on the game tools' worker pool (forked processes);
 floor must be played (``floors_of``), so that PASS means every floor was met.
 ``check_agent`` takes any player ``cxforge check`` accepts (a project folder, a
 source ``.py``, a registered agent: built on the fly first).
+
+A file built for another game (its manifest's ``game``), or checked with ``game=``, is checked as Kaggle's
+competition for that game runs it (``game_check.py``): its validation episode, then the game's built-in
+agents, the floors judged over the games that are new evidence.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from connectx_forge import kaggle_env
 from connectx_forge import progress as bars
 from connectx_forge.archive import unpack
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import players
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.match import game_seed
@@ -43,7 +49,7 @@ from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.sandbox.limits import Limits
-from connectx_forge.submit import kaggle_game, sequential
+from connectx_forge.submit import game_check, kaggle_game, sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
 from connectx_forge.submit.upload_copy import staged_copy
 from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
@@ -62,11 +68,11 @@ Look = Callable[[FloorResult, str], None]  # told each floor's state after each 
 class Gate:
     """How much ``cxforge check`` plays, the flags ``upload`` takes too with the same meaning: ``games`` per
     opponent first, at most ``max_games`` while a floor is undecided (None: the default), the ``opponents``
-    (the check's names), the base ``seed`` and the ``workers``."""
+    (the check's names; none: the game's default), the base ``seed`` and the ``workers``."""
 
     games: int = DEFAULT_GAMES
     max_games: int | None = None
-    opponents: tuple[str, ...] = OPPONENTS
+    opponents: tuple[str, ...] = ()  # none named: the game's (ConnectX: OPPONENTS; game_check.opponents_of)
     seed: int | None = 0
     workers: int | None = None
 
@@ -80,23 +86,26 @@ def plan_line(named: Path, games: int, cap: int, opponents: Sequence[str], worke
 
 def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
                progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
-               on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
+               on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None,
+               game: str | None = None) -> CheckReport:
     """``_check`` of a copy of the file at ``path`` (and of its manifest), read once as ``upload`` reads what it
     sends (``upload_copy.staged_copy``: no link to it or on its path, a regular file of at most 100 MB, hashed):
     the check judges those bytes, whatever the path holds meanwhile; ``shown`` (default ``path``) is what the
-    report names."""
+    report names.  ``game``: the game to play (``--game``; default: ``settings.game`` where it is not ConnectX,
+    else the game the file's manifest names, else ConnectX; ``game_check.game_of``)."""
     named = shown or Path(path)
     with staged_copy(Path(path)) as copy:
         try:
             return _check(copy.file, gate, settings=settings, progress=progress, validation=validation,
-                          floors=floors, on_look=on_look, on_game=on_game, shown=named)
+                          floors=floors, on_look=on_look, on_game=on_game, shown=named, game=game)
         except UserError as exc:  # its one line names the file given, not the copy
             raise type(exc)(str(exc).replace(str(copy.file), str(named))) from None
 
 
 def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: GameSettings | None = None,
            progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
-           on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
+           on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None,
+           game: str | None = None) -> CheckReport:
     """Check the submission at ``path`` as ``gate`` says (default ``Gate()``): the validation episode, then
     ``games`` games per opponent, and more against an opponent whose floor is not decided yet, up to
     ``max_games`` (``sequential.py``).
@@ -118,12 +127,20 @@ def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: 
     """
     gate = gate or Gate()
     games, workers, opponents, seed, max_games = gate.games, gate.workers, gate.opponents, gate.seed, gate.max_games
-    game = settings if settings is not None else GameSettings()
-    act_timeout, overage, limits, size = float(game.act_timeout), float(game.overage), game.limits, game.size
+    asked = game if game is not None else settings.game if settings is not None and settings.game != CONNECTX \
+        else None
+    game_settings = settings if settings is not None else GameSettings()
+    act_timeout, overage, limits, size = (float(game_settings.act_timeout), float(game_settings.overage),
+                                          game_settings.limits, game_settings.size)
     source = Path(path)
     named = source if shown is None else shown
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)
+    which = game_check.game_of(asked, _built_for(source, named, floors), named)
+    if which != CONNECTX:
+        return _check_other(source, named, gate, replace(game_settings, game=which), cap, progress=progress,
+                            validation=validation, floors=floors, on_look=on_look, on_game=on_game)
+    opponents = opponents or OPPONENTS
     _validate_size(size)
     chosen = tuple(builtin_opponent(o) for o in opponents)
     manifest_path, manifest, note = _read_manifest_of(source, named, floors)
@@ -175,6 +192,35 @@ def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: 
     return replace(report, notes=notes)
 
 
+def _built_for(source: Path, named: Path, floors: bool) -> str | None:
+    """The game the file's manifest names (None: ConnectX's, or no manifest).  With ``floors`` a manifest
+    that does not describe the file is the one-line error the check gives for it; without, it names none."""
+    try:
+        return game_check.manifest_game(source)
+    except UserError as exc:
+        if not floors:
+            return None
+        raise type(exc)(str(exc).replace(str(source.parent), str(named.parent))) from None
+
+
+def _check_other(source: Path, named: Path, gate: Gate, settings: GameSettings, cap: int, *, progress: bool,
+                 validation: bool, floors: bool, on_look: Look | None,
+                 on_game: Callable[[GameResult], None] | None) -> CheckReport:
+    """The check of a file for a game other than ConnectX (``game_check.py``)."""
+    info = catalog.get(settings.game)
+    game_check.refuse_connectx_flags(info.name, settings)
+    manifest_path, manifest, note = _read_manifest_of(source, named, floors)
+    shown_manifest = None if manifest_path is None else manifests.manifest_path(named)
+    wanted = game_check.floors_of(manifest, info, shown_manifest)
+    opponents = game_check.opponents_of(gate.opponents, wanted, info)
+    plan = game_check.Plan(info, opponents, wanted, gate.games, cap, gate.seed, gate.workers or os.cpu_count() or 1)
+    report = game_check.check_game(source, named, plan, settings, shown_manifest, manifest, progress=progress,
+                                   validation=validation, on_look=on_look, on_game=on_game)
+    if note:
+        return replace(report, notes=[note] + [n for n in report.notes if not n.startswith("no manifest beside")])
+    return report
+
+
 def _next_targets(floors: dict[str, float], results: list[GameResult], plan: sequential.Plan,
                   played: dict[str, int], batch: set[str], on_look: Look | None) -> dict[str, int]:
     """After a batch (games against the opponents in ``batch``): the games each opponent whose floor is not
@@ -211,10 +257,11 @@ def submission_of(spec: str) -> Player:
 
 def check_agent(spec: str, gate: Gate | None = None, *, settings: GameSettings | None = None,
                 progress: bool = False, validation: bool = True, floors: bool = True, on_look: Look | None = None,
-                on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None) -> CheckReport:
+                on_game: Callable[[GameResult], None] | None = None, shown: Path | None = None,
+                game: str | None = None) -> CheckReport:
     """``check_file`` of whatever ``spec`` names (``submission_of``), with ``check_file``'s options."""
     return check_file(submission_of(spec).file, gate, settings=settings, progress=progress, validation=validation,
-                      floors=floors, on_look=on_look, on_game=on_game, shown=shown)
+                      floors=floors, on_look=on_look, on_game=on_game, shown=shown, game=game)
 
 
 def validation_job(act_timeout: float, overage: float, seed: int | None) -> CheckJob:
@@ -338,7 +385,11 @@ def jobs_for(opponents: tuple[str, ...], games: int, act_timeout: float, overage
 def game_record(result: GameResult, label: str, size: Size = STANDARD) -> GameRecord:
     """A check game's ``result`` as a game record (its ``to_json`` a line of a games file, what ``cxforge logs``,
     ``review`` and ``replay`` read): the file is ``label``, its opponent ``kaggle:NAME`` (itself in the
-    validation episode)."""
+    validation episode); another game's its own record, so labelled."""
+    if result.record is not None:
+        other = label if result.opponent == kaggle_game.SELF else f"kaggle:{result.opponent}"
+        pair = (label, other) if result.seat == 0 else (other, label)
+        return replace(result.record, players=pair)
     seat = result.seat
     other = label if result.opponent == kaggle_game.SELF else f"kaggle:{result.opponent}"
     players = (label, other) if seat == 0 else (other, label)

@@ -11,6 +11,7 @@ from typing import IO
 from agents.board import Size
 from connectx_forge import options, safe_write
 from connectx_forge.errors import UserError
+from connectx_forge.games import catalog
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail
 from connectx_forge.submit import check
@@ -26,7 +27,8 @@ cxforge check submissions/submission.py
 cxforge check ~/bots/mybot                      # a project folder, built on the fly
 cxforge check submissions/submission.py -n 40 --max-games 512 --json
 cxforge check submissions/submission.py --opponents kaggle:negamax --no-floors   # validity against negamax alone
-cxforge check submissions/submission.py --save check-games.jsonl   # then: cxforge logs check-games.jsonl"""
+cxforge check submissions/submission.py --save check-games.jsonl   # then: cxforge logs check-games.jsonl
+cxforge check fleet.py --game planet_wars       # another game: its validation episode, then its built-in agents"""
 DESCRIPTION = HELP + "\n\n" + (
     "The file is copied alone into an empty temporary folder and loaded by kaggle_environments'\n"
     "loader afresh for each game, in agent hosts: limited child processes that cannot see this\n"
@@ -42,6 +44,11 @@ DESCRIPTION = HELP + "\n\n" + (
     "opponent that --opponents leaves out is an error: PASS means every floor was met.  Without\n"
     "a manifest, or with --no-floors, only validity is checked; a manifest whose sha256 is not\n"
     "the file's is an error (rebuild).\n\n"
+    "Another game (--game, the project's game, or the one the file's manifest names) is checked\n"
+    "as Kaggle's competition for it runs it: the validation episode, then the game's built-in\n"
+    "agents (the floors', else its first), each game seeded alone; a game that repeats an earlier\n"
+    "one against the same agent in the same seat, action for action, is no new evidence for a\n"
+    "floor.  The board size, --act-timeout and --overage are ConnectX's.\n\n"
     "Exit status: 0 PASS (no rule broken, every floor met); 1 FAIL (an invalid move, an error,\n"
     "a crash or a timeout, a failed validation episode, or a floor missed); 2 an error (a bad\n"
     "flag, an unknown player, a missing file, a stale manifest); 3 UNDECIDED (no rule broken,\n"
@@ -55,9 +62,10 @@ def add_gate_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-games", type=options.positive_int, default=None, metavar="N",
                         help="at most N games per opponent while its floor is undecided (default "
                              f"{check.DEFAULT_MAX_GAMES}, or -n when that is more)")
-    options.add_names(parser, "--opponents", [f"kaggle:{o}" for o in check.OPPONENTS], "Kaggle's built-in agents "
-                      "to play (each with a floor among them), written as in a floor (kaggle:random or random)",
-                      metavar="PLAYER")
+    options.add_names(parser, "--opponents", None, "Kaggle's built-in agents to play (each with a floor among "
+                      "them), written as in a floor (kaggle:random or random); default: ConnectX's "
+                      + ",".join(f"kaggle:{o}" for o in check.OPPONENTS) + ", another game's those its floors "
+                      "name, else its first built-in agent", metavar="PLAYER")
     options.add_workers(parser, what=check.CHECK_WORKERS)
     options.add_seed(parser, "base seed; each game seeds Python's random from it, so a seed replays a check")
     options.add_progress(parser)
@@ -68,8 +76,7 @@ def gate_of(args: argparse.Namespace) -> check.Gate:
     if args.max_games is not None and args.max_games < args.games:
         raise UserError(f"--max-games {args.max_games} is less than --games {args.games}: the cap must be at "
                         "least the first batch")
-    return check.Gate(args.games, args.max_games, tuple(check.builtin_opponent(o) for o in args.opponents),
-                      args.seed, args.workers)
+    return check.Gate(args.games, args.max_games, tuple(args.opponents or ()), args.seed, args.workers)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="overage bank in seconds per game (Kaggle: 60; change only to test)")
     parser.add_argument("--no-validation", dest="validation", action="store_false",
                         help="skip the validation episode (the file against itself, played first as on Kaggle)")
+    options.add_game(parser)
     options.add_size(parser)
     options.add_memory(parser)
     options.add_slowdown(parser)
@@ -125,6 +133,9 @@ class GameSaver:
 def run(args: argparse.Namespace) -> int:
     """Check the file and print the report; the exit status of its verdict (0 PASS, 1 FAIL, 3 UNDECIDED)."""
     gate = gate_of(args)
+    game = args.game  # None: the game the file was built for (a project's game, in its build's manifest)
+    if game is not None:
+        catalog.get(game)  # one line, before anything is built
     file = check.submission_of(default_agent(args.path))
     if file.built_here:
         print(f"built {file.label!r} on the fly: {file.file}", file=sys.stderr)
@@ -135,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         report = check.check_file(file.file, gate,
                                   settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
                                   progress=talk, validation=args.validation, floors=args.floors,
-                                  on_look=floor_talk(talk), on_game=saver)
+                                  on_look=floor_talk(talk), on_game=saver, game=game)
     finally:
         if saver is not None:
             saver.close()

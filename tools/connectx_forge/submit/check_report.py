@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from connectx_forge import table
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.sandbox import jail
 from connectx_forge.sandbox.escape import escape
 from connectx_forge.stats import format_rate
@@ -19,7 +20,8 @@ def _header(report: CheckReport) -> list[str]:
     games = f"{report.games_per_opponent} game(s) per opponent"
     if report.floors and report.max_games > report.games_per_opponent:
         games += f", up to {report.max_games} while a floor is undecided"
-    return [f"check {escape(report.path, keep_newlines=False)}{who}: {games}, loaded as Kaggle "
+    game = "" if report.game == CONNECTX else f" of {report.game}"
+    return [f"check {escape(report.path, keep_newlines=False)}{who}: {games}{game}, loaded as Kaggle "
             f"does from an empty folder; actTimeout {report.act_timeout:g} s, overage {report.overage:g} s",
             f"the file played in agent hosts (a limited child process per game), {jail.status()[1]}; "
             "kaggle_environments refereed",
@@ -43,6 +45,10 @@ def _validation(report: CheckReport) -> list[str]:
     if v is None:
         return ["validation episode (the file against itself): not played (--no-validation)"]
     if not v.broke:
+        if report.game != CONNECTX:
+            return [f"validation episode (the file against itself): passed ({report.game}'s statuses: "
+                    + ", ".join(v.record.statuses if v.record is not None and v.record.statuses else ["DONE"])
+                    + ")"]
         return [f"validation episode (the file against itself): passed in {v.plies} moves"]
     return [f"validation episode (the file against itself): {v.status} ({v.error})"]
 
@@ -51,8 +57,9 @@ def _findings(report: CheckReport) -> list[str]:
     lines = _validation(report) + [f"floor vs {f.opponent}: {f.floor:.0%}; won {f.wins}/{f.games} = {f.rate:.0%}, "
                                    f"bounds [{f.lower:.1%}, {f.upper:.1%}] (each at {1 - f.level:.2%}, 95% over "
                                    f"the test's looks): {f.verdict}" for f in report.floors]
-    lines.append(f"first move, including the load: {seconds(report.slowest_first_move_s)} at most; "
-                 f"slowest later move: {seconds(report.slowest_move_s)} ({report.moves} moves timed)")
+    if report.game == CONNECTX or report.moves:
+        lines.append(f"first move, including the load: {seconds(report.slowest_first_move_s)} at most; "
+                     f"slowest later move: {seconds(report.slowest_move_s)} ({report.moves} moves timed)")
     if report.breaks:
         lines.append("games lost by: " + ", ".join(f"{kind} {n}" for kind, n in sorted(report.breaks.items())))
     lines.extend(f"agent error: {e}" for e in report.errors_seen)

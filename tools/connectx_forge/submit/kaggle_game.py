@@ -32,11 +32,12 @@ import copy
 import dataclasses
 import random
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
+from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import FILE, Player
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
 from connectx_forge.sandbox.limits import Limits
@@ -84,7 +85,8 @@ class GameResult:
     measured them (the first includes the load).  ``log`` is the breaking host's log, ``native`` what its native
     library said, ``slowed`` how ``--slowdown`` held the hosts; ``columns`` the moves, ``times`` every call's
     seconds, both seats in turn.  ``to_json`` is a game of ``check``'s results (``error``, ``log`` and ``slowed``
-    only where there are).
+    only where there are).  ``record``: a game other than ConnectX's own record (``game_check.py``), not in
+    ``to_json``.
     """
 
     status: str
@@ -104,6 +106,7 @@ class GameResult:
     seed: int = 0
     columns: tuple[int, ...] = ()
     times: tuple[float, ...] = ()
+    record: GameRecord | None = field(default=None, compare=False, repr=False)  # another game's (game_check.py)
 
     @property
     def moves(self) -> int:

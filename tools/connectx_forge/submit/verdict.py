@@ -18,11 +18,12 @@ it marks a Kaggle submission Error.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from connectx_bundler.manifest import Manifest
 from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.rules import HOST_BREAKS, KAGGLE_STATUS
 from connectx_forge.play.tally import Tally
 from connectx_forge.sandbox import jail
@@ -97,6 +98,8 @@ class CheckReport:
     slowed: dict[str, int] = field(default_factory=dict)  # how --slowdown held the hosts -> games (throttle.method)
     max_games: int = 0  # the cap of games per opponent for a floor (0: games_per_opponent)
     undecided: list[str] = field(default_factory=list)  # the floors neither met nor missed within max_games
+    game: str = CONNECTX  # the game played (games.catalog)
+    repeats: dict[str, int] = field(default_factory=dict)  # games held back as repeats, by opponent (another game)
 
     @property
     def invalid(self) -> int:
@@ -126,8 +129,10 @@ class CheckReport:
 
     def to_json(self) -> dict[str, object]:
         """What ``cxforge check --json`` prints."""
-        out = asdict(self)
+        out = asdict(replace(self, validation=None))
         out["validation"] = None if self.validation is None else self.validation.to_json()
+        if self.game == CONNECTX:  # a ConnectX check's JSON stays as it was
+            del out["game"], out["repeats"]
         for seat, raw in zip(self.seats, out["seats"], strict=True):
             raw["win_interval"] = list(seat.win_interval)
         out.update(passed=self.passed, verdict=self.verdict, exit_code=self.exit_code, invalid=self.invalid,
@@ -176,10 +181,13 @@ def _log_of(played: list[GameResult]) -> tuple[list[str], str | None]:
 def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
               results: list[GameResult], manifest_path: Path | None,
               manifest: Manifest, validation: GameResult | None = None,
-              plan: sequential.Plan | None = None) -> CheckReport:
+              plan: sequential.Plan | None = None, *, floor_results: list[GameResult] | None = None,
+              repeats: dict[str, int] | None = None, game: str = CONNECTX) -> CheckReport:
     """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
 
-    ``plan`` is the floor test's plan of looks (default: one look, at the games played)."""
+    ``plan`` is the floor test's plan of looks (default: one look, at the games played).  ``floor_results``:
+    the games the floors are judged on (default: all of them; another game's check gives those that are
+    evidence, ``game_check.counted``), ``repeats`` the games held back by opponent, ``game`` the game."""
     played = ([validation] if validation else []) + results
     errors_seen = _errors_seen(played)
     first_moves, later_moves = _move_times(played)
@@ -196,7 +204,8 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
     else:
         if manifest.get("valid") is False:
             notes.append("the manifest says this agent plays invalid moves on purpose")
-        floors, undecided = _judge_floors(problems, manifest.get("floors", {}), results, plan)
+        floors, undecided = _judge_floors(problems, manifest.get("floors", {}),
+                                          results if floor_results is None else floor_results, plan, repeats or {})
     log_tail, log_game = _log_of(played)
     return CheckReport(
         path=path, games_per_opponent=games, act_timeout=act_timeout, overage=overage, seats=seats, floors=floors,
@@ -205,7 +214,7 @@ def summarize(path: str, games: int, act_timeout: float, overage: float, opponen
         moves=len(all_moves), moves_over_act_timeout=over, validation=validation, breaks=_breaks(results),
         problems=problems, notes=notes, errors_seen=errors_seen[:5], log_tail=log_tail, log_game=log_game,
         slowed=jail.slowed_games(r.slowed for r in played), max_games=plan.cap if plan else games,
-        undecided=undecided)
+        undecided=undecided, game=game, repeats=dict(repeats or {}))
 
 
 def _breaks(results: list[GameResult]) -> dict[str, int]:
@@ -265,9 +274,11 @@ def judge_floor(opponent: str, floor: float, results: list[GameResult],
 
 
 def _judge_floors(problems: list[str], floors: dict[str, float], results: list[GameResult],
-                  plan: sequential.Plan | None) -> tuple[list[FloorResult], list[str]]:
+                  plan: sequential.Plan | None, repeats: dict[str, int] | None = None,
+                  ) -> tuple[list[FloorResult], list[str]]:
     """Each floor judged, and the floors undecided; a floor missed is added to ``problems`` (after one, or a
-    rule broken, no floor is undecided: the check has failed)."""
+    rule broken, no floor is undecided: the check has failed).  ``repeats``: the games against an opponent
+    held back as repeats of earlier ones, which an undecided floor's line names."""
     judged, undecided = [], []
     for opponent, floor in sorted(floors.items()):
         result, _ = judge_floor(opponent, floor, results, plan)
@@ -276,6 +287,11 @@ def _judge_floors(problems: list[str], floors: dict[str, float], results: list[G
             problems.append(f"win rate vs {opponent} is below its floor {floor:.0%} at 95% confidence ({bounds})")
         elif problems or result.verdict == PASS:
             pass  # a rule broken fails the check whatever its floors; a floor met is what PASS needs
+        elif (repeats or {}).get(opponent):
+            undecided.append(f"floor vs {opponent} {floor:.0%} not decided: only {result.games} distinct game(s) "
+                             f"({bounds}); {(repeats or {})[opponent]} more repeated one of them move for move in "
+                             "the same seat, which is no new evidence: an agent that draws at random (Python's "
+                             "random, seeded per game) plays new games")
         elif not result.games:
             undecided.append(f"floor vs {opponent} {floor:.0%} not decided: no games against it were played")
         else:

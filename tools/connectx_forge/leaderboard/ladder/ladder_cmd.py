@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                                 draw_probability=args.draw_probability)
         t = Ladder(tuple(args.players), tuple(args.pool), args.days or Ladder(()).days, args.per_day,
                    args.new_per_day, args.window, args.active, args.stagger, rating, args.seed, args.replicates,
-                   args.settle, flags.game_of(args))
+                   args.settle, flags.game_of(args, args.players))
     writer = flags.game_writer(args)
     try:
         report = simulate(t, flags.execution_of(args, writer))

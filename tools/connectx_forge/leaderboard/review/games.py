@@ -266,7 +266,12 @@ def _judge_end(game: Game, board: Board, last: list[object]) -> None:
 
 def read_record(record: dict[str, Any], source: str) -> Game:
     """The ``Game`` of one ``GameRecord`` JSON line (``opening`` 0 when the line has none): its fields as parsed,
-    each read and checked here."""
+    each read and checked here.  A game of another game (``game``) is refused in one line: the solver and the
+    board are ConnectX's."""
+    other = record.get("game")
+    if other is not None:
+        raise UserError(f"{source}: a game of {escape(str(other)[:40], False)}; review and its solver are ConnectX's "
+                        "alone (cxforge replay shows a Kaggle replay of any game: --save-replays DIR writes them)")
     try:
         rows, columns, inarow = record.get("size") or STANDARD
         size = boundedread.board_size(rows, columns, inarow, source)

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--us", action="append", default=None, metavar="NAME",
                         help="our agent: a Kaggle team or a player's name, or a project folder or file (its label "
                              "in saved games); repeat for several. Default: the one name every game has, if any")
-    options.add_game(parser)
+    options.add_index(parser)
     parser.add_argument("--summary", action="store_true", help="print only the summary of where we lose")
     parser.add_argument("--html", type=Path, default=None, metavar="DIR",
                         help="also write an HTML replay of each game with its review, and an index, into DIR "
@@ -75,7 +75,7 @@ def load_all(specs: list[str], episodes: Path | None, game: int | None = None) -
         raise UserError("no games to review")
     if game is not None:
         if game > len(games):
-            raise UserError(f"--game {game}: there are {len(games)} game(s) (1 to {len(games)})")
+            raise UserError(f"--index {game}: there are {len(games)} game(s) (1 to {len(games)})")
         return [games[game - 1]]
     return games
 
@@ -137,7 +137,7 @@ def plan_line(games: list[Game], moves: int, labeller: Labeller, workers: int, c
 def run(args: argparse.Namespace) -> int:
     """Review the games, print the result; 0."""
     us = [label_of(u) for u in args.us or ()]
-    games = load_all(args.games, args.episodes, args.game)
+    games = load_all(args.games, args.episodes, args.index)
     reviews = review_all(only_ours(games, us) if us else games, args, LabelCache(label_cache.default_path()))
     summary = summarise(reviews, us)
     summary_text = format_summary(summary)
