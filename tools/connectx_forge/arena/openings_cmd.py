@@ -7,6 +7,7 @@ import sys
 
 from connectx_forge import options
 from connectx_forge.arena import openings
+from connectx_forge.games.catalog import CONNECTX, connectx_only
 
 HELP = "write a suite of solver-labelled openings after K plies, mirror duplicates removed, filtered by score"
 EXAMPLE = """\
@@ -30,6 +31,7 @@ def add_plies(parser: argparse.ArgumentParser, default: int = openings.DEFAULT_P
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge openings``."""
+    options.add_game(parser)
     add_plies(parser)
     lo, hi = openings.DEFAULT_BAND
     parser.add_argument("--band", type=band, default=openings.DEFAULT_BAND, metavar="LO:HI",
@@ -48,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the suite, write it; a one-line summary on stderr."""
+    connectx_only("cxforge openings (solver-labelled openings)", args.game or CONNECTX)
     suite = openings.build_suite(args.plies, args.band, None if args.all else args.size, args.engine,
                                  options.progress_of(args))
     text = openings.write_suite(suite, args.out)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from connectx_forge import options
 from connectx_forge.play.comparison import Comparison
-from connectx_forge.play.records import read_all
+from connectx_forge.play.records import of_game, read_all
 
 HELP = "is NEW better than BASE? their scores in the same saved games, paired game by game, with intervals"
 EXAMPLE = """\
@@ -28,11 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "player A (e.g. --seats second --openings 100 -n 100)")
     parser.add_argument("--base", nargs="+", type=Path, required=True, metavar="FILE",
                         help="BASE's games, played with the same opponents, --seats, --openings and --seed")
+    options.add_game(parser)
     options.add_json(parser, "print the rows as JSON instead of the table")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the comparison; 0."""
-    found = Comparison.of(read_all(args.new), read_all(args.base))
+    new = of_game(read_all(args.new), args.game, "--new")
+    base = of_game(read_all(args.base), args.game, "--base")
+    found = Comparison.of(new, base)
     print(json.dumps(found.to_json(), indent=1) if args.json else found.text())
     return 0

@@ -16,7 +16,7 @@ from connectx_bundler.reference import label_of
 from connectx_forge import options
 from connectx_forge.errors import UserError
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.records import read_games
+from connectx_forge.play.records import of_game, read_games
 from connectx_forge.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"
@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("games", type=Path, metavar="GAMES.jsonl", help="games saved by match, tournament or "
                         "sprt with --save")
     options.add_index(parser)
+    options.add_game(parser)
     parser.add_argument("--agent", default=None, metavar="NAME",
                         help="only this player's logs: its name in the games (a project's name; a project "
                              "folder or file also works, as its label)")
@@ -87,9 +88,9 @@ def game_json(number: int, rec: GameRecord, marks: list[int]) -> GameLogs:
 
 def run(args: argparse.Namespace) -> int:
     """Print the logs asked for; 0, or 1 when the file has no such game."""
-    records = read_games(args.games)
+    records = of_game(read_games(args.games), args.game, str(args.games))
     if args.index is not None and args.index > len(records):
-        raise UserError(f"{args.games} holds {len(records)} game(s), not {args.game}")
+        raise UserError(f"{args.games} holds {len(records)} game(s), not {args.index}")
     numbered = list(enumerate(records, 1))
     chosen = [(n, r) for n, r in numbered if args.index is None or n == args.index]
     if args.agent is not None and all(args.agent not in r.players for r in records):

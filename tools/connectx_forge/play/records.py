@@ -142,6 +142,19 @@ def read_games(path: PathLike) -> list[GameRecord]:
             for number, text in boundedread.read_lines(path, name=name)]
 
 
+def of_game(records: list[GameRecord], game: str | None, where: str) -> list[GameRecord]:
+    """The games of ``records`` that are games of ``game`` (``--game``; None: all of them); one line naming the
+    games ``where`` holds when none is."""
+    if game is None:
+        return records
+    catalog.get(game)
+    kept = [r for r in records if (r.game or catalog.CONNECTX) == game]
+    if not kept:
+        held = sorted({r.game or catalog.CONNECTX for r in records}) or ["none"]
+        raise UserError(f"{where} holds no game of {game} (it holds {', '.join(held)})")
+    return kept
+
+
 def read_all(paths: Iterable[PathLike]) -> list[GameRecord]:
     """``read_games`` of each of ``paths`` in turn, as one list (the commands that take several files)."""
     return [game for path in paths for game in read_games(path)]

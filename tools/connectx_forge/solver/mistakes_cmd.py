@@ -16,6 +16,7 @@ from pathlib import Path
 
 from connectx_forge import options, safe_write
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX, connectx_only
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.solver.mistakes import (
     DEFAULT_CACHE,
@@ -40,6 +41,7 @@ cxforge mistakes --agents solver --sets pons --pons ~/pons --engine c -o solver.
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge mistakes``."""
+    options.add_game(parser)
     options.add_names(parser, "--agents", ["net", "net-search"], "registered agents, project folders or files "
                       "(solver@heuristic: the solver with its old fallback)")
     parser.add_argument("--sample", type=options.positive_int, default=200, metavar="N",
@@ -74,6 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Measure every agent on every set asked for; print (and save) the results."""
+    connectx_only("cxforge mistakes (the solver's labels)", args.game or CONNECTX)
     to_stdout, out = args.json, args.out
     if not args.no_cache and args.cache.is_dir():
         raise UserError(f"--cache must be a file, {args.cache} is a folder")

@@ -15,6 +15,7 @@ from agents.board import Board
 from agents.solver.book import Book
 from connectx_forge import options, tool_engines
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX, connectx_only
 
 HELP = ("solve a 6x7 position given as a move string of columns 1-7 (Pons' score convention); "
         "with the C engine where it loads (the pure-Python one can take minutes to hours below ~12 stones)")
@@ -25,6 +26,8 @@ cxforge solve 334455 --weak"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``cxforge solve``."""
+    options.add_game(parser)
     parser.add_argument("moves", metavar="MOVES",
                         help="columns played from the empty board, digits 1-7 (e.g. 4453); '' for the empty board")
     parser.add_argument("--weak", action="store_true", help="only win (1), draw (0) or loss (-1)")
@@ -64,6 +67,7 @@ def describe(score: int, moves: int, weak: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Solve the position; print its score (or each column's with ``--all``), nodes and time."""
+    connectx_only("cxforge solve (the exact solver)", args.game or CONNECTX)
     board = parse_moves(args.moves)
     solver = tool_engines.engine(options.engine_of(args), book=Book.load())  # the book's scores where it has them
     start = time.perf_counter()

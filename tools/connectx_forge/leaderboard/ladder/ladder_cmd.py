@@ -12,6 +12,7 @@ from connectx_forge import options, outputs
 from connectx_forge.arena import flags
 from connectx_forge.arena.run import RunInterrupted
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX, GAMES
 from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
 from connectx_forge.leaderboard.ladder.ladder_report import FILES, format_ladder, write_outputs
 from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
@@ -37,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "ladder; none with --fit)")
     parser.add_argument("--pool", nargs="*", default=list(DEFAULT_POOL), metavar="PLAYER",
                         help=f"the reference pool, each a team of its own (default: {' '.join(DEFAULT_POOL)}, less "
-                             "any agent given as a candidate)")
+                             "any agent given as a candidate; another game: its built-in agents)")
     parser.add_argument("--days", type=options.positive_int, default=None, metavar="D",
                         help=f"days to simulate (default {d.days}; with --resume alone: the stored ladder's); more "
                              "days on the same store play on")
@@ -99,9 +100,12 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give at least one PLAYER (your candidate), or --resume with --store FILE, or --fit")
         rating = RatingSettings(sigma0=args.sigma0, beta=args.beta, tau=args.tau,
                                 draw_probability=args.draw_probability)
-        t = Ladder(tuple(args.players), tuple(args.pool), args.days or Ladder(()).days, args.per_day,
-                   args.new_per_day, args.window, args.active, args.stagger, rating, args.seed, args.replicates,
-                   args.settle, flags.game_of(args, args.players))
+        game = flags.game_of(args, args.players)
+        pool = tuple(args.pool)
+        if game.game != CONNECTX and pool == DEFAULT_POOL:  # the pool of another game: its built-in agents
+            pool = tuple("kaggle:" + name for name in GAMES[game.game].builtins)
+        t = Ladder(tuple(args.players), pool, args.days or Ladder(()).days, args.per_day, args.new_per_day,
+                   args.window, args.active, args.stagger, rating, args.seed, args.replicates, args.settle, game)
     writer = flags.game_writer(args)
     try:
         report = simulate(t, flags.execution_of(args, writer))

@@ -11,6 +11,7 @@ from connectx_bundler.reference import label_of
 from connectx_forge import options, outputs
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX, connectx_only
 from connectx_forge.leaderboard.review import label_cache
 from connectx_forge.leaderboard.review.annotate import Review, format_review, review_game
 from connectx_forge.leaderboard.review.games import Game, load_games, only_ours
@@ -31,6 +32,7 @@ cxforge review games.jsonl --time-limit 5 --engine c -w 2"""
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags of ``cxforge review`` (``cxforge replay`` shares the game and solver ones)."""
+    options.add_game(parser)
     parser.description = (HELP + ". Each move gets the mover's value before and after it (win, draw or loss, "
                           "and Pons' exact score where the solver finishes in time), the best moves, and a "
                           "mark: blunder, slower-win, first losing move. Unlabelled values are shown as ? "
@@ -136,6 +138,7 @@ def plan_line(games: list[Game], moves: int, labeller: Labeller, workers: int, c
 
 def run(args: argparse.Namespace) -> int:
     """Review the games, print the result; 0."""
+    connectx_only("cxforge review (the solver's labels)", args.game or CONNECTX)
     us = [label_of(u) for u in args.us or ()]
     games = load_all(args.games, args.episodes, args.index)
     reviews = review_all(only_ours(games, us) if us else games, args, LabelCache(label_cache.default_path()))
