@@ -514,7 +514,7 @@ FLOORS: dict[str, float] = {"rps": 0.5, "planet_wars": 0.5}
 
 def observation_lines(game: str) -> str:
     """The observation keys an agent of ``game`` is given, each with the specification's description."""
-    from connectx_forge import kaggle_env
+    from connectx_forge import kaggle_env  # it loads kaggle-environments: not for cxforge --help
 
     kaggle_env.load()
     from kaggle_environments import make

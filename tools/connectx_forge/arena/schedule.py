@@ -41,6 +41,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from connectx_bundler.reference import as_player
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_client, dask_target
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game import play_job
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
@@ -58,10 +59,12 @@ def play(job: GameJob) -> GameRecord:
 
 def pair_jobs(pairing: str, a: str, b: str, opening: str, slot: int, base_seed: int, repeat: int = 0,
               settings: GameSettings | None = None) -> list[GameJob]:
-    """The two games of one pair: A with each mark on ``opening`` (Pons digits), each game seeded on its own."""
+    """The two games of one pair: A with each mark on ``opening`` (Pons digits), each game seeded on its own; a
+    game other than ConnectX plays both on one seed (its map), seats swapped."""
     game = settings if settings is not None else GameSettings()
-    return [GameJob(a, b, colour, seed_of(base_seed, pairing, opening, colour, repeat), slot, from_digits(opening),
-                    game, pairing) for colour in (1, 2)]
+    shared = game.game != CONNECTX
+    return [GameJob(a, b, colour, seed_of(base_seed, pairing, opening, 1 if shared else colour, repeat), slot,
+                    from_digits(opening), game, pairing) for colour in (1, 2)]
 
 
 def seed_of(base: int, pairing: str, opening: str, colour: int, repeat: int = 0) -> int:

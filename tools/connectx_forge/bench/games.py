@@ -27,9 +27,13 @@ from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
+from connectx_bundler.reference import as_player
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
+from connectx_forge.kaggle_env import load
+from connectx_forge.play.game import play_job
+from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.table import GAMES, render
 
 
@@ -74,10 +78,6 @@ def agent_text(info: catalog.GameInfo) -> str:
 
 def jailed_rate(name: str, path: str, episodes: int, bar: progress_bars.Bar) -> float:
     """Episodes per second of ``play_job`` with the file in both seats, each in the jail."""
-    from connectx_bundler.reference import as_player
-    from connectx_forge.play.game import play_job
-    from connectx_forge.play.settings import GameJob, GameSettings
-
     settings = GameSettings(game=name)
     start = time.perf_counter()
     for i in range(episodes):
@@ -88,8 +88,6 @@ def jailed_rate(name: str, path: str, episodes: int, bar: progress_bars.Bar) -> 
 
 def evaluate_rate(name: str, path: str, episodes: int, bar: progress_bars.Bar) -> float:
     """Episodes per second of kaggle-environments' ``evaluate`` of the file against itself, in this process."""
-    from connectx_forge.kaggle_env import load
-
     kaggle_environments = load()
     held = io.StringIO()  # what the interpreter prints (a game's own chatter) stays out of the table
     start = time.perf_counter()
