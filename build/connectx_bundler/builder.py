@@ -202,9 +202,7 @@ def _build(target: Target, root: Path, fmt: str, size_limit: int) -> Built:
     if len(content) > size_limit:
         raise BuildError(f"the submission would be {len(content):,} bytes, above the size limit of "
                          f"{size_limit:,} bytes (raise it with --size-limit)")
-    manifest = make_manifest(name=target.name, module=target.module, function=target.function, spec=target.spec,
-                             floors=target.floors, modules=graph.modules, data=data, content=content,
-                             main_py=main_py, fmt=fmt, game=target.game)
+    manifest = make_manifest(target, modules=graph.modules, data=data, content=content, main_py=main_py, fmt=fmt)
     return Built(source, content, manifest)
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import TypedDict
+from typing import Protocol, TypedDict
 
 from agents.registry import AgentSpec
 from connectx_bundler.embed import DataFile
@@ -89,17 +89,34 @@ def manifest_path(output: Path) -> Path:
     return output.with_name(output.name + ".json")
 
 
-def make_manifest(*, name: str, module: str, function: str, spec: AgentSpec | None, floors: dict[str, float],
-                  modules: tuple[SourceModule, ...], data: tuple[DataFile, ...], content: bytes, main_py: bytes,
-                  fmt: str, game: str = CONNECTX) -> Manifest:
-    """The manifest's fields; ``spec`` is the registry entry (None for a project), ``floors`` the check's,
-    ``game`` the game it plays (written only where it is not ConnectX: a ConnectX build's manifest is as it
-    was)."""
+class Described(Protocol):
+    """What the manifest says of the agent built (``builder.Target``): its name, module and function, its
+    registry entry (None for a project), the check's floors and the game it plays."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def module(self) -> str: ...
+    @property
+    def function(self) -> str: ...
+    @property
+    def spec(self) -> AgentSpec | None: ...
+    @property
+    def floors(self) -> dict[str, float]: ...
+    @property
+    def game(self) -> str: ...
+
+
+def make_manifest(target: Described, *, modules: tuple[SourceModule, ...], data: tuple[DataFile, ...],
+                  content: bytes, main_py: bytes, fmt: str) -> Manifest:
+    """The manifest's fields; the game is written only where it is not ConnectX (a ConnectX build's manifest
+    is as it was)."""
+    spec = target.spec
     out = Manifest(
-        agent=name,
-        module=module,
-        function=function,
-        floors=dict(floors),
+        agent=target.name,
+        module=target.module,
+        function=target.function,
+        floors=dict(target.floors),
         valid=spec.valid if spec is not None else True,
         submittable=spec.submittable if spec is not None else True,
         format=fmt,
@@ -111,8 +128,8 @@ def make_manifest(*, name: str, module: str, function: str, spec: AgentSpec | No
         data=[DataEntry(name=f.name, size=len(f.content), sha256=f.sha256) for f in data],
         tool_version=tool_version(),
     )
-    if game != CONNECTX:
-        out["game"] = game
+    if target.game != CONNECTX:
+        out["game"] = target.game
     return out
 
 

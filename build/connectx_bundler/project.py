@@ -48,7 +48,7 @@ from connectx_forge.safe_write import make_folder, write_bytes
 
 SETTINGS_FILE = "cxforge.toml"
 PYPROJECT = "pyproject.toml"
-KEYS = ("name", "entry", "game", "floors", "native")
+KEYS = ("name", "entry", "floors", "native", "game")
 DEFAULT_ENTRY = "main:agent"
 OWN_FOLDER = "move your agent into a folder of its own (cxforge new mybot makes one)"
 ALONE = "alone"  # the user cache's folder of lone files' private copies, one folder each

@@ -69,8 +69,9 @@ def test_the_functions_defaults_are_the_commands() -> None:
     game = {"act_timeout": d.game.act_timeout, "overage": d.game.overage, "memory": d.game.memory,
             "slowdown": d.game.slowdown}
     defaults = {**{f.name: getattr(d, f.name) for f in dataclasses.fields(d)}, **dataclasses.asdict(d.rating), **game}
-    shared = [n for n in flags if n in defaults and n not in ("players", "days")]
+    shared = [n for n in flags if n in defaults and n not in ("players", "days", "game")]
     assert len(shared) == 17  # every flag of the ladder's settings, its rating's and its games'
+    assert flags["game"] is None and d.game.game == "connectx"  # --game names the game of the games' settings
     for name in shared:
         want = tuple(flags[name]) if name == "pool" else flags[name]
         assert defaults[name] == want, name

@@ -24,7 +24,7 @@ from connectx_forge.submit import check
 from connectx_forge.submit.check import Gate, check_file
 from connectx_forge.submit.check_report import format_report
 from connectx_forge.submit.kaggle_game import GameResult
-from connectx_forge.submit.verdict import CheckReport, summarize
+from connectx_forge.submit.verdict import Checked, CheckReport, summarize
 
 LEFTMOST = """
 def agent(obs, config):
@@ -220,7 +220,7 @@ def test_the_floor_rule_is_the_exact_bounds_at_95_percent(wins: int, verdict: st
     floor = 0.7
     lower, upper = clopper_pearson(wins, 10, 0.05)  # one look: all of the 5% spent there
     assert (lower >= floor, upper < floor) == (verdict == "PASS", verdict == "FAIL")  # the rule, stated in --help
-    report = summarize("x.py", 10, 2.0, 60.0, ("random",), _games("random", wins, 10),
+    report = summarize(Checked("x.py", 10, 2.0, 60.0, ("random",)), _games("random", wins, 10),
                        Path("x.json"), {"floors": {"random": floor}})
     assert [f.verdict for f in report.floors] == [verdict]
     assert (report.verdict, report.exit_code, report.passed) == (verdict, exit_code, verdict == "PASS")

@@ -27,7 +27,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.submit.check import Gate, check_file
 from connectx_forge.submit.check_report import format_report
 from connectx_forge.submit.kaggle_game import GameResult
-from connectx_forge.submit.verdict import summarize
+from connectx_forge.submit.verdict import Checked, summarize
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {"negamax": 0.5, "random": 0.85}  # cxforge new's floors, as the manifest names them
@@ -160,7 +160,7 @@ def test_a_manifests_agent_name_cannot_act_on_the_terminal(tmp_path: Path, capsy
 def test_a_floor_not_played_is_undecided_never_pass() -> None:
     results = [GameResult("DONE", 1, i % 2, "win", "ok", durations=(0.01,), opponent="random", seat=i % 2)
                for i in range(40)]
-    report = summarize("x.py", 40, 2.0, 60.0, ("random",), results, Path("x.py.json"),
+    report = summarize(Checked("x.py", 40, 2.0, 60.0, ("random",)), results, Path("x.py.json"),
                        {"floors": {"random": 0.5, "negamax": 0.5}})
     assert (report.verdict, report.exit_code, report.passed) == ("UNDECIDED", 3, False)
     assert {f.opponent: f.verdict for f in report.floors} == {"negamax": "UNDECIDED", "random": "PASS"}

@@ -19,7 +19,7 @@ import pytest
 from connectx_bundler.reference import resolve
 from connectx_forge.play.match import run_match
 from connectx_forge.sandbox import jail, syscalls
-from connectx_forge.sandbox.limits import MIB, Limits
+from connectx_forge.sandbox.limits import MIB, Limits, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent
 from tests.harness import ROOT
 from tests.security.test_jail import CONFIG, OBS, fresh_warden, probe  # noqa: F401 (the fixture)
@@ -224,7 +224,7 @@ def _bounded(tmp_path: Path, body: str, limits: Limits, template: bool = False) 
     path.write_text("def agent(obs, config):\n    import json, os\n    found = {}\n"
                     + textwrap.indent(textwrap.dedent(body), "    ")
                     + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, limits, template=template)
+    host = HostedAgent(resolve(str(path)), 1, SeatBudget.of_board((6, 7, 4), 2.0, 60.0), limits, template=template)
     try:
         reply = host.move(OBS, CONFIG, 60.0)
         assert reply.kind == "ok", (reply, host.log_text())
@@ -390,7 +390,7 @@ def test_an_agents_files_in_memory_count_against_its_memory(tmp_path: Path) -> N
                         written += len(block)
             return 3
     """))
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, Limits(memory=128 * MIB))
+    host = HostedAgent(resolve(str(path)), 1, SeatBudget.of_board((6, 7, 4), 2.0, 60.0), Limits(memory=128 * MIB))
     try:
         reply = host.move(OBS, CONFIG, 60.0)
     finally:
@@ -497,7 +497,7 @@ def test_a_busy_tree_slows_only_its_own_seat(tmp_path: Path) -> None:
     busy = tmp_path / "one" / "busy.py"
     busy.write_text("def agent(obs, config):\n    import os\n" + textwrap.indent(textwrap.dedent(BUSY), "    ")
                     + "\n    return 3\n")
-    host = HostedAgent(resolve(str(busy)), 1, (6, 7, 4), 2.0, 60.0)
+    host = HostedAgent(resolve(str(busy)), 1, SeatBudget.of_board((6, 7, 4), 2.0, 60.0))
     try:
         assert host.move(OBS, CONFIG, 10.0).kind == "ok"
         found = probe(tmp_path / "two", SHARE)

@@ -15,7 +15,7 @@ import pytest
 
 from connectx_bundler.reference import resolve
 from connectx_forge.sandbox import jail
-from connectx_forge.sandbox.limits import MIB, Limits
+from connectx_forge.sandbox.limits import MIB, Limits, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent
 from tests.security.test_attack_jail import _bounded
 from tests.security.test_jail import CONFIG, OBS, fresh_warden, probe  # noqa: F401 (the fixture)
@@ -83,7 +83,8 @@ def test_an_agents_output_never_grows_a_file(tmp_path: Path, template: bool) -> 
     path = tmp_path / "shout.py"
     path.write_text("def agent(obs, config):\n    import json, os\n    found = {}\n"
                     + textwrap.indent(textwrap.dedent(body), "    ") + "\n    return 3\n")
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, Limits(log_bytes=MIB), template=template)
+    budget = SeatBudget.of_board((6, 7, 4), 2.0, 60.0)
+    host = HostedAgent(resolve(str(path)), 1, budget, Limits(log_bytes=MIB), template=template)
     try:
         reply = host.move(OBS, CONFIG, 60.0)
         assert reply.kind == "ok", (reply, host.log_text())

@@ -33,6 +33,7 @@ from connectx_bundler.reference import resolve
 from connectx_forge.play.records import load_records
 from connectx_forge.play.rules import is_timeout
 from connectx_forge.sandbox import protocol, template, warden
+from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply
 from tests.harness import run_cxforge
 
@@ -57,7 +58,7 @@ def write(folder: Path, name: str, source: str) -> Path:
 
 def first_move(path: Path, template: bool) -> Reply:
     """Move 1 of the agent in ``path``, hosted as ``match`` hosts it (``template``: forked from its template)."""
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), ACT, OVERAGE, template=template)
+    host = HostedAgent(resolve(str(path)), 1, SeatBudget.of_board((6, 7, 4), ACT, OVERAGE), template=template)
     try:
         return host.move(OBS, CONFIG, ACT + OVERAGE + MARGIN)
     finally:
@@ -302,7 +303,7 @@ def test_a_warden_that_fails_twice_is_the_agents_crash(monkeypatch: pytest.Monke
     handle, theirs = fake_warden(b'{"pid": [[[]]]}', b'{"pid": 1e400}')
     monkeypatch.setattr(warden, "get", lambda: handle)
     monkeypatch.setattr(warden, "reset", lambda: None)
-    host = HostedAgent(resolve("kaggle:random"), 1, (6, 7, 4), ACT, OVERAGE)
+    host = HostedAgent(resolve("kaggle:random"), 1, SeatBudget.of_board((6, 7, 4), ACT, OVERAGE))
     try:
         reply = host.move(OBS, CONFIG, ACT + OVERAGE + MARGIN)
         assert reply.kind == "crash" and "could not be started" in (reply.detail or ""), reply

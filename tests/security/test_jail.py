@@ -19,6 +19,7 @@ import pytest
 from connectx_bundler.reference import resolve
 from connectx_forge.play.match import run_match
 from connectx_forge.sandbox import jail, warden
+from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent
 
 JAILED, HOW = jail.status()
@@ -46,7 +47,7 @@ def probe(tmp_path: Path, body: str, template: bool = False) -> dict[str, Any]:
             + "\n    print('FOUND ' + json.dumps(found))\n    return 3\n")
     if not path.exists() or path.read_text() != text:  # unchanged, the same template plays again
         path.write_text(text)
-    host = HostedAgent(resolve(str(path)), 1, (6, 7, 4), 2.0, 60.0, template=template)
+    host = HostedAgent(resolve(str(path)), 1, SeatBudget.of_board((6, 7, 4), 2.0, 60.0), template=template)
     try:
         reply = host.move(OBS, CONFIG, 10.0)
         assert reply.kind == "ok" and reply.action == 3, reply
@@ -170,7 +171,7 @@ def test_a_targz_agent_reads_its_files_where_kaggle_puts_them(tmp_path: Path, te
     with tarfile.open(archive, "w:gz") as tar:
         for name in ("main.py", "weights.txt"):
             tar.add(folder / name, arcname=name)
-    host = HostedAgent(resolve(str(archive)), 1, (6, 7, 4), 2.0, 60.0, template=template)
+    host = HostedAgent(resolve(str(archive)), 1, SeatBudget.of_board((6, 7, 4), 2.0, 60.0), template=template)
     try:
         reply = host.move(OBS, CONFIG, 10.0)
         assert reply.kind == "ok" and reply.action == 3, (reply, host.log_text())

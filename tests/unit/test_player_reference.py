@@ -133,7 +133,7 @@ def test_an_unknown_player_is_one_message_in_every_command_and_the_api(
     with pytest.raises(UserError) as caught:
         cf.check("lookahaed")
     assert str(caught.value) == submitting
-    assert _error(["check", "x.py", "--opponents", "negamx"], capsys).startswith(
+    assert _error(["check", str(ROOT / "agents" / "simple.py"), "--opponents", "negamx"], capsys).startswith(
         "unknown opponent 'negamx' (did you mean 'negamax'?); use Kaggle's built-in agents")
 
 

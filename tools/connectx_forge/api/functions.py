@@ -188,7 +188,7 @@ def configured(cls: type[T], settings: T | None, given: dict[str, object], what:
         current = values.get(f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
         if isinstance(current, GameSettings):
             if isinstance(given.get(f.name), str):  # game="rps": the game's name, the rest as they are
-                values[f.name] = current = replace(current, game=given.pop(f.name))
+                values[f.name] = current = replace(current, game=str(given.pop(f.name)))
             nested += GAME_KEYWORDS
             if any(name in given for name in GAME_KEYWORDS):
                 values[f.name] = _game_of(current, given)

@@ -133,8 +133,12 @@ def projects_game(specs: Sequence[str]) -> str | None:
 
 
 def project_root(spec: str) -> Path | None:
-    """The project folder a player spec names (the resolver decides), else None."""
-    player = reference(spec)
+    """The project folder a player spec names (the resolver decides), else None (a ghost, a built-in, or a spec
+    the players' own resolution refuses later, with its own message)."""
+    try:
+        player = reference(spec)
+    except UserError:
+        return None
     return player.path if player.kind == PROJECT else None
 
 

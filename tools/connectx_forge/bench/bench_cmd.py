@@ -145,11 +145,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_json(p, "print the rows as JSON instead of the table")
 
     p = _sub(sub, "games", "each two-player game's episodes per second, jailed, against kaggle_environments.evaluate",
-             "cxforge bench games --games rps,planet_wars -n 3", _games)
-    p.add_argument("--games", metavar="G,G", default=None,
-                   help="the games, comma-separated (default: every two-player game playable here)")
-    p.add_argument("-n", "--episodes", type=options.positive_int, default=3, metavar="N",
-                   help="episodes of each game in each harness (default 3)")
+             "cxforge bench games --game rps --game planet_wars -n 3", _games)
+    p.add_argument("--game", action="append", default=None, metavar="NAME",
+                   help="a game to measure; repeat for several (default: every two-player game playable here)")
+    options.add_games(p, 3, "games (episodes) of each game in each harness")
     options.add_progress(p)
 
 
@@ -219,11 +218,11 @@ def _arena(args: argparse.Namespace) -> int:
 
 
 def _games(args: argparse.Namespace) -> int:
-    names = games.chosen(args.games)
-    if args.games is None:
+    names = games.chosen(args.game)
+    if args.game is None:
         for line in games.left_out():
             print(f"cxforge bench games: left out {line}", file=sys.stderr)
-    print(games.markdown(games.run_bench(names, args.episodes, options.progress_of(args))))
+    print(games.markdown(games.run_bench(names, args.games, options.progress_of(args))))
     return 0
 
 

@@ -57,17 +57,17 @@ def playable() -> list[str]:
     return [name for name in catalog.names() if catalog.GAMES[name].two_player and not catalog.GAMES[name].missing()]
 
 
-def chosen(games: str | None) -> list[str]:
-    """The games ``--games`` names (comma-separated; none: every playable one), each checked in one line."""
+def chosen(games: list[str] | None) -> list[str]:
+    """The games ``--game`` names (repeated; none: every playable one), each checked in one line."""
     if games is None:
         return playable()
-    names = [g.strip() for g in games.split(",") if g.strip()]
+    names = [g.strip() for g in games if g.strip()]
     if not names:
-        raise UserError("--games: name at least one game, e.g. --games rps,planet_wars")
+        raise UserError("--game: name a game, e.g. --game rps --game planet_wars")
     for name in names:
         info = catalog.get(name)
         if not info.two_player:
-            raise UserError(f"--games: {name} has no two-player game (its seats: {info.seats})")
+            raise UserError(f"--game: {name} has no two-player game (its seats: {info.seats})")
     return list(dict.fromkeys(names))
 
 

@@ -35,6 +35,7 @@ from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import KAGGLE, Player
 from connectx_forge.play.seat_random import seat_seed
 from connectx_forge.play.settings import GameJob
+from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, close_all, slowed_by
 
 MAX_OBSERVATION = 4 << 20  # the most bytes of one observation sent to a host (over it, the game stops: ours)
@@ -145,9 +146,10 @@ def play_episode(job: GameJob, players: tuple[Player, Player]) -> GameRecord:
             if p.kind == KAGGLE:
                 seats.append(builtin_name(p, info))
             elif p.fresh:
-                hosts[i] = HostedAgent(p, seat_seed(job.seed, i), (1, 1, 1), act_timeout, OVERAGE, job.limits,
-                                      cpu_seconds=cpu_seconds(steps, act_timeout), max_action=info.max_action)
-                seats.append(_Seat(hosts[i], act_timeout))
+                budget = SeatBudget(act_timeout, OVERAGE, cpu_seconds(steps, act_timeout), info.max_action)
+                host = HostedAgent(p, seat_seed(job.seed, i), budget, job.limits)
+                hosts[i] = host
+                seats.append(_Seat(host, act_timeout))
             else:
                 raise UserError(f"{p.label} is a ConnectX agent; {info.name} plays files, projects and "
                                 "kaggle:NAME built-ins")

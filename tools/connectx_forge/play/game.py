@@ -43,7 +43,7 @@ from connectx_forge.play.players import CALLABLE, Agent, Player, PlayerLike, as_
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.sandbox.host import error_place
-from connectx_forge.sandbox.limits import LOG_CHARS
+from connectx_forge.sandbox.limits import LOG_CHARS, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by
 
 MARGIN = 0.5  # seconds the referee waits for a hosted agent beyond actTimeout + overage (sandbox/seat.py)
@@ -129,8 +129,8 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
         for i, p in enumerate(players):
             if hosted[i]:
                 twin = i == 1 and all(hosted) and p.fresh and p.file == players[0].file
-                hosts[i] = HostedAgent(p, seat_seed(seed, i), (rows, columns, inarow), act_timeout, overage, limits,
-                                      template=True, twin=twin)
+                budget = SeatBudget.of_board((rows, columns, inarow), act_timeout, overage)
+                hosts[i] = HostedAgent(p, seat_seed(seed, i), budget, limits, template=True, twin=twin)
         agents = [_no_agent if hosted[i] else p.new_agent() for i, p in enumerate(players)]
         with SeatRandoms([None if hosted[i] else seat_seed(seed, i) for i in range(2)]) as randoms:
             record = _play(_Seats(players, agents, hosts, logs, randoms), game, seed, index, a_seat, Struct,

@@ -128,8 +128,8 @@ class GameRecord:
         if out["pairing"] is None:
             del out["pairing"]
         if self.game is not None:  # ConnectX's lines stay as they were
-            out.update(game=self.game, rewards=list(self.rewards or []), statuses=list(self.statuses or []),
-                       trace=self.trace or "")
+            out["game"], out["rewards"] = self.game, list(self.rewards or [])
+            out["statuses"], out["trace"] = list(self.statuses or []), self.trace or ""
         return out
 
     @classmethod

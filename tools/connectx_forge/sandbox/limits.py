@@ -109,6 +109,25 @@ def game_cpu_seconds(cells: int, act_timeout: float, overage: float) -> int:
     return int(math.ceil(2 * ((cells + 1) // 2 * act_timeout + overage))) + 10
 
 
+MAX_ACTION = 1 << 16  # the most bytes of a JSON action the referee takes (a game may set its own: games.Game)
+
+
+@dataclass(frozen=True)
+class SeatBudget:
+    """What one seat may spend in one game: Kaggle's clock (``act_timeout`` a move, ``overage`` in all), the
+    CPU seconds of the whole game, and the most bytes of one JSON action."""
+
+    act_timeout: float
+    overage: float
+    cpu_seconds: int
+    max_action: int = MAX_ACTION
+
+    @classmethod
+    def of_board(cls, size: tuple[int, int, int], act_timeout: float, overage: float) -> SeatBudget:
+        """A ConnectX seat's budget: its CPU seconds from the board's cells (``game_cpu_seconds``)."""
+        return cls(act_timeout, overage, game_cpu_seconds(size[0] * size[1], act_timeout, overage))
+
+
 @cache
 def _libc() -> ctypes.CDLL:
     """libc, found once (``find_library`` runs programs: never in a host, the warden calls this first)."""

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from typing import Any, Literal, NotRequired, TypedDict
 
 from connectx_forge.boundedread import loads, one_line, too_deep
-from connectx_forge.sandbox.limits import LimitsJson
+from connectx_forge.sandbox.limits import MAX_ACTION, LimitsJson
 
 MAX_LINE = 1 << 20  # a reply longer than this is a protocol violation
 MAX_MESSAGE = 1 << 16  # the longest message on a control channel (referee to warden, warden to template)
@@ -48,7 +48,6 @@ MAX_PID = 1 << 22  # Linux's largest pid (PID_MAX_LIMIT)
 MAX_STATUS = 0xFFFF  # a wait status fits 16 bits
 MAX_INT = 1 << 63  # an int action beyond +-this crosses as its type and repr (always an invalid column)
 REPR_CHARS = 200
-MAX_ACTION = 1 << 16  # the most bytes of a JSON action the referee takes (a game may set its own: games.Game)
 SENT_ACTION = MAX_LINE - 4096  # the most bytes of a JSON action a host sends (within its reply's line)
 ACTION_DEPTH = MAX_DEPTH - 3  # the deepest a JSON action may nest, inside its reply's own objects
 READY = b'{"ready":true}\n'  # a host forked from a template says so once it has taken its game

@@ -40,13 +40,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.board import Size
 from connectx_forge import trees
 from connectx_forge.archive import copy_tree, unpack
 from connectx_forge.boundedread import open_unlinked
 from connectx_forge.play.players import Player
 from connectx_forge.sandbox import protocol, warden
-from connectx_forge.sandbox.limits import LOG_CHARS, Limits, game_cpu_seconds
+from connectx_forge.sandbox.limits import LOG_CHARS, Limits, SeatBudget
 from connectx_forge.sandbox.output import Output
 from connectx_forge.sandbox.protocol import HostSetup
 from connectx_forge.sandbox.scrub import one_line, scrub
@@ -96,19 +95,17 @@ def describe_status(status: int | None) -> str:
 class HostedAgent:
     """One untrusted player's host for one game."""
 
-    def __init__(self, player: Player, seed: int, size: Size, act_timeout: float,
-                 overage: float, limits: Limits | None = None, *, beside: bool = False,
-                 shown_folder: str | None = None, template: bool = False, twin: bool = False,
-                 cpu_seconds: int | None = None, max_action: int = protocol.MAX_ACTION) -> None:
+    def __init__(self, player: Player, seed: int, budget: SeatBudget, limits: Limits | None = None, *,
+                 beside: bool = False, shown_folder: str | None = None, template: bool = False,
+                 twin: bool = False) -> None:
         """``beside``: the file's folder is the submission (an unpacked .tar.gz): copy all of it, not one file.
         ``shown_folder``: the folder the agent's messages name for the game folder (default: the file's own;
         ``check``, which stages the file first, gives the user's).  ``template``: fork the host from the
         file's template (``template.py``) instead of loading the file afresh; ``twin``: the second seat of a
         file that plays itself, forked from a template of its own (two hosts of one template would share
-        its namespace, and so see each other).  ``cpu_seconds``: the game's CPU budget where it is not
-        ConnectX's (``size`` is then ignored: a game other than ConnectX gives its own, from its episodeSteps);
-        ``max_action``: the most bytes of a JSON action the game takes (``protocol.json_action``)."""
-        self.max_action = max_action
+        its namespace, and so see each other).  ``budget``: Kaggle's clock, the game's CPU seconds and the
+        most bytes of a JSON action the game takes (``protocol.json_action``)."""
+        self.max_action = budget.max_action
         self.limits = limits or Limits()
         self.player, self.beside = player, beside
         self.source_folder = shown_folder or (os.path.dirname(os.path.abspath(player.file))
@@ -116,11 +113,10 @@ class HostedAgent:
         self.setup: HostSetup = {
             "kind": "file" if player.fresh else "spec", "named": [player.kind, player.name], "seed": seed,
             "limits": self.limits.to_json(),
-            "cpu_seconds": cpu_seconds if cpu_seconds is not None
-            else game_cpu_seconds(size[0] * size[1], act_timeout, overage),
+            "cpu_seconds": budget.cpu_seconds,
             # a .tar.gz's files: at /kaggle_simulations/agent where the warden can (namespace.py)
             "kaggle": player.fresh and (beside or player.file.endswith(".tar.gz"))}
-        self.budget = act_timeout + overage + MARGIN  # what move 1, and so a template's load, may take
+        self.budget = budget.act_timeout + budget.overage + MARGIN  # what move 1, and so a template's load, may take
         self.templated = template and player.fresh and templates_on()
         self.twin = twin
         self.output = Output(self.limits.log_bytes)  # its fds 1 and 2 (output.py)

@@ -61,6 +61,7 @@ from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.play.game import MARGIN
 from connectx_forge.play.players import SUBMISSIONS, Player
 from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
+from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent
 from connectx_forge.solver import heldout
 from connectx_forge.stats import format_rate
@@ -130,7 +131,7 @@ def agent_mover(name: str) -> Mover:
 def _hosted_mover(player: Player) -> Mover:
     def move(board: Board) -> tuple[int, str]:
         size = (board.rows, board.columns, board.inarow)
-        host = HostedAgent(player, 0, size, ACT_TIMEOUT, 0.0)
+        host = HostedAgent(player, 0, SeatBudget.of_board(size, ACT_TIMEOUT, 0.0))
         try:
             reply = host.move({"board": board.to_grid(), "mark": board.mark, "step": board.moves,
                                "remainingOverageTime": 0.0}, kaggle_config(size), ACT_TIMEOUT + MARGIN)

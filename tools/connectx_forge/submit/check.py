@@ -52,7 +52,7 @@ from connectx_forge.sandbox.limits import Limits
 from connectx_forge.submit import game_check, kaggle_game, sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged
 from connectx_forge.submit.upload_copy import staged_copy
-from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
+from connectx_forge.submit.verdict import Checked, CheckReport, FloorResult, judge_floor, summarize
 
 DEFAULT_FILE = Path("submissions/submission.py")  # what a check given nothing checks outside a project
 OPPONENTS = ("random", "negamax")
@@ -181,7 +181,7 @@ def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: 
                 target = _next_targets(wanted, results, plan, played, set(target), on_look)
                 if not target:
                     break
-    report = summarize(str(named), games, act_timeout, overage, chosen, results, shown_manifest, manifest,
+    report = summarize(Checked(str(named), games, act_timeout, overage, chosen), results, shown_manifest, manifest,
                        validation=first, plan=plan)
     notes = report.notes
     if note:

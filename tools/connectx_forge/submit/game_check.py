@@ -44,7 +44,7 @@ from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.submit import sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, SELF, GameResult
-from connectx_forge.submit.verdict import CheckReport, FloorResult, judge_floor, summarize
+from connectx_forge.submit.verdict import Checked, CheckReport, FloorResult, judge_floor, summarize
 
 Look = Callable[[FloorResult, str], None]
 VALIDATION_SLOT = -1
@@ -216,9 +216,9 @@ def check_game(source: Path, named: Path, plan: Plan, settings: GameSettings, ma
                 target = _next(plan, test, evidence_of, evidence, played, set(target), stopped, on_look)
     evidence_of, evidence = counted(results)
     repeats = {o: len(evidence.held.get(o, [])) for o in plan.opponents if evidence.held.get(o)}
-    report = summarize(str(named), plan.games, clock, float(OVERAGE), plan.opponents, results,
-                       manifest_path, {**manifest, "floors": plan.floors}, validation=first, plan=test,
-                       floor_results=evidence_of, repeats=repeats, game=plan.info.name)
+    checked = Checked(str(named), plan.games, clock, float(OVERAGE), plan.opponents, plan.info.name)
+    report = summarize(checked, results, manifest_path, {**manifest, "floors": plan.floors}, validation=first,
+                       plan=test, floor_results=evidence_of, repeats=repeats)
     notes = [n for n in report.notes if not n.startswith("the agent's native library")]
     notes += [f"{n} game(s) against kaggle:{o} repeated an earlier game of the same seat move for move: "
               "counted once, as no new evidence" + (f"; {stopped[o]}" if o in stopped else "")

@@ -40,7 +40,7 @@ from connectx_forge import kaggle_env
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import FILE, Player
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
-from connectx_forge.sandbox.limits import Limits
+from connectx_forge.sandbox.limits import Limits, SeatBudget
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
 
 FAILED_STATUSES = ("INVALID", "ERROR", "TIMEOUT")
@@ -273,8 +273,9 @@ def play(job: CheckJob) -> GameResult:
     seats: dict[int, HostSeat] = {}
     try:
         for i in hosted:
-            seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), file.size, job.act_timeout, job.overage,
-                                            file.limits, beside=file.beside, shown_folder=file.shown_folder))
+            budget = SeatBudget.of_board(file.size, job.act_timeout, job.overage)
+            seats[i] = HostSeat(HostedAgent(player, seat_seed(seed, i), budget, file.limits, beside=file.beside,
+                                            shown_folder=file.shown_folder))
         players: list[Callable[..., object]] = [
             seats[i] if i in seats else SeatAgent(env.agents[job.opponent], seat_seed(seed, i)) for i in range(2)]
         result = _run(env, players, seat, seats)

@@ -178,16 +178,29 @@ def _log_of(played: list[GameResult]) -> tuple[list[str], str | None]:
     return failing.log.rstrip("\n").splitlines()[-LOG_TAIL_LINES:], game
 
 
-def summarize(path: str, games: int, act_timeout: float, overage: float, opponents: tuple[str, ...],
-              results: list[GameResult], manifest_path: Path | None,
-              manifest: Manifest, validation: GameResult | None = None,
-              plan: sequential.Plan | None = None, *, floor_results: list[GameResult] | None = None,
-              repeats: dict[str, int] | None = None, game: str = CONNECTX) -> CheckReport:
+@dataclass(frozen=True)
+class Checked:
+    """What was checked: the file as the user named it, the games asked of each opponent, Kaggle's clock, the
+    opponents and the game."""
+
+    path: str
+    games: int
+    act_timeout: float
+    overage: float
+    opponents: tuple[str, ...]
+    game: str = CONNECTX
+
+
+def summarize(checked: Checked, results: list[GameResult], manifest_path: Path | None, manifest: Manifest,
+              validation: GameResult | None = None, plan: sequential.Plan | None = None, *,
+              floor_results: list[GameResult] | None = None, repeats: dict[str, int] | None = None) -> CheckReport:
     """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
 
     ``plan`` is the floor test's plan of looks (default: one look, at the games played).  ``floor_results``:
     the games the floors are judged on (default: all of them; another game's check gives those that are
-    evidence, ``game_check.counted``), ``repeats`` the games held back by opponent, ``game`` the game."""
+    evidence, ``game_check.counted``), ``repeats`` the games held back by opponent."""
+    path, games, act_timeout, overage = checked.path, checked.games, checked.act_timeout, checked.overage
+    opponents, game = checked.opponents, checked.game
     played = ([validation] if validation else []) + results
     errors_seen = _errors_seen(played)
     first_moves, later_moves = _move_times(played)

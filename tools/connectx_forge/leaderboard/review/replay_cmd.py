@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(match, tournament, sprt, winrates)")
     options.add_out(parser, "the HTML page to write", default="replay.html")
     options.add_game(parser)
+    options.add_index(parser)
     add_game_options(parser)
 
 
