@@ -301,7 +301,7 @@ def plan_line(t: Tournament, games: int, suite: Sequence[suites.Opening], labels
     gauntlet, the openings and the workers."""
     kind = "round robin" if t.gauntlet is None else f"gauntlet of {labels.get(t.gauntlet, t.gauntlet)}"
     players = ", ".join(labels.get(p, p) for p in t.players)
-    openings = bars.count(min(t.openings or len(suite), len(suite)), "opening")
+    openings = bars.count(min(t.openings or len(suite), len(suite)), "opening" if t.game.game == CONNECTX else "seed")
     return (f"cxforge tournament: {bars.count(games, 'game')} of {players} ({kind}) on {openings}, "
             f"{bars.workers_text(how.n_workers, how.dask)}")
 

@@ -75,7 +75,8 @@ def format_tournament(report: TournamentReport, color: bool | None = None) -> st
     lines.append(table.render(["pairing (A vs B)", table.GAMES, f"A {table.W}-{table.D}-{table.L}", "A first",
                                "A second", "pairs LL/LD/WL/DD/WD/WW", "A's Elo (pentanomial)"], rows, "rule",
                               color=color))
-    lines += ["", "by seat (first: mark 1, whose stones began the opening)"]
+    lines += ["", "by seat (first: mark 1, whose stones began the opening)" if t.game.game == CONNECTX
+              else f"by seat (first: {t.game.game}'s first agent)"]
     lines.append(table.render([table.PLAYER, f"first {table.W}-{table.D}-{table.L}",
                                f"second {table.W}-{table.D}-{table.L}"],
                               [[player, _wdl(by.first), _wdl(by.second)] for player, by in report.seats.items()],

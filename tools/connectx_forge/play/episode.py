@@ -176,7 +176,7 @@ def _run(env: Any, seats: list[object], job: GameJob, players: tuple[Player, Pla
     record = GameRecord((players[0].label, players[1].label), (1, 1, 1), job.seed, [], [], outcome, winner,
                         culprit, index=job.slot, a_seat=job.colour, game=info.name, rewards=rewards,
                         statuses=statuses, trace=trace_of([[s.action for s in step] for step in steps[1:]]))
-    replay = env.toJSON()
+    replay = json.loads(json.dumps(env.toJSON()))  # plain data: a Struct would import kaggle_environments loudly
     replay["info"] = {**(replay.get("info") or {}), "TeamNames": list(record.players)}
     record.replay = replay
     if culprit is not None:
