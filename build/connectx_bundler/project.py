@@ -173,7 +173,7 @@ def parse_game(game: object, where: str) -> str:
     lacks is taken (building needs none of them); playing it names them in one line (``catalog.get``)."""
     if not isinstance(game, str):
         raise BuildError(f"{where}: game must be a string such as \"rps\", not {game!r}")
-    if game not in catalog.GAMES:
+    if game not in catalog.known():
         try:
             catalog.get(game)
         except UserError as exc:
@@ -185,7 +185,7 @@ def floor_opponent(spec: object, game: str = catalog.CONNECTX, role: str = "oppo
     """The bare name of the built-in agent a floor names in ``game``: ConnectX's ``random`` or ``negamax``
     (``players.opponent``), another game's built-in ``NAME`` or ``kaggle:NAME`` (``GameInfo.builtins``);
     ``UserError``, one line, for anything else."""
-    builtins = catalog.GAMES[game].builtins
+    builtins = catalog.known()[game].builtins
     name = opponent_name(str(spec), role) if game == catalog.CONNECTX else str(spec).removeprefix("kaggle:")
     if name not in builtins:
         raise UserError(f"unknown {role} {spec!r}{did_you_mean(name, list(builtins))}: {game}'s built-in agents "

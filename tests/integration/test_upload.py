@@ -65,8 +65,8 @@ def submission(folder: Path, source: str = GOOD) -> Path:
     return path
 
 
-def cxforge_upload(path: Path, message: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["upload", str(path), "-m", message, "--games", "2"])
+def cxforge_upload(path: Path, message: str, capsys: pytest.CaptureFixture[str], *flags: str) -> tuple[int, str, str]:
+    code = main(["upload", str(path), "-m", message, "--games", "2", *flags])
     out, err = capsys.readouterr()
     assert FAKE_KEY not in out + err
     return code, out, err
@@ -225,3 +225,25 @@ def test_dry_run_refuses_what_the_upload_refuses(fake: FakeKaggle, isolated_kagg
     assert main(["upload", str(broken), "-m", "x", "--games", "2", "--dry-run", "--no-progress"]) == 1
     out, err = capsys.readouterr()
     assert "refusing to upload" in err and "dry run" not in out and fake.requests == []
+
+
+def test_another_games_file_goes_to_its_own_competition(
+        fake: FakeKaggle, isolated_kaggle: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    env_credentials(monkeypatch)
+    for game in ("rps", "planet_wars"):
+        assert main(["new", str(isolated_kaggle / game), "--game", game]) == 0
+        assert main(["build", str(isolated_kaggle / game), "-o", str(isolated_kaggle / f"{game}.py")]) == 0
+    capsys.readouterr()
+    code, out, err = cxforge_upload(isolated_kaggle / "rps.py", "rps v1", capsys)
+    assert code == 0, err
+    assert [s["competitionName"] for s in fake.submissions] == ["rock-paper-scissors"]
+    # planet_wars' competition is not one the toolkit knows: one line, before any game or request
+    code, out, err = cxforge_upload(isolated_kaggle / "planet_wars.py", "pw v1", capsys)
+    assert code == 2 and "--competition NAME" in err and err.strip().count("\n") == 0 and out == ""
+    assert len(fake.requests) == 4
+    code, out, err = cxforge_upload(isolated_kaggle / "planet_wars.py", "pw v1", capsys, "--competition", "Bad/Name")
+    assert code == 2 and "is not a Kaggle competition's name" in err and len(fake.requests) == 4
+    code, out, err = cxforge_upload(isolated_kaggle / "planet_wars.py", "pw v1", capsys, "--competition",
+                                    "planet-wars")
+    assert code == 0, err
+    assert [s["competitionName"] for s in fake.submissions] == ["rock-paper-scissors", "planet-wars"]

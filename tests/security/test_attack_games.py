@@ -175,6 +175,7 @@ def short_overage(monkeypatch: pytest.MonkeyPatch) -> None:
     import kaggle_environments
 
     for name in GAMES:
+        kaggle_environments.make(name)  # its first make expands the specification's shorthand (60) in place
         spec = kaggle_environments.environments[name]["specification"]["observation"]["remainingOverageTime"]
         monkeypatch.setitem(spec, "default", OVERAGE)
 

@@ -22,8 +22,8 @@ CONNECTX_FILES = {
     False: "bf4baed1cc2ba6acca7040a23f2e609057eea4b8d90fdfbe30d377ac73f5a20c",
     True: "f619a44f19c0f96f3e4b64b34e07cf661d6f67a6d6da6a2102ab29f7df799cbc",
 }
-PLAYABLE = [n for n in catalog.names() if n != catalog.CONNECTX and catalog.GAMES[n].two_player
-            and not catalog.GAMES[n].missing()]
+PLAYABLE = [n for n in catalog.names() if n != catalog.CONNECTX and catalog.known()[n].two_player
+            and catalog.known()[n].playable]
 
 
 def digest(files: dict[str, str]) -> str:

@@ -39,6 +39,10 @@ ALLOWED = {
         "lines the toolkit's own workers made with "
                                                                "json.dumps and handed over in memory (the cache "
                                                                "file itself is read by boundedread)",
+    ("tools/connectx_forge/games/catalog.py", "json.loads"):
+        "the installed kaggle-environments' own default action, through the json.dumps just before it",
+    ("tools/connectx_forge/play/episode.py", "json.loads"):
+        "the referee's own replay (env.toJSON), through the json.dumps just before it, to plain data",
     ("tools/connectx_forge/leaderboard/review/replay_page.py", "json.JSONDecoder"):
         "the page kaggle-environments just rendered "
                                                                      "from a replay boundedread already bounded",

@@ -60,8 +60,8 @@ COMMANDS: dict[str, Command] = {
                      "bundle an agent and what it uses into one self-contained submission file"),
     "check": Command("connectx_forge.submit.check_cmd",
                      "play a submission file against Kaggle's random and negamax, loaded as Kaggle loads it"),
-    "upload": Command("connectx_forge.submit.upload_cmd",
-                      "check a submission file, then submit it to Kaggle's ConnectX competition"),
+    "upload": Command("connectx_forge.submit.upload_cmd", "check a submission file, then submit it to its game's "
+                                                          "Kaggle competition (ConnectX's by default)"),
     "match": Command("connectx_forge.play.match_cmd",
                      "play games between two agents with Kaggle's rules and report win rates"),
     "logs": Command("connectx_forge.play.logs_cmd",

@@ -11,7 +11,7 @@ import argparse
 import json
 
 from connectx_forge import options, table
-from connectx_forge.games.catalog import GAMES, names
+from connectx_forge.games.catalog import known, names
 
 HEADERS = ("game", "seats", "moves", "built-in agents (kaggle:NAME)", "map seed", "here")
 HELP = "list the two-player Kaggle games cxforge plays, their built-in agents, and what each needs"
@@ -28,14 +28,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the games."""
     rows, out = [], {}
+    games = known()
     for name in names():
-        info = GAMES[name]
+        info = games[name]
         missing = info.missing()
-        here = "plays" if not missing else f"needs {', '.join(missing)}: {info.install_line()}"
+        here = (f"needs {', '.join(missing)}: {info.install_line()}" if missing else
+                f"fails: {info.broken}" if info.broken else "plays")
         out[name] = {"title": info.title, "seats": list(info.seats), "simultaneous": info.simultaneous,
-                     "builtins": list(info.builtins), "seed_key": info.seed_key, "playable": not missing,
+                     "builtins": list(info.builtins), "seed_key": info.seed_key, "playable": info.playable,
                      "missing": missing, "install": info.install_line() if missing else None,
-                     "action": info.action_help}
+                     "action": info.action_help, "competition": info.competition, "broken": info.broken}
         rows.append([name, ", ".join(map(str, info.seats)), "together" if info.simultaneous else "in turn",
                      ", ".join(info.builtins), info.seed_key or "none", here])
     if args.json:

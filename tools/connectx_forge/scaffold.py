@@ -428,6 +428,44 @@ def order(source, dest, ships):
     return [int(source), int(dest), int(ships)]
 '''
 
+CABT_MAIN = '''\
+"""{name}'s entry point: ``act(obs, config) -> option indexes``, the function Kaggle calls each step.
+
+Card Battle.  The observation it is given:
+
+{observation}
+
+Where ``obs["select"]`` is None (a game's start) it gives its deck (cards.py);
+elsewhere ``obs["select"]`` offers options and how many to pick (``maxCount``),
+and it picks the first ones: a legal action, not a good one.  Grow your strategy
+here.  The action is {action_help}.  Everything here goes into the submission: use the standard library, numpy
+and your own modules only.
+"""
+
+from .cards import DECK, first_options
+
+
+def act(obs, config):
+    select = obs["select"]
+    if select is None:
+        return list(DECK)
+    return first_options(select)
+'''
+
+CABT_HELPER = '''\
+"""Card Battle's actions: the deck an agent plays, and option indexes.
+
+``DECK`` is the deck kaggle-environments' own cabt agents play (its card ids).
+"""
+
+DECK = {deck!r}
+
+
+def first_options(select):
+    """The first ``maxCount`` of the options ``select`` offers, by index."""
+    return list(range(int(select["maxCount"])))
+'''
+
 GENERIC_MAIN = '''\
 """{name}'s entry point: ``act(obs, config) -> action``, the function Kaggle calls each step.
 
@@ -504,6 +542,7 @@ GAME_GITIGNORE = GITIGNORE
 STRATEGIES: dict[str, tuple[str, str, str]] = {  # game -> main module, helper module, the helper's file name
     "rps": (RPS_MAIN, RPS_HELPER, "signs"),
     "planet_wars": (PLANET_WARS_MAIN, PLANET_WARS_HELPER, "orders"),
+    "cabt": (CABT_MAIN, CABT_HELPER, "cards"),
 }
 
 # The floors a new project starts with: against the game's first built-in agent, below what its agent was
@@ -552,7 +591,8 @@ def game_files(name: str, package: str, info: GameInfo, observation: str) -> dic
         "conftest.py": CONFTEST.format(package=package),
         f"{package}/__init__.py": GAME_INIT.format(name=name, title=info.title, package=package),
         f"{package}/main.py": _fill(main, values),
-        f"{package}/{helper_name}.py": _fill(helper, values).replace("{action!r}", repr(info.action)),
+        f"{package}/{helper_name}.py": _fill(helper, values).replace("{action!r}", repr(info.action))
+                                                             .replace("{deck!r}", repr(_deck(info.name))),
         "tests/test_agent.py": test + (GAME_FLOORS_TEST if floor is not None else ""),
         ".gitignore": GAME_GITIGNORE,
     }
@@ -563,3 +603,12 @@ def _fill(template: str, values: dict[str, str]) -> str:
     for key, value in values.items():
         template = template.replace("{" + key + "}", value)
     return template
+
+
+def _deck(game: str) -> list[int]:
+    """The deck kaggle-environments' own agents of ``game`` play (cabt's), else none."""
+    if game != "cabt":
+        return []
+    from kaggle_environments.envs.cabt.cabt import deck  # loaded quietly by observation_lines, called first
+
+    return [int(card) for card in deck]

@@ -42,6 +42,7 @@ from connectx_forge.api.league_results import LadderResult
 from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, SprtResult, TournamentResult
 from connectx_forge.arena import plots
 from connectx_forge.arena.dask_cluster import dask_target
+from connectx_forge.arena.flags import projects_game
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, Run, RunResult, execute
 from connectx_forge.arena.sprt_run import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
@@ -180,7 +181,8 @@ def configured(cls: type[T], settings: T | None, given: dict[str, object], what:
     """``settings`` (default: ``cls``'s defaults) with the keywords ``given``: ``cls``'s fields, its games'
     settings by ``GameSettings.of``'s arguments (``act_timeout``, ``memory``...), and a nested settings' fields
     (a ladder's ``rating``: ``sigma0``, ``tau``...).  The settings check their values (one ``UserError``); a
-    keyword that is none of these is one too."""
+    keyword that is none of these is one too.  With neither ``settings`` nor ``game=``, the game is the one the
+    players' projects or built files name (``flags.projects_game``), as in the commands."""
     names = [f.name for f in fields(cls) if f.init]
     values = {} if settings is None else {name: getattr(settings, name) for name in names}
     nested: list[str] = []
@@ -189,6 +191,10 @@ def configured(cls: type[T], settings: T | None, given: dict[str, object], what:
         if isinstance(current, GameSettings):
             if isinstance(given.get(f.name), str):  # game="rps": the game's name, the rest as they are
                 values[f.name] = current = replace(current, game=str(given.pop(f.name)))
+            elif settings is None and f.name not in given:
+                named = projects_game(_specs_in(given))
+                if named is not None:
+                    values[f.name] = current = replace(current, game=named)
             nested += GAME_KEYWORDS
             if any(name in given for name in GAME_KEYWORDS):
                 values[f.name] = _game_of(current, given)
@@ -338,6 +344,15 @@ def tournament(*players: Spec | Sequence[Spec], settings: Tournament | None = No
     report = _without_store(result.report, kept)
     return TournamentResult.of(report, [dict(r.to_json()) for r in records], format_tournament(report),
                                str(path) if kept else None, None if save is None else os.fspath(save))
+
+
+def _specs_in(given: dict[str, object]) -> list[str]:
+    """The player specs among a run's keywords: ``a`` and ``b``, ``new`` and ``base``, ``players``."""
+    specs = [v for k, v in given.items() if k in ("a", "b", "new", "base") and isinstance(v, str)]
+    players = given.get("players")
+    if isinstance(players, (list, tuple)):
+        specs += [p for p in players if isinstance(p, str)]
+    return specs
 
 
 def _run_settings(cls: type[T], settings: T | None, given: dict[str, object], what: str) -> T:

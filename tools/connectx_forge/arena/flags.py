@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agents.board import STANDARD
 from connectx_bundler.errors import BuildError
+from connectx_bundler.manifest import read_manifest
 from connectx_bundler.project import read_settings, settings_file
 from connectx_bundler.reference import reference
 from connectx_forge import options, outputs
@@ -27,7 +28,7 @@ from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import PROJECT
+from connectx_forge.play.players import FILE, PROJECT
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
@@ -118,12 +119,11 @@ def game_of(args: argparse.Namespace, specs: Sequence[str] = ()) -> GameSettings
 
 
 def projects_game(specs: Sequence[str]) -> str | None:
-    """The game the projects among the player ``specs`` play (their settings' ``game``), None where no project
-    names one; one line when two name different games."""
+    """The game the projects and built files among the player ``specs`` play (a project's settings' ``game``,
+    a built file's manifest's), None where none names one; one line when two name different games."""
     games: dict[str, str] = {}
     for spec in specs:
-        root = project_root(spec)
-        found = None if root is None else game_setting(root)
+        found = game_named(spec)
         if found is not None:
             games.setdefault(found, spec)
     if len(games) > 1:
@@ -132,14 +132,26 @@ def projects_game(specs: Sequence[str]) -> str | None:
     return next(iter(games), None)
 
 
-def project_root(spec: str) -> Path | None:
-    """The project folder a player spec names (the resolver decides), else None (a ghost, a built-in, or a spec
-    the players' own resolution refuses later, with its own message)."""
+def game_named(spec: str) -> str | None:
+    """The game a player spec names: its project's settings' ``game``, or the one its built file's manifest
+    names; None for any other (a ghost, a built-in, or a spec the players' own resolution refuses later, with
+    its own message)."""
     try:
         player = reference(spec)
     except UserError:
         return None
-    return player.path if player.kind == PROJECT else None
+    if player.path is None:
+        return None
+    if player.kind == PROJECT:
+        return game_setting(player.path)
+    if player.kind == FILE:
+        try:
+            manifest = read_manifest(player.path)
+        except (BuildError, UserError):
+            return None  # a manifest that does not describe its file: the check says so, not the flags
+        game = None if manifest is None else manifest.get("game")
+        return game if isinstance(game, str) else None
+    return None
 
 
 def game_setting(root: Path) -> str | None:

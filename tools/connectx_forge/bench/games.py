@@ -54,7 +54,8 @@ class GameRow:
 
 def playable() -> list[str]:
     """The two-player games whose packages are all here, ConnectX first."""
-    return [name for name in catalog.names() if catalog.GAMES[name].two_player and not catalog.GAMES[name].missing()]
+    games = catalog.known()
+    return [name for name in catalog.names() if games[name].two_player and games[name].playable]
 
 
 def chosen(games: list[str] | None) -> list[str]:
@@ -128,4 +129,4 @@ def markdown(rows: Sequence[GameRow]) -> str:
 def left_out() -> list[str]:
     """A line for each two-player game that cannot be played here: what installs it."""
     return [f"{info.name}: needs {', '.join(info.missing())} ({info.install_line()})"
-            for info in catalog.GAMES.values() if info.two_player and info.missing()]
+            for info in catalog.known().values() if info.two_player and info.missing()]

@@ -43,7 +43,6 @@ KAGGLE_PREFIX = "kaggle:"
 GHOST_PREFIX = "ghost:"  # ghost:TEAM, tools/connectx_forge/leaderboard/ghosts
 KAGGLE_BUILTINS = catalog.GAMES[catalog.CONNECTX].builtins  # ConnectX's: random, negamax
 # every game's built-ins: kaggle:NAME is a player of the game whose built-in NAME is (episode.builtin_name)
-ANY_BUILTIN = frozenset(name for game in catalog.GAMES.values() for name in game.builtins)
 FAST_NEGAMAX = "negamax-fast"
 # the check's opponents (Kaggle's built-ins), as check's --opponents and a project's floors may name them
 FLOOR_OPPONENTS = {"random": "random", "negamax": "negamax", "kaggle:random": "random", "kaggle:negamax": "negamax"}
@@ -245,7 +244,7 @@ def _team_in(rest: bytes) -> str | None:
 def named(spec: str, allowed: frozenset[str]) -> Player | None:
     """The player a name means where the kinds ``allowed`` are taken, reading no disk: ``kaggle:NAME``, a bare
     Kaggle built-in where only opponents are taken, a registered agent, ``negamax-fast``; None for any other."""
-    if spec.startswith(KAGGLE_PREFIX) and spec[len(KAGGLE_PREFIX):] in ANY_BUILTIN:
+    if spec.startswith(KAGGLE_PREFIX) and catalog.is_builtin(spec[len(KAGGLE_PREFIX):]):
         return Player(KAGGLE, spec, spec, name=spec[len(KAGGLE_PREFIX):])
     if KAGGLE in allowed and REGISTERED not in allowed and spec in FLOOR_OPPONENTS:  # check's: random is Kaggle's
         return Player(KAGGLE, spec, KAGGLE_PREFIX + FLOOR_OPPONENTS[spec], name=FLOOR_OPPONENTS[spec])

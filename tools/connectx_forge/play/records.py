@@ -196,7 +196,7 @@ def _episode_of(rec: GameRecord, where: str) -> GameRecord:
     no moves, a trace, and its result the one its rewards and statuses give (``episode.episode_result``)."""
     why = _malformed(rec)
     statuses, rewards = rec.statuses, rec.rewards
-    if why is None and (rec.game not in catalog.GAMES or rec.game == catalog.CONNECTX):
+    if why is None and (rec.game not in catalog.known() or rec.game == catalog.CONNECTX):
         why = f"no game {str(rec.game)[:40]!r} cxforge plays besides connectx"
     if why is None and rec.moves:
         why = f"a game of {rec.game} has no ConnectX moves"

@@ -11,12 +11,13 @@ from connectx_forge.submit.check import submission_of
 from connectx_forge.submit.check_cmd import add_gate_flags, gate_of
 from connectx_forge.submit.upload import upload
 
-HELP = "check a submission file, then submit it to Kaggle's ConnectX competition"
+HELP = "check a submission file, then submit it to its game's Kaggle competition (ConnectX's by default)"
 EXAMPLE = """\
 cxforge upload submissions/submission.py -m "lookahead, depth 4"
 cxforge upload ~/bots/mybot -m "mybot v2"        # a project folder: built, checked, then submitted
 cxforge upload submissions/submission.py -m "v3" --dry-run   # all but the network; exit 2 without credentials
-cxforge upload submissions/submission.py -m "v4" --max-games 1024  # a floor close to the agent's rate"""
+cxforge upload submissions/submission.py -m "v4" --max-games 1024  # a floor close to the agent's rate
+cxforge upload ~/bots/pw -m "pw v1" --competition NAME  # a game whose competition cxforge games does not name"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,6 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "project folder, source .py or registered agent, built first")
     parser.add_argument("-m", "--message", required=True, help="the submission's description on Kaggle")
     add_gate_flags(parser)
+    parser.add_argument("--competition", default=None, metavar="NAME",
+                        help="the Kaggle competition to submit to, the NAME in kaggle.com/competitions/NAME "
+                             "(default: that of the game the file was built for, as cxforge games lists it: "
+                             "connectx for ConnectX)")
     parser.add_argument("--dry-run", action="store_true",
                         help="do everything but the upload, without credentials too: build, copy, check, then name "
                              "the checked copy and its sha256, say where the credentials are (never printed) and "
@@ -47,6 +52,6 @@ def run(args: argparse.Namespace) -> int:
     # a file built here lies in the toolkit's own cache: its real path (a link to the cache is the user's own)
     path = Path(file.file).resolve() if file.built_here else Path(file.file)
     output = upload(path, args.message, gate, progress=options.progress_of(args),
-                    show=partial(print, flush=True), dry_run=args.dry_run)
+                    show=partial(print, flush=True), dry_run=args.dry_run, competition=args.competition)
     print(output)
     return 0

@@ -12,7 +12,7 @@ from connectx_forge import options, outputs
 from connectx_forge.arena import flags
 from connectx_forge.arena.run import RunInterrupted
 from connectx_forge.errors import UserError
-from connectx_forge.games.catalog import CONNECTX, GAMES
+from connectx_forge.games.catalog import CONNECTX, get
 from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
 from connectx_forge.leaderboard.ladder.ladder_report import FILES, format_ladder, write_outputs
 from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         game = flags.game_of(args, args.players)
         pool = tuple(args.pool)
         if game.game != CONNECTX and pool == DEFAULT_POOL:  # the pool of another game: its built-in agents
-            pool = tuple("kaggle:" + name for name in GAMES[game.game].builtins)
+            pool = tuple("kaggle:" + name for name in get(game.game).builtins)
         t = Ladder(tuple(args.players), pool, args.days or Ladder(()).days, args.per_day, args.new_per_day,
                    args.window, args.active, args.stagger, rating, args.seed, args.replicates, args.settle, game)
     writer = flags.game_writer(args)

@@ -27,7 +27,7 @@ def replay_game(replay: Mapping[str, object], source: str) -> str | None:
     name = replay.get("name")
     if name in (None, catalog.CONNECTX):
         return None
-    if not isinstance(name, str) or name not in catalog.GAMES:
+    if not isinstance(name, str) or name not in catalog.known():
         raise UserError(f"{source}: a replay of {str(name)[:40]!r}, which cxforge does not play (cxforge games)")
     steps = replay.get("steps")
     if not isinstance(steps, list) or not steps or not all(isinstance(s, list) and len(s) == 2 for s in steps):
@@ -40,11 +40,17 @@ def episode_page(name: str, replay: Mapping[str, object], source: str) -> str:
     catalog.get(name)  # one line when its packages are missing here
     kaggle_env.load()
     from kaggle_environments import make  # loaded quietly by kaggle_env.load above
+    from kaggle_environments.utils import structify
 
     config = replay.get("configuration")
+    configuration = config if isinstance(config, dict) else {}
+    info = replay.get("info") if isinstance(replay.get("info"), dict) else {}
     try:
-        env = make(name, configuration=config if isinstance(config, dict) else {}, steps=replay["steps"],
-                   info=replay.get("info") if isinstance(replay.get("info"), dict) else {})
+        try:
+            env = make(name, configuration=configuration, steps=replay["steps"], info=info)
+        except Exception:  # noqa: BLE001 - its schema refuses what its own episodes hold (rps' summed rewards)
+            env = make(name, configuration=configuration, info=info)
+            env.steps = structify(replay["steps"])  # shown, never run: the page is made script-safe below
         page = str(env.render(mode="html", playing=False))
     except Exception as exc:  # the environment's own validation: a replay it cannot show
         raise UserError(f"{source}: kaggle-environments cannot render this {name} replay: "
