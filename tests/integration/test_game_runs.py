@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import connectx_forge as cf
+from connectx_forge import kaggle_env
 from connectx_forge.cli import main
 from connectx_forge.games import catalog
 from connectx_forge.play.records import read_games
@@ -151,3 +152,23 @@ def test_a_run_of_another_game_prints_none_of_kaggle_environments_noise(tmp_path
                          cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "Loading environment" not in run.stdout + run.stderr and "kaggle:rock" in run.stdout
+
+
+def test_a_referee_that_fails_stops_the_run_in_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    kaggle_env.load()
+    import kaggle_environments
+
+    entry = kaggle_environments.environments["rps"]
+    real = entry["interpreter"]
+
+    def failing(state, env):  # type: ignore[no-untyped-def]
+        if len(env.steps) > 3:
+            raise ValueError("the referee broke")
+        return real(state, env)
+
+    monkeypatch.setitem(entry, "interpreter", failing)
+    assert main(["match", "kaggle:rock", "kaggle:paper", "--game", "rps", "-n", "2", "-w", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "rps's referee (kaggle-environments) failed" in err and "the referee broke" in err
+    assert err.count("\n") == 0, err

@@ -186,7 +186,8 @@ class _CommandList(HelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: lists the commands from the registry alone (it imports none of them)."""
-    parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents.",
+    parser = _Parser(prog=PROG, description="Build, check, measure and upload ConnectX agents, and other Kaggle "
+                                            "games' (cxforge games).",
                      epilog=f"Run '{PROG} COMMAND --help' for a command's flags and an example.\n\n"
                             + exit_statuses(),
                      formatter_class=_CommandList)

@@ -1,7 +1,7 @@
 """Benchmark: episodes per second of each playable two-player game, jailed, against kaggle-environments' own
 ``evaluate``.
 
-Run: ``cxforge bench games [--games rps,planet_wars] [-n N]``.  Each game plays one agent file against itself
+Run: ``cxforge bench games [--game rps --game planet_wars] [-n N]``.  Each game plays one agent file against itself
 (``def agent(obs, config): return ACTION``, the game's legal action at step 0: ``GameInfo.action``) ``N`` times
 in each of two harnesses, one after the other, on one core:
 
@@ -128,5 +128,6 @@ def markdown(rows: Sequence[GameRow]) -> str:
 
 def left_out() -> list[str]:
     """A line for each two-player game that cannot be played here: what installs it."""
-    return [f"{info.name}: needs {', '.join(info.missing())} ({info.install_line()})"
-            for info in catalog.known().values() if info.two_player and info.missing()]
+    return [f"{info.name}: needs {', '.join(info.missing())} ({info.install_line()})" if info.missing()
+            else f"{info.name}: {info.broken}" for info in catalog.known().values()
+            if info.two_player and not info.playable]

@@ -167,8 +167,12 @@ def _run(env: Any, seats: list[object], job: GameJob, players: tuple[Player, Pla
     """``env.run`` of ``seats``, its result as a record."""
     random.seed(job.seed)
     held = io.StringIO()  # the built-ins' prints: kaggle-environments' own agents
-    with redirect_stdout(held), redirect_stderr(held):
-        steps = env.run(seats)
+    try:
+        with redirect_stdout(held), redirect_stderr(held):
+            steps = env.run(seats)
+    except Exception as exc:  # noqa: BLE001 - the referee's own failure (its agents' are statuses): one line
+        raise UserError(f"{info.name}'s referee (kaggle-environments) failed in game seed {job.seed}: "
+                        f"{type(exc).__name__}: {str(exc)[:200]}") from None
     last = steps[-1]
     statuses = [str(s.status) for s in last]
     rewards: list[float | None] = [None if s.reward is None else float(s.reward) for s in last]
