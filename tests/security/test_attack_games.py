@@ -266,3 +266,28 @@ def test_the_network_cannot_be_reached(game: str, world: dict[str, Any], tmp_pat
     assert "connected" not in said.values(), said
     assert not any(part.count(".") == 3 and part.replace(".", "").isdigit() for part in said.values()), said
     assert not world["accepted"], said
+
+
+def test_a_replay_its_schema_refuses_is_drawn_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A replay kaggle-environments' schema refuses (rps' own summed rewards do) is drawn without the schema:
+    what it holds still reaches the page only as script-safe data, under the page's policy."""
+    from connectx_forge.cli import main
+
+    kaggle_env.load()
+    from kaggle_environments import make
+
+    env = make("rps", configuration={"episodeSteps": 5})
+    env.run(["rock", "paper"])
+    replay = env.toJSON()
+    hostile = "</script><img src=x onerror=alert(1)><!--"
+    replay["info"] = {"TeamNames": [hostile, hostile]}
+    replay["steps"][-1][0]["reward"] = 919  # outside the schema's enum, as Kaggle's own rps episodes are
+    replay["steps"][1][0]["observation"]["note"] = hostile
+    path = tmp_path / "hostile-replay.json"
+    path.write_text(json.dumps(replay))
+    page = tmp_path / "page.html"
+    assert main(["replay", str(path), "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "rps replay" in capsys.readouterr().out
+    assert "<img src=x" not in html and "</script><img" not in html
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
