@@ -172,3 +172,14 @@ def test_a_referee_that_fails_stops_the_run_in_one_line(monkeypatch: pytest.Monk
     err = capsys.readouterr().err.strip()
     assert "rps's referee (kaggle-environments) failed" in err and "the referee broke" in err
     assert err.count("\n") == 0, err
+
+
+def test_the_notebooks_check_takes_the_games_opponents_as_the_command_does(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["new", str(tmp_path / "bot"), "--game", "rps"]) == 0
+    capsys.readouterr()
+    result = cf.check(str(tmp_path / "bot"), 2, max_games=2, workers=1, validation=False)  # its floor's: rock
+    assert result.checked.game == "rps" and {g["opponent"] for g in result.games} == {"rock"}
+    result = cf.check(str(tmp_path / "bot"), 2, opponents=["kaggle:paper", "kaggle:rock"], max_games=2, workers=1,
+                      validation=False)
+    assert {g["opponent"] for g in result.games} == {"rock", "paper"}

@@ -267,12 +267,13 @@ def match(a: PlayerLike | os.PathLike[str], b: PlayerLike | os.PathLike[str], ga
     return MatchResult.of(result, format_match(result), None if save is None else os.fspath(save))
 
 
-def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] = ("kaggle:random",
-          "kaggle:negamax"), seed: int = 0, workers: int | None = None, validation: bool = True,
+def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str] | None = None, seed: int = 0,
+          workers: int | None = None, validation: bool = True,
           max_games: int | None = None, game: GameSettings | str | None = None, progress: bool = False,
           **given: object) -> CheckResult:
     """``cxforge check AGENT``: the validation episode (the file against itself), then ``games`` games against
-    each opponent (Kaggle's built-ins), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
+    each opponent (Kaggle's built-ins, as ``--opponents`` names them; default as the command's: those the floors
+    name, ConnectX's random and negamax), half in each seat, the file loaded as Kaggle loads it, in agent hosts.
 
     ``agent``: a built ``.py`` or ``.tar.gz``, a project folder or source ``.py``, a registered agent (built on the
     fly, into the user cache); default as the command's: the project in the working folder, else
@@ -283,13 +284,12 @@ def check(agent: Spec | None = None, games: int = 8, *, opponents: Sequence[str]
     FAIL or UNDECIDED.
     """
     spec = default_agent(None if agent is None else _check_spec(agent))
-    chosen = [checker.builtin_opponent(o) for o in opponents]
     file = checker.submission_of(spec)
     played: list[GameResult] = []
     settings = _game_of(GameSettings(game=game) if isinstance(game, str) else game or GameSettings(), given)
     if given:
         configured(GameSettings, None, given, "check")  # the one line naming the keyword
-    gate = checker.Gate(games, max_games, tuple(chosen), seed, workers)
+    gate = checker.Gate(games, max_games, tuple(opponents or ()), seed, workers)
     report = checker.check_file(file.file, gate, settings=settings, progress=progress, validation=validation,
                                 on_game=played.append)
     played.sort(key=lambda g: g.index)
