@@ -79,6 +79,9 @@ def test_a_match_of_rps_saves_results_from_kaggles_rewards(tmp_path: Path, capsy
     assert games[0].seed == games[1].seed  # the pair shares its seed, seats swapped
     assert main(["logs", str(save), "--game", "connectx"]) == 2
     assert "holds no game of connectx (it holds rps)" in capsys.readouterr().err
+    assert main(["logs", str(save), "--index", "1"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].endswith("(rps)") and "moves" not in said[0] and said[1].startswith("-- cycle.py (seat 1)")
 
 
 def test_a_forged_rps_result_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from typing import TypedDict
 from connectx_bundler.reference import label_of
 from connectx_forge import options
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import of_game, read_games
 from connectx_forge.sandbox.escape import escape
@@ -53,8 +54,8 @@ def heading(number: int, rec: GameRecord) -> str:
         end = f"{rec.players[(rec.winner or 1) - 1]} won"
     else:
         end = f"{rec.players[(rec.culprit or 1) - 1]} lost by {rec.outcome}"
-    return escape(f"== game {number}: {first} (first) vs {second} (second): {end} after {len(rec.moves)} moves",
-                  keep_newlines=False)
+    length = f" after {len(rec.moves)} moves" if rec.game == CONNECTX else f" ({rec.game})"
+    return escape(f"== game {number}: {first} (first) vs {second} (second): {end}{length}", keep_newlines=False)
 
 
 class SeatLog(TypedDict):
@@ -111,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
         print(heading(number, rec))
         for m in marks:
             text = logs.get(str(m), "")
-            print(escape(f"-- {rec.players[m - 1]} (mark {m}): ", keep_newlines=False)
+            seat = f"mark {m}" if rec.game == CONNECTX else f"seat {m}"
+            print(escape(f"-- {rec.players[m - 1]} ({seat}): ", keep_newlines=False)
                   + ("its log:" if text else "printed nothing"))
             if text:
                 print(escape(text.rstrip("\n")))
