@@ -54,7 +54,7 @@ def heading(number: int, rec: GameRecord) -> str:
         end = f"{rec.players[(rec.winner or 1) - 1]} won"
     else:
         end = f"{rec.players[(rec.culprit or 1) - 1]} lost by {rec.outcome}"
-    length = f" after {len(rec.moves)} moves" if rec.game == CONNECTX else f" ({rec.game})"
+    length = f" after {len(rec.moves)} moves" if (rec.game or CONNECTX) == CONNECTX else f" ({rec.game})"
     return escape(f"== game {number}: {first} (first) vs {second} (second): {end}{length}", keep_newlines=False)
 
 
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         print(heading(number, rec))
         for m in marks:
             text = logs.get(str(m), "")
-            seat = f"mark {m}" if rec.game == CONNECTX else f"seat {m}"
+            seat = f"mark {m}" if (rec.game or CONNECTX) == CONNECTX else f"seat {m}"
             print(escape(f"-- {rec.players[m - 1]} ({seat}): ", keep_newlines=False)
                   + ("its log:" if text else "printed nothing"))
             if text:
