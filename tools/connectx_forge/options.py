@@ -28,7 +28,7 @@ import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agents.board import STANDARD, Size
 from agents.solver.engine import KINDS
@@ -36,11 +36,6 @@ from connectx_forge import outputs
 from connectx_forge.errors import UserError
 from connectx_forge.outputs import Written
 from connectx_forge.safe_write import check_target, make_folder
-
-if TYPE_CHECKING:
-    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
-    from connectx_forge.play.records import GameWriter
-    from connectx_forge.sandbox.limits import Limits
 
 
 def _whole(text: str) -> int:
@@ -152,13 +147,6 @@ def _slowdown(text: str) -> float:
     return value
 
 
-def limits_of(args: argparse.Namespace) -> Limits | None:
-    """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
-    from connectx_forge.play.settings import host_limits  # the jail's modules: not for every ``cxforge --help``
-
-    return host_limits(args.memory, args.slowdown)
-
-
 def add_seed(parser: argparse.ArgumentParser, what: str = "base seed; the same seed replays the same run") -> None:
     """``--seed S``, default 0 in every command."""
     parser.add_argument("--seed", type=nonnegative_int, default=0, metavar="S", help=f"{what} (default 0)")
@@ -230,23 +218,6 @@ def add_save(parser: argparse.ArgumentParser, what: str = "every game") -> None:
     register_output(parser, "save_replays", "folder")  # added to, as a resumed run adds its games
 
 
-def writer_of(args: argparse.Namespace) -> GameWriter | None:
-    """``--save``'s ``GameWriter`` (appending with ``--append``, replacing with ``--force``), opened before the
-    run; ``None`` without ``--save``."""
-    path = getattr(args, "save", None)
-    replays = getattr(args, "save_replays", None)
-    if path is None:
-        if replays is not None:
-            raise UserError("--save-replays DIR needs --save FILE (FILE holds the games' results, DIR their replays)")
-        return None
-    from connectx_forge.play.records import GameWriter  # the game loop and numpy: not for ``cxforge --help``
-    from connectx_forge.play.replays import ReplayFolder  # beside GameWriter, for the same reason
-
-    append = bool(getattr(args, "append", False))
-    return GameWriter(path, append=append, replace=not append and bool(getattr(args, "force", False)),
-                      replays=None if replays is None else ReplayFolder(replays))
-
-
 def register_output(parser: argparse.ArgumentParser, dest: str, kind: str, written: Written | None = None) -> None:
     """Declare ``dest`` an output of the command: ``prepare`` makes its folder before any work and refuses, without
     ``--force`` (added here), a "file" that exists or a "folder" that holds one of the files ``written`` names.
@@ -272,15 +243,6 @@ def add_ghosts(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fallback", default=None, metavar="NAME",
                         help="for ghost:TEAM players: the agent a ghost plays off its record (default "
                              "$CXFORGE_GHOST_FALLBACK, else lookahead)")
-
-
-def ghosts_of(args: argparse.Namespace) -> Ghosts:
-    """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
-    ``agent_file.Ghosts``: the commands pass it to the players' resolver)."""
-    from connectx_forge.leaderboard.ghosts.agent_file import Ghosts  # the bundler: not for ``cxforge --help``
-
-    replays = getattr(args, "replays", None) or ()
-    return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))
 
 
 def prepare(args: argparse.Namespace) -> None:

@@ -147,7 +147,7 @@ def _fallback_spec(fallback: Spec | None) -> str | None:
 
 def _ghosts(replays: Sequence[PathLike] | PathLike | None, fallback: Spec | None) -> GhostFiles:
     """``replays=`` and ``fallback=``, as ``--replays`` and ``--fallback``: where ``ghost:TEAM`` players come from
-    (``options.ghosts_of``'s, handed to the players' resolver)."""
+    (``flags.ghosts_of``'s, handed to the players' resolver)."""
     if isinstance(replays, (str, os.PathLike)):
         replays = [replays]
     return Ghosts(tuple(str(Path(r).resolve()) for r in replays or ()), _fallback_spec(fallback))

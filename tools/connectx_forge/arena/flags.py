@@ -27,11 +27,14 @@ from connectx_forge.arena.run import MIX, NEW_RUN, Execution, RunInterrupted, re
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
+from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.players import FILE, PROJECT
 from connectx_forge.play.records import GameWriter
+from connectx_forge.play.replays import ReplayFolder
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.play.settings import GameSettings
+from connectx_forge.play.settings import GameSettings, host_limits
+from connectx_forge.sandbox.limits import Limits
 
 STORE_DEFAULT = "default: runs/arena/<run>.sqlite, named for the run"
 
@@ -173,7 +176,7 @@ def execution_of(args: argparse.Namespace, writer: GameWriter | None) -> Executi
     ``--new-run``/``--mix-versions``, the bar, ``--save``'s writer given each game as it ends, and where ghosts
     come from (``--replays``, ``--fallback``)."""
     return Execution(args.workers, dask_of(args), None, args.store, args.resume, args.on_change,
-                     options.progress_of(args), None if writer is None else writer.add, options.ghosts_of(args))
+                     options.progress_of(args), None if writer is None else writer.add, ghosts_of(args))
 
 
 def dask_of(args: argparse.Namespace) -> DaskTarget | None:
@@ -216,7 +219,7 @@ def _alone(args: argparse.Namespace, kind: str) -> bool:
 def game_writer(args: argparse.Namespace) -> GameWriter | None:
     """``--save``'s writer (``--append``: after the file's games), opened before the run: each game is written
     as it ends."""
-    writer: GameWriter | None = options.writer_of(args)
+    writer: GameWriter | None = writer_of(args)
     return writer
 
 
@@ -251,3 +254,29 @@ def finish(args: argparse.Namespace, report: Mapping[str, object], records: Sequ
     print(json.dumps(report) if args.json else text)
     for note in notes:
         print(f"cxforge {args.command}: note: {note}", file=sys.stderr)
+
+
+def limits_of(args: argparse.Namespace) -> Limits | None:
+    """The agent hosts' ``Limits`` the flags ask for (``None``: the defaults)."""
+    return host_limits(args.memory, args.slowdown)
+
+
+def writer_of(args: argparse.Namespace) -> GameWriter | None:
+    """``--save``'s ``GameWriter`` (appending with ``--append``, replacing with ``--force``), opened before the
+    run; ``None`` without ``--save``."""
+    path = getattr(args, "save", None)
+    replays = getattr(args, "save_replays", None)
+    if path is None:
+        if replays is not None:
+            raise UserError("--save-replays DIR needs --save FILE (FILE holds the games' results, DIR their replays)")
+        return None
+    append = bool(getattr(args, "append", False))
+    return GameWriter(path, append=append, replace=not append and bool(getattr(args, "force", False)),
+                      replays=None if replays is None else ReplayFolder(replays))
+
+
+def ghosts_of(args: argparse.Namespace) -> Ghosts:
+    """Where ``ghost:TEAM`` players come from, as ``--replays`` and ``--fallback`` say (a
+    ``agent_file.Ghosts``: the commands pass it to the players' resolver)."""
+    replays = getattr(args, "replays", None) or ()
+    return Ghosts(tuple(str(Path(r).resolve()) for r in replays), getattr(args, "fallback", None))

@@ -95,10 +95,10 @@ def _settings(args: argparse.Namespace) -> Match:
 def run(args: argparse.Namespace) -> int:
     """Play the match (with --store: the games the store lacks), save its games if asked, print the report; 0."""
     s = _settings(args)
-    writer = options.writer_of(args)
+    writer = flags.writer_of(args)
     if args.store is not None:
         return _stored(args, s, writer)
-    ghosts = options.ghosts_of(args)
+    ghosts = flags.ghosts_of(args)
     plan = s.plan(options.progress_of(args), ghosts)
     try:
         result = play_match(plan, args.workers, options.progress_of(args), on_game=_saver(s, writer, ghosts))

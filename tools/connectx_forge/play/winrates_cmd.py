@@ -10,6 +10,7 @@ import argparse
 import json
 
 from connectx_forge import options, safe_write
+from connectx_forge.arena import flags
 from connectx_forge.play.winrates import OPPONENTS, default_agents, summaries, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Play the table's matches; print the table (or JSON), write the file if asked."""
     to_stdout, out = args.json, args.out
-    writer = options.writer_of(args)
+    writer = flags.writer_of(args)
     try:
         matches = win_rates(args.agents or default_agents(), args.opponents, args.games, args.workers, args.seed,
                         options.size_of(args), options.progress_of(args), table=not to_stdout,

@@ -10,6 +10,7 @@ from typing import IO
 
 from agents.board import Size
 from connectx_forge import options, safe_write
+from connectx_forge.arena import flags
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.play.settings import GameSettings
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     saver = GameSaver(args.save, args.append, file.label, size, args.force) if args.save is not None else None
     try:
         report = check.check_file(file.file, gate,
-                                  settings=GameSettings(size, args.act_timeout, args.overage, options.limits_of(args)),
+                                  settings=GameSettings(size, args.act_timeout, args.overage, flags.limits_of(args)),
                                   progress=talk, validation=args.validation, floors=args.floors,
                                   on_look=floor_talk(talk), on_game=saver, game=game)
     finally:
