@@ -27,8 +27,9 @@ from connectx_forge import boundedread
 from connectx_forge.children import isolated_python, program
 from connectx_forge.credentials import scrub, secrets
 from connectx_forge.errors import UserError
+from connectx_forge.games.catalog import CONNECTX_COMPETITION
 
-COMPETITION = "connectx"
+COMPETITION = CONNECTX_COMPETITION  # `cxforge submissions` and `episodes` read ConnectX's
 DEFAULT_TIMEOUT_S = 300
 CREDENTIALS_HELP = (
     "no Kaggle credentials found: the kaggle CLI looks for KAGGLE_API_TOKEN or ~/.kaggle/access_token "

@@ -25,6 +25,7 @@ from connectx_forge import kaggle_env
 from connectx_forge.errors import UserError
 
 CONNECTX = "connectx"
+CONNECTX_COMPETITION = "connectx"  # kaggle.com/competitions/connectx: upload's and submissions' default
 INSTALL = 'pip install "connectx-forge[{extra}]"'
 
 
@@ -75,7 +76,7 @@ class GameInfo:
 
 GAMES: dict[str, GameInfo] = {g.name: g for g in (
     GameInfo(CONNECTX, "ConnectX (Connect Four)", (2,), ("random", "negamax"), False, None, 3,
-             "a column, 0 to columns - 1", competition="connectx"),
+             "a column, 0 to columns - 1", competition=CONNECTX_COMPETITION),
     GameInfo("rps", "Rock, Paper, Scissors", (2,), ("rock", "paper", "scissors", "copy_opponent", "reactionary",
                                                      "counter_reactionary", "statistical"), True, None, 0,
              "a sign, 0 to signs - 1 (0 rock, 1 paper, 2 scissors)", competition="rock-paper-scissors"),

@@ -109,7 +109,7 @@ def game_cpu_seconds(cells: int, act_timeout: float, overage: float) -> int:
     return int(math.ceil(2 * ((cells + 1) // 2 * act_timeout + overage))) + 10
 
 
-MAX_ACTION = 1 << 16  # the most bytes of a JSON action the referee takes (a game may set its own: games.Game)
+MAX_ACTION = 1 << 16  # the most bytes of a JSON action the referee takes (a game may set its own: GameInfo.max_action)
 
 
 @dataclass(frozen=True)
