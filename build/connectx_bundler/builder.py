@@ -1,7 +1,7 @@
 """The build pipeline: agent -> import graph -> data -> one file (or .tar.gz) + manifest.
 
 ``target_of`` turns a player (a project folder, a ``.py`` file, a registered
-agent: ``reference.py`` decides which) into a ``Target``, ``target_for_module``
+agent: ``connectx_forge.play.resolve`` decides which) into a ``Target``, ``target_for_module``
 a module; ``build`` makes the submission in memory; ``write`` puts it and its
 manifest on disk.  Nothing here imports agent code.
 """
@@ -39,7 +39,7 @@ from connectx_bundler.manifest import (
 from connectx_bundler.reads import check_reads
 from connectx_forge import archive, boundedread
 from connectx_forge.paths import agents_root
-from connectx_forge.play.players import PROJECT, REGISTERED, Player
+from connectx_forge.players.player import PROJECT, REGISTERED, Player
 from connectx_forge.safe_write import write_bytes, write_text
 
 DEFAULT_SIZE_LIMIT = 5_000_000
@@ -114,8 +114,8 @@ def target_for_file(path: Path, root: Path, function: str | None = None) -> Targ
 
 
 def target_of(player: Player, root: Path | None = None, function: str | None = None) -> Target:
-    """The target that builds a player (``reference.reference``): a project, a ``.py`` file (under ``root``,
-    default the shipped agents' folder, a module of the shipped agents) or a registered agent."""
+    """The target that builds a player (``connectx_forge.play.resolve.reference``): a project, a ``.py`` file
+    (under ``root``, default the shipped agents' folder, a module of the shipped agents) or a registered agent."""
     shipped = default_root() if root is None else root
     if player.kind == PROJECT and player.path is not None:
         return target_for_project(projects.load(player.path, function))

@@ -23,7 +23,7 @@ from connectx_bundler.embed import READER, called_name
 from connectx_bundler.errors import BuildError
 from connectx_bundler.manifest import dumps, manifest_path
 from connectx_forge.paths import user_cache
-from connectx_forge.play.players import FILE, PROJECT, REGISTERED, Player
+from connectx_forge.players.player import FILE, PROJECT, REGISTERED, Player
 from connectx_forge.safe_write import make_folder, write_bytes
 
 BUILT_MARK = HEADER.splitlines()[0].split("{")[0].encode()  # the first line of every file the bundler writes

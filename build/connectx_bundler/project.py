@@ -43,7 +43,7 @@ from connectx_forge.credentials import exposes, homes
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.paths import user_cache
-from connectx_forge.play.players import opponent as opponent_name
+from connectx_forge.players.player import opponent as opponent_name
 from connectx_forge.safe_write import make_folder, write_bytes
 
 SETTINGS_FILE = "cxforge.toml"

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import connectx_forge as cf
+from connectx_forge.arena.match import run_match
 from connectx_forge.errors import UserError
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import run_match
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "docs" / "notebook.ipynb"

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 import connectx_forge as cf
+from connectx_forge.arena.ladder import ladder_cmd
+from connectx_forge.arena.ladder.ladder_report import LadderReport
+from connectx_forge.arena.ladder.simulate import DEFAULT_POOL
+from connectx_forge.arena.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.cli import main
-from connectx_forge.leaderboard.ladder import ladder_cmd
-from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
-from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL
-from connectx_forge.leaderboard.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.leaderboard.regress import data, regress_cmd
-from connectx_forge.play.players import team_of
+from connectx_forge.players.player import team_of
 from tests.fake_kaggle import played_replay
 
 CHEAP = {"pool": ["random", "leftmost"], "days": 2, "per_day": 4, "new_per_day": 4, "replicates": 10}
@@ -148,7 +148,7 @@ def test_ladder_fit_is_the_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def _true() -> Any:
-    from connectx_forge.leaderboard.ladder.rating import RatingSettings
+    from connectx_forge.arena.ladder.rating import RatingSettings
 
     return RatingSettings(sigma0=180.0, beta=120.0, tau=3.0, draw_probability=0.08)
 

@@ -30,7 +30,7 @@ from agents.registry import REGISTRY
 from connectx_bundler.builder import DEFAULT_SIZE_LIMIT, Target, build, target_for_file, write
 from connectx_bundler.embed import decode, encode
 from connectx_bundler.errors import BuildError
-from connectx_bundler.reference import resolve_target
+from connectx_forge.play.resolve import resolve_target
 from tests.strategies import positions
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.arena.match import game_seed
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play.match import game_seed
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.submit import check
 from connectx_forge.submit.check import Gate, check_file

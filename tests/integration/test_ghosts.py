@@ -16,13 +16,13 @@ import pytest
 
 from agents.board import Board
 from connectx_bundler.cache import is_built
-from connectx_bundler.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts, ghost_file
 from connectx_forge.leaderboard.ghosts.observed_moves import key_of, load_books
 from connectx_forge.leaderboard.review.games import read_replay
-from connectx_forge.play.players import FILE
+from connectx_forge.play.resolve import reference
+from connectx_forge.players.player import FILE
 from tests.fake_kaggle import FakeKaggle, played_replay, scored_episode
 from tests.integration.test_review_kaggle import KEY, OURS, cxforge, fake  # noqa: F401  (fake: the fake Kaggle fixture)
 

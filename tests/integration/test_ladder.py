@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 import trueskill
 
+from connectx_forge.arena.ladder.episodes_in import episodes_of
+from connectx_forge.arena.ladder.fit import fit
+from connectx_forge.arena.ladder.ladder_report import LadderReport, ladder_report
+from connectx_forge.arena.ladder.process import Plan, Process, matchmaking_rng
+from connectx_forge.arena.ladder.rating import Model, RatingSettings, Skill
+from connectx_forge.arena.ladder.replicates import spread
+from connectx_forge.arena.ladder.simulate import Ladder, candidates_first, validate
+from connectx_forge.arena.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.tournament import Tournament
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ladder.episodes_in import episodes_of
-from connectx_forge.leaderboard.ladder.fit import fit
-from connectx_forge.leaderboard.ladder.ladder_report import LadderReport, ladder_report
-from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
-from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings, Skill
-from connectx_forge.leaderboard.ladder.replicates import spread
-from connectx_forge.leaderboard.ladder.simulate import Ladder, candidates_first, validate
-from connectx_forge.leaderboard.ladder.synthetic import kaggle_episodes, of_submission
 from connectx_forge.leaderboard.review.episodes import episode_row
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "ladder.txt"

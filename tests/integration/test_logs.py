@@ -11,7 +11,7 @@ import pytest
 
 from connectx_forge.cli import main
 from connectx_forge.play.game import play_game
-from connectx_forge.play.players import from_callable
+from connectx_forge.players.player import from_callable
 
 
 def project(root: Path) -> Path:

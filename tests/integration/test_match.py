@@ -16,12 +16,12 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
-from connectx_bundler.reference import as_player, resolve
+from connectx_forge.arena.match import MatchPlan, MatchResult, game_seed, play_match, run_match
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import play_game
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import MatchPlan, MatchResult, game_seed, play_match, run_match
 from connectx_forge.play.records import load_records
+from connectx_forge.play.resolve import as_player, resolve
 from connectx_forge.play.rules import RULE_BREAKS
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
 from connectx_forge.play.settings import GameSettings

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from connectx_forge.arena.match_run import Match
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.store import Store
 from connectx_forge.cli import main
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match_store import Match
 from tests.harness import slow_mover
 from tests.integration.test_outputs import _interrupt
 from tests.unit.test_cli import _parsers

@@ -15,8 +15,8 @@ import pytest
 from connectx_bundler import native_libs
 from connectx_bundler.builder import build
 from connectx_bundler.errors import BuildError
-from connectx_bundler.reference import resolve_target
 from connectx_forge.cli import main
+from connectx_forge.play.resolve import resolve_target
 
 pytest.importorskip("ziglang", reason="the pinned C toolchain is the native extra (make test installs it)")
 

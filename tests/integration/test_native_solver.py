@@ -15,9 +15,9 @@ from agents.solver.search import Solver
 from connectx_bundler import native_libs
 from connectx_bundler.builder import build
 from connectx_bundler.errors import BuildError
-from connectx_bundler.reference import resolve_target
 from connectx_forge.cli import main
 from connectx_forge.paths import agents_root
+from connectx_forge.play.resolve import resolve_target
 from tests.integration.test_native import run_bundle
 from tests.unit.test_solver import read_set, sample
 

@@ -42,7 +42,7 @@ def test_a_missing_output_folder_is_made_before_the_work(tmp_path: Path, argv: l
 
 def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.play import match_cmd
+    from connectx_forge.arena import match_cmd
 
     (tmp_path / "afile").write_text("")
     matches: list[object] = []

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from connectx_bundler.project import own_project
-from connectx_bundler.reference import canonical, label_of, resolve, resolve_target
 from connectx_forge.arena.store import Store
 from connectx_forge.cli import main
+from connectx_forge.play.resolve import canonical, label_of, resolve, resolve_target
 from connectx_forge.submit.check import submission_of
 
 CHEAP = ["--openings", "1", "-w", "1", "--no-progress"]

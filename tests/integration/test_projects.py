@@ -19,11 +19,11 @@ import pytest
 from connectx_bundler import project as projects
 from connectx_bundler.builder import build
 from connectx_bundler.cache import playable, source_needs_build
-from connectx_bundler.reference import reference, resolve, resolve_target
+from connectx_forge.arena.match import run_match
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play.match import run_match
-from connectx_forge.play.players import distinct
+from connectx_forge.play.resolve import reference, resolve, resolve_target
+from connectx_forge.players.player import distinct
 from connectx_forge.runtime import import_root
 from connectx_forge.submit.check import Gate, check_file, read_manifest
 

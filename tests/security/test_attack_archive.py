@@ -285,7 +285,7 @@ def test_unreadable_input_is_one_line_never_a_traceback(arena: Arena, label: str
 
 
 def test_a_normal_archive_unpacks_and_loads(arena: Arena) -> None:
-    from connectx_forge.play.players import file_agent
+    from connectx_forge.players.player import file_agent
 
     main = (b"from cxf_attack_helper import COLUMN\n"
             b"def agent(obs, config):\n    return COLUMN\n")

@@ -23,12 +23,12 @@ from typing import Any
 
 import pytest
 
-from connectx_bundler.reference import as_player
 from connectx_forge import kaggle_env
 from connectx_forge.games import catalog
 from connectx_forge.play.episode import BROKE, configuration, episode_result
 from connectx_forge.play.game import play_job
 from connectx_forge.play.game_record import GameRecord
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.sandbox import jail, warden
 from connectx_forge.sandbox.limits import MIB, Limits

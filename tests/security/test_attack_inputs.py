@@ -30,12 +30,12 @@ from hypothesis import strategies as st
 from connectx_bundler.errors import BuildError
 from connectx_bundler.project import read_settings
 from connectx_forge import boundedread
+from connectx_forge.arena.ladder.episodes_in import read_episodes
 from connectx_forge.arena.store import RunConfig, Store
 from connectx_forge.boundedread import too_deep
 from connectx_forge.cli import main
 from connectx_forge.credentials import secrets
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ladder.episodes_in import read_episodes
 from connectx_forge.leaderboard.regress import data as regressions
 from connectx_forge.leaderboard.review.games import read_file
 from connectx_forge.play.records import GameWriter, read_games

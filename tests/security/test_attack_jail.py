@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from connectx_bundler.reference import resolve
-from connectx_forge.play.match import run_match
+from connectx_forge.arena.match import run_match
+from connectx_forge.play.resolve import resolve
 from connectx_forge.sandbox import jail, syscalls
 from connectx_forge.sandbox.limits import MIB, Limits, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent

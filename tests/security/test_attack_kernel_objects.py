@@ -36,7 +36,7 @@ from typing import Any
 import numpy
 import pytest
 
-from connectx_forge.play.match import run_match
+from connectx_forge.arena.match import run_match
 from connectx_forge.sandbox import jail, warden
 
 JAILED, HOW = jail.status()

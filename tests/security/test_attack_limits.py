@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from connectx_bundler.reference import resolve
+from connectx_forge.play.resolve import resolve
 from connectx_forge.sandbox import jail
 from connectx_forge.sandbox.limits import MIB, Limits, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent

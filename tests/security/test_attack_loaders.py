@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play.players import GHOST_MARK, team_of
+from connectx_forge.players.player import GHOST_MARK, team_of
 
 torch = pytest.importorskip("torch")
 from connectx_forge.train import checkpoint  # noqa: E402

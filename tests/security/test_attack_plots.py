@@ -37,7 +37,7 @@ DRAW = """\
 import json, sys, types
 from pathlib import Path
 from connectx_forge.arena import plots
-from connectx_forge.leaderboard.ladder import ladder_report
+from connectx_forge.arena.ladder import ladder_report
 out, names, every = Path(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3] == "every"
 seen = []
 real = plots._save

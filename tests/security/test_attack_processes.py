@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from connectx_forge.play.match import run_match
+from connectx_forge.arena.match import run_match
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import jail, warden, warden_process
 from tests.harness import ROOT, planted_world, wait_gone

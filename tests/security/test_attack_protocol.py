@@ -29,8 +29,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectx_bundler.reference import resolve
 from connectx_forge.play.records import load_records
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.rules import is_timeout
 from connectx_forge.sandbox import protocol, template, warden
 from connectx_forge.sandbox.limits import SeatBudget

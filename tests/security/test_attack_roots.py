@@ -23,9 +23,9 @@ import pytest
 from connectx_bundler import cc
 from connectx_bundler import project as projects
 from connectx_forge import archive, credentials
+from connectx_forge.arena.match import run_match
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play.match import run_match
 from connectx_forge.runtime import CREDENTIALS, RefusedData
 from connectx_forge.sandbox import jail
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import pytest
 
+from connectx_forge.arena.match import run_match
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import run_match
-from connectx_forge.play.players import PlayerLike, from_callable
 from connectx_forge.play.settings import GameSettings
+from connectx_forge.players.player import PlayerLike, from_callable
 from tests.harness import run_cxforge
 
 # plays a fixed column order (what the board allows), then, with AIM, reseeds both generators so that Python's

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from connectx_bundler.reference import resolve
-from connectx_forge.play.match import run_match
+from connectx_forge.arena.match import run_match
+from connectx_forge.play.resolve import resolve
 from connectx_forge.sandbox import jail, warden
 from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent

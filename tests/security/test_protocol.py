@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from connectx_forge.play.players import KAGGLE, REGISTERED
+from connectx_forge.players.player import KAGGLE, REGISTERED
 from connectx_forge.sandbox import host, protocol
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from connectx_bundler.reference import as_player
+from connectx_forge.arena.match import run_match
 from connectx_forge.play.game import play_game
-from connectx_forge.play.match import run_match
 from connectx_forge.play.records import load_records
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.rules import is_timeout
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox import scrub

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from connectx_forge.play.match import run_match
+from connectx_forge.arena.match import run_match
 from connectx_forge.sandbox import output, protocol, seat, warden_process
 
 AGENT = '''

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connectx_bundler.reference import as_player
 from connectx_forge import kaggle_env
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
@@ -21,6 +20,7 @@ from connectx_forge.play.episode import BROKE, builtin_name, configuration, epis
 from connectx_forge.play.game import play_job
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import STATUSES, record_of
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.sandbox import protocol
 

@@ -1,4 +1,4 @@
-"""tools/connectx_forge/fast_negamax.py plays exactly as Kaggle's built-in negamax.
+"""tools/connectx_forge/players/fast_negamax.py plays exactly as Kaggle's built-in negamax.
 
 Kaggle's agent breaks ties between equal scores with ``random.choice([True,
 False])``.  Fixing that coin to always True (the last equal-best column wins) or
@@ -15,8 +15,8 @@ from unittest.mock import patch
 from hypothesis import given, settings
 
 from agents.board import Board
-from connectx_bundler.reference import resolve
-from connectx_forge.play import fast_negamax
+from connectx_forge.play.resolve import resolve
+from connectx_forge.players import fast_negamax
 from tests.strategies import positions, sizes
 
 

@@ -209,7 +209,7 @@ def test_append_without_save_and_a_folder_are_one_line(tmp_path, capsys: pytest.
 
 
 def test_append_to_a_file_without_a_final_newline(tmp_path) -> None:
-    from connectx_forge.play.match import run_match
+    from connectx_forge.arena.match import run_match
     from connectx_forge.play.records import GameWriter
 
     path = tmp_path / "g.jsonl"

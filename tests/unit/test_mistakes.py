@@ -56,7 +56,7 @@ def test_weak_cache_makes_a_rerun_solve_nothing(pons_dir, tmp_path, monkeypatch)
 def test_missing_weights_are_one_error_line(pons_dir, tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(runtime, "data_path", lambda path, module, file: str(tmp_path / path))
     monkeypatch.delitem(sys.modules, "agents.net.agent", raising=False)
-    from connectx_bundler.reference import resolve
+    from connectx_forge.play.resolve import resolve
 
     resolve.cache_clear()  # an earlier test may have resolved net with its weights
     try:

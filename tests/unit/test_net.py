@@ -454,7 +454,7 @@ def test_labels_command_line_errors_are_one_line(tmp_path: Path, capsys: pytest.
 
 def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from connectx_forge.cli import main
-    from connectx_forge.train import labels_cmd
+    from connectx_forge.solver import labels_cmd
 
     calls = []
     monkeypatch.setattr(labels_cmd.os, "nice", lambda n: 0)  # not this test process
@@ -470,7 +470,7 @@ def test_labels_generate_passes_its_flags_on(tmp_path: Path, monkeypatch: pytest
                                           ("net-search", "agents/data/net_weights.npz")])
 def test_each_network_agent_embeds_its_own_weights(name: str, weights: str) -> None:
     from connectx_bundler.builder import build, default_root
-    from connectx_bundler.reference import resolve_target
+    from connectx_forge.play.resolve import resolve_target
 
     root = default_root()
     data = [d["name"] for d in build(resolve_target(name, root), root).manifest["data"]]

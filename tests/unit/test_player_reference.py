@@ -1,6 +1,6 @@
-"""One player reference: every kind of player argument resolves in one place (build/connectx_bundler/reference.py,
+"""One player reference: every kind of player argument resolves in one place (tools/connectx_forge/play/resolve.py,
 with the names
-of tools/connectx_forge/play/players.py), to the right kind and label, and a name that is no player is the same one
+of tools/connectx_forge/players/player.py), to the right kind and label, and a name that is no player is the same one
 line, with
 the same did-you-mean, in every command and in the Python API.
 
@@ -16,11 +16,11 @@ import pytest
 
 import connectx_forge as cf
 from connectx_bundler.cache import is_built, needs_build
-from connectx_bundler.reference import reference
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
-from connectx_forge.play import players as refs
-from connectx_forge.play.players import (
+from connectx_forge.play.resolve import reference
+from connectx_forge.players import player as refs
+from connectx_forge.players.player import (
     ANY,
     CALLABLE,
     FAST,
@@ -138,14 +138,14 @@ def test_an_unknown_player_is_one_message_in_every_command_and_the_api(
 
 
 def test_only_the_resolver_decides_what_a_player_argument_is() -> None:
-    """A static check: the kind of a player argument is decided in build/connectx_bundler/reference.py (paths,
+    """A static check: the kind of a player argument is decided in tools/connectx_forge/play/resolve.py (paths,
     projects, ghosts)
-    and tools/connectx_forge/play/players.py (names, which need no disk) alone: no copied looks_like_path, no second
+    and tools/connectx_forge/players/player.py (names, which need no disk) alone: no copied looks_like_path, no second
     did-you-mean, no file or name test on a spec elsewhere."""
     sources = {path: path.read_text(encoding="utf-8") for folder in ("agents", "build", "tools")
                for path in sorted((ROOT / folder).rglob("*.py"))}
-    home = ROOT / "build" / "connectx_bundler" / "reference.py"
-    names = ROOT / "tools" / "connectx_forge" / "play" / "players.py"
+    home = TOOLKIT / "play" / "resolve.py"
+    names = ROOT / "tools" / "connectx_forge" / "players" / "player.py"
     patterns = {
         "looks_like_path defined": r"def looks_like_path\b",
         "a path test on a spec": r"(os\.path\.(isdir|isfile|exists|lexists)|Path)\(spec\)",
@@ -170,7 +170,7 @@ def test_a_player_crosses_to_a_worker_as_what_it_plays(tmp_path: Path) -> None:
     project as the file it plays, a function with its function; a project not yet built plays nothing."""
     import pickle
 
-    from connectx_bundler.reference import as_player, resolve
+    from connectx_forge.play.resolve import as_player, resolve
 
     (tmp_path / "left.py").write_text("def agent(obs, config):\n    return 0\n")
     for player in (resolve("lookahead"), resolve("kaggle:random"), resolve(str(tmp_path / "left.py"))):

@@ -45,12 +45,12 @@ PLUMBING = {
     "tools/connectx_forge/sandbox/warden.py:_ask": "the warden's message on its pipe",
     "tools/connectx_forge/leaderboard/ghosts/teams.py:teams_of":
         "ghosts --json's rows of the table of Books (the report)",
-    "tools/connectx_forge/leaderboard/ladder/synthetic.py:kaggle_episodes":
+    "tools/connectx_forge/arena/ladder/synthetic.py:kaggle_episodes":
         "a made-up Kaggle API answer, for tests and "
                                                              "demonstrations",
-    "tools/connectx_forge/leaderboard/ladder/synthetic.py:of_submission":
+    "tools/connectx_forge/arena/ladder/synthetic.py:of_submission":
         "a made-up Kaggle API answer, for tests and demonstrations",
-    "tools/connectx_forge/leaderboard/ladder/synthetic.py:agent":
+    "tools/connectx_forge/arena/ladder/synthetic.py:agent":
         "a made-up Kaggle API answer, for tests and demonstrations",
 }
 

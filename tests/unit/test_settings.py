@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from agents.board import STANDARD
-from connectx_bundler.reference import resolve
+from connectx_forge.arena.match import MatchPlan, match_jobs, play_match, run_match
+from connectx_forge.arena.match_run import Match
 from connectx_forge.arena.run import name_of
 from connectx_forge.arena.schedule import pair_jobs
 from connectx_forge.play.game import play_game, play_job
-from connectx_forge.play.match import MatchPlan, match_jobs, play_match, run_match
-from connectx_forge.play.match_store import Match
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
@@ -91,7 +91,7 @@ def test_a_match_runs_on_the_arenas_scheduler_with_an_executor_of_your_own() -> 
 
 
 def test_a_worker_spools_each_game_as_it_ends(tmp_path: Path) -> None:
-    from connectx_forge.play.match import play_spooled, spooled
+    from connectx_forge.arena.match import play_spooled, spooled
 
     jobs = match_jobs("leftmost", "random", 3, 0, GameSettings(size=(4, 5, 3)))
     records = [play_spooled(str(tmp_path), job) for job in jobs]

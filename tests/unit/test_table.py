@@ -16,13 +16,13 @@ from types import SimpleNamespace
 import pytest
 
 from connectx_forge import table
+from connectx_forge.arena import match_report, winrates
 from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.arena.tournament_report import format_tournament
 from connectx_forge.bench.arena import ExecutorRow
 from connectx_forge.bench.arena import markdown as arena_markdown
 from connectx_forge.leaderboard.review import submissions_cmd
 from connectx_forge.leaderboard.review.summary import Summary, format_summary
-from connectx_forge.play import match_report, winrates
 from connectx_forge.play.tally import Tally
 from connectx_forge.solver.mistakes import Mistakes
 from connectx_forge.solver.mistakes import format_table as mistakes_table

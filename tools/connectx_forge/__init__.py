@@ -44,11 +44,11 @@ if TYPE_CHECKING:
         SprtResult,
         TournamentResult,
     )
+    from connectx_forge.arena.ladder.simulate import Ladder
+    from connectx_forge.arena.match_run import Match
     from connectx_forge.arena.sprt_run import Sprt
     from connectx_forge.arena.tournament import Tournament
     from connectx_forge.errors import UserError
-    from connectx_forge.leaderboard.ladder.simulate import Ladder
-    from connectx_forge.play.match_store import Match
     from connectx_forge.play.settings import GameSettings
     from connectx_forge.solver.mistakes import MistakeRun
 
@@ -60,9 +60,9 @@ _ANALYSIS = ("compare", "models", "mistakes")
 _ANALYSIS_RESULTS = ("CompareResult", "ModelsResult", "MistakesResult")
 _CALLS = {"connectx_forge.api.functions": _FUNCTIONS, "connectx_forge.api.league": _LEAGUE,
           "connectx_forge.api.analysis": _ANALYSIS}  # the functions, by the module that holds them
-_SETTINGS = {"GameSettings": "connectx_forge.play.settings", "Match": "connectx_forge.play.match_store",
+_SETTINGS = {"GameSettings": "connectx_forge.play.settings", "Match": "connectx_forge.arena.match_run",
              "Tournament": "connectx_forge.arena.tournament", "Sprt": "connectx_forge.arena.sprt_run",
-             "Ladder": "connectx_forge.leaderboard.ladder.simulate",
+             "Ladder": "connectx_forge.arena.ladder.simulate",
              "MistakeRun": "connectx_forge.solver.mistakes"}  # what settings= takes
 __all__ = ["match", "check", "tournament", "sprt", "review", "MatchResult", "CheckResult", "TournamentResult",
            "SprtResult", "ReviewResult", "Replay", "UserError", "ladder", "ladder_fit", "ghosts", "regress_add",

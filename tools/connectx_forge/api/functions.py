@@ -1,6 +1,6 @@
 """``connectx_forge.match``, ``check``, ``tournament``, ``sprt`` and ``review``: the commands, from Python.
 
-Each is a thin layer over what its ``cxforge`` command calls (``tools/connectx_forge/play/match.play_match``,
+Each is a thin layer over what its ``cxforge`` command calls (``tools/connectx_forge/arena/match.play_match``,
 ``tools/connectx_forge/submit/check.check_file``, ``tools/connectx_forge/arena/run.execute``,
 ``tools/connectx_forge/leaderboard/review``), with the command's
 defaults,
@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agents.registry import did_you_mean
-from connectx_bundler.reference import as_player, label_of, reference
 from connectx_forge import outputs
 from connectx_forge import progress as bars
 from connectx_forge.api.html import Row
@@ -43,6 +42,9 @@ from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, S
 from connectx_forge.arena import plots
 from connectx_forge.arena.dask_cluster import dask_target
 from connectx_forge.arena.flags import projects_game
+from connectx_forge.arena.match import MatchInterrupted, play_match
+from connectx_forge.arena.match_report import format_match
+from connectx_forge.arena.match_run import Match
 from connectx_forge.arena.run import MIX, NEW_RUN, Execution, Run, RunResult, execute
 from connectx_forge.arena.sprt_run import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
@@ -59,12 +61,10 @@ from connectx_forge.leaderboard.review.pages import PAGES as REVIEW_PAGES
 from connectx_forge.leaderboard.review.pages import write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import MatchInterrupted, play_match
-from connectx_forge.play.match_report import format_match
-from connectx_forge.play.match_store import Match
-from connectx_forge.play.players import PLAYERS, SUBMISSIONS, GhostFiles, PlayerLike, distinct
 from connectx_forge.play.records import GameWriter
+from connectx_forge.play.resolve import as_player, label_of, reference
 from connectx_forge.play.settings import GameSettings
+from connectx_forge.players.player import PLAYERS, SUBMISSIONS, GhostFiles, PlayerLike, distinct
 from connectx_forge.submit import check as checker
 from connectx_forge.submit.check import default_agent
 from connectx_forge.submit.check_report import format_report

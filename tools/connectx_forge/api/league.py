@@ -2,7 +2,7 @@
 that look at Kaggle's leaderboard side (``cxforge ladder``, ``ladder --fit``, ``ghosts``, ``regress add`` and
 ``regress list``), from Python.
 
-Each calls what its command calls (``tools/connectx_forge/leaderboard/ladder/ladder_run``: ``stored_ladder``,
+Each calls what its command calls (``tools/connectx_forge/arena/ladder/ladder_run``: ``stored_ladder``,
 ``simulate``;
 ``ladder_report``: ``write_outputs``; ``tools/connectx_forge/leaderboard/ghosts/teams``: ``check_write``,
 ``write_ghost``,
@@ -40,16 +40,16 @@ from connectx_forge.api.functions import (
     _writer,
 )
 from connectx_forge.api.league_results import GhostsJson, GhostsResult, LadderFitResult, LadderResult, RegressResult
+from connectx_forge.arena.ladder.fit import fit_files, format_fit
+from connectx_forge.arena.ladder.ladder_report import FILES as LADDER_FILES
+from connectx_forge.arena.ladder.ladder_report import format_ladder, write_outputs
+from connectx_forge.arena.ladder.ladder_run import simulate, stored_ladder
+from connectx_forge.arena.ladder.rating import RatingSettings
+from connectx_forge.arena.ladder.simulate import Ladder
 from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.observed_moves import load_books
 from connectx_forge.leaderboard.ghosts.teams import check_write, table_text, teams_of, write_ghost, written_line
-from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-from connectx_forge.leaderboard.ladder.ladder_report import FILES as LADDER_FILES
-from connectx_forge.leaderboard.ladder.ladder_report import format_ladder, write_outputs
-from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
-from connectx_forge.leaderboard.ladder.rating import RatingSettings
-from connectx_forge.leaderboard.ladder.simulate import Ladder
 from connectx_forge.leaderboard.regress import data
 from connectx_forge.leaderboard.regress.cases import add_cases, added_text, expand, list_text, project_root
 from connectx_forge.leaderboard.review.labeller import Labeller

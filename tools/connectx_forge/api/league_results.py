@@ -20,8 +20,8 @@ from connectx_forge.leaderboard.regress.cases import HEADERS, rows_of
 from connectx_forge.progress import count
 
 if TYPE_CHECKING:
-    from connectx_forge.leaderboard.ladder.fit import FitResult
-    from connectx_forge.leaderboard.ladder.ladder_report import LadderReport
+    from connectx_forge.arena.ladder.fit import FitResult
+    from connectx_forge.arena.ladder.ladder_report import LadderReport
 
 STANDING_COLUMNS = ["player", "role", "status", "episodes", "mu", "sigma", "predicted", "predicted_lo",
                     "predicted_hi", "settles_day"]

@@ -37,12 +37,12 @@ if TYPE_CHECKING:
     import pandas
 
     from connectx_forge.arena.elo import PairElo
+    from connectx_forge.arena.match import MatchJson
+    from connectx_forge.arena.match import MatchResult as PlayedMatch
     from connectx_forge.arena.sprt_run import SprtReport, SprtReportJson
     from connectx_forge.arena.standings import PairingTable
     from connectx_forge.arena.tournament import TournamentReport, TournamentReportJson
     from connectx_forge.leaderboard.review.annotate import Review
-    from connectx_forge.play.match import MatchJson
-    from connectx_forge.play.match import MatchResult as PlayedMatch
     from connectx_forge.play.tally import Tally
     from connectx_forge.submit.verdict import CheckReport
 

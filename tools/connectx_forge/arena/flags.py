@@ -18,7 +18,6 @@ from agents.board import STANDARD
 from connectx_bundler.errors import BuildError
 from connectx_bundler.manifest import read_manifest
 from connectx_bundler.project import read_settings, settings_file
-from connectx_bundler.reference import reference
 from connectx_forge import options, outputs
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
 from connectx_forge.arena.openings import DEFAULT_BAND, DEFAULT_PLIES
@@ -29,11 +28,12 @@ from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import FILE, PROJECT
 from connectx_forge.play.records import GameWriter
 from connectx_forge.play.replays import ReplayFolder
+from connectx_forge.play.resolve import reference
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings, host_limits
+from connectx_forge.players.player import FILE, PROJECT
 from connectx_forge.sandbox.limits import Limits
 
 STORE_DEFAULT = "default: runs/arena/<run>.sqlite, named for the run"

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Generic, Protocol, TypedDict, TypeVar
 
-from connectx_bundler.reference import canonical, resolve
 from connectx_forge import paths
 from connectx_forge import progress as bars
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_target
@@ -30,9 +29,10 @@ from connectx_forge.arena.schedule import GameJob, Workers, run_jobs
 from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import GhostFiles, PlayerLike, distinct
 from connectx_forge.play.records import tag
+from connectx_forge.play.resolve import canonical, resolve
 from connectx_forge.play.settings import GameSettings
+from connectx_forge.players.player import GhostFiles, PlayerLike, distinct
 
 STORE_DIR = paths.RUNS / "arena"
 R_co = TypeVar("R_co", covariant=True)

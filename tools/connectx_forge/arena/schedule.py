@@ -39,11 +39,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
-from connectx_bundler.reference import as_player
 from connectx_forge.arena.dask_cluster import DaskTarget, dask_client, dask_target
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game import play_job
 from connectx_forge.play.game_record import GameRecord
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.settings import GameJob, GameSettings, from_digits
 from connectx_forge.play.worker_pool import worker_pool, worker_start
 

@@ -31,7 +31,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
-from connectx_bundler.reference import resolve
 from connectx_forge import progress as bars
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena import standings
@@ -57,8 +56,9 @@ from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.evidence import Evidence, Play, distinct_games, play_of
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import GhostFiles
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameSettings, GameSettingsJson
+from connectx_forge.players.player import GhostFiles
 from connectx_forge.sandbox import jail
 
 DEFAULT_MAX_GAMES = 20000

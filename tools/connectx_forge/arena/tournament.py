@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypedDict
 
-from connectx_bundler.reference import resolve
 from connectx_forge import progress as bars
 from connectx_forge.arena import elo, standings
 from connectx_forge.arena import openings as suites
@@ -49,8 +48,9 @@ from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import evidence
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import GhostFiles
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameSettings, GameSettingsJson
+from connectx_forge.players.player import GhostFiles
 from connectx_forge.sandbox import jail
 
 SEEDS = 10  # a game without openings: the seeds each pairing plays from each seat (--openings M sets M)

@@ -30,7 +30,7 @@ from connectx_forge.bench.solver import agent_mistakes, side_by_side, solve_file
 from connectx_forge.boundedread import read_positions
 from connectx_forge.errors import UserError
 from connectx_forge.paths import PONS_DIR
-from connectx_forge.play.fast_negamax import bench
+from connectx_forge.players.fast_negamax import bench
 
 HELP = "benchmarks: the quick set (no NAME), or loop, agents, solver, book, net, search, negamax, arena, games"
 EXAMPLE = """\

@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 
-from connectx_bundler.reference import as_player
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.kaggle_env import load
 from connectx_forge.play.game import play_job
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.table import GAMES, render
 

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connectx_bundler.builder import build, default_root, write
-from connectx_bundler.reference import reference, resolve, resolve_target
+from connectx_forge.arena.match import run_match
 from connectx_forge.bench.floor import floor_rate
 from connectx_forge.kaggle_env import load
-from connectx_forge.play.match import run_match
-from connectx_forge.play.players import KAGGLE
+from connectx_forge.play.resolve import reference, resolve, resolve_target
 from connectx_forge.play.worker_pool import fork_pool
+from connectx_forge.players.player import KAGGLE
 from connectx_forge.table import render
 
 MATCHUPS = [("kaggle:random", "kaggle:random"), ("lookahead", "kaggle:random")]

@@ -32,9 +32,9 @@ from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.games.catalog import GameInfo
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import KAGGLE, Player
 from connectx_forge.play.seat_random import seat_seed
 from connectx_forge.play.settings import GameJob
+from connectx_forge.players.player import KAGGLE, Player
 from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, close_all, slowed_by
 

@@ -39,9 +39,9 @@ from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import rules
 from connectx_forge.play.episode import play_episode
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import CALLABLE, Agent, Player, PlayerLike, as_player
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
+from connectx_forge.players.player import CALLABLE, Agent, Player, PlayerLike, as_player
 from connectx_forge.sandbox.host import error_place
 from connectx_forge.sandbox.limits import LOG_CHARS, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from typing import TypedDict
 
-from connectx_bundler.reference import label_of
 from connectx_forge import options
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import of_game, read_games
+from connectx_forge.play.resolve import label_of
 from connectx_forge.sandbox.escape import escape
 
 HELP = "show what the agents printed, and their tracebacks, in games saved with --save"

@@ -35,8 +35,8 @@ from typing import Any, NotRequired, TypedDict
 from agents.board import STANDARD, Size
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
-from connectx_forge.play.players import PlayerLike
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE, kaggle_number
+from connectx_forge.players.player import PlayerLike
 from connectx_forge.sandbox.limits import DEFAULT_MEMORY, MIB, Limits
 
 MIN_MEMORY = 64 * MIB  # Python itself needs it

@@ -149,7 +149,7 @@ def load(setup: HostSetup) -> Loaded:
         path = setup["path"]
         agent = get_last_callable(read_file(path, path), path=path)
     else:
-        from connectx_forge.play.players import named_agent  # the registry: only a named player's host loads it
+        from connectx_forge.players.player import named_agent  # the registry: only a named player's host loads it
 
         kind, name = setup["named"]  # a named player's: both set (str() as Player.new_agent reads them)
         agent = named_agent(str(kind), str(name))

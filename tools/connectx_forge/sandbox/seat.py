@@ -43,7 +43,7 @@ from pathlib import Path
 from connectx_forge import trees
 from connectx_forge.archive import copy_tree, unpack
 from connectx_forge.boundedread import open_unlinked
-from connectx_forge.play.players import Player
+from connectx_forge.players.player import Player
 from connectx_forge.sandbox import protocol, warden
 from connectx_forge.sandbox.limits import LOG_CHARS, Limits, SeatBudget
 from connectx_forge.sandbox.output import Output

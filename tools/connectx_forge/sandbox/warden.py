@@ -274,7 +274,7 @@ def main(argv: list[str]) -> NoReturn:
     sock = socket.socket(fileno=int(argv[0]))
     # what the referee holds before it forks a warden: the shipped agents first (kaggle_environments puts
     # folders of other games on sys.path, one of which has an agents.py), then the rest
-    import connectx_forge.play.players  # noqa: F401  # before kaggle_environments: see above
+    import connectx_forge.players.player  # noqa: F401  # before kaggle_environments: see above
 
     preload()
     warden_process.serve(sock, 0, argv[1], cgroup.from_arg(argv[2]))

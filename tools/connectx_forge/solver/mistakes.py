@@ -53,14 +53,14 @@ from agents.solver.engine import KINDS, Engine
 from agents.solver.policy import POLICY, Fallback
 from agents.solver.search import Timeout
 from agents.solver.search import score_class as sign
-from connectx_bundler.reference import reference, resolve
 from connectx_forge import boundedread, safe_write, table, tool_engines
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
 from connectx_forge.paths import HELDOUT_DIR, PONS_DIR
 from connectx_forge.play.game import MARGIN
-from connectx_forge.play.players import SUBMISSIONS, Player
+from connectx_forge.play.resolve import reference, resolve
 from connectx_forge.play.rules import ACT_TIMEOUT, kaggle_config
+from connectx_forge.players.player import SUBMISSIONS, Player
 from connectx_forge.sandbox.limits import SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent
 from connectx_forge.solver import heldout

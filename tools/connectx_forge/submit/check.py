@@ -34,20 +34,20 @@ from agents.board import STANDARD, Size
 from connectx_bundler import manifest as manifests
 from connectx_bundler.cache import playable
 from connectx_bundler.project import settings_file
-from connectx_bundler.reference import reference
 from connectx_forge import kaggle_env
 from connectx_forge import progress as bars
 from connectx_forge.archive import unpack
+from connectx_forge.arena.match import game_seed
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.games.catalog import CONNECTX
-from connectx_forge.play import players
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import game_seed
-from connectx_forge.play.players import SUBMISSIONS, Player
+from connectx_forge.play.resolve import reference
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.play.worker_pool import Progress, in_processes
+from connectx_forge.players import player as players
+from connectx_forge.players.player import SUBMISSIONS, Player
 from connectx_forge.sandbox.limits import Limits
 from connectx_forge.submit import game_check, kaggle_game, sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, CheckJob, GameResult, Staged

@@ -31,17 +31,17 @@ from connectx_bundler import manifest as manifests
 from connectx_bundler.project import floor_opponent
 from connectx_forge import kaggle_env
 from connectx_forge import progress as bars
+from connectx_forge.arena.match import game_seed
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.games.catalog import GameInfo
 from connectx_forge.play.evidence import Evidence, play_of
 from connectx_forge.play.game import play_job
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import game_seed
-from connectx_forge.play.players import FILE, KAGGLE, Player
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.play.worker_pool import Progress, in_processes
+from connectx_forge.players.player import FILE, KAGGLE, Player
 from connectx_forge.submit import sequential
 from connectx_forge.submit.kaggle_game import FAILED_STATUSES, SELF, GameResult
 from connectx_forge.submit.verdict import Checked, CheckReport, FloorResult, judge_floor, summarize

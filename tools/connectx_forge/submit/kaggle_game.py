@@ -38,8 +38,8 @@ from typing import Literal, Protocol
 from agents.board import STANDARD, Size
 from connectx_forge import kaggle_env
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import FILE, Player
 from connectx_forge.play.seat_random import SeatAgent, seat_seed
+from connectx_forge.players.player import FILE, Player
 from connectx_forge.sandbox.limits import Limits, SeatBudget
 from connectx_forge.sandbox.seat import MARGIN, HostedAgent, Reply, slowed_by
 

@@ -35,14 +35,14 @@ from agents.board import Board
 from agents.net.features import VERSION, encode, feature_size
 from agents.net.mlp import MLP, checked, load_mlp
 from agents.registry import Agent
-from connectx_bundler.reference import resolve
 from connectx_forge import progress as progress_bars
+from connectx_forge.arena.match import run_match
 from connectx_forge.boundedread import MAX_DOCUMENT, one_line, read_bytes
 from connectx_forge.errors import UserError
 from connectx_forge.paths import agent_data
-from connectx_forge.play.fast_negamax import make_agent
-from connectx_forge.play.match import run_match
-from connectx_forge.play.players import FAST_NEGAMAX
+from connectx_forge.play.resolve import resolve
+from connectx_forge.players.fast_negamax import make_agent
+from connectx_forge.players.player import FAST_NEGAMAX
 from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train.arrays import read_npz
 from connectx_forge.train.labels import tactical_random

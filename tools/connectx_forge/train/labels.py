@@ -29,7 +29,7 @@ them to one gzipped shard, ``labels-book.jsonl.gz``:
 ``{"moves": "...", "scores": [...]}`` or ``{"moves": "...", "best": c, "score": s}``
 (``c`` a 0-based column).
 
-The command line is ``cxforge labels generate|book|pack`` (tools/connectx_forge/train/labels_cmd.py).
+The command line is ``cxforge labels generate|book|pack`` (tools/connectx_forge/solver/labels_cmd.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A gymnasium environment for ConnectX over the one game core (agents.board).
 
 The learner plays one seat against an opponent: any player spec that
-``connectx_bundler.reference.resolve`` accepts (a registered agent, ``kaggle:negamax``...), a
+``connectx_forge.play.resolve.resolve`` accepts (a registered agent, ``kaggle:negamax``...), a
 Python callable ``(obs, config) -> int``, or a list of these (one is drawn per
 episode).  The opponent's moves happen inside ``step``, so each step is one
 learner move followed by the opponent's reply.
@@ -31,8 +31,8 @@ from gymnasium import spaces
 from agents.board import Board
 from agents.net.features import encode, feature_size
 from agents.registry import Agent
-from connectx_bundler.reference import resolve
 from connectx_forge.errors import UserError
+from connectx_forge.play.resolve import resolve
 
 Opponent = str | Agent  # a player spec, or an agent function ``(obs, config) -> column``
 

@@ -1,7 +1,7 @@
 """A ghost as a Kaggle agent file: the team's observed book embedded as data, the fallback agent embedded whole.
 
 The file is what every command plays for ``ghost:TEAM`` (``Ghosts``, given to
-``build/connectx_bundler/reference.py``): one
+``tools/connectx_forge/play/resolve.py``): one
 self-contained ``.py``, loadable as Kaggle loads a submission (exec'd in empty globals, the last callable is the
 agent), so it plays in match, tournament, sprt and the ladder like any built file.  Its first line is the bundler's
 mark, so it plays as it is.  The fallback is built as ``cxforge build`` builds it and embedded as source text,
@@ -25,11 +25,11 @@ from pathlib import Path
 
 from agents.registry import REGISTRY
 from connectx_bundler.cache import playable
-from connectx_bundler.reference import reference
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.observed_moves import TeamBook, load_books
 from connectx_forge.paths import user_cache
-from connectx_forge.play.players import GHOST_MARK, REGISTERED, SUBMISSIONS
+from connectx_forge.play.resolve import reference
+from connectx_forge.players.player import GHOST_MARK, REGISTERED, SUBMISSIONS
 from connectx_forge.safe_write import make_folder, write_bytes
 
 FALLBACK_ENV = "CXFORGE_GHOST_FALLBACK"

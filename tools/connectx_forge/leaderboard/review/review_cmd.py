@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from connectx_bundler.reference import label_of
 from connectx_forge import options, outputs
 from connectx_forge import progress as progress_bars
 from connectx_forge.errors import UserError
@@ -19,6 +18,7 @@ from connectx_forge.leaderboard.review.label_cache import LabelCache
 from connectx_forge.leaderboard.review.labeller import DEFAULT_TIME_LIMIT, Labeller
 from connectx_forge.leaderboard.review.pages import PAGES, write_html
 from connectx_forge.leaderboard.review.summary import format_summary, summarise
+from connectx_forge.play.resolve import label_of
 from connectx_forge.play.worker_pool import Progress, in_processes
 from connectx_forge.sandbox.escape import escape
 

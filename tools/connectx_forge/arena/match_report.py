@@ -21,8 +21,8 @@ from connectx_forge.sandbox.escape import escape
 from connectx_forge.stats import format_rate
 
 if TYPE_CHECKING:
+    from connectx_forge.arena.match import MatchResult
     from connectx_forge.play.game_record import GameRecord
-    from connectx_forge.play.match import MatchResult
 
 
 def duration(seconds: float | None) -> str:

@@ -1,6 +1,6 @@
 """Players: the one ``Player`` type, what a player argument names and how to play it, and the names it may be.
 
-``connectx_bundler.reference.reference`` decides what an argument names (a project, a file, a ghost: the
+``connectx_forge.play.resolve.reference`` decides what an argument names (a project, a file, a ghost: the
 disk), using ``named`` here for the names that need no disk; ``build.cache.playable`` gives a project, a source
 file that needs its project and a registered agent (for the commands that take files) the file it plays.  What
 each kind of player plays:
@@ -9,7 +9,7 @@ each kind of player plays:
 * ``kaggle:random`` or ``kaggle:negamax``: kaggle_environments' built-in agents (plain ``negamax`` is refused
   with a "did you mean"; plain ``random`` is the course's agent, registered as ``random``);
 * ``negamax-fast``: a bitboard clone of Kaggle's negamax with the same move distribution, several times
-  faster (tools/connectx_forge/play/fast_negamax.py), for training and quick runs;
+  faster (tools/connectx_forge/players/fast_negamax.py), for training and quick runs;
 * a submission file, a built ``.py`` or ``.tar.gz`` (or any ``.py`` Kaggle could run as it is), and a project
   or a source file once built: loaded the way Kaggle loads a submission (exec in a fresh globals dict, last
   callable), afresh for every game and inside the first move, so load time counts against move 1 as it
@@ -35,7 +35,7 @@ from agents.registry import did_you_mean
 from connectx_forge import archive, kaggle_env
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
-from connectx_forge.play.fast_negamax import agent as fast_negamax_agent
+from connectx_forge.players.fast_negamax import agent as fast_negamax_agent
 
 Agent = Callable[..., int]  # agent(obs, config) -> a column (what it really returns is judged: rules.py)
 
@@ -56,7 +56,7 @@ _TEAM_REPR = re.compile(r"""'((?:[^'\\\n]|\\[^\n])*)'\.?|"((?:[^"\\\n]|\\[^\n])*
 # the kinds of player
 REGISTERED = "registered"  # a name of agents/registry.py
 KAGGLE = "kaggle"  # kaggle_environments' built-in random or negamax
-FAST = "fast"  # negamax-fast, tools/connectx_forge/play/fast_negamax.py
+FAST = "fast"  # negamax-fast, tools/connectx_forge/players/fast_negamax.py
 FILE = "file"  # a .py or .tar.gz file (or any existing file)
 PROJECT = "project"  # an agent project folder (or, inside it, the project's own name)
 CALLABLE = "callable"  # a Python function agent(obs, config)
@@ -131,7 +131,7 @@ class Player:
         """The agent function for one new game."""
         if self.fresh:
             if self.submission is None:
-                raise UserError(f"player {self.spec}: not built; resolve it with connectx_bundler.reference")
+                raise UserError(f"player {self.spec}: not built; resolve it with connectx_forge.play.resolve")
             return file_agent(self.submission)
         if self.kind == CALLABLE:
             assert self.agent is not None
@@ -332,7 +332,7 @@ def as_player(p: PlayerLike) -> Player:
         player = named(p, PLAYERS)
         if player is None:
             raise UserError(f"player {p!r}: a game takes a name or a resolved player; resolve a path or a "
-                            "project with connectx_bundler.reference.as_player")
+                            "project with connectx_forge.play.resolve.as_player")
         named_agent(player.kind, str(player.name))  # a broken registered agent: one line now
         return player
     if callable(p):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from connectx_forge.arena.ladder.ladder_report import LadderReport, ladder_report
+from connectx_forge.arena.ladder.replicates import spread
+from connectx_forge.arena.ladder.simulate import Ladder
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.store import Store
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ladder.ladder_report import LadderReport, ladder_report
-from connectx_forge.leaderboard.ladder.replicates import spread
-from connectx_forge.leaderboard.ladder.simulate import Ladder
 
 
 def stored_ladder(store: Path | None, days: int | None) -> Ladder:

@@ -7,7 +7,7 @@ Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate an
 --mix-versions
 are the arena's (``tools/connectx_forge/arena/flags.add_store_flags``): with --store the match is a run of the results
 store
-(``match_store``), each game committed as it ends, Ctrl-C one line naming the store to resume from.
+(``match_run``), each game committed as it ends, Ctrl-C one line naming the store to resume from.
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from collections.abc import Callable, Mapping
 
 from connectx_forge import options
 from connectx_forge.arena import flags
+from connectx_forge.arena.match import SEATS, MatchInterrupted, MatchResult, play_match
+from connectx_forge.arena.match_report import format_match
+from connectx_forge.arena.match_run import Match, match_run
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import why_lost
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import SEATS, MatchInterrupted, MatchResult, play_match
-from connectx_forge.play.match_report import format_match
-from connectx_forge.play.match_store import Match, match_run
-from connectx_forge.play.players import GhostFiles
 from connectx_forge.play.records import GameWriter, tag
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
+from connectx_forge.players.player import GhostFiles
 from connectx_forge.sandbox import jail
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from connectx_forge.leaderboard.ladder.matchmaking import Entry, pairings
-from connectx_forge.leaderboard.ladder.rating import Model, Skill
+from connectx_forge.arena.ladder.matchmaking import Entry, pairings
+from connectx_forge.arena.ladder.rating import Model, Skill
 
 
 @dataclass(frozen=True)

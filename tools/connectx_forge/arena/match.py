@@ -8,8 +8,8 @@ plays too) on the arena's scheduler (``tools/connectx_forge/arena/schedule.run_j
 process pool or an executor of your own); games come back as ``GameRecord``s in
 a ``MatchResult``, which tallies them from A's side::
 
-    from connectx_forge.play.match import run_match
-    from connectx_forge.play.match_report import format_match
+    from connectx_forge.arena.match import run_match
+    from connectx_forge.arena.match_report import format_match
     result = run_match("lookahead", "kaggle:negamax", games=200, seed=0)
     print(format_match(result))     # the table cxforge match prints
     result.tally().win_rate         # A's wins / games, both seats
@@ -39,7 +39,6 @@ from typing import TypedDict
 
 from agents.board import STANDARD, Size, geometry
 from agents.registry import REGISTRY
-from connectx_bundler.reference import as_player
 from connectx_forge import boundedread, safe_write
 from connectx_forge import progress as progress_bars
 from connectx_forge.arena import schedule
@@ -47,10 +46,11 @@ from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play.game import is_hosted, play_job
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import REGISTERED, Player, PlayerLike
+from connectx_forge.play.resolve import as_player
 from connectx_forge.play.rules import ACT_TIMEOUT
 from connectx_forge.play.settings import GameJob, GameSettings
 from connectx_forge.play.tally import Tally, TallyJson
+from connectx_forge.players.player import REGISTERED, Player, PlayerLike
 
 SEATS = ("both", "first", "second")
 MAX_BATCH = 50  # games per task at most
@@ -319,7 +319,7 @@ def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = Tru
     ``workers`` processes (all cores by default; 1 plays in this process), ``chunk`` games a task (default
     ``batch_size``); ``executor``: an executor of your own instead (players then must pickle: specs,
     registered agents and module-level functions do).  ``stored``: games of this match played before
-    (``match_store``: a results store, ``--resume``); the games of their indices are not played again, and the
+    (``match_run``: a results store, ``--resume``); the games of their indices are not played again, and the
     result counts them with the new ones (``on_game`` sees only the new).
     """
     pa, pb, game, games = plan.a, plan.b, plan.settings, plan.games

@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 from connectx_forge import table
+from connectx_forge.arena.ladder.episodes_in import Episode, read_episodes
+from connectx_forge.arena.ladder.rating import MU0, Model, RatingSettings, Skill
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ladder.episodes_in import Episode, read_episodes
-from connectx_forge.leaderboard.ladder.rating import MU0, Model, RatingSettings, Skill
 
 SAME = 0.01  # two scores this close are the same score (Kaggle's are floats)
 NAMES = ("sigma0", "beta", "tau", "draw_probability")

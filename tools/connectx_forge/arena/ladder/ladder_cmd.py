@@ -10,14 +10,14 @@ from pathlib import Path
 
 from connectx_forge import options, outputs
 from connectx_forge.arena import flags
+from connectx_forge.arena.ladder.fit import fit_files, format_fit
+from connectx_forge.arena.ladder.ladder_report import FILES, format_ladder, write_outputs
+from connectx_forge.arena.ladder.ladder_run import simulate, stored_ladder
+from connectx_forge.arena.ladder.rating import RatingSettings
+from connectx_forge.arena.ladder.simulate import DEFAULT_POOL, Ladder
 from connectx_forge.arena.run import RunInterrupted
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX, get
-from connectx_forge.leaderboard.ladder.fit import fit_files, format_fit
-from connectx_forge.leaderboard.ladder.ladder_report import FILES, format_ladder, write_outputs
-from connectx_forge.leaderboard.ladder.ladder_run import simulate, stored_ladder
-from connectx_forge.leaderboard.ladder.rating import RatingSettings
-from connectx_forge.leaderboard.ladder.simulate import DEFAULT_POOL, Ladder
 
 HELP = "simulate Kaggle's rating ladder (TrueSkill, mu0 600) over your agents and a pool: predicted score, " \
        "interval, days to settle; --fit its parameters to episode lists"

@@ -1,4 +1,4 @@
-"""``cxforge winrates``: the command-line face of the win-rate table (tools/connectx_forge/play/winrates.py).
+"""``cxforge winrates``: the command-line face of the win-rate table (tools/connectx_forge/arena/winrates.py).
 
 Prints BENCHMARKS.md's markdown table; ``--json`` prints the raw match summaries
 as JSON instead, ``-o PATH`` also writes them to a file.
@@ -11,7 +11,7 @@ import json
 
 from connectx_forge import options, safe_write
 from connectx_forge.arena import flags
-from connectx_forge.play.winrates import OPPONENTS, default_agents, summaries, win_rates
+from connectx_forge.arena.winrates import OPPONENTS, default_agents, summaries, win_rates
 
 HELP = "a win-rate table: agents against Kaggle's random and negamax (or others), seats swapped"
 EXAMPLE = """\

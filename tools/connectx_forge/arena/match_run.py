@@ -12,7 +12,7 @@ run again with the same store (``--resume``: the store must exist) plays only
 the games ``0 .. N-1`` the store lacks and reports all ``N``::
 
     from connectx_forge.arena.run import Execution, execute
-    from connectx_forge.play.match_store import Match
+    from connectx_forge.arena.match_run import Match
     stored = execute(Match("lookahead", "random", games=6), Execution(workers=1, store="m.sqlite"))
 """
 
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
 from agents.board import STANDARD
-from connectx_bundler.reference import resolve
 from connectx_forge.arena import openings as suites
+from connectx_forge.arena.match import MatchJson, MatchPlan, MatchResult, play_match
 from connectx_forge.arena.run import (
     Chosen,
     Execution,
@@ -40,10 +40,10 @@ from connectx_forge.arena.store import Key
 from connectx_forge.errors import UserError
 from connectx_forge.games import catalog
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import MatchJson, MatchPlan, MatchResult, play_match
-from connectx_forge.play.players import GhostFiles, Player, distinct
 from connectx_forge.play.records import tag
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameKey, GameSettings, GameSettingsJson
+from connectx_forge.players.player import GhostFiles, Player, distinct
 
 
 class MatchKey(TypedDict):

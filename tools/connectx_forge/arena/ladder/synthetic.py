@@ -16,8 +16,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from connectx_forge.leaderboard.ladder.matchmaking import Entry, pairings
-from connectx_forge.leaderboard.ladder.rating import Rating, RatingSettings
+from connectx_forge.arena.ladder.matchmaking import Entry, pairings
+from connectx_forge.arena.ladder.rating import Rating, RatingSettings
 
 
 def kaggle_episodes(settings: RatingSettings, submissions: int = 30, days: int = 20, per_day: int = 8,

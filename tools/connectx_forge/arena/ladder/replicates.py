@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from connectx_forge.leaderboard.ladder.process import Process, matchmaking_rng
+from connectx_forge.arena.ladder.process import Process, matchmaking_rng
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Every command that takes a player (``match``, ``tournament``, ``sprt``, ``winrates``, ``mistakes``, ``review
 --us``, ``logs --agent``, ``build``, ``check``, ``upload``, check's ``--opponents``) and the notebook API
-(``connectx_forge.match``...) turn it into a ``Player`` (``tools/connectx_forge/play/players.py``) with ``reference``;
+(``connectx_forge.match``...) turn it into a ``Player`` (``tools/connectx_forge/players/player.py``) with ``reference``;
 to play
 it, ``resolve`` (or ``as_player``) gives it what it plays: a registered agent loaded, a project or a source
 file built into the cache (``cache.playable``).  It lives beside the bundler because most of what an argument
@@ -51,8 +51,8 @@ from connectx_bundler.cache import is_built, playable, source_needs_build
 from connectx_bundler.errors import BuildError
 from connectx_forge.boundedread import open_unlinked
 from connectx_forge.errors import UserError
-from connectx_forge.play import players
-from connectx_forge.play.players import (
+from connectx_forge.players import player as players
+from connectx_forge.players.player import (
     CALLABLE,
     FILE,
     GHOST_PREFIX,

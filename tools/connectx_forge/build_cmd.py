@@ -25,10 +25,10 @@ from connectx_bundler.builder import (
 from connectx_bundler.cache import is_built
 from connectx_bundler.errors import BuildError
 from connectx_bundler.manifest import manifest_path
-from connectx_bundler.reference import reference, resolve_target
 from connectx_forge import options, outputs
 from connectx_forge.games.catalog import CONNECTX
-from connectx_forge.play.players import FILE, SUBMISSIONS
+from connectx_forge.play.resolve import reference, resolve_target
+from connectx_forge.players.player import FILE, SUBMISSIONS
 
 HELP = "bundle an agent and what it uses into one self-contained submission file"
 EXAMPLE = """\

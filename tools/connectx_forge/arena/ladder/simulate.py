@@ -18,18 +18,18 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
-from connectx_bundler.reference import resolve
 from connectx_forge import progress as bars
+from connectx_forge.arena.ladder.process import Plan, Process, matchmaking_rng
+from connectx_forge.arena.ladder.rating import Model, RatingSettings
 from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.ladder.process import Plan, Process, matchmaking_rng
-from connectx_forge.leaderboard.ladder.rating import Model, RatingSettings
 from connectx_forge.play.evidence import distinct_games
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.players import GhostFiles
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameKey, GameSettings
+from connectx_forge.players.player import GhostFiles
 
 # the default reference pool: shipped agents of spread strength, weakest first
 DEFAULT_POOL = ("random", "lookahead", "alphabeta", "net", "solver")

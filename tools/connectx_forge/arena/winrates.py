@@ -5,7 +5,7 @@ Run: ``nice cxforge winrates [-n 400] [--agents a b ...] [--rows 10]``;
 Seats are swapped equally; each cell is a seeded ``run_match`` of the game loop.
 Prints a markdown table (``-o PATH`` also writes the raw tallies, ``--json``
 prints them instead) with 95% Wilson intervals, invalid plays and the agent's
-median and max move time.  The command line is tools/connectx_forge/play/winrates_cmd.py.
+median and max move time.  The command line is tools/connectx_forge/arena/winrates_cmd.py.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 
 from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
-from connectx_bundler.reference import resolve
 from connectx_forge import progress as bars
 from connectx_forge import table as tables
+from connectx_forge.arena.match import MatchJson, MatchResult, run_match
 from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.match import MatchJson, MatchResult, run_match
+from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.stats import format_rate
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from connectx_forge import safe_write, table
+from connectx_forge.arena.ladder.replicates import Spread
+from connectx_forge.arena.ladder.simulate import YOU, Ladder, Played
 from connectx_forge.arena.plots import _save, draw, figure, text
-from connectx_forge.leaderboard.ladder.replicates import Spread
-from connectx_forge.leaderboard.ladder.simulate import YOU, Ladder, Played
 
 MAX_ROWS = 12  # the by-day table shows at most this many days (evenly spread, the last always)
 
