@@ -50,7 +50,7 @@ class BookError(ValueError):
     """A book file that does not follow the layout above."""
 
 
-class Entry(NamedTuple):
+class BookEntry(NamedTuple):
     key: int  # canonical key
     score: int
     move: int  # best column in the canonical orientation, or NO_MOVE
@@ -109,7 +109,7 @@ class Book:
         return header + keys.tobytes() + self.scores.tobytes() + bytes(self.moves)
 
     @classmethod
-    def from_entries(cls, entries: Iterable[Entry], max_moves: int) -> Book:
+    def from_entries(cls, entries: Iterable[BookEntry], max_moves: int) -> Book:
         rows = sorted(entries)
         for a, b in pairwise(rows):
             if a.key == b.key:
@@ -143,5 +143,5 @@ class Book:
         found = self.lookup(current, mask)
         return None if found is None else found[0]
 
-    def entries(self) -> list[Entry]:
-        return [Entry(k, s, m) for k, s, m in zip(self.keys, self.scores, self.moves, strict=True)]
+    def entries(self) -> list[BookEntry]:
+        return [BookEntry(k, s, m) for k, s, m in zip(self.keys, self.scores, self.moves, strict=True)]

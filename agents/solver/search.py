@@ -40,7 +40,7 @@ from agents.solver.position import Layout, layout_of
 from agents.solver.transposition import LOWER, LOWER_MIN, TranspositionTable
 
 
-class Book(Protocol):
+class OpeningBook(Protocol):
     """What the search needs of an opening book (``agents.solver.book.Book`` is one)."""
 
     max_moves: int  # no entry has more stones than this
@@ -77,7 +77,7 @@ class Solver:
 
     kind = Kind.PYTHON
 
-    def __init__(self, table: TranspositionTable | None = None, book: Book | None = None) -> None:
+    def __init__(self, table: TranspositionTable | None = None, book: OpeningBook | None = None) -> None:
         self.table = table if table is not None else TranspositionTable()
         self.book = book
         self.nodes = 0

@@ -15,7 +15,7 @@ import pytest
 from connectx_forge.arena.dask_cluster import local_client
 from connectx_forge.arena.run import Execution, execute
 from connectx_forge.arena.schedule import Workers, play, play_apart
-from connectx_forge.arena.tournament import Tournament, jobs_of, suite_of
+from connectx_forge.arena.tournament import Tournament, jobs_of, tournament_suite
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.sandbox.limits import MIB, Limits
@@ -72,13 +72,13 @@ def agent(obs, config):  # 200 MiB for each move, given back after it: within th
 def test_the_host_limits_reach_the_games_played_on_dask(tmp_path: Path) -> None:
     # the job a Dask worker is sent carries the limits (and, slowed down, isolate: every player in a host)
     slowed = Tournament(PLAYERS, openings=1, game=GameSettings.of(memory=512 * MIB, slowdown=2))
-    assert {(j.isolate, j.limits) for j in jobs_of(slowed, suite_of(slowed, progress=False))} == \
+    assert {(j.isolate, j.limits) for j in jobs_of(slowed, tournament_suite(slowed, progress=False))} == \
         {(True, Limits(memory=512 * MIB, slowdown=2))}
     # and the game on the worker is played under them: a file that fits in the default 2 GiB breaks at 128 MiB
     hoarder = tmp_path / "hoarder.py"
     hoarder.write_text(HOARDER)
     t = Tournament((str(hoarder), "leftmost"), openings=1, game=GameSettings.of(memory=128 * MIB))
-    job = jobs_of(t, suite_of(t, progress=False))[0]
+    job = jobs_of(t, tournament_suite(t, progress=False))[0]
     assert job.limits is not None and job.limits.memory == 128 * MIB
     assert play(dataclasses.replace(job, settings=dataclasses.replace(job.settings, limits=None))).outcome \
         != "memory"  # the limit is what breaks it

@@ -19,7 +19,7 @@ from connectx_forge.arena.run import Execution, execute, name_of
 from connectx_forge.arena.schedule import play
 from connectx_forge.arena.sprt_run import Sprt, SprtReport
 from connectx_forge.arena.store import Store
-from connectx_forge.arena.tournament import Tournament, TournamentReport, jobs_of, suite_of
+from connectx_forge.arena.tournament import Tournament, TournamentReport, jobs_of, tournament_suite
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.play import game
@@ -42,7 +42,7 @@ def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path
     result = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False))
     report = result.report
     assert report.games == 3 * 3 * 2 == len(result.games)
-    suite = suite_of(t)
+    suite = tournament_suite(t)
     by_pair: dict[tuple[str, str], set[int]] = {}
     for g in result.games:
         by_pair.setdefault((g.key.pairing, g.key.opening), set()).add(g.key.colour)
@@ -65,7 +65,7 @@ def test_each_opening_is_played_twice_per_pairing_colours_swapped(tmp_path: Path
 def test_a_game_replays_on_its_own(tmp_path: Path) -> None:
     t = Tournament(("lookahead", "kaggle:random"), openings=2, seed=3)
     result = execute(t, Execution(workers=1, store=tmp_path / "t.sqlite", progress=False))
-    jobs = jobs_of(t, suite_of(t))
+    jobs = jobs_of(t, tournament_suite(t))
     for job in jobs[::-1]:  # in another order, one at a time
         again = play(job)
         stored = next(g.record for g in result.games if g.key.seed == job.seed)

@@ -169,14 +169,14 @@ def test_a_floor_not_played_is_undecided_never_pass() -> None:
 
 
 def test_no_floors_reads_no_manifest_not_even_a_stale_one(tmp_path: Path) -> None:
-    from connectx_forge.submit.check import read_manifest
+    from connectx_forge.submit.check import manifest_and_floors_text
 
     path = tmp_path / "bot.py"
     path.write_text(LEFTMOST)
     manifests.manifest_path(path).write_text(json.dumps({"floors": {"negamax": 0.9}, "sha256": "0" * 64}))
     with pytest.raises(BuildError, match="does not describe bot.py"):
-        read_manifest(path)
-    manifest, data, note = read_manifest(path, floors=False)
+        manifest_and_floors_text(path)
+    manifest, data, note = manifest_and_floors_text(path, floors=False)
     assert (manifest, data) == (None, {}) and note is not None and "--no-floors" in note
 
 

@@ -19,7 +19,7 @@ from connectx_bundler.cache import is_built
 from connectx_forge.cli import main
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts, ghost_file
-from connectx_forge.leaderboard.ghosts.observed_moves import key_of, load_books
+from connectx_forge.leaderboard.ghosts.observed_moves import load_books, position_key
 from connectx_forge.leaderboard.review.games import read_replay
 from connectx_forge.play.resolve import reference
 from connectx_forge.players.player import FILE
@@ -75,10 +75,10 @@ def test_the_book_holds_each_position_a_team_moved_in(replays: Path) -> None:
         board = Board()
         for col in game.moves:
             if game.names[board.mark - 1] == "Lefty":
-                expected.setdefault(key_of(board), Counter())[col] += 1
+                expected.setdefault(position_key(board), Counter())[col] += 1
             board = board.play(col)
     assert lefty.moves == expected
-    assert lefty.moves[key_of(Board())] == Counter({0: 2})  # it opened twice, in column 0 both times
+    assert lefty.moves[position_key(Board())] == Counter({0: 2})  # it opened twice, in column 0 both times
 
 
 def test_an_unknown_team_is_one_error_with_a_did_you_mean(replays: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,7 +114,7 @@ def test_several_moves_are_drawn_by_count_and_seed(tmp_path: Path) -> None:
     for i, column in enumerate([0, 0, 0, 6]):  # one team opened three times in column 0, once in column 6
         (tmp_path / f"episode-{i}-replay.json").write_text(json.dumps(_opening_replay(column)))
     book = load_books([str(tmp_path)]).team("Mixed")
-    assert book.moves[key_of(Board())] == Counter({0: 3, 6: 1}) and book.choices == 1
+    assert book.moves[position_key(Board())] == Counter({0: 3, 6: 1}) and book.choices == 1
     agent = kaggle_load(ghost_file(book, "leftmost"))
 
     def pick(seed: int) -> int:

@@ -32,7 +32,7 @@ def engine() -> Any:
     return tool_engines.CSolver(entries=SMALL)
 
 
-def build(folder: Path, engine: Any, size: int, name: str = "Random-Middle", **kwargs: Any) -> heldout.Summary:
+def build(folder: Path, engine: Any, size: int, name: str = "Random-Middle", **kwargs: Any) -> heldout.SetState:
     kwargs.setdefault("training", ())
     return heldout.build_set(name, folder, size, progress=False, solver=engine, **kwargs)
 

@@ -14,8 +14,8 @@ import trueskill
 from connectx_forge.arena.ladder.episodes_in import episodes_of
 from connectx_forge.arena.ladder.fit import fit
 from connectx_forge.arena.ladder.ladder_report import LadderReport, ladder_report
-from connectx_forge.arena.ladder.process import Plan, Process, matchmaking_rng
-from connectx_forge.arena.ladder.rating import Model, RatingSettings, Skill
+from connectx_forge.arena.ladder.process import LadderPlan, Process, matchmaking_rng
+from connectx_forge.arena.ladder.rating import RatingSettings, Skill, TrueSkillModel
 from connectx_forge.arena.ladder.replicates import spread
 from connectx_forge.arena.ladder.simulate import Ladder, candidates_first, validate
 from connectx_forge.arena.ladder.synthetic import kaggle_episodes, of_submission
@@ -46,7 +46,7 @@ def trajectories(report: LadderReport) -> dict[str, list[tuple[float, float]]]:
 def test_the_closed_form_update_is_the_library_s_factor_graph(a: tuple, b: tuple, score: float) -> None:
     s = RatingSettings(sigma0=180, beta=90, tau=4, draw_probability=0.2)
     env = s.env()
-    got = Model(s).update(Skill(*a), Skill(*b), score)
+    got = TrueSkillModel(s).update(Skill(*a), Skill(*b), score)
     ra, rb = env.create_rating(*a), env.create_rating(*b)
     if score == 1.0:
         want = trueskill.rate_1vs1(ra, rb, env=env)
@@ -194,8 +194,8 @@ def known_ladder(seed: int, days: int) -> tuple[Process, list[list[tuple[int, in
     model (each side performs N(strength, beta^2); a gap within the draw margin is a draw): a main run whose
     truth is known, at no cost of real games."""
     n = len(STRENGTHS)
-    plan = Plan(tuple(f"p{i}" for i in range(n)), tuple(f"team {i}" for i in range(n)), (0,) * n)
-    model = Model(RatingSettings())
+    plan = LadderPlan(tuple(f"p{i}" for i in range(n)), tuple(f"team {i}" for i in range(n)), (0,) * n)
+    model = TrueSkillModel(RatingSettings())
     proc, rng = Process(plan, model), np.random.default_rng([seed, 7])
     days_played, scores = [], []
     for day in range(days):

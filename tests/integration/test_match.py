@@ -16,7 +16,7 @@ import pytest
 
 from agents.board import Board
 from agents.simple import random_agent
-from connectx_forge.arena.match import MatchPlan, MatchResult, game_seed, play_match, run_match
+from connectx_forge.arena.match import MatchPlan, PlayedMatch, game_seed, play_match, run_match
 from connectx_forge.errors import UserError
 from connectx_forge.play.game import play_game
 from connectx_forge.play.game_record import GameRecord
@@ -122,7 +122,7 @@ MATCHUPS = [
 
 
 @functools.cache
-def matchup_games(i: int) -> MatchResult:
+def matchup_games(i: int) -> PlayedMatch:
     a, b, size = MATCHUPS[i]
     return run_match(a, b, games=24, workers=1, seed=3, settings=GameSettings(size), progress=False)
 
@@ -212,7 +212,7 @@ def test_timeouts_follow_kaggles_overage_rule() -> None:
 
 
 # -- seeds, seats, workers -----------------------------------------------------------
-def _games(result: MatchResult) -> list[tuple]:
+def _games(result: PlayedMatch) -> list[tuple]:
     return [(r.index, r.seed, r.a_seat, r.players, r.moves, r.outcome, r.winner, r.culprit, r.bad_action)
             for r in result.records]
 
@@ -459,7 +459,7 @@ def test_resolve_names() -> None:
 def test_overage_used_counts_each_game_time_beyond_act_timeout() -> None:
     a_first = GameRecord(("a", "b"), (6, 7, 4), 0, [3, 3, 3], [2.5, 9.0, 3.0], "win", winner=1, a_seat=1)
     a_second = GameRecord(("b", "a"), (6, 7, 4), 0, [3, 3], [1.0, 2.25], "win", winner=2, index=1, a_seat=2)
-    result = MatchResult("a", "b", (6, 7, 4), 0, 1, 1.0, [a_first, a_second], act_timeout=2)
+    result = PlayedMatch("a", "b", (6, 7, 4), 0, 1, 1.0, [a_first, a_second], act_timeout=2)
     assert result.overage_used("A") == pytest.approx([1.5, 0.25])
     assert result.overage_used("B") == pytest.approx([7.0, 0.0])
     assert result.time_stats("A")["max_overage_s"] == pytest.approx(1.5)

@@ -17,7 +17,7 @@ import pytest
 from connectx_bundler.project import own_project
 from connectx_forge.arena.store import Store
 from connectx_forge.cli import main
-from connectx_forge.play.resolve import canonical, label_of, resolve, resolve_target
+from connectx_forge.play.resolve import canonical_spec, label_of, resolve, resolve_target
 from connectx_forge.submit.check import submission_of
 
 CHEAP = ["--openings", "1", "-w", "1", "--no-progress"]
@@ -48,13 +48,13 @@ def test_own_name_means_the_project_inside_its_folder(project: Path, tmp_path: P
     assert own_project("mybot", root / "mybot") == root  # below the settings' folder too
     assert own_project("random") is None and own_project("./mybot") is None and own_project(".") is None
     assert own_project("mybot", tmp_path) is None  # outside, the name is no project
-    assert canonical("mybot") == canonical(".") == str(root)
+    assert canonical_spec("mybot") == canonical_spec(".") == str(root)
     assert label_of("mybot") == "mybot"  # review --us
     assert resolve("mybot").label == "mybot" and resolve("mybot").spec == str(root)
     assert resolve_target("mybot").root == root  # build
     assert submission_of("mybot").label == "mybot"  # check, upload
     monkeypatch.chdir(tmp_path)
-    assert canonical("mybot") == str(root)  # the folder mybot, from its parent
+    assert canonical_spec("mybot") == str(root)  # the folder mybot, from its parent
 
 
 def test_match_and_logs_take_the_name_inside_the_folder(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

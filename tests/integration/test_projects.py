@@ -25,7 +25,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.play.resolve import reference, resolve, resolve_target
 from connectx_forge.players.player import distinct
 from connectx_forge.runtime import import_root
-from connectx_forge.submit.check import Gate, check_file, read_manifest
+from connectx_forge.submit.check import Gate, check_file, manifest_and_floors_text
 
 ROOT = Path(__file__).resolve().parents[2]
 EMPTY = {"board": [0] * 42, "mark": 1}
@@ -257,7 +257,7 @@ def test_winrates_and_check_take_a_project(new_project: Path, capsys: pytest.Cap
 def test_a_swapped_file_is_refused_by_its_stale_manifest(new_project: Path, tmp_path: Path) -> None:
     out = tmp_path / "s.py"
     assert main(["build", str(new_project), "-o", str(out)]) == 0
-    manifest, data, note = read_manifest(out)
+    manifest, data, note = manifest_and_floors_text(out)
     assert manifest is not None and data["floors"] == {"random": 0.85, "negamax": 0.5} and note is None
     out.write_text("def agent(obs, config):\n    return 0\n")  # another file in its place
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
@@ -270,7 +270,7 @@ def test_a_manifest_with_null_floors_is_read(tmp_path: Path) -> None:
     out.write_text("def agent(obs, config):\n    return 0\n")
     (tmp_path / "s.py.json").write_text(json.dumps({"floors": None,
                                                  "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}))
-    assert read_manifest(out)[1]["floors"] == {}
+    assert manifest_and_floors_text(out)[1]["floors"] == {}
 
 
 def test_build_repacks_a_built_file_keeping_its_manifest(new_project: Path, tmp_path: Path) -> None:
@@ -278,7 +278,7 @@ def test_build_repacks_a_built_file_keeping_its_manifest(new_project: Path, tmp_
     assert main(["build", str(tmp_path / "a" / "s.tar.gz"), "-o", str(tmp_path / "b" / "s.py")]) == 0
     direct = build(resolve_target(str(new_project))).content
     assert (tmp_path / "b" / "s.py").read_bytes() == direct
-    manifest, data, note = read_manifest(tmp_path / "b" / "s.py")
+    manifest, data, note = manifest_and_floors_text(tmp_path / "b" / "s.py")
     assert note is None and data["agent"] == "mybot" and data["floors"] == {"random": 0.85, "negamax": 0.5}
 
 

@@ -11,14 +11,14 @@ import pytest
 
 from agents.board import Board
 from connectx_forge.leaderboard.review import label_cache
-from connectx_forge.leaderboard.review.label_cache import LabelCache, key_of
-from connectx_forge.leaderboard.review.labeller import Position, Value
+from connectx_forge.leaderboard.review.label_cache import LabelCache, label_key
+from connectx_forge.leaderboard.review.labeller import PositionValues, Value
 from connectx_forge.safe_write import UnsafeOutput
 
 
 def _good(board: Board) -> dict[str, object]:
     moves = {str(c): [0, 0, "solver"] for c in board.legal_moves()}
-    return {"k": key_of(board), "e": "c", "t": 2.0, "b": [0, 0, "solver"], "m": moves, "bm": None, "to": False}
+    return {"k": label_key(board), "e": "c", "t": 2.0, "b": [0, 0, "solver"], "m": moves, "bm": None, "to": False}
 
 
 def test_a_fifo_at_the_cache_path_is_no_hang(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -48,7 +48,7 @@ def test_hostile_lines_are_skipped_and_a_good_one_kept(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text("\n".join([*bad, json.dumps(_good(board))]) + "\n")
     cache = LabelCache(path)
-    assert list(cache.entries) == [key_of(board)]
+    assert list(cache.entries) == [label_key(board)]
     assert cache.get(board, "python", 60.0) is not None  # exact: good for any engine and limit
     other = Board().play(2)
     assert cache.get(other, "c", 2.0) is None
@@ -59,7 +59,7 @@ def test_a_kept_position_that_does_not_fit_the_board_is_not_used(tmp_path: Path)
     for col in (3, 3, 3, 3, 3, 3):  # column 3 full: it is no legal move
         board = board.play(col)
     entry = _good(Board())
-    entry["k"] = key_of(board)  # the empty board's seven columns, under the key of a board with six
+    entry["k"] = label_key(board)  # the empty board's seven columns, under the key of a board with six
     path = tmp_path / "labels.jsonl"
     path.write_text(json.dumps(entry) + "\n")
     assert LabelCache(path).get(board, "c", 2.0) is None
@@ -72,7 +72,7 @@ def test_the_cache_never_appends_through_a_link(tmp_path: Path) -> None:
     path.symlink_to(target)
     cache = LabelCache(path)  # the link's target is read as data: its lines are not entries
     assert cache.entries == {}
-    cache.keep(Board(), Position(Value(1, 1, "book"), {c: Value(0, 0, "book") for c in range(7)}), "c", 2.0)
+    cache.keep(Board(), PositionValues(Value(1, 1, "book"), {c: Value(0, 0, "book") for c in range(7)}), "c", 2.0)
     with pytest.raises(UnsafeOutput, match="symbolic link"):
         cache.save()
     assert target.read_text() == "precious\n"

@@ -122,9 +122,9 @@ def test_no_finite_sample_gives_an_infinite_elo_or_a_zero_width_pair_interval(pe
 def test_no_finite_sample_gives_an_infinite_or_zero_width_rating(scores: list[tuple[float, float | None]]) -> None:
     games = []
     for k, (first, second) in enumerate(scores):
-        games.append(elo.Game(0, 1, first, pair=k))
+        games.append(elo.ScoredGame(0, 1, first, pair=k))
         if second is not None:
-            games.append(elo.Game(0, 1, second, pair=k))
+            games.append(elo.ScoredGame(0, 1, second, pair=k))
     r = elo.fit(["a", "b"], games)
     for i in range(2):
         lo, hi = r.interval(i)
@@ -133,7 +133,7 @@ def test_no_finite_sample_gives_an_infinite_or_zero_width_rating(scores: list[tu
 
 # -- maximum-likelihood ratings ------------------------------------------------------------------------------
 def test_two_players_by_hand() -> None:
-    games = [elo.Game(0, 1, s) for s in [1.0] * 6 + [0.5] * 2 + [0.0] * 2]
+    games = [elo.ScoredGame(0, 1, s) for s in [1.0] * 6 + [0.5] * 2 + [0.0] * 2]
     r = elo.fit(["a", "b"], games)
     # one virtual draw: A scores 7.5 of 11, so A - B = 400 log10(7.5 / 3.5); the ratings average 0
     gap = 400 * math.log10(7.5 / 3.5)
@@ -147,7 +147,7 @@ def test_three_players_score_what_the_ratings_expect() -> None:
     # the likelihood is maximal where every player's points (games plus one virtual draw per pairing)
     # equal the points its ratings predict
     results = {(0, 1): [1, 1, 0.5, 0], (0, 2): [1, 1, 1, 0.5], (1, 2): [1, 0, 0.5, 1, 1]}
-    games = [elo.Game(i, j, float(s)) for (i, j), ss in results.items() for s in ss]
+    games = [elo.ScoredGame(i, j, float(s)) for (i, j), ss in results.items() for s in ss]
     r = elo.fit(["x", "y", "z"], games)
     for k in range(3):
         actual = expected = 0.0
@@ -165,19 +165,19 @@ def test_three_players_score_what_the_ratings_expect() -> None:
 def test_clustered_intervals_match_the_pentanomial_ones() -> None:
     # many pairs of two players: the sandwich interval on the gap is the pentanomial one (the prior is negligible)
     pairs = [(1.0, 0.0)] * 300 + [(1.0, 0.5)] * 120 + [(0.5, 0.0)] * 60 + [(1.0, 1.0)] * 30 + [(0.0, 0.0)] * 20
-    games = [elo.Game(0, 1, s, k) for k, pair in enumerate(pairs) for s in pair]
+    games = [elo.ScoredGame(0, 1, s, k) for k, pair in enumerate(pairs) for s in pair]
     r = elo.fit(["a", "b"], games, anchor="b")
     e = elo.pentanomial_elo(Pentanomial.of(pairs))
     assert r.elo[0] == pytest.approx(e.elo, rel=0.01)
     assert r.interval(0)[1] - r.interval(0)[0] == pytest.approx(e.hi - e.lo, rel=0.03)
-    unpaired = elo.fit(["a", "b"], [elo.Game(g.i, g.j, g.score) for g in games], anchor="b")
+    unpaired = elo.fit(["a", "b"], [elo.ScoredGame(g.i, g.j, g.score) for g in games], anchor="b")
     assert unpaired.sd(0) > r.sd(0)  # WL pairs cancel out: pairing makes the estimate sharper
     assert r.los(0, 1) == pytest.approx(elo.phi(r.elo[0] / r.sd(0)))
 
 
 def test_unconnected_players_have_no_ratings() -> None:
     with pytest.raises(ValueError, match="connected"):
-        elo.fit(["a", "b", "c", "d"], [elo.Game(0, 1, 1.0), elo.Game(2, 3, 0.5)])
+        elo.fit(["a", "b", "c", "d"], [elo.ScoredGame(0, 1, 1.0), elo.ScoredGame(2, 3, 0.5)])
 
 
 # -- SPRT -------------------------------------------------------------------------------------------------
@@ -325,7 +325,7 @@ def test_the_filled_book_labels_every_four_and_five_ply_opening_at_once() -> Non
 
     shipped = {Board.from_pons(o.moves).canonical_key(): o.score for o in openings.read_suite(openings.scores_file(4))}
     for plies in (4, 5):
-        labeller = openings.Labeller("python")
+        labeller = openings.ExactScorer("python")
         moves = openings.positions(plies)
         book_scores = {m: labeller.known(m) for m in moves}
         unknown = [m for m, score in book_scores.items() if score is None]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 
 from agents.board import Board
-from agents.solver.book import NO_MOVE, Book, BookError, Entry
+from agents.solver.book import NO_MOVE, Book, BookEntry, BookError
 from agents.solver.policy import POLICY
 from agents.solver.search import Solver
 from connectx_forge import tool_engines
@@ -27,11 +27,11 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def canonical_entry(board: Board, score: int, move: int) -> Entry:
+def canonical_entry(board: Board, score: int, move: int) -> BookEntry:
     mirrored = board.mirror()
     if mirrored.key() < board.key():
-        return Entry(mirrored.key(), score, 6 - move)
-    return Entry(board.key(), score, move)
+        return BookEntry(mirrored.key(), score, 6 - move)
+    return BookEntry(board.key(), score, move)
 
 
 @given(standard_positions(max_moves=20))
@@ -56,7 +56,7 @@ def test_round_trip_and_misses() -> None:
     assert again.entries() == book.entries() and again.max_moves == 2
     assert len(again) == 5  # "1" and "7" are mirrors: one entry
     assert again.lookup(Board.from_pons("46").current, Board.from_pons("46").mask) is None
-    no_move = Book.from_entries([Entry(Board().key(), 1, NO_MOVE)], 0)
+    no_move = Book.from_entries([BookEntry(Board().key(), 1, NO_MOVE)], 0)
     assert no_move.lookup(0, 0) == (1, None)
 
 
@@ -74,7 +74,7 @@ def test_bad_files_are_rejected() -> None:
     with pytest.raises(BookError, match="expected"):
         Book.from_bytes(Book.empty().to_bytes() + b"x")
     with pytest.raises(BookError, match="twice"):
-        Book.from_entries([Entry(1, 0, 0), Entry(1, 2, 0)], 0)
+        Book.from_entries([BookEntry(1, 0, 0), BookEntry(1, 2, 0)], 0)
 
 
 def test_the_shipped_book_loads_and_its_late_entries_are_exact() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agents.board import Board
-from agents.solver.book import Book, Entry
+from agents.solver.book import Book, BookEntry
 from agents.solver.search import Solver
 from connectx_forge.errors import UserError
-from connectx_forge.solver.book_builder import canonical, read_progress
+from connectx_forge.solver.book_builder import canonical_position, read_progress
 from connectx_forge.solver.book_cmd import add_arguments, run
 from connectx_forge.solver.book_fill import FILL_STONES, back_up, levels
 from tests.unit.test_book import ENGINES, LATE
@@ -55,10 +55,10 @@ def test_fill_adds_exact_scores_and_best_moves_and_resumes(tmp_path: Path, engin
 
 def test_fill_keeps_old_entries_and_leaves_easy_positions_out(tmp_path: Path) -> None:
     root = Board.from_pons(LATE)
-    key, board, _ = canonical(root, LATE)
+    key, board, _ = canonical_position(root, LATE)
     move, score = Solver().best_move(board)
     other = (move + 1) % 7 if board.can_play((move + 1) % 7) else move
-    old = Entry(key, score, other)  # a move the fill would not pick: kept as it is
+    old = BookEntry(key, score, other)  # a move the fill would not pick: kept as it is
     (tmp_path / "book.bin").write_bytes(Book.from_entries([old], len(LATE)).to_bytes())
     assert run(parse(*fill_args(tmp_path, "python", "--easy-nodes", str(10**9)))) == 0  # every new one is easy
     assert Book.from_bytes((tmp_path / "book.bin").read_bytes()).entries() == [old]
@@ -66,8 +66,8 @@ def test_fill_keeps_old_entries_and_leaves_easy_positions_out(tmp_path: Path) ->
 
 
 def test_fill_refuses_a_book_its_minimax_contradicts(tmp_path: Path) -> None:
-    key, board, _ = canonical(Board.from_pons(LATE), LATE)
-    wrong = Entry(key, Solver().solve(board) + 1, board.legal_moves()[0])
+    key, board, _ = canonical_position(Board.from_pons(LATE), LATE)
+    wrong = BookEntry(key, Solver().solve(board) + 1, board.legal_moves()[0])
     (tmp_path / "book.bin").write_bytes(Book.from_entries([wrong], len(LATE)).to_bytes())
     with pytest.raises(UserError, match="the book says"):
         run(parse(*fill_args(tmp_path, "python")))
@@ -104,7 +104,7 @@ def test_back_up_scores_a_win_in_one_by_rule_and_waits_for_missing_children() ->
     board = Board.from_pons("445566")  # the side to move wins at once in columns 2 and 6 (0-based)
     assert back_up(board, {}) is None  # the other columns' children are not known yet
     solver = Solver()
-    known = {canonical(board.play(c), "")[0]: solver.solve(board.play(c))
+    known = {canonical_position(board.play(c), "")[0]: solver.solve(board.play(c))
              for c in board.legal_moves() if not board.is_winning_move(c)}
     assert back_up(board, known) == (18, 2)  # (43 - 6) // 2, and the tie goes to the column nearer the centre
 
@@ -139,7 +139,7 @@ def test_shipped_book_is_its_own_minimax_up_to_the_filled_stones() -> None:
                 child = board.play(col)
                 kid = book.lookup(child.current, child.mask)
                 if kid is not None:
-                    known[canonical(child, "")[0]] = kid[0]
+                    known[canonical_position(child, "")[0]] = kid[0]
             got = back_up(board, known)
             if got is not None:
                 assert got[0] == found[0], line

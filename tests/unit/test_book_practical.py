@@ -15,13 +15,13 @@ import pytest
 
 from agents.board import Board
 from agents.net.agent import policy_prior
-from agents.solver.book import Book, Entry
+from agents.solver.book import Book, BookEntry
 from agents.solver.chooser import engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import named
 from agents.solver.position import layout
 from connectx_forge.errors import UserError
-from connectx_forge.solver.book_builder import BookRun, canonical, read_records
+from connectx_forge.solver.book_builder import BookRun, canonical_position, read_records
 from connectx_forge.solver.book_practical import Choice, PracticalRun, practical, targets
 
 INF = float("inf")
@@ -30,9 +30,9 @@ DRAWN = "7362344453766637331"  # 19 stones, the second seat to move; four moves 
 
 def _book(path: Path) -> tuple[int, int, int]:
     """A one-entry book holding DRAWN with the solver's own move; ``(key, score, move)`` in canonical orientation."""
-    key, board, _ = canonical(Board.from_pons(DRAWN), DRAWN)
+    key, board, _ = canonical_position(Board.from_pons(DRAWN), DRAWN)
     move, score = engine("auto").best_move(board, deadline=INF)
-    path.write_bytes(Book.from_entries([Entry(key, score, move)], 19).to_bytes())
+    path.write_bytes(Book.from_entries([BookEntry(key, score, move)], 19).to_bytes())
     return key, score, move
 
 
@@ -42,7 +42,7 @@ def test_the_book_gets_the_practical_move_of_the_same_score(tmp_path: Path, caps
     key, score, old = _book(out)
     run = BookRun(DRAWN, 30.0, 1, progress, out, "auto", bars=False)
     assert practical(PracticalRun("slips", 2, 19), run) == 0
-    _, board, line = canonical(Board.from_pons(DRAWN), DRAWN)
+    _, board, line = canonical_position(Board.from_pons(DRAWN), DRAWN)
     solver = engine("auto")
     want = practical_search(solver, board, old, score, layout().order, INF, named("slips", policy_prior), 2)
     book = Book.from_bytes(out.read_bytes())
@@ -53,7 +53,7 @@ def test_the_book_gets_the_practical_move_of_the_same_score(tmp_path: Path, caps
     assert choice.expected == pytest.approx(want.expected) and choice.uncovered == 0
     assert "1 moves changed" in capsys.readouterr().out
     lines = progress.read_text().splitlines()
-    out.write_bytes(Book.from_entries([Entry(key, score, old)], 19).to_bytes())
+    out.write_bytes(Book.from_entries([BookEntry(key, score, old)], 19).to_bytes())
     assert practical(PracticalRun("slips", 2, 19), run) == 0  # resumes: nothing searched again, the book rewritten
     assert progress.read_text().splitlines() == lines
     assert Book.from_bytes(out.read_bytes()).lookup(board.current, board.mask) == (score, want.move)

@@ -192,3 +192,35 @@ def test_the_command_module_scan_sees_every_spelling() -> None:
     named = [m for _, m in _modules_named(tree) if m.rsplit(".", 1)[-1].endswith("_cmd")]
     assert named == ["connectx_forge.play.compare_cmd", "connectx_forge.arena.sprt_cmd", ".check_cmd",
                      "connectx_forge.solver.models_cmd"]
+
+
+# The functions every command module defines (cli.py's protocol): one name for one role, in each.
+COMMAND_PROTOCOL = {"add_arguments", "run", "main", "agent"}
+SHARED_FUNCTION_NAMES = 61  # today's count of other function names defined in two modules or more; never raise it
+
+
+def _public_definitions() -> dict[tuple[str, str], list[str]]:
+    """Each public top-level class or function name, by kind, with the modules that define it."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for folder in ("agents", "build", "tools"):
+        for path in sorted((importlayers.ROOT / folder).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_"):
+                    kind = "class" if isinstance(node, ast.ClassDef) else "function"
+                    found.setdefault((kind, node.name), []).append(path.relative_to(importlayers.ROOT).as_posix())
+    return found
+
+
+def test_no_class_name_is_defined_twice() -> None:
+    """A class name says one thing: no two modules define a public class of one name (a reader searching for
+    ``Plan`` finds one)."""
+    twice = {name: where for (kind, name), where in _public_definitions().items() if kind == "class" and len(where) > 1}
+    assert twice == {}
+
+
+def test_shared_function_names_do_not_grow() -> None:
+    """Function names defined in two modules or more (``load``, ``write``: small, module-qualified helpers) stay
+    at most ``SHARED_FUNCTION_NAMES``; the command modules' protocol is left out."""
+    shared = sorted(name for (kind, name), where in _public_definitions().items()
+                    if kind == "function" and len(where) > 1 and name not in COMMAND_PROTOCOL)
+    assert 0 < len(shared) <= SHARED_FUNCTION_NAMES, shared

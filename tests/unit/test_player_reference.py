@@ -181,4 +181,4 @@ def test_a_player_crosses_to_a_worker_as_what_it_plays(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="not built"):
         Player(PROJECT, "p", "p", tmp_path).new_agent()
     with pytest.raises(UserError, match="a game takes a name or a resolved player"):
-        refs.as_player(str(tmp_path / "left.py"))  # the game loop reads no disk: the resolver gives it files
+        refs.player_of(str(tmp_path / "left.py"))  # the game loop reads no disk: the resolver gives it files

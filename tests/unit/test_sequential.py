@@ -19,17 +19,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connectx_forge.stats import binomial_at_least, binomial_at_most, clopper_pearson
-from connectx_forge.submit.sequential import FAIL, MORE, PASS, UNDECIDED, Plan
+from connectx_forge.submit.sequential import FAIL, MORE, PASS, UNDECIDED, FloorLooks
 
 floors = st.floats(0.05, 0.95)
-plans = st.tuples(st.integers(1, 16), st.integers(0, 4)).map(lambda fc: Plan(fc[0], fc[0] * 2 ** fc[1] + fc[1]))
+plans = st.tuples(st.integers(1, 16), st.integers(0, 4)).map(lambda fc: FloorLooks(fc[0], fc[0] * 2 ** fc[1] + fc[1]))
 
 
 def _pmf(n: int, p: float) -> list[float]:
     return [math.comb(n, k) * p ** k * (1 - p) ** (n - k) for k in range(n + 1)]
 
 
-def _exact_verdicts(plan: Plan, floor: float, p: float) -> dict[str, float]:
+def _exact_verdicts(plan: FloorLooks, floor: float, p: float) -> dict[str, float]:
     """The exact probability of each final verdict for an agent of win rate ``p``, over the plan's looks."""
     alive = [1.0]  # P(k wins so far and still playing), by k
     done = {PASS: 0.0, FAIL: 0.0, UNDECIDED: 0.0}
@@ -51,7 +51,7 @@ def _exact_verdicts(plan: Plan, floor: float, p: float) -> dict[str, float]:
     return done
 
 
-def _simulate(plan: Plan, floor: float, p: float, rng: random.Random) -> str:
+def _simulate(plan: FloorLooks, floor: float, p: float, rng: random.Random) -> str:
     wins = games = 0
     for look in plan.looks:
         wins += sum(rng.random() < p for _ in range(look - games))
@@ -64,7 +64,7 @@ def _simulate(plan: Plan, floor: float, p: float, rng: random.Random) -> str:
 
 @settings(max_examples=60, deadline=None)
 @given(plans, floors)
-def test_an_agent_at_its_floor_is_misjudged_at_most_5_percent_each_way(plan: Plan, floor: float) -> None:
+def test_an_agent_at_its_floor_is_misjudged_at_most_5_percent_each_way(plan: FloorLooks, floor: float) -> None:
     verdicts = _exact_verdicts(plan, floor, floor)
     assert verdicts[FAIL] <= 0.05 + 1e-9  # a floor that is met fails at most 5% of the time ...
     assert verdicts[PASS] <= 0.05 + 1e-9  # ... and one just missed (p -> floor from below) passes at most 5%
@@ -72,7 +72,7 @@ def test_an_agent_at_its_floor_is_misjudged_at_most_5_percent_each_way(plan: Pla
 
 @settings(max_examples=40, deadline=None)
 @given(plans, floors, st.floats(0.0, 1.0))
-def test_a_wrong_verdict_is_rare_wherever_the_true_rate_is(plan: Plan, floor: float, p: float) -> None:
+def test_a_wrong_verdict_is_rare_wherever_the_true_rate_is(plan: FloorLooks, floor: float, p: float) -> None:
     verdicts = _exact_verdicts(plan, floor, p)
     wrong = verdicts[FAIL] if p >= floor else verdicts[PASS]
     assert wrong <= 0.05 + 1e-9
@@ -83,7 +83,7 @@ def test_a_wrong_verdict_is_rare_wherever_the_true_rate_is(plan: Plan, floor: fl
 @given(floors, st.floats(0.0, 1.0), st.integers(0, 2 ** 16))
 def test_simulated_agents_are_judged_right(floor: float, p: float, seed: int) -> None:
     """Bernoulli games from a fixed seed: 200 checks of an agent whose win rate is ``p``."""
-    plan = Plan(8, 256)
+    plan = FloorLooks(8, 256)
     rng = random.Random(seed)
     verdicts = [_simulate(plan, floor, p, rng) for _ in range(200)]
     wrong = verdicts.count(FAIL if p >= floor else PASS)
@@ -98,7 +98,7 @@ def test_simulated_agents_are_judged_right(floor: float, p: float, seed: int) ->
     (1.0, 0.9, PASS, 64),
 ])
 def test_clear_cases_are_decided_in_few_games(p: float, floor: float, verdict: str, games: int) -> None:
-    plan = Plan(8, 256)
+    plan = FloorLooks(8, 256)
     rng = random.Random(0)
     for _ in range(20):
         wins = played = 0
@@ -113,17 +113,17 @@ def test_clear_cases_are_decided_in_few_games(p: float, floor: float, verdict: s
 
 
 def test_the_plan_doubles_its_batches_up_to_the_cap() -> None:
-    assert Plan(8, 256).looks == (8, 16, 32, 64, 128, 256)
-    assert Plan(8, 100).looks == (8, 16, 32, 64, 100)
-    assert Plan(5, 5).looks == (5,) and Plan(5, 5).level == pytest.approx(0.05)
-    assert Plan(8, 256).level == pytest.approx(0.05 / 6)
-    assert Plan(8, 256).next_look(8) == 16 and Plan(8, 256).next_look(256) is None
+    assert FloorLooks(8, 256).looks == (8, 16, 32, 64, 128, 256)
+    assert FloorLooks(8, 100).looks == (8, 16, 32, 64, 100)
+    assert FloorLooks(5, 5).looks == (5,) and FloorLooks(5, 5).level == pytest.approx(0.05)
+    assert FloorLooks(8, 256).level == pytest.approx(0.05 / 6)
+    assert FloorLooks(8, 256).next_look(8) == 16 and FloorLooks(8, 256).next_look(256) is None
     with pytest.raises(ValueError):
-        Plan(8, 4)
+        FloorLooks(8, 4)
 
 
 def test_the_ends_of_the_floor_scale() -> None:
-    plan = Plan(8, 16)
+    plan = FloorLooks(8, 16)
     assert plan.decide(0.0, 0, 8).verdict == PASS  # a floor of 0 is always met
     assert plan.decide(1.0, 16, 16).verdict == UNDECIDED  # a floor of 1 is never shown met ...
     assert plan.decide(1.0, 7, 8).verdict == FAIL  # ... and is missed at the first loss
@@ -133,7 +133,7 @@ def test_the_ends_of_the_floor_scale() -> None:
 @given(st.integers(1, 300), st.data(), floors)
 def test_pass_and_fail_agree_with_the_clopper_pearson_bounds(n: int, data: st.DataObject, floor: float) -> None:
     k = data.draw(st.integers(0, n))
-    plan = Plan(n, n)
+    plan = FloorLooks(n, n)
     decision = plan.decide(floor, k, n)
     lower, upper = clopper_pearson(k, n, plan.level)
     assert decision.bounds == (lower, upper)

@@ -9,7 +9,7 @@ import pytest
 from connectx_forge.arena.elo import pentanomial_elo
 from connectx_forge.arena.pentanomial import Pentanomial
 from connectx_forge.arena.sprt import SPRT
-from connectx_forge.arena.sprt_run import Sprt, suite_of
+from connectx_forge.arena.sprt_run import Sprt, sprt_suite
 from connectx_forge.bench.sprt_games import SUITE_GAMES, simulate, tilted, wald_pairs
 
 SHAPE = [23, 18, 85, 20, 54]  # alphabeta-4 vs alphabeta, 200 pairs on the default suite
@@ -19,7 +19,7 @@ def test_the_default_test_takes_about_6400_games_at_either_hypothesis() -> None:
     test = SPRT()  # H0 0, H1 10 normalized Elo, alpha = beta = 0.05
     assert 2 * wald_pairs(test, 0) == pytest.approx(2 * wald_pairs(test, 10)) == pytest.approx(6398, abs=1)
     assert 2 * wald_pairs(test, 5) == pytest.approx(10465, abs=1)  # the midpoint takes longest
-    assert SUITE_GAMES == 2 * len(suite_of(Sprt("a", "b"), progress=False)) == 9576  # every 6-ply opening in -3:3
+    assert SUITE_GAMES == 2 * len(sprt_suite(Sprt("a", "b"), progress=False)) == 9576  # every 6-ply opening in -3:3
     assert SUITE_GAMES > 2 * wald_pairs(test, 10)  # the default suite holds more distinct games than that
 
 

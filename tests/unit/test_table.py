@@ -25,7 +25,7 @@ from connectx_forge.leaderboard.review import submissions_cmd
 from connectx_forge.leaderboard.review.summary import Summary, format_summary
 from connectx_forge.play.tally import Tally
 from connectx_forge.solver.mistakes import Mistakes
-from connectx_forge.solver.mistakes import format_table as mistakes_table
+from connectx_forge.solver.mistakes import mistakes_table as mistakes_table
 from connectx_forge.submit.check_report import _seat_rows
 from connectx_forge.submit.verdict import SeatResult
 
@@ -71,12 +71,12 @@ def every_table() -> str:
     rows = [match_report._row(label, t) for label, t in (("first", first), ("second", second), ("overall", overall))]
     parts.append(f"== match\n{table.render(match_report.HEADERS, rows, 'rule', color=False)}")
     cells = [["lookahead", "75.0% [59.8, 85.8] (40 g, 8 L, 0 inv)", "0.1", "0.5"]]
-    parts.append(f"== winrates\n{winrates.format_table(cells, ['kaggle:random'], color=False)}")
+    parts.append(f"== winrates\n{winrates.winrates_table(cells, ['kaggle:random'], color=False)}")
     parts.append(f"== tournament\n{format_tournament(_tournament_report(), color=False)}")
     submissions = [{"ref": 51234567, "date": "2026-01-02T03:04:05Z", "status": "COMPLETE", "publicScore": "1012.5",
                     "description": "solver v2"}, {"ref": 51234568, "date": "2026-01-03T03:04:05Z", "status": "ERROR",
                                                   "fileName": "submission.py"}]
-    parts.append(f"== submissions\n{submissions_cmd.format_table(submissions)}")
+    parts.append(f"== submissions\n{submissions_cmd.submissions_table(submissions)}")
     seats = [SeatResult(games=10, wins=9, draws=0, losses=1, opponent="random", seat="first"),
              SeatResult(games=10, wins=6, draws=1, losses=3, invalid=1, timeouts=2, opponent="negamax", seat="second")]
     parts.append("== check\n" + "\n".join(_seat_rows(SimpleNamespace(seats=seats), color=False)))  # type: ignore[arg-type]

@@ -75,7 +75,7 @@ TYPE_WORDS = {tarfile.SYMTYPE: "a symbolic link", tarfile.LNKTYPE: "a hard link"
 
 
 @dataclass(frozen=True)
-class Entry:
+class Member:
     """An accepted member: its normalised name, whether it is a folder, its size, where its bytes start, its mode."""
 
     name: str
@@ -183,7 +183,7 @@ def name_problem(name: str) -> str | None:
     return None if place is None else f"lies in {place}, where credentials are kept (never in a submission)"
 
 
-def clash(entries: list[Entry]) -> tuple[str, str] | None:
+def clash(entries: list[Member]) -> tuple[str, str] | None:
     """The first two members whose names collide, as ``(member, problem)``; ``None`` when none do.
 
     Sorted by components, a name is followed at once by a duplicate, or else by
@@ -210,7 +210,7 @@ def _headers(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
         yield member
 
 
-def _entry(source: Path, member: tarfile.TarInfo, total: int) -> Entry | None:
+def _entry(source: Path, member: tarfile.TarInfo, total: int) -> Member | None:
     """The accepted ``member`` (``None`` for the top folder ``./``); ``UserError`` when it is refused.
 
     ``total`` is the size of the files before it.
@@ -227,17 +227,17 @@ def _entry(source: Path, member: tarfile.TarInfo, total: int) -> Entry | None:
     if problem is not None:
         raise refusal(source, member.name, problem)
     if member.isdir():
-        return Entry(name, True, 0, member.offset_data, DIR_MODE)
-    return Entry(name, False, member.size, member.offset_data, file_mode(member))
+        return Member(name, True, 0, member.offset_data, DIR_MODE)
+    return Member(name, False, member.size, member.offset_data, file_mode(member))
 
 
-def members(tar: tarfile.TarFile, source: Path) -> list[Entry]:
+def members(tar: tarfile.TarFile, source: Path) -> list[Member]:
     """Every member of ``tar`` judged by the rules, in order; ``UserError`` at the first one refused.
 
     A member on its own is judged as its header is read, so a bomb stops at
     its header; name clashes are judged once all names are known.
     """
-    entries: list[Entry] = []
+    entries: list[Member] = []
     total, previous = 0, None
     try:
         for count, member in enumerate(_headers(tar), 1):
@@ -286,7 +286,7 @@ def _opened(source: Path) -> Iterator[tuple[tarfile.TarFile, _Budget]]:
         raise unreadable(source, exc) from None
 
 
-def _require_main(source: Path, entries: list[Entry]) -> None:
+def _require_main(source: Path, entries: list[Member]) -> None:
     if not any(e.name == "main.py" and not e.is_dir for e in entries):
         raise UserError(f"{source}: {NO_MAIN}")
 
@@ -325,7 +325,7 @@ def _folder(root: int, parts: list[str]) -> int:
     return fd
 
 
-def _chunks(budget: _Budget, entry: Entry) -> Iterator[bytes]:
+def _chunks(budget: _Budget, entry: Member) -> Iterator[bytes]:
     """Exactly ``entry.size`` bytes of the stream, a chunk at a time; a short stream is a read error."""
     budget.seek(entry.offset)
     left = entry.size
@@ -337,7 +337,7 @@ def _chunks(budget: _Budget, entry: Entry) -> Iterator[bytes]:
         left -= len(data)
 
 
-def _copy(budget: _Budget, entry: Entry, out: int) -> None:
+def _copy(budget: _Budget, entry: Member, out: int) -> None:
     """Exactly ``entry.size`` bytes of the stream into ``out``."""
     with open(out, "wb", closefd=False) as fh:
         for data in _chunks(budget, entry):
@@ -350,7 +350,7 @@ def inside(root: str, path: str) -> bool:
     return os.path.commonpath([root, real]) == root and real != root
 
 
-def _write(budget: _Budget, entry: Entry, root: int, top: str) -> None:
+def _write(budget: _Budget, entry: Member, root: int, top: str) -> None:
     """One accepted entry, written under the folder ``root`` (the path ``top``).
 
     The descriptors never follow a link; the path is checked once more all the same.
@@ -374,7 +374,7 @@ def _write(budget: _Budget, entry: Entry, root: int, top: str) -> None:
             os.close(fd)
 
 
-def _write_all(source: Path, budget: _Budget, entries: list[Entry], folder: Path) -> None:
+def _write_all(source: Path, budget: _Budget, entries: list[Member], folder: Path) -> None:
     """Every accepted entry under ``folder``; a failure to write is one ``UserError`` naming the member."""
     try:
         os.makedirs(folder, exist_ok=True)

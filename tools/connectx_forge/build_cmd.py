@@ -79,7 +79,7 @@ def keep_existing(output: Path, given: bool, force: bool) -> None:
     the default output (no ``-o``) is kept as ``-o PATH`` is (``tools/connectx_forge/outputs.py``)."""
     flag, what = ("-o", "") if given else (None, "build's default output")
     for path in (output, manifest_path(output)):
-        outputs.check_file(path, force, flag, what)
+        outputs.check_output(path, force, flag, what)
 
 
 def write_native(target: Target) -> None:

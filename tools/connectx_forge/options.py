@@ -272,7 +272,7 @@ def keep_existing(args: argparse.Namespace, dest: str, kind: str) -> None:
     elif getattr(args, "dry_run", False):
         return
     elif kind == "file":
-        outputs.check_file(path, force, flag, what)
+        outputs.check_output(path, force, flag, what)
     elif written is not None and not getattr(args, "resume", False):
         outputs.check_folder(path, written, force, flag)
 

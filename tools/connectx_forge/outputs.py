@@ -56,7 +56,7 @@ def _no_link(path: Path | str) -> None:
         raise UnsafeOutput(f"refusing to write {path}: {path} is a symbolic link")
 
 
-def check_file(path: Path | str | None, force: bool, flag: str | None = None, what: str = "",
+def check_output(path: Path | str | None, force: bool, flag: str | None = None, what: str = "",
                forcing: str = "--force") -> None:
     """``UserError`` (one line) when the file output ``path`` exists and ``--force`` was not given.  ``flag``:
     the flag that named it (``-o``), as the line shows it; ``None`` for a default; ``what`` says whose default
@@ -91,7 +91,7 @@ def check_folder(folder: Path | str | None, written: Written, force: bool, flag:
                  forcing: str = "--force") -> None:
     """``UserError`` (one line) when the folder output ``folder`` already holds a file the command would write
     there (``written``) and ``--force`` was not given; the line names the first and counts the others.
-    ``forcing``: as ``check_file``'s."""
+    ``forcing``: as ``check_output``'s."""
     if folder is None:
         return
     found: Sequence[Path] = [p for p in written(Path(folder)) if exists(p)]

@@ -22,7 +22,7 @@ from connectx_forge.errors import UserError
 from connectx_forge.play.comparison import Comparison
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import read_games, record_of
-from connectx_forge.solver.mistakes import DEFAULT_SETS, MistakeRun, WeakCache, format_table, run_sets
+from connectx_forge.solver.mistakes import DEFAULT_SETS, MistakeRun, WeakCache, mistakes_table, run_sets
 from connectx_forge.solver.model_report import fitted, text
 
 COMMAND_RUN = MistakeRun(engine="auto")  # ``cxforge mistakes``'s defaults (its --engine is auto)
@@ -94,4 +94,4 @@ def mistakes(*agents: Spec, sets: Sequence[str] | str = DEFAULT_SETS, settings: 
     results = run_sets(names, [sets] if isinstance(sets, str) else list(sets), run, cache=weak, progress=progress)
     rows = [res.to_json() for res in results]
     return MistakesResult([{k: v for k, v in r.items() if k != "mistake_positions"} for r in rows], rows,
-                          format_table(results, color=False))
+                          mistakes_table(results, color=False))

@@ -50,7 +50,12 @@ from connectx_forge.arena.sprt_run import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
 from connectx_forge.arena.tournament_report import FILES as TOURNAMENT_FILES
-from connectx_forge.arena.tournament_report import format_tournament, make_folder, write_json, write_outputs
+from connectx_forge.arena.tournament_report import (
+    format_tournament,
+    make_report_folder,
+    write_json,
+    write_tournament_outputs,
+)
 from connectx_forge.errors import UserError
 from connectx_forge.leaderboard.ghosts.agent_file import Ghosts
 from connectx_forge.leaderboard.review import label_cache
@@ -340,7 +345,7 @@ def tournament(*players: Spec | Sequence[Spec], settings: Tournament | None = No
     _folder_kept(out, TOURNAMENT_FILES, force)
     result, records, path, kept = _stored_run(t, given, workers, store, save, force)
     if out is not None:
-        write_outputs(result.report, Path(out))
+        write_tournament_outputs(result.report, Path(out))
     report = _without_store(result.report, kept)
     return TournamentResult.of(report, [dict(r.to_json()) for r in records], format_tournament(report),
                                str(path) if kept else None, None if save is None else os.fspath(save))
@@ -413,7 +418,7 @@ def sprt(new: Spec | None = None, base: Spec | None = None, *, settings: Sprt | 
     _folder_kept(out, SPRT_FILES, force)
     result, records, path, kept = _stored_run(s, given, workers, store, save, force)
     if out is not None:
-        make_folder(Path(out))
+        make_report_folder(Path(out))
         write_json(result.report.to_json(), Path(out) / "report.json")
         plots.draw(plots.llr_png, result.report.to_json(), Path(out) / "llr.png")
     report = _without_store(result.report, kept)

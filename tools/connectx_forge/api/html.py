@@ -88,7 +88,7 @@ class Replay:
 
     def save(self, path: str | os.PathLike[str], force: bool = False) -> str:
         """Write the full page to ``path`` (a file there is replaced only with ``force``); the path written."""
-        outputs.check_file(os.fspath(path), force, forcing="force=True")
+        outputs.check_output(os.fspath(path), force, forcing="force=True")
         try:
             safe_write.write_text(os.fspath(path), self.html, replace=True)
         except OSError as exc:

@@ -4,7 +4,7 @@ that look at Kaggle's leaderboard side (``cxforge ladder``, ``ladder --fit``, ``
 
 Each calls what its command calls (``tools/connectx_forge/arena/ladder/ladder_run``: ``stored_ladder``,
 ``simulate``;
-``ladder_report``: ``write_outputs``; ``tools/connectx_forge/leaderboard/ghosts/teams``: ``check_write``,
+``ladder_report``: ``write_ladder_outputs``; ``tools/connectx_forge/leaderboard/ghosts/teams``: ``check_write``,
 ``write_ghost``,
 ``teams_of``; ``tools/connectx_forge/leaderboard/regress/cases``: ``project_root``, ``add_cases``), with the command's
 defaults and
@@ -42,7 +42,7 @@ from connectx_forge.api.functions import (
 from connectx_forge.api.league_results import GhostsJson, GhostsResult, LadderFitResult, LadderResult, RegressResult
 from connectx_forge.arena.ladder.fit import fit_files, format_fit
 from connectx_forge.arena.ladder.ladder_report import FILES as LADDER_FILES
-from connectx_forge.arena.ladder.ladder_report import format_ladder, write_outputs
+from connectx_forge.arena.ladder.ladder_report import format_ladder, write_ladder_outputs
 from connectx_forge.arena.ladder.ladder_run import simulate, stored_ladder
 from connectx_forge.arena.ladder.rating import RatingSettings
 from connectx_forge.arena.ladder.simulate import Ladder
@@ -106,7 +106,7 @@ def ladder(*players: Spec, settings: Ladder | None = None, workers: int | None =
     if not kept:
         report = replace(report, store=TEMPORARY)
     if out is not None:
-        write_outputs(report, Path(out))
+        write_ladder_outputs(report, Path(out))
     return LadderResult.of(records, report, format_ladder(report), str(path) if kept else None,
                            None if save is None else os.fspath(save))
 

@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     import pandas
 
     from connectx_forge.arena.elo import PairElo
-    from connectx_forge.arena.match import MatchJson
-    from connectx_forge.arena.match import MatchResult as PlayedMatch
+    from connectx_forge.arena.match import MatchJson, PlayedMatch
     from connectx_forge.arena.sprt_run import SprtReport, SprtReportJson
     from connectx_forge.arena.standings import PairingTable
     from connectx_forge.arena.tournament import TournamentReport, TournamentReportJson

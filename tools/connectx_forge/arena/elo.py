@@ -135,7 +135,7 @@ def pentanomial_elo(penta: Pentanomial, prior: float = PRIOR_PAIRS) -> PairElo:
 
 
 @dataclass(frozen=True)
-class Game:
+class ScoredGame:
     """One game for ``fit``: players ``i`` and ``j`` (indices), ``i``'s score, and its pair (None: alone)."""
 
     i: int
@@ -174,7 +174,7 @@ class Ratings:
         return sorted(range(len(self.players)), key=lambda i: (-self.elo[i], self.players[i]))
 
 
-def fit(players: Sequence[str], games: Sequence[Game], anchor: str | None = None,
+def fit(players: Sequence[str], games: Sequence[ScoredGame], anchor: str | None = None,
         prior_draws: float = 1.0) -> Ratings:
     """Ratings of ``players`` by maximum likelihood from ``games`` (see the module's docstring).
 
@@ -263,7 +263,7 @@ def _prior_meat(met: np.ndarray, p: np.ndarray, keep: list[int], pairs: float) -
     return meat[np.ix_(keep, keep)]
 
 
-def _clustered_meat(games: Sequence[Game], t: np.ndarray, n: int, keep: list[int]) -> np.ndarray:
+def _clustered_meat(games: Sequence[ScoredGame], t: np.ndarray, n: int, keep: list[int]) -> np.ndarray:
     """The sum over pairs (clusters) of the outer product of each pair's score gradient."""
     grads: dict[Hashable, np.ndarray] = {}
     for k, g in enumerate(games):

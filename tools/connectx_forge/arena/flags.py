@@ -112,7 +112,7 @@ def standard_board(args: argparse.Namespace) -> None:
                         "same --rows/--columns/--inarow")
 
 
-def game_of(args: argparse.Namespace, specs: Sequence[str] = ()) -> GameSettings:
+def game_settings_of(args: argparse.Namespace, specs: Sequence[str] = ()) -> GameSettings:
     """The games' settings the flags ask for: the board, Kaggle's clock (as Kaggle's numbers), the agent hosts'
     limits, ``--isolate`` where the command has them, and the game (``--game``, else the game of the projects
     among ``specs``)."""

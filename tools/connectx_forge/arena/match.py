@@ -6,7 +6,7 @@ seeded with ``game_seed(seed, i)``, so a run is reproducible whatever the number
 of workers.  Each game is a ``GameJob`` (``settings.py``, the job a tournament
 plays too) on the arena's scheduler (``tools/connectx_forge/arena/schedule.run_jobs``, its
 process pool or an executor of your own); games come back as ``GameRecord``s in
-a ``MatchResult``, which tallies them from A's side::
+a ``PlayedMatch``, which tallies them from A's side::
 
     from connectx_forge.arena.match import run_match
     from connectx_forge.arena.match_report import format_match
@@ -124,7 +124,7 @@ def spooled(folder: str) -> list[GameRecord]:
 
 
 class MoveTimes(TypedDict):
-    """One side's move times (``MatchResult.time_stats``): its moves, their median and max seconds (None without
+    """One side's move times (``PlayedMatch.time_stats``): its moves, their median and max seconds (None without
     a move), its most overage in one game, and its moves longer than ``act_timeout``."""
 
     moves: int
@@ -135,7 +135,7 @@ class MoveTimes(TypedDict):
 
 
 class MatchJson(TypedDict):
-    """The summary ``cxforge match --json`` prints (``MatchResult.to_json``): A's tallies by seat and overall,
+    """The summary ``cxforge match --json`` prints (``PlayedMatch.to_json``): A's tallies by seat and overall,
     and each side's move times (``"a"``, ``"b"``)."""
 
     a: str
@@ -153,7 +153,7 @@ class MatchJson(TypedDict):
 
 
 @dataclass(frozen=True)
-class MatchResult:
+class PlayedMatch:
     """The games of ``run_match``, sorted by index, with tallies and move times from A's side."""
 
     a: str
@@ -226,7 +226,7 @@ def check_size(player: Player, size: Size) -> None:
 class MatchInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a match; ``result`` holds the games that finished."""
 
-    def __init__(self, result: MatchResult) -> None:
+    def __init__(self, result: PlayedMatch) -> None:
         super().__init__(f"interrupted after {len(result.records)} game(s)")
         self.result = result
 
@@ -285,7 +285,7 @@ def plan_line(plan: MatchPlan, games: int, workers: int) -> str:
 def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | None = None, seed: int = 0, *,
               settings: GameSettings | None = None, seats: str = "both",
               openings: tuple[tuple[int, ...], ...] = (), progress: bool = True,
-              on_game: Callable[[GameRecord], None] | None = None) -> MatchResult:
+              on_game: Callable[[GameRecord], None] | None = None) -> PlayedMatch:
     """Play ``games`` games between ``a`` and ``b``; A moves first in even-numbered games.
 
     ``settings`` (``settings.GameSettings``): the board size (default 6x7x4),
@@ -313,7 +313,7 @@ def run_match(a: PlayerLike, b: PlayerLike, games: int = 100, workers: int | Non
 
 def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = True, *,
                executor: Executor | None = None, on_game: Callable[[GameRecord], None] | None = None,
-               stored: Sequence[GameRecord] = (), chunk: int | None = None) -> MatchResult:
+               stored: Sequence[GameRecord] = (), chunk: int | None = None) -> PlayedMatch:
     """Play the games of ``plan`` (``run_match``'s arguments).
 
     ``workers`` processes (all cores by default; 1 plays in this process), ``chunk`` games a task (default
@@ -345,9 +345,9 @@ def play_match(plan: MatchPlan, workers: int | None = None, progress: bool = Tru
         if on_game is not None:
             on_game(rec)
 
-    def result() -> MatchResult:
+    def result() -> PlayedMatch:
         records = sorted(finished, key=lambda r: r.index)
-        return MatchResult(pa.label, pb.label, game.size, plan.seed, n_workers, time.perf_counter() - start, records,
+        return PlayedMatch(pa.label, pb.label, game.size, plan.seed, n_workers, time.perf_counter() - start, records,
                            game.act_timeout, (is_hosted(pa, game.isolate), is_hosted(pb, game.isolate)),
                            games - len(records))
 

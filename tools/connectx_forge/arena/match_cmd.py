@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 
 from connectx_forge import options
 from connectx_forge.arena import flags
-from connectx_forge.arena.match import SEATS, MatchInterrupted, MatchResult, play_match
+from connectx_forge.arena.match import SEATS, MatchInterrupted, PlayedMatch, play_match
 from connectx_forge.arena.match_report import format_match
 from connectx_forge.arena.match_run import Match, match_run
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
@@ -88,7 +88,7 @@ def _settings(args: argparse.Namespace) -> Match:
         return old.run_of(Match)
     if args.a is None or args.b is None:
         raise UserError("give players A and B (or --resume with --store FILE)")
-    game = flags.game_of(args, (args.a, args.b))
+    game = flags.game_settings_of(args, (args.a, args.b))
     return Match(args.a, args.b, args.games, args.seed, args.seats, args.openings, game)
 
 
@@ -137,7 +137,7 @@ def _stored(args: argparse.Namespace, s: Match, writer: GameWriter | None) -> in
     return 0
 
 
-def _report(args: argparse.Namespace, s: Match, result: MatchResult, writer: GameWriter | None,
+def _report(args: argparse.Namespace, s: Match, result: PlayedMatch, writer: GameWriter | None,
             summary: Mapping[str, object]) -> None:
     """Save the games in order (--save), print the table or the JSON ``summary``."""
     if writer is not None:

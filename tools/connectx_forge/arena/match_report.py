@@ -21,7 +21,7 @@ from connectx_forge.sandbox.escape import escape
 from connectx_forge.stats import format_rate
 
 if TYPE_CHECKING:
-    from connectx_forge.arena.match import MatchResult
+    from connectx_forge.arena.match import PlayedMatch
     from connectx_forge.play.game_record import GameRecord
 
 
@@ -34,7 +34,7 @@ def duration(seconds: float | None) -> str:
     return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def _header(result: MatchResult) -> list[str]:
+def _header(result: PlayedMatch) -> list[str]:
     rows, columns, inarow = result.size
     games = {r.game for r in result.records} - {None}
     where = ", ".join(sorted(g for g in games if g)) if games else f"{rows}x{columns}x{inarow}"
@@ -47,7 +47,7 @@ HEADERS = ["A plays", table.GAMES, table.W, table.D, table.L, table.INVALID, tab
            table.OTHER, f"A {table.WIN_RATE}", "B invalid/errors/timeouts/other"]
 
 
-def _isolation(result: MatchResult) -> str:
+def _isolation(result: PlayedMatch) -> str:
     hosted = [f"{side} ({name})" for side, name, on in (("A", result.a, result.isolated[0]),
                                                         ("B", result.b, result.isolated[1])) if on]
     if not hosted:
@@ -61,7 +61,7 @@ def _row(label: str, t: Tally) -> list[object]:
             f"{t.opponent_invalid}/{t.opponent_errors}/{t.opponent_timeouts}/{t.opponent_crashes}"]
 
 
-def _breaks(result: MatchResult) -> list[str]:
+def _breaks(result: PlayedMatch) -> list[str]:
     """One line per side and kind of rule break: how many, and the first game's detail."""
     counts: dict[tuple[str, str], int] = {}
     firsts: dict[tuple[str, str], GameRecord] = {}
@@ -80,7 +80,7 @@ def _breaks(result: MatchResult) -> list[str]:
     return lines
 
 
-def _move_times(result: MatchResult) -> list[str]:
+def _move_times(result: PlayedMatch) -> list[str]:
     lines = []
     for side, name in (("A", result.a), ("B", result.b)):
         s = result.time_stats(side)
@@ -91,7 +91,7 @@ def _move_times(result: MatchResult) -> list[str]:
     return lines
 
 
-def format_match(result: MatchResult, color: bool | None = None) -> str:
+def format_match(result: PlayedMatch, color: bool | None = None) -> str:
     """The text report of ``result``: its seats' table in the ``rule`` style of ``tools/connectx_forge/table``
     (``color``: a
     coloured header; by default where stdout is a terminal)."""

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, TypedDict
 
 from agents.board import STANDARD
 from connectx_forge.arena import openings as suites
-from connectx_forge.arena.match import MatchJson, MatchPlan, MatchResult, play_match
+from connectx_forge.arena.match import MatchJson, MatchPlan, PlayedMatch, play_match
 from connectx_forge.arena.run import (
     Chosen,
     Execution,
@@ -167,7 +167,7 @@ class StoredMatchJson(MatchJson):
 class StoredMatch:
     """A match played into a store: its result (all N games), the run chosen in the store, and the store."""
 
-    result: MatchResult
+    result: PlayedMatch
     chosen: Chosen
     store: Path
 

@@ -175,7 +175,7 @@ def _solver(engine: str) -> Solve:
     return tool_engines.engine(engine, book=Book.load()).solve
 
 
-class Labeller:
+class ExactScorer:
     """Exact scores: the shipped labels, then the opening book, then the solver (made on first need)."""
 
     def __init__(self, engine: str = "auto") -> None:
@@ -203,8 +203,8 @@ class Labeller:
 
 
 def label(moves: list[str], engine: str = "auto", progress: bool = True) -> list[Opening]:
-    """Each position with its exact score (``Labeller``)."""
-    labeller = Labeller(engine)
+    """Each position with its exact score (``ExactScorer``)."""
+    labeller = ExactScorer(engine)
     with bars.bar(len(moves), "labelling openings", "position", progress,
                   f"cxforge openings: {bars.count(len(moves), 'position')} to label with the solver") as bar:
         out = []
@@ -219,7 +219,7 @@ def build_suite(plies: int = DEFAULT_PLIES, band: tuple[int, int] = DEFAULT_BAND
     """The suite: positions after ``plies`` moves in suite order, kept while their score is in ``band``
     (inclusive), until there are ``size`` (None: every position in the band)."""
     lo, hi = band
-    labeller = Labeller(engine)
+    labeller = ExactScorer(engine)
     suite: list[Opening] = []
     candidates = spread(Opening(m, 0) for m in positions(plies))
     plan = (f"cxforge openings: building the {plies}-ply suite: {bars.count(size or len(candidates), 'opening')} "

@@ -30,7 +30,7 @@ from connectx_forge.arena.store import Key, RunConfig, Store, StoredGame
 from connectx_forge.errors import UsageError, UserError
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import tag
-from connectx_forge.play.resolve import canonical, resolve
+from connectx_forge.play.resolve import canonical_spec, resolve
 from connectx_forge.play.settings import GameSettings
 from connectx_forge.players.player import GhostFiles, PlayerLike, distinct
 
@@ -75,7 +75,7 @@ def canonical_specs(specs: Sequence[str], ghosts: GhostFiles | None = None) -> t
     """The players as a run stores them: paths (and, inside a project, its own name) made absolute, a ghost
     its agent file's (its replays from ``ghosts``), so that ``--resume`` works from any folder and a worker
     plays what this process named (``reference.canonical``)."""
-    return tuple(canonical(s, ghosts) for s in specs)
+    return tuple(canonical_spec(s, ghosts) for s in specs)
 
 
 # what --resume may do when a player's sources changed since the run's stored games (``--new-run``,
@@ -208,7 +208,7 @@ class Live:
             self.bar.set_postfix_str(self.describe(), refresh=False)
 
 
-def key_of(job: GameJob) -> Key:
+def job_key(job: GameJob) -> Key:
     return Key(job.pairing, job.digits, job.colour, job.seed)
 
 
@@ -239,7 +239,7 @@ def play_run(store: Store, run: str, todo: Iterable[GameJob], workers: Workers, 
     def done(job: GameJob, record: GameRecord) -> bool:
         nonlocal played
         tag(record, run, job.pairing)
-        if store.add(run, key_of(job), job.slot, stored_label(job.a, names), stored_label(job.b, names), record):
+        if store.add(run, job_key(job), job.slot, stored_label(job.a, names), stored_label(job.b, names), record):
             played += 1
         if on_game is not None:
             on_game(job, record)

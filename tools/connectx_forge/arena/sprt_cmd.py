@@ -9,7 +9,7 @@ from connectx_forge.arena import flags, plots
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.sprt import MODELS
 from connectx_forge.arena.sprt_run import BAND, DEFAULT_MAX_GAMES, FILES, PLIES, Sprt, format_sprt
-from connectx_forge.arena.tournament_report import make_folder, write_json
+from connectx_forge.arena.tournament_report import make_report_folder, write_json
 from connectx_forge.errors import EXIT_FAIL, EXIT_OK, EXIT_UNDECIDED, UserError
 
 EXIT_STATUS = {"H1": EXIT_OK, "H0": EXIT_FAIL, "none": EXIT_UNDECIDED}  # the table of tools/connectx_forge/errors.py
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give NEW and BASE (or --resume with --store FILE)")
         s = Sprt(args.new, args.base, args.elo0, args.elo1, args.alpha, args.beta, args.model, plies=args.plies,
                  band=args.band, openings=args.openings, seed=args.seed, max_games=args.games,
-                 game=flags.game_of(args, (args.new, args.base)))
+                 game=flags.game_settings_of(args, (args.new, args.base)))
     writer = flags.game_writer(args)
     try:
         result = execute(s, flags.execution_of(args, writer))
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     report = result.report.to_json()
     notes: list[str] = []
     if args.out is not None:
-        make_folder(args.out)
+        make_report_folder(args.out)
         write_json(report, args.out / FILES[0])
         skipped = plots.draw(plots.llr_png, report, args.out / FILES[1])
         notes = [skipped] if skipped else []

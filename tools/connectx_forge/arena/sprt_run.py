@@ -44,7 +44,7 @@ from connectx_forge.arena.run import (
     RunInfoJson,
     RunResult,
     canonical_specs,
-    key_of,
+    job_key,
     play_run,
     version_lines,
 )
@@ -171,7 +171,7 @@ class Sprt:
         test = self.test()
         labels = opened.labels
         pairing = f"{labels[self.new]} vs {labels[self.base]}"
-        suite = suite_of(self, how.progress)
+        suite = sprt_suite(self, how.progress)
         seq = Sequential(test, self.max_games // 2, len(suite))
         start = time.perf_counter()
         db, run = opened.db, opened.run
@@ -210,7 +210,7 @@ class Sprt:
         return RunResult(replace(report, mixed_versions=opened.chosen.mixed, run_note=opened.chosen.note), games)
 
 
-def suite_of(s: Sprt, progress: bool = True) -> list[suites.Opening]:
+def sprt_suite(s: Sprt, progress: bool = True) -> list[suites.Opening]:
     """The openings the SPRT plays: every opening of its band, or the first ``openings`` (labelled once and kept
     in the user cache: ``openings.load_suite``); a game without openings plays a new seed each pair (its one
     start, repeated)."""
@@ -289,7 +289,7 @@ def _jobs(s: Sprt, suite: Sequence[suites.Opening], have: set[Key], pairing: str
     n = len(suite)
     for k in range(s.max_games // 2):
         for job in pair_jobs(pairing, s.new, s.base, suite[k % n].moves, k, s.seed, repeat=k // n, settings=s.game):
-            if key_of(job) not in have:
+            if job_key(job) not in have:
                 yield job
 
 

@@ -133,7 +133,7 @@ class Seats:
 
 
 class RatingJson(TypedDict):
-    """A row of the rating table as a tournament's report holds it (``Rating.to_json``): its fields."""
+    """A row of the rating table as a tournament's report holds it (``RatingRow.to_json``): its fields."""
 
     player: str
     elo: float
@@ -145,7 +145,7 @@ class RatingJson(TypedDict):
 
 
 @dataclass(frozen=True)
-class Rating:
+class RatingRow:
     """A row of the rating table: a player's Elo and its 95% interval (one decimal), its games and score, and
     the likelihood that it is stronger than the next one down (None for the last)."""
 
@@ -162,7 +162,7 @@ class Rating:
                           games=self.games, score=self.score, los_next=self.los_next)
 
     @classmethod
-    def from_json(cls, data: RatingJson) -> Rating:
+    def from_json(cls, data: RatingJson) -> RatingRow:
         """The row ``to_json`` wrote."""
         los = data["los_next"]
         return cls(str(data["player"]), float(data["elo"]), float(data["elo_lo"]), float(data["elo_hi"]),
@@ -216,11 +216,11 @@ def failures(games: Sequence[StoredGame], players: Sequence[str]) -> dict[str, d
 def ratings(games: Sequence[StoredGame], players: Sequence[str], anchor: str | None = None) -> elo.Ratings:
     """The pool's maximum-likelihood ratings, each colour-swapped pair one cluster for the intervals."""
     index = {p: i for i, p in enumerate(players)}
-    return elo.fit(list(players), [elo.Game(index[g.a], index[g.b], g.a_score, (g.key.pairing, g.slot))
+    return elo.fit(list(players), [elo.ScoredGame(index[g.a], index[g.b], g.a_score, (g.key.pairing, g.slot))
                                    for g in games], anchor=anchor)
 
 
-def rating_table(r: elo.Ratings, games: Sequence[StoredGame]) -> list[Rating]:
+def rating_table(r: elo.Ratings, games: Sequence[StoredGame]) -> list[RatingRow]:
     """The rating table, best first: Elo, its 95% interval, games, score, and LOS over the next one down."""
     scores: dict[str, list[float]] = defaultdict(list)
     for g in games:
@@ -233,6 +233,6 @@ def rating_table(r: elo.Ratings, games: Sequence[StoredGame]) -> list[Rating]:
         nxt = order[rank + 1] if rank + 1 < len(order) else None
         name = r.players[i]
         played = tally(scores[name])
-        rows.append(Rating(name, round(r.elo[i], 1), round(lo, 1), round(hi, 1), played.games,
+        rows.append(RatingRow(name, round(r.elo[i], 1), round(lo, 1), round(hi, 1), played.games,
                            round(played.score, 4), None if nxt is None else round(r.los(i, nxt), 4)))
     return rows

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 LIMIT = 1 << 63  # the largest magnitude a stored integer may have (a seed, a count)
 
 
-class StoredRun(Protocol):
+class RunSettings(Protocol):
     """What a run kind's settings class offers (``Run``'s JSON half): a dataclass, written and read as JSON."""
 
     __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[object]]]
@@ -45,7 +45,7 @@ class StoredRun(Protocol):
         ...
 
 
-R = TypeVar("R", bound=StoredRun)
+R = TypeVar("R", bound=RunSettings)
 
 
 def checked(cls: type[R], data: Mapping[str, object], where: str) -> R:

@@ -36,13 +36,13 @@ from connectx_forge.arena.run import (
     RunInfoJson,
     RunResult,
     canonical_specs,
-    key_of,
+    job_key,
     labels_of,
     play_run,
     stored_label,
 )
 from connectx_forge.arena.schedule import GameJob, executor, pair_jobs
-from connectx_forge.arena.standings import PairingJson, PairingTable, Rating, RatingJson, Seats, WDLJson
+from connectx_forge.arena.standings import PairingJson, PairingTable, RatingJson, RatingRow, Seats, WDLJson
 from connectx_forge.arena.store import StoredGame
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
@@ -159,18 +159,18 @@ class Tournament:
     def play(self, opened: Opened, how: Execution) -> RunResult[TournamentReport]:
         """Play the games of the schedule's first N the store lacks, opening by opening; the report
         (``tournament_report``) and games."""
-        suite = suite_of(self, how.progress)
+        suite = tournament_suite(self, how.progress)
         scheduled = jobs_of(self, suite, opened.labels)
         jobs = scheduled[:self.games]
-        wanted = {key_of(j) for j in jobs}
+        wanted = {job_key(j) for j in jobs}
         start = time.perf_counter()
         db, run, labels = opened.db, opened.run, opened.labels
         played, kind = 0, "none (all games were in the store)"
         so_far = {g.key: g for g in db.games(run) if g.key in wanted}  # checked before a game is played
-        todo = [j for j in jobs if key_of(j) not in so_far]
+        todo = [j for j in jobs if job_key(j) not in so_far]
 
         def seen(job: GameJob, record: GameRecord) -> None:  # the bar's games: those read, and each as it ends
-            so_far[key_of(job)] = StoredGame(key_of(job), job.slot, stored_label(job.a, labels),
+            so_far[job_key(job)] = StoredGame(job_key(job), job.slot, stored_label(job.a, labels),
                                              stored_label(job.b, labels), record)
             how.seen(job, record)
 
@@ -234,7 +234,7 @@ class TournamentReport:
     scheduled: int
     rating_method: str  # ``elo.METHOD``: how the ratings were fitted, in the report's words
     pair_method: str  # ``elo.PAIR_METHOD``: how each pairing's Elo was computed
-    ratings: tuple[Rating, ...]
+    ratings: tuple[RatingRow, ...]
     pairs: tuple[PairingTable, ...]
     seats: dict[str, Seats]
     failures: dict[str, dict[str, int]]
@@ -267,7 +267,7 @@ class TournamentReport:
         """The report ``to_json`` wrote."""
         return cls(data["run"], Tournament.from_json(data["settings"]), tuple(data["players"]), data["gauntlet"],
                    data["openings"], data["games"], data["scheduled"], data["rating_method"], data["pair_method"],
-                   tuple(Rating.from_json(r) for r in data["ratings"]),
+                   tuple(RatingRow.from_json(r) for r in data["ratings"]),
                    tuple(PairingTable.from_json(p) for p in data["pairs"]),
                    {p: Seats.from_json(by) for p, by in data["seats"].items()}, data["failures"], data["slowed"],
                    RunInfo(**data["info"]), int(data["distinct_games"]), tuple(data["mixed_versions"]),
@@ -306,7 +306,7 @@ def plan_line(t: Tournament, games: int, suite: Sequence[suites.Opening], labels
             f"{bars.workers_text(how.n_workers, how.dask)}")
 
 
-def suite_of(t: Tournament, progress: bool = True) -> list[suites.Opening]:
+def tournament_suite(t: Tournament, progress: bool = True) -> list[suites.Opening]:
     """The openings the tournament plays: the suite's first M (a suite of M is built if the default is smaller);
     a game without openings plays M seeds (default ``SEEDS``)."""
     if t.game.game != CONNECTX:

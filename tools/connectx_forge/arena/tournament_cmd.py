@@ -10,7 +10,7 @@ from connectx_forge.arena import flags
 from connectx_forge.arena.openings import DEFAULT_SIZE
 from connectx_forge.arena.run import RunInterrupted, execute
 from connectx_forge.arena.tournament import Tournament
-from connectx_forge.arena.tournament_report import FILES, format_tournament, write_outputs
+from connectx_forge.arena.tournament_report import FILES, format_tournament, write_tournament_outputs
 from connectx_forge.errors import UserError
 from connectx_forge.play import why_lost
 
@@ -53,13 +53,13 @@ def run(args: argparse.Namespace) -> int:
         if len(args.players) < 2:
             raise UserError("give at least two players (or --resume with --store FILE)")
         t = Tournament(tuple(args.players), args.gauntlet, args.plies, args.openings, args.seed, args.band,
-                       args.games, flags.game_of(args, args.players))
+                       args.games, flags.game_settings_of(args, args.players))
     writer = flags.game_writer(args)
     try:
         result = execute(t, flags.execution_of(args, writer))
     except RunInterrupted as stop:
         return flags.interrupted(args, stop, writer)
-    notes = write_outputs(result.report, args.out) if args.out is not None else []
+    notes = write_tournament_outputs(result.report, args.out) if args.out is not None else []
     flags.finish(args, result.report.to_json(), result.records(), format_tournament(result.report), notes, writer)
     us = result.report.gauntlet or result.report.players[0]
     lost = sum(p.overall.losses if p.a == us else p.overall.wins for p in result.report.pairs if us in (p.a, p.b))

@@ -1,6 +1,6 @@
 """A tournament's report (``tournament.TournamentReport``) in its text, JSON, CSV and PNG forms.
 
-``format_tournament`` is what ``cxforge tournament`` prints; ``write_outputs``
+``format_tournament`` is what ``cxforge tournament`` prints; ``write_tournament_outputs``
 writes ``report.json``, ``ratings.csv``, ``pairs.csv`` and ``ratings.png`` into
 a folder.
 """
@@ -112,7 +112,7 @@ def _csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
     _write(path, buf.getvalue())
 
 
-def make_folder(folder: Path) -> None:
+def make_report_folder(folder: Path) -> None:
     try:
         safe_write.make_folder(folder)
     except OSError as exc:
@@ -127,10 +127,10 @@ def write_json(report: Mapping[str, object], path: Path) -> None:
 FILES = ("report.json", "ratings.csv", "pairs.csv", "ratings.png")  # what -o DIR holds after a tournament
 
 
-def write_outputs(report: TournamentReport, folder: Path) -> list[str]:
+def write_tournament_outputs(report: TournamentReport, folder: Path) -> list[str]:
     """Write the tournament's JSON, CSVs and ratings PNG (``FILES``) into ``folder``; a line for each file not
     written."""
-    make_folder(folder)
+    make_report_folder(folder)
     out = [folder / name for name in FILES]
     write_json(report.to_json(), out[0])
     _csv(out[1], ["rank", "player", "elo", "elo_lo", "elo_hi", "games", "score", "los_next"],

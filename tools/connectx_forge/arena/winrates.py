@@ -17,7 +17,7 @@ from agents.board import STANDARD, Size
 from agents.registry import REGISTRY
 from connectx_forge import progress as bars
 from connectx_forge import table as tables
-from connectx_forge.arena.match import MatchJson, MatchResult, run_match
+from connectx_forge.arena.match import MatchJson, PlayedMatch, run_match
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.resolve import resolve
 from connectx_forge.play.settings import GameSettings
@@ -30,7 +30,7 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{1000 * seconds:.1f}"
 
 
-def table_row(agent: str, results: list[MatchResult]) -> list[str]:
+def winrates_row(agent: str, results: list[PlayedMatch]) -> list[str]:
     """One row's cells: the agent's rate, losses and rule breaks vs each opponent, and its move times."""
     cells = [agent]
     times: list[float] = []
@@ -51,8 +51,8 @@ def headers(opponents: Sequence[str]) -> list[str]:
             "max move ms"]
 
 
-def format_table(rows: Sequence[Sequence[str]], opponents: Sequence[str], color: bool | None = None) -> str:
-    """The rows (``table_row``) as the Markdown table of ``tools/connectx_forge/table``."""
+def winrates_table(rows: Sequence[Sequence[str]], opponents: Sequence[str], color: bool | None = None) -> str:
+    """The rows (``winrates_row``) as the Markdown table of ``tools/connectx_forge/table``."""
     return tables.render(headers(opponents), rows, "markdown", align="l" * (len(opponents) + 1) + "rr", color=color)
 
 
@@ -64,7 +64,7 @@ def default_agents() -> list[str]:
 def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games: int = 400,
               workers: int | None = None, seed: int = 0, size: Size = STANDARD,
               progress: bool = True, table: bool = True,
-              on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[MatchResult]]:
+              on_game: Callable[[GameRecord], None] | None = None) -> dict[str, list[PlayedMatch]]:
     """Play every agent against every opponent; print the Markdown table when done (unless ``table`` is False).
 
     Returns each agent's matches, in opponent order (``summaries``: as ``--json`` prints them).
@@ -73,7 +73,7 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
         resolve(spec)  # a bad spec: one clear line before any game
     if table:
         print(f"{games} games per cell, seats swapped, {size[0]}x{size[1]}x{size[2]}, seed {seed}", flush=True)
-    raw: dict[str, list[MatchResult]] = {}
+    raw: dict[str, list[PlayedMatch]] = {}
     rows = []
     cells = len(names) * len(opponents)
     if progress:
@@ -90,12 +90,12 @@ def win_rates(names: Sequence[str], opponents: Sequence[str] = OPPONENTS, games:
                 print(f"cxforge winrates: the first match took {took:.1f} s: {bars.about(took * cells)} for all "
                       f"{cells}", file=sys.stderr, flush=True)
         raw[name] = results
-        rows.append(table_row(resolve(name).label, results))
+        rows.append(winrates_row(resolve(name).label, results))
     if table:
-        print(format_table(rows, opponents))
+        print(winrates_table(rows, opponents))
     return raw
 
 
-def summaries(matches: dict[str, list[MatchResult]]) -> dict[str, list[MatchJson]]:
-    """Each agent's match summaries (``MatchResult.to_json``), as ``cxforge winrates --json`` prints them."""
+def summaries(matches: dict[str, list[PlayedMatch]]) -> dict[str, list[MatchJson]]:
+    """Each agent's match summaries (``PlayedMatch.to_json``), as ``cxforge winrates --json`` prints them."""
     return {name: [m.to_json() for m in results] for name, results in matches.items()}

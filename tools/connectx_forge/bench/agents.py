@@ -59,7 +59,7 @@ class AgentTiming:
     compared: int = 0
 
 
-def reference() -> ModuleType:
+def plain_definitions() -> ModuleType:
     """tests/reference_agents.py, the plain transcriptions, loaded from the checkout by path."""
     if not REFERENCE.is_file():
         raise UserError(f"the plain definitions are not at {REFERENCE}: run from a checkout, or use --fast-only")
@@ -97,7 +97,7 @@ def _time(fn: Callable[[], object]) -> tuple[float, object]:
 def run(names: list[str], boards: list[Board], fast_only: bool, ref_positions: int,
         progress: bool = True) -> list[AgentTiming]:
     """Each agent's median move time on ``boards``, and the plain definition's on the first ``ref_positions``."""
-    ref = None if fast_only or ref_positions <= 0 else reference()
+    ref = None if fast_only or ref_positions <= 0 else plain_definitions()
     rows = []
     for name in names:
         fast_t: list[float] = []

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.board import Board
-from agents.solver.book import NO_MOVE, Book, Entry
+from agents.solver.book import NO_MOVE, Book, BookEntry
 from agents.solver.policy import POLICY
 from connectx_forge.errors import UserError
 from connectx_forge.solver.book_builder import (
     DEFAULT_PROGRESS,
-    Result,
+    SolvedPosition,
     book_child,
-    canonical,
+    canonical_position,
     children,
     next_frontier,
     read_progress,
@@ -38,11 +38,12 @@ CUTS = [(100_000, 99), (300_000, 99), (1_000_000, 99), (3_000_000, 99), (100_000
         (100_000, 8)]
 
 
-def walk(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> tuple[list[Result], int, int]:
+def walk(done: dict[int, SolvedPosition], side: str, easy_nodes: int,
+         max_plies: int) -> tuple[list[SolvedPosition], int, int]:
     """The book entries for one cut-off, the largest search left, and the positions met but not solved."""
-    key, board, line = canonical(Board(), "")
+    key, board, line = canonical_position(Board(), "")
     frontier = {key: (board, line)}
-    kept: list[Result] = []
+    kept: list[SolvedPosition] = []
     worst = missing = 0
     for ply in range(0, 43):
         kids: list[tuple[Board, str]] = []
@@ -85,10 +86,10 @@ class Cut:
     unsolved_met: int
 
 
-def measure(done: dict[int, Result], side: str, easy_nodes: int, max_plies: int) -> Cut:
+def measure(done: dict[int, SolvedPosition], side: str, easy_nodes: int, max_plies: int) -> Cut:
     """One cut-off's book: entries, sizes, load time, and the largest search it leaves to the agent."""
     kept, worst, missing = walk(done, side, easy_nodes, max_plies)
-    book = Book.from_entries([Entry(r.key, r.score, r.move if r.move is not None else NO_MOVE)
+    book = Book.from_entries([BookEntry(r.key, r.score, r.move if r.move is not None else NO_MOVE)
                               for r in kept if r.score is not None],
                              max((len(r.moves) for r in kept), default=0))
     raw = book.to_bytes()

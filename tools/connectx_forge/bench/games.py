@@ -52,7 +52,7 @@ class GameRow:
         return self.jailed_per_s / self.evaluate_per_s if self.evaluate_per_s else float("nan")
 
 
-def playable() -> list[str]:
+def playable_games() -> list[str]:
     """The two-player games whose packages are all here, ConnectX first."""
     games = catalog.known()
     return [name for name in catalog.names() if games[name].two_player and games[name].playable]
@@ -61,7 +61,7 @@ def playable() -> list[str]:
 def chosen(games: list[str] | None) -> list[str]:
     """The games ``--game`` names (repeated; none: every playable one), each checked in one line."""
     if games is None:
-        return playable()
+        return playable_games()
     names = [g.strip() for g in games if g.strip()]
     if not names:
         raise UserError("--game: name a game, e.g. --game rps --game planet_wars")

@@ -41,7 +41,7 @@ from connectx_forge.play.episode import play_episode
 from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.seat_random import SeatRandoms, seat_seed
 from connectx_forge.play.settings import GameJob, GameSettings
-from connectx_forge.players.player import CALLABLE, Agent, Player, PlayerLike, as_player
+from connectx_forge.players.player import CALLABLE, Agent, Player, PlayerLike, player_of
 from connectx_forge.sandbox.host import error_place
 from connectx_forge.sandbox.limits import LOG_CHARS, SeatBudget
 from connectx_forge.sandbox.seat import HostedAgent, close_all, slowed_by
@@ -113,7 +113,7 @@ def play_game(first: PlayerLike, second: PlayerLike, seed: int = 0, *, settings:
 
     game = settings if settings is not None else GameSettings()
     size, act_timeout, overage, limits = game.size, game.act_timeout, game.overage, game.limits
-    players = (as_player(first), as_player(second))
+    players = (player_of(first), player_of(second))
     rows, columns, inarow = size
     geometry(rows, columns, inarow)  # validates the size
     opened = [int(c) for c in opening]
@@ -150,7 +150,7 @@ def play_job(job: GameJob) -> GameRecord:
     A game other than ConnectX is its own interpreter's (``episode.play_episode``)."""
     first, second = job.seats()
     if job.settings.game != CONNECTX:
-        return play_episode(job, (as_player(first), as_player(second)))
+        return play_episode(job, (player_of(first), player_of(second)))
     return play_game(first, second, seed=job.seed, index=job.slot, a_seat=job.colour, opening=job.opening,
                      settings=job.settings)
 

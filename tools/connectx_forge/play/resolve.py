@@ -195,7 +195,7 @@ def _resolved(spec: str) -> Player:
         raise UserError(f"player {spec}: {exc}") from None
 
 
-def canonical(spec: str, ghosts: GhostFiles | None = None) -> str:
+def canonical_spec(spec: str, ghosts: GhostFiles | None = None) -> str:
     """The spec as a run stores it, valid from any folder and in any process (``Player.canonical``: a
     project's own name, a path and a ghost as the absolute path, anything else as given); a spec that names no
     player as given (``resolve`` refuses it as the user wrote it)."""

@@ -323,7 +323,7 @@ def from_callable(agent: Agent, name: str | None = None) -> Player:
     return Player(CALLABLE, label, label, agent=agent)
 
 
-def as_player(p: PlayerLike) -> Player:
+def player_of(p: PlayerLike) -> Player:
     """What a game takes: a ``Player``, an agent function, or a name (``named``); a project, a file or a ghost
     is resolved first (``build.reference.as_player``)."""
     if isinstance(p, Player):

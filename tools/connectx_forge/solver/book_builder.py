@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from agents.board import Board
-from agents.solver.book import Book, BookError, Entry, key_stones
+from agents.solver.book import Book, BookEntry, BookError, key_stones
 from agents.solver.engine import Engine
 from agents.solver.policy import POLICY
 from agents.solver.search import Timeout
@@ -53,7 +53,7 @@ EASY_NODES = 100_000  # about 0.25 s of the agent's Python search on this machin
 DEFAULT_BOOK = Path(agent_data("opening_book.bin"))
 
 
-class Result(NamedTuple):
+class SolvedPosition(NamedTuple):
     key: int  # canonical key
     moves: str  # the Pons move string solved (canonical orientation)
     score: int | None  # None: not solved within the time limit
@@ -63,7 +63,7 @@ class Result(NamedTuple):
 
 
 # -- positions ------------------------------------------------------------------------
-def canonical(board: Board, line: str) -> tuple[int, Board, str]:
+def canonical_position(board: Board, line: str) -> tuple[int, Board, str]:
     """The key of ``board`` or its mirror (the smaller), that board, and its move string."""
     mirrored = board.mirror()
     if mirrored.key() < board.key():
@@ -91,7 +91,7 @@ def next_frontier(kids: Iterable[tuple[Board, str]]) -> dict[int, tuple[Board, s
     """``kids`` keyed by canonical key, a position and its mirror kept once."""
     out: dict[int, tuple[Board, str]] = {}
     for child, child_line in kids:
-        key, board, line = canonical(child, child_line)
+        key, board, line = canonical_position(child, child_line)
         out.setdefault(key, (board, line))
     return out
 
@@ -104,7 +104,7 @@ def solves_at(ply: int, side: str) -> bool:
 _ENGINES: dict[str, Engine] = {}  # the worker process's solver of each kind (no book: it is being built)
 
 
-def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
+def solve_position(line: str, seconds: float, engine: str = "python") -> SolvedPosition:
     """Score and best move of the position after ``line`` (weak, then exact, like the agent: from an empty
     table)."""
     board = Board.from_pons(line)
@@ -122,10 +122,10 @@ def solve_position(line: str, seconds: float, engine: str = "python") -> Result:
         move, score = solver.best_move(board, deadline=deadline)
     except Timeout:
         move = score = None
-    return Result(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
+    return SolvedPosition(board.key(), line, score, move, solver.nodes - first, time.perf_counter() - start)
 
 
-def easy(result: Result | None, easy_nodes: int) -> bool:
+def easy(result: SolvedPosition | None, easy_nodes: int) -> bool:
     """Whether the agent's own search solves this position in time (so the book skips it)."""
     return result is not None and result.score is not None and result.nodes < easy_nodes
 
@@ -143,7 +143,7 @@ RecordT = TypeVar("RecordT", bound=Keyed)
 
 def read_records(path: Path, record: Callable[..., RecordT]) -> dict[int, RecordT]:
     """A progress file's records, each made by ``record(**fields)`` (a later line for a key wins); a torn last
-    line is ignored.  ``book build``/``fill`` record ``Result``s, ``book practical`` its choices."""
+    line is ignored.  ``book build``/``fill`` record ``SolvedPosition``s, ``book practical`` its choices."""
     done: dict[int, RecordT] = {}
     if not path.exists():
         return done
@@ -160,9 +160,9 @@ def read_records(path: Path, record: Callable[..., RecordT]) -> dict[int, Record
     return done
 
 
-def read_progress(path: Path) -> dict[int, Result]:
+def read_progress(path: Path) -> dict[int, SolvedPosition]:
     """The results recorded so far by ``book build`` or ``book fill``."""
-    return read_records(path, Result)
+    return read_records(path, SolvedPosition)
 
 
 def book_labels(progress: Path) -> Iterator[Label | BestMove]:
@@ -203,15 +203,15 @@ def book_labels(progress: Path) -> Iterator[Label | BestMove]:
             yield BestMove(r.moves, int(r.move), int(r.score))
 
 
-def append_progress(path: Path, result: Result) -> None:
+def append_progress(path: Path, result: SolvedPosition) -> None:
     with safe_write.open_append(path) as fh:
         fh.write(json.dumps(result._asdict()) + "\n")
 
 
-def write_book(results: dict[int, Result], out: Path, easy_nodes: int = 0) -> int:
+def write_book(results: dict[int, SolvedPosition], out: Path, easy_nodes: int = 0) -> int:
     """Write the solved positions that are not easy; return how many."""
     kept = [r for r in results.values() if r.score is not None and not easy(r, easy_nodes)]
-    entries = [Entry(r.key, r.score, r.move if r.move is not None else 255) for r in kept if r.score is not None]
+    entries = [BookEntry(r.key, r.score, r.move if r.move is not None else 255) for r in kept if r.score is not None]
     save_book(Book.from_entries(entries, max((len(r.moves) for r in kept), default=0)), out)
     return len(entries)
 
@@ -223,8 +223,8 @@ def save_book(book: Book, out: Path) -> int:
     return len(data)
 
 
-def solve_all(pool: Executor, solve: Callable[[str, float, str], Result], lines: list[str], seconds: float,
-              engine: str, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
+def solve_all(pool: Executor, solve: Callable[[str, float, str], SolvedPosition], lines: list[str], seconds: float,
+              engine: str, progress: Path, done: dict[int, SolvedPosition], label: str, bars: bool) -> None:
     """``solve(line, seconds, engine)`` for each line on ``pool``; each result recorded in ``progress`` and ``done``
     as it comes, under a bar that counts the unsolved."""
     futures = [pool.submit(solve, line, seconds, engine) for line in lines]
@@ -306,7 +306,7 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
     if start.moves > plies:
         raise UserError(f"the root has {start.moves} stones, more than --plies {plies}")
     done = read_progress(run.progress)
-    key, board, line = canonical(start, run.root.strip())
+    key, board, line = canonical_position(start, run.root.strip())
     frontier: dict[int, tuple[Board, str]] = {key: (board, line)}
     pool = None if run.dry_run else pools.worker_processes(run.workers)  # the shared pool's workers: Ctrl-C is ours
     try:
@@ -323,7 +323,7 @@ def build(plies: int = 4, run: BookRun | None = None, *, min_plies: int = 0, sid
             for key, (board, line) in frontier.items():
                 known = done.get(key) if solves_at(ply, side) else None
                 if ply == 0 and side == "first":  # the agent's fixed first move
-                    known = Result(key, line, None, POLICY.opening_move, 0, 0.0)
+                    known = SolvedPosition(key, line, None, POLICY.opening_move, 0, 0.0)
                 if easy(known, run.easy_nodes):
                     continue  # the agent solves it, and what follows, itself
                 if known is not None and known.move is not None and (side != "both" or ply == 0):

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from agents.board import Board
 from agents.solver import engine as engines
-from agents.solver.book import Book, BookError, Entry
+from agents.solver.book import Book, BookEntry, BookError
 from agents.solver.position import layout
 from agents.solver.search import Timeout
 from connectx_forge import safe_write, tool_engines
@@ -43,8 +43,8 @@ from connectx_forge.errors import UserError
 from connectx_forge.play.worker_pool import worker_pool
 from connectx_forge.solver.book_builder import (
     BookRun,
-    Result,
-    canonical,
+    SolvedPosition,
+    canonical_position,
     children,
     easy,
     next_frontier,
@@ -64,7 +64,7 @@ Level = dict[int, tuple[Board, str]]  # canonical key -> (board, Pons move strin
 
 def levels(root: Board, line: str, stones: int) -> list[Level]:
     """The positions from ``root`` to ``stones`` stones, one dict a ply (index 0: the root's ply)."""
-    key, board, line = canonical(root, line)
+    key, board, line = canonical_position(root, line)
     out: list[Level] = [{key: (board, line)}]
     while out[-1] and len(out) - 1 + root.moves < stones:
         out.append(next_frontier(kid for board, line in out[-1].values() for kid in children(board, line)))
@@ -75,7 +75,7 @@ def levels(root: Board, line: str, stones: int) -> list[Level]:
 _SOLVERS: dict[str, engines.Engine] = {}  # the worker's solver: its table persists, since every stored bound stays true
 
 
-def solve_exact(line: str, seconds: float, engine: str) -> Result:
+def solve_exact(line: str, seconds: float, engine: str) -> SolvedPosition:
     """The exact score of the position after ``line`` (no best move), from this worker's warm table."""
     solver = _SOLVERS.get(engine)
     if solver is None:
@@ -87,11 +87,11 @@ def solve_exact(line: str, seconds: float, engine: str) -> Result:
         score: int | None = solver.solve(board, deadline=start + seconds)
     except Timeout:
         score = None  # a search cut off by its deadline stores nothing, so the table stays sound
-    return Result(board.key(), line, score, None, solver.nodes - first, time.perf_counter() - start)
+    return SolvedPosition(board.key(), line, score, None, solver.nodes - first, time.perf_counter() - start)
 
 
-def run_pool(solve: Callable[[str, float, str], Result], lines: list[str], seconds: float, engine: str,
-             workers: int, progress: Path, done: dict[int, Result], label: str, bars: bool) -> None:
+def run_pool(solve: Callable[[str, float, str], SolvedPosition], lines: list[str], seconds: float, engine: str,
+             workers: int, progress: Path, done: dict[int, SolvedPosition], label: str, bars: bool) -> None:
     """``solve(line, seconds, engine)`` for each line on ``workers`` processes (``book.solve_all``)."""
     if lines:
         with worker_pool(workers) as pool:  # the shared pool: Ctrl-C stops its workers mid-solve
@@ -115,7 +115,7 @@ def back_up(board: Board, known: dict[int, int]) -> tuple[int, int] | None:
             if child.is_full():
                 score = 0
             else:
-                child_score = known.get(canonical(child, "")[0])
+                child_score = known.get(canonical_position(child, "")[0])
                 if child_score is None:
                     return None
                 score = -child_score
@@ -195,14 +195,14 @@ def easy_progress(progress: Path) -> Path:
     return progress.with_name(f"{progress.stem}.easy{progress.suffix}")
 
 
-def write(book: Book, tree: list[Level], done: dict[int, Result], checked: dict[int, Result], out: Path,
+def write(book: Book, tree: list[Level], done: dict[int, SolvedPosition], checked: dict[int, SolvedPosition], out: Path,
           easy_nodes: int, stones: int) -> int:
     """Score the inner levels by minimax, merge the new hard positions into ``book``, write ``out``; 0.
 
     ``done``: the exact solves (only the leaves' are used); ``checked``: the easy checks.
     """
     known = {key: r.score for key, r in done.items() if r.score is not None and key in tree[-1]}
-    added: list[Entry] = []
+    added: list[BookEntry] = []
     missing = 0
     have = set(book.keys)
     for lv in reversed(tree[:-1]):
@@ -218,7 +218,7 @@ def write(book: Book, tree: list[Level], done: dict[int, Result], checked: dict[
                     raise UserError(f"{lv[key][1] or 'the empty board'}: the book says {old[0]}, "
                                     f"its children say {found[0]}")
             elif board.moves and not easy(checked.get(key), easy_nodes):  # the empty board: the fixed opening
-                added.append(Entry(key, found[0], found[1]))
+                added.append(BookEntry(key, found[0], found[1]))
     entries = book.entries() + added
     size = save_book(Book.from_entries(entries, max(book.max_moves, stones if added else -1)), out)
     unsolved = sum(1 for key in tree[-1] if key not in known)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from agents.board import Board
 from agents.net.agent import policy_prior
-from agents.solver.book import Book, BookError, Entry
+from agents.solver.book import Book, BookEntry, BookError
 from agents.solver.engine import Engine
 from agents.solver.expectimax import practical_search
 from agents.solver.opponents import MODELS, named
@@ -195,7 +195,7 @@ def write(book: Book, choices: list[Choice], out: Path) -> int:
                 else f"kept ({c.uncovered} hard positions below are not in the book)")
         print(f"{c.line}: score {c.score}, book {c.book_move + 1}, search {c.move + 1}, expected "
               f"{c.expected:.3f} at depth {c.depth}: {what}", flush=True)
-    entries = [Entry(e.key, e.score, moves.get(e.key, e.move)) for e in book.entries()]
+    entries = [BookEntry(e.key, e.score, moves.get(e.key, e.move)) for e in book.entries()]
     size = save_book(Book.from_entries(entries, book.max_moves), out)
     print(f"wrote {out}: {len(entries)} entries ({size} bytes), {len(moves)} moves changed", flush=True)
     return 0

@@ -102,7 +102,7 @@ class Record:
 
 
 @dataclass
-class Summary:
+class SetState:
     """A set's state: positions labelled and skipped, and CPU seconds spent labelling in this run."""
 
     name: str
@@ -311,17 +311,17 @@ def read_set(folder: Path, name: str) -> list[Label]:
     return [Label(r.moves, r.scores) for r in read_records(path)[1] if r.scores is not None]
 
 
-def summary(folder: Path, name: str) -> Summary:
+def summary(folder: Path, name: str) -> SetState:
     """Labelled, contested and skipped counts of a set's scores file."""
     records = read_records(set_files(folder, name)[1])[1]
     classes = [{score_class(s) for s in r.scores if s is not None} for r in records if r.scores is not None]
-    return Summary(name, len(classes), len(records) - len(classes), contested=sum(len(c) > 1 for c in classes))
+    return SetState(name, len(classes), len(records) - len(classes), contested=sum(len(c) > 1 for c in classes))
 
 
 # -- building ------------------------------------------------------------------------
 def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, budget_s: float = DEFAULT_BUDGET,
               training: Sequence[Path] = TRAINING_DIRS, pons: Path | None = None, progress: bool = True,
-              solver: Engine | None = None) -> Summary:
+              solver: Engine | None = None) -> SetState:
     """Label draws of set ``name`` until ``size`` positions are labelled, continuing its files in ``folder``.
 
     ``pons``: a folder of Pons' sets whose positions (and children) are left
@@ -330,7 +330,7 @@ def build_set(name: str, folder: Path, size: int = DEFAULT_SIZE, seed: int = 0, 
     txt, scores_path = set_files(folder, name)
     records = _open_scores(scores_path, name, seed)
     _write_txt(txt, records)
-    done = Summary(name, sum(r.scores is not None for r in records), sum(r.scores is None for r in records))
+    done = SetState(name, sum(r.scores is not None for r in records), sum(r.scores is None for r in records))
     if done.labelled >= size:
         return done
     if solver is None:

@@ -303,7 +303,7 @@ def _judge(moves: str, score: int, movers: dict[str, Mover], label: Labeller, ou
 MISTAKE_HEADERS = ("set", "agent", "mistakes", "rate [95% CI]", "skipped", "mean time", "max time")
 
 
-def table_row(res: Mistakes) -> list[object]:
+def mistakes_row(res: Mistakes) -> list[object]:
     """One result as a row under ``MISTAKE_HEADERS``: mistakes of judged moves, their rate, the positions
     skipped past the budget, the mean and the longest time to move."""
     n = len(res.mistakes)
@@ -312,9 +312,9 @@ def table_row(res: Mistakes) -> list[object]:
             f"{sum(think) / len(think):.3f}s", f"{max(think):.2f}s"]
 
 
-def format_table(results: Sequence[Mistakes], color: bool | None = None) -> str:
+def mistakes_table(results: Sequence[Mistakes], color: bool | None = None) -> str:
     """The results as one table (``tools/connectx_forge/table``, style ``rule``), a row per agent and set."""
-    return table.render(MISTAKE_HEADERS, [table_row(r) for r in results], "rule", align="llrrrrr", color=color)
+    return table.render(MISTAKE_HEADERS, [mistakes_row(r) for r in results], "rule", align="llrrrrr", color=color)
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,9 @@ from connectx_forge.solver.mistakes import (
     MistakeRun,
     Mistakes,
     WeakCache,
-    format_table,
+    mistakes_row,
+    mistakes_table,
     run_sets,
-    table_row,
 )
 
 HELP = "mistake rates of agents on our held-out sets (or Pons' six test sets), moves labelled by the exact solver"
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     def report(res: Mistakes) -> None:
         if progress:
-            name, agent, mistakes, rate = table_row(res)[:4]
+            name, agent, mistakes, rate = mistakes_row(res)[:4]
             print(f"  {name}, {agent}: {mistakes} mistakes, {rate}", file=sys.stderr, flush=True)
 
     run = MistakeRun(args.sample, args.hard_sample, args.seed, args.budget, args.overage, args.solve_budget,
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         print(json.dumps(rows, indent=1))
     else:
-        print(format_table(results))
+        print(mistakes_table(results))
     if out is not None:
         safe_write.write_text(out, json.dumps(rows, indent=1), replace=True)  # --force: options.prepare
     return 0

@@ -11,8 +11,8 @@ kaggle_environments' loader, under the ``Limits`` given, so Kaggle's own rules
 decide INVALID, ERROR and TIMEOUT and nothing the file does reaches the
 checker.  The games run on the game tools' worker pool (forked processes);
 ``verdict.py`` decides, with the floors of the file's own build manifest
-(``read_manifest``): one whose sha256 is not the file's is an error, and every
-floor must be played (``floors_of``), so that PASS means every floor was met.
+(``manifest_and_floors_text``): one whose sha256 is not the file's is an error, and every
+floor must be played (``connectx_floors``), so that PASS means every floor was met.
 ``check_agent`` takes any player ``cxforge check`` accepts (a project folder, a
 source ``.py``, a registered agent: built on the fly first).
 
@@ -92,7 +92,7 @@ def check_file(path: str | os.PathLike[str], gate: Gate | None = None, *, settin
     sends (``upload_copy.staged_copy``: no link to it or on its path, a regular file of at most 100 MB, hashed):
     the check judges those bytes, whatever the path holds meanwhile; ``shown`` (default ``path``) is what the
     report names.  ``game``: the game to play (``--game``; default: ``settings.game`` where it is not ConnectX,
-    else the game the file's manifest names, else ConnectX; ``game_check.game_of``)."""
+    else the game the file's manifest names, else ConnectX; ``game_check.game_checked``)."""
     named = shown or Path(path)
     with staged_copy(Path(path)) as copy:
         try:
@@ -136,7 +136,7 @@ def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: 
     named = source if shown is None else shown
     cap = max(games, DEFAULT_MAX_GAMES) if max_games is None else max_games
     _validate(source, games, act_timeout, overage, cap)
-    which = game_check.game_of(asked, _built_for(source, named, floors), named)
+    which = game_check.game_checked(asked, _built_for(source, named, floors), named)
     if which != CONNECTX:
         return _check_other(source, named, gate, replace(game_settings, game=which), cap, progress=progress,
                             validation=validation, floors=floors, on_look=on_look, on_game=on_game)
@@ -145,8 +145,8 @@ def _check(path: str | os.PathLike[str], gate: Gate | None = None, *, settings: 
     chosen = tuple(builtin_opponent(o) for o in opponents)
     manifest_path, manifest, note = _read_manifest_of(source, named, floors)
     shown_manifest = None if manifest_path is None else manifests.manifest_path(named)
-    plan = sequential.Plan(games, cap)
-    wanted = floors_of(manifest, shown_manifest, chosen)
+    plan = sequential.FloorLooks(games, cap)
+    wanted = connectx_floors(manifest, shown_manifest, chosen)
     manifest = {**manifest, "floors": wanted}  # by the check's names of the opponents
     jobs_for(chosen, games, act_timeout, overage, seed)  # refuses an unknown opponent before anything is played
     kaggle_env.load()  # once, before the workers fork
@@ -211,9 +211,10 @@ def _check_other(source: Path, named: Path, gate: Gate, settings: GameSettings, 
     game_check.refuse_connectx_flags(info.name, settings)
     manifest_path, manifest, note = _read_manifest_of(source, named, floors)
     shown_manifest = None if manifest_path is None else manifests.manifest_path(named)
-    wanted = game_check.floors_of(manifest, info, shown_manifest)
+    wanted = game_check.game_floors(manifest, info, shown_manifest)
     opponents = game_check.opponents_of(gate.opponents, wanted, info)
-    plan = game_check.Plan(info, opponents, wanted, gate.games, cap, gate.seed, gate.workers or os.cpu_count() or 1)
+    plan = game_check.GameCheckPlan(info, opponents, wanted, gate.games, cap, gate.seed,
+                                    gate.workers or os.cpu_count() or 1)
     report = game_check.check_game(source, named, plan, settings, shown_manifest, manifest, progress=progress,
                                    validation=validation, on_look=on_look, on_game=on_game)
     if note:
@@ -221,7 +222,7 @@ def _check_other(source: Path, named: Path, gate: Gate, settings: GameSettings, 
     return report
 
 
-def _next_targets(floors: dict[str, float], results: list[GameResult], plan: sequential.Plan,
+def _next_targets(floors: dict[str, float], results: list[GameResult], plan: sequential.FloorLooks,
                   played: dict[str, int], batch: set[str], on_look: Look | None) -> dict[str, int]:
     """After a batch (games against the opponents in ``batch``): the games each opponent whose floor is not
     decided yet must reach at the next look; none once a floor has failed (the check has)."""
@@ -287,16 +288,16 @@ def stage(source: Path, folder: Path) -> Path:
 
 
 def _read_manifest_of(source: Path, named: Path, floors: bool) -> tuple[Path | None, manifests.Manifest, str | None]:
-    """``read_manifest`` of ``source``, a copy of ``named``: its one-line errors name ``named``'s folder."""
+    """``manifest_and_floors_text`` of ``source``, a copy of ``named``: its one-line errors name ``named``'s folder."""
     try:
-        return read_manifest(source, floors)
+        return manifest_and_floors_text(source, floors)
     except UserError as exc:
         if source == named:
             raise
         raise type(exc)(str(exc).replace(str(source.parent), str(named.parent))) from None
 
 
-def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, manifests.Manifest, str | None]:
+def manifest_and_floors_text(path: Path, floors: bool = True) -> tuple[Path | None, manifests.Manifest, str | None]:
     """The build manifest of ``path`` (``manifest.read_manifest``): ``(manifest, data, None)``, or
     ``(None, {}, None)`` when there is none.
 
@@ -312,7 +313,7 @@ def read_manifest(path: Path, floors: bool = True) -> tuple[Path | None, manifes
     return (None, {}, None) if data is None else (beside, data, None)
 
 
-def floors_of(manifest: manifests.Manifest, where: Path | None, opponents: tuple[str, ...]) -> dict[str, float]:
+def connectx_floors(manifest: manifests.Manifest, where: Path | None, opponents: tuple[str, ...]) -> dict[str, float]:
     """The manifest's win-rate floors by opponent (``random``, ``negamax``).  A floor against an opponent that
     ``opponents`` leaves out is a ``UserError``: the check could not decide it, and a check that passes has
     decided every floor as met."""

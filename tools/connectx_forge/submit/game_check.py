@@ -51,7 +51,7 @@ VALIDATION_SLOT = -1
 
 
 @dataclass(frozen=True)
-class Plan:
+class GameCheckPlan:
     """What a check of another game plays: the game, the opponents (bare built-in names), the floors by
     opponent, the games first, the cap, the seed, the workers."""
 
@@ -71,7 +71,7 @@ def manifest_game(path: Path) -> str | None:
     return game if isinstance(game, str) else None
 
 
-def game_of(explicit: str | None, built_for: str | None, named: Path) -> str:
+def game_checked(explicit: str | None, built_for: str | None, named: Path) -> str:
     """The game a check plays: the one asked for (``--game``), else the one the file was built for (its
     manifest), else ConnectX; one line when the two differ."""
     if explicit is not None and built_for is not None and explicit != built_for:
@@ -105,7 +105,7 @@ def opponents_of(asked: tuple[str, ...], floors: dict[str, float], info: GameInf
     return chosen
 
 
-def floors_of(manifest: manifests.Manifest, info: GameInfo, where: Path | None) -> dict[str, float]:
+def game_floors(manifest: manifests.Manifest, info: GameInfo, where: Path | None) -> dict[str, float]:
     """The manifest's floors by the game's built-in names; one line for a floor against no built-in of it."""
     out: dict[str, float] = {}
     for spec, floor in (manifest.get("floors") or {}).items():
@@ -136,7 +136,7 @@ def result_of(record: GameRecord, opponent: str, seat: int, index: int) -> GameR
                       record.slowed, index, opponent, seat, 0, record.seed, record=record)
 
 
-def _jobs(player: Player, plan: Plan, settings: GameSettings, targets: dict[str, int],
+def _jobs(player: Player, plan: GameCheckPlan, settings: GameSettings, targets: dict[str, int],
           played: dict[str, int]) -> list[tuple[GameJob, str, int]]:
     """The games of a batch: game ``g`` against the ``i``-th opponent is index ``g * len(opponents) + i``, the
     file in seat ``g % 2``, seeded ``game_seed(seed, index)``, whatever the batches."""
@@ -171,13 +171,13 @@ def counted(results: list[GameResult]) -> tuple[list[GameResult], Evidence[GameR
     return out, evidence
 
 
-def check_game(source: Path, named: Path, plan: Plan, settings: GameSettings, manifest_path: Path | None,
+def check_game(source: Path, named: Path, plan: GameCheckPlan, settings: GameSettings, manifest_path: Path | None,
                manifest: manifests.Manifest, *, progress: bool = False, validation: bool = True,
                on_look: Look | None = None, on_game: Callable[[GameResult], None] | None = None) -> CheckReport:
     """Check the file ``source`` (shown as ``named``) on ``plan.info``'s game: the validation episode, then
     ``plan.games`` games against each opponent, more against one whose floor is undecided, up to ``plan.cap``.
     """
-    test = sequential.Plan(plan.games, plan.cap)
+    test = sequential.FloorLooks(plan.games, plan.cap)
     kaggle_env.load()  # once, before the workers fork
     from kaggle_environments import make
 
@@ -226,7 +226,7 @@ def check_game(source: Path, named: Path, plan: Plan, settings: GameSettings, ma
     return replace(report, notes=notes)
 
 
-def _next(plan: Plan, test: sequential.Plan, results: list[GameResult], evidence: Evidence[GameResult],
+def _next(plan: GameCheckPlan, test: sequential.FloorLooks, results: list[GameResult], evidence: Evidence[GameResult],
           played: dict[str, int], batch: set[str], stopped: dict[str, str], on_look: Look | None) -> dict[str, int]:
     """After a batch: the games each opponent whose floor is not decided must reach next; none for an
     opponent whose games repeat (a pair shown deterministic: more games are no new evidence), and none at all

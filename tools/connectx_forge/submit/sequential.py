@@ -74,7 +74,7 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Plan:
+class FloorLooks:
     """The looks of the floor test: ``first`` games, doubling up to ``cap``, each at ``alpha / K``."""
 
     first: int

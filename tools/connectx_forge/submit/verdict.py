@@ -192,7 +192,7 @@ class Checked:
 
 
 def summarize(checked: Checked, results: list[GameResult], manifest_path: Path | None, manifest: Manifest,
-              validation: GameResult | None = None, plan: sequential.Plan | None = None, *,
+              validation: GameResult | None = None, plan: sequential.FloorLooks | None = None, *,
               floor_results: list[GameResult] | None = None, repeats: dict[str, int] | None = None) -> CheckReport:
     """Tally the games and decide: the validation episode, invalid moves, errors, timeouts and floors.
 
@@ -274,12 +274,12 @@ def _rule_break_notes(over: int, act_timeout: float, errors_seen: list[str]) -> 
 
 
 def judge_floor(opponent: str, floor: float, results: list[GameResult],
-                plan: sequential.Plan | None = None) -> tuple[FloorResult, sequential.Decision]:
+                plan: sequential.FloorLooks | None = None) -> tuple[FloorResult, sequential.Decision]:
     """The floor against ``opponent`` over the games played against it, by ``plan`` (default: one look)."""
     games = [r for r in results if r.opponent == opponent]
     n = len(games)
     wins = sum(r.outcome == "win" for r in games)
-    test = plan or sequential.Plan(max(n, 1), max(n, 1))
+    test = plan or sequential.FloorLooks(max(n, 1), max(n, 1))
     decision = test.decide(floor, wins, n)
     verdict = {sequential.PASS: PASS, sequential.FAIL: FAIL}.get(decision.verdict, UNDECIDED) if n else UNDECIDED
     return (FloorResult(opponent, float(floor), n, wins, wins / n if n else 0.0, decision.upper, verdict,
@@ -287,7 +287,7 @@ def judge_floor(opponent: str, floor: float, results: list[GameResult],
 
 
 def _judge_floors(problems: list[str], floors: dict[str, float], results: list[GameResult],
-                  plan: sequential.Plan | None, repeats: dict[str, int] | None = None,
+                  plan: sequential.FloorLooks | None, repeats: dict[str, int] | None = None,
                   ) -> tuple[list[FloorResult], list[str]]:
     """Each floor judged, and the floors undecided; a floor missed is added to ``problems`` (after one, or a
     rule broken, no floor is undecided: the check has failed).  ``repeats``: the games against an opponent

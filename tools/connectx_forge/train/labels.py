@@ -113,7 +113,7 @@ def tactical_random(board: Board, rng: random.Random) -> int:
     return rng.choice(moves or legal)
 
 
-def play_game(rng: random.Random, max_opening: int = 8) -> list[int]:
+def random_game_moves(rng: random.Random, max_opening: int = 8) -> list[int]:
     """The moves of one game between two players drawn at random, after random opening moves."""
     styles = [rng.random() < 0.25 for _ in range(2)]  # True: uniform random side
     board, moves = Board(), []
@@ -189,7 +189,7 @@ def generate(cache_dir: Path, seed: int, games: int, budget_s: float = 1.0,
         bar.already(min(start, games))
         for g in range(start, games):
             rng = random.Random(seed * 1_000_003 + g)
-            moves = play_game(rng)
+            moves = random_game_moves(rng)
             solver.reset()
             labels = label_game(moves, solver, budget_s, min_stones)
             fh.write("".join(json.dumps({"game": g, "moves": lab.moves, "scores": list(lab.scores)}) + "\n"

@@ -35,7 +35,7 @@ import numpy as np
 
 from connectx_forge import table
 from connectx_forge.arena.ladder.episodes_in import Episode, read_episodes
-from connectx_forge.arena.ladder.rating import MU0, Model, RatingSettings, Skill
+from connectx_forge.arena.ladder.rating import MU0, RatingSettings, Skill, TrueSkillModel
 from connectx_forge.errors import UserError
 
 SAME = 0.01  # two scores this close are the same score (Kaggle's are floats)
@@ -67,7 +67,7 @@ def residuals(episodes: Sequence[Episode], settings: RatingSettings,
               complete: set[int] | None = None) -> tuple[list[float], int]:
     """Observed minus predicted score after, for each tracked side; and how many submissions were tracked.
     ``complete``: the submissions whose whole history the episodes hold (None: all of them)."""
-    model = Model(settings)
+    model = TrueSkillModel(settings)
     tau2 = settings.tau ** 2
     sigma: dict[int, float] = {}  # tracked submissions: sigma now
     last: dict[int, float] = {}  # every submission's score after its last episode seen

@@ -11,7 +11,7 @@ from pathlib import Path
 from connectx_forge import options, outputs
 from connectx_forge.arena import flags
 from connectx_forge.arena.ladder.fit import fit_files, format_fit
-from connectx_forge.arena.ladder.ladder_report import FILES, format_ladder, write_outputs
+from connectx_forge.arena.ladder.ladder_report import FILES, format_ladder, write_ladder_outputs
 from connectx_forge.arena.ladder.ladder_run import simulate, stored_ladder
 from connectx_forge.arena.ladder.rating import RatingSettings
 from connectx_forge.arena.ladder.simulate import DEFAULT_POOL, Ladder
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give at least one PLAYER (your candidate), or --resume with --store FILE, or --fit")
         rating = RatingSettings(sigma0=args.sigma0, beta=args.beta, tau=args.tau,
                                 draw_probability=args.draw_probability)
-        game = flags.game_of(args, args.players)
+        game = flags.game_settings_of(args, args.players)
         pool = tuple(args.pool)
         if game.game != CONNECTX and pool == DEFAULT_POOL:  # the pool of another game: its built-in agents
             pool = tuple("kaggle:" + name for name in get(game.game).builtins)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         return flags.interrupted(args, stop, writer)
     if writer is not None:
         writer.close()
-    notes = [] if args.out is None else write_outputs(report, args.out)
+    notes = [] if args.out is None else write_ladder_outputs(report, args.out)
     print(json.dumps(report.to_json()) if args.json else format_ladder(report))
     for note in notes:
         print(f"cxforge ladder: note: {note}", file=sys.stderr)

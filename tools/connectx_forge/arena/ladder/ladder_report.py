@@ -1,6 +1,6 @@
 """A ladder's report: a frozen ``LadderReport`` (``to_json`` is ``cxforge ladder --json``'s object and the
 report.json ``-o`` writes, ``from_json`` reads it back), its text (tables through ``table.render``), its
-plot, and the files ``-o`` writes (``write_outputs``).
+plot, and the files ``-o`` writes (``write_ladder_outputs``).
 
 Per submission (``Submission``): its role (your candidate or the pool), status (rated, retired:
 no longer among the team's latest N, or error: its validation episode broke),
@@ -220,7 +220,7 @@ def ladder_png(report: LadderReport, path: Path) -> None:
 FILES = ("report.json", "ladder.png")  # what -o DIR holds after a ladder
 
 
-def write_outputs(report: LadderReport, out: Path) -> list[str]:
+def write_ladder_outputs(report: LadderReport, out: Path) -> list[str]:
     """``report.json`` and ``ladder.png`` (``FILES``) in the folder ``out`` (``-o``); a note for each file
     skipped."""
     safe_write.write_text(out / FILES[0], json.dumps(report.to_json(), indent=2), replace=True)

@@ -26,7 +26,7 @@ import numpy as np
 
 
 @dataclass(frozen=True)
-class Entry:
+class ActiveSubmission:
     """An active submission on the day: its index, team, mu at the start of the day, and its quota."""
 
     index: int
@@ -35,7 +35,7 @@ class Entry:
     quota: int
 
 
-def pairings(entries: Sequence[Entry], window: float, rng: np.random.Generator) -> list[tuple[int, int]]:
+def pairings(entries: Sequence[ActiveSubmission], window: float, rng: np.random.Generator) -> list[tuple[int, int]]:
     """The day's episodes as ``(first seat, second seat)`` submission indices, in the order they are rated."""
     out: list[tuple[int, int]] = []
     for e in entries:

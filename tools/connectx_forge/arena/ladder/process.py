@@ -1,6 +1,6 @@
 """Kaggle's rating process, day by day, whatever plays the games: the simulated ladder's bookkeeping.
 
-A ``Plan`` lists the submissions (label, team, the day each is submitted) and
+A ``LadderPlan`` lists the submissions (label, team, the day each is submitted) and
 the process's settings; a ``Process`` holds every submission's rating and
 steps through days: ``day_pairings(d)`` (matchmaking on the ratings at the
 start of day d), then ``rate_day(d, scores)`` with each episode's result.  The
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from connectx_forge.arena.ladder.matchmaking import Entry, pairings
-from connectx_forge.arena.ladder.rating import Model, Skill
+from connectx_forge.arena.ladder.matchmaking import ActiveSubmission, pairings
+from connectx_forge.arena.ladder.rating import Skill, TrueSkillModel
 
 
 @dataclass(frozen=True)
-class Plan:
+class LadderPlan:
     """The submissions (labels, teams, the day each is submitted) and the process's settings."""
 
     labels: tuple[str, ...]
@@ -43,8 +43,8 @@ class Plan:
 class Process:
     """The ratings of every submission as the days go by; ``history[d][i]``: submission i after day d."""
 
-    plan: Plan
-    model: Model
+    plan: LadderPlan
+    model: TrueSkillModel
     errored: frozenset[int] = frozenset()
     skills: list[Skill] = field(default_factory=list)
     history: list[list[Skill]] = field(default_factory=list)
@@ -68,7 +68,8 @@ class Process:
     def day_pairings(self, day: int, rng: np.random.Generator) -> list[tuple[int, int]]:
         """Day ``day``'s episodes ``(first seat, second seat)``, drawn on the ratings at its start."""
         p = self.plan
-        entries = [Entry(i, p.teams[i], self.skills[i].mu, p.new_per_day if p.submitted[i] == day else p.per_day)
+        entries = [ActiveSubmission(i, p.teams[i], self.skills[i].mu,
+                                    p.new_per_day if p.submitted[i] == day else p.per_day)
                    for i in self.active(day)]
         return pairings(entries, p.window, rng)
 

@@ -100,7 +100,7 @@ class Skill:
     sigma: float
 
 
-class Model:
+class TrueSkillModel:
     """TrueSkill's two-player update under ``settings`` (closed form, the library's v/w functions)."""
 
     def __init__(self, settings: RatingSettings) -> None:

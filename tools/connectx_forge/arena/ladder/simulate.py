@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
 from connectx_forge import progress as bars
-from connectx_forge.arena.ladder.process import Plan, Process, matchmaking_rng
-from connectx_forge.arena.ladder.rating import Model, RatingSettings
-from connectx_forge.arena.run import Execution, Opened, canonical_specs, key_of, play_run
+from connectx_forge.arena.ladder.process import LadderPlan, Process, matchmaking_rng
+from connectx_forge.arena.ladder.rating import RatingSettings, TrueSkillModel
+from connectx_forge.arena.run import Execution, Opened, canonical_specs, job_key, play_run
 from connectx_forge.arena.schedule import GameJob, Workers, executor, seed_of
 from connectx_forge.arena.store import Key, a_score
 from connectx_forge.errors import UserError
@@ -123,10 +123,10 @@ class Ladder:
     def specs(self) -> tuple[str, ...]:
         return (*self.players, *self.pool)
 
-    def plan(self, labels: dict[str, str]) -> Plan:
+    def plan(self, labels: dict[str, str]) -> LadderPlan:
         teams = tuple([YOU] * len(self.players) + [f"pool:{labels[p]}" for p in self.pool])
         submitted = tuple([i * self.stagger for i in range(len(self.players))] + [0] * len(self.pool))
-        return Plan(tuple(labels[s] for s in self.specs()), teams, submitted, self.per_day, self.new_per_day,
+        return LadderPlan(tuple(labels[s] for s in self.specs()), teams, submitted, self.per_day, self.new_per_day,
                     self.window, self.active)
 
 
@@ -195,25 +195,25 @@ def _play_days(t: Ladder, opened: Opened, how: Execution) -> Played:
 
         def batch(jobs: list[GameJob]) -> list[GameRecord]:
             nonlocal played, kind
-            todo = [j for j in jobs if key_of(j) not in results]
+            todo = [j for j in jobs if job_key(j) not in results]
             if todo:
                 if not open_workers:
                     open_workers.append(stack.enter_context(executor(how.n_workers, how.dask)))
                 kind = open_workers[0].kind
 
                 def keep(job: GameJob, record: GameRecord) -> None:
-                    results[key_of(job)] = record
+                    results[job_key(job)] = record
                     how.seen(job, record)
 
                 played += play_run(db, run, todo, open_workers[0], None, on_game=keep, labels=labels)
             bar.already(len(jobs) - len(todo))
             bar.update(len(todo))
-            out = [results[key_of(j)] for j in jobs]
+            out = [results[job_key(j)] for j in jobs]
             if any(r is None for r in out):
                 raise UserError(f"the store {path} lost a game of run {run}; rerun with a new --store")
             return [r for r in out if r is not None]
 
-        process = Process(plan, Model(t.rating))
+        process = Process(plan, TrueSkillModel(t.rating))
         errored: set[int] = set()
         days: list[list[tuple[int, int]]] = []
         scores: list[list[float]] = []
@@ -245,7 +245,7 @@ def expected_games(t: Ladder) -> int:
     """About how many games ladder ``t`` plays: a validation episode a submission, then each day half the
     quota of every active submission (``matchmaking.pairings``), none broken."""
     plan = t.plan({s: s for s in t.specs()})
-    process = Process(plan, Model(t.rating))
+    process = Process(plan, TrueSkillModel(t.rating))
     games = len(t.specs())
     for day in range(t.days):
         active = process.active(day)

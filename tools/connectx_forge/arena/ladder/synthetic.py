@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from connectx_forge.arena.ladder.matchmaking import Entry, pairings
+from connectx_forge.arena.ladder.matchmaking import ActiveSubmission, pairings
 from connectx_forge.arena.ladder.rating import Rating, RatingSettings
 
 
@@ -43,7 +43,7 @@ def kaggle_episodes(settings: RatingSettings, submissions: int = 30, days: int =
             mu = ratings[sub].mu
             episodes.append({"id": len(episodes) + 1, "type": "EPISODE_TYPE_VALIDATION",
                              "agents": [agent(int(sub), 0, 0, mu, mu), agent(int(sub), 1, 0, mu, mu)]})
-        entries = [Entry(int(i), str(i), ratings[i].mu, per_day) for i in np.flatnonzero(joins <= day)]
+        entries = [ActiveSubmission(int(i), str(i), ratings[i].mu, per_day) for i in np.flatnonzero(joins <= day)]
         for i, j in pairings(entries, 150.0, rng):
             gap = rng.normal(strength[i], settings.beta) - rng.normal(strength[j], settings.beta)
             before_i, before_j = ratings[i].mu, ratings[j].mu

@@ -24,7 +24,7 @@ ENV = "CXFORGE_REPLAYS"
 DEFAULT_FOLDER = Path("replays")
 
 
-def key_of(board: Board) -> str:
+def position_key(board: Board) -> str:
     """A position's key: ``obs.board`` as a string of digits."""
     return "".join(str(c) for c in board.to_grid())
 
@@ -69,7 +69,7 @@ class Books:
                 book.episodes.add(game.episode_id)
         for col in game.moves:
             book = self.teams[game.names[board.mark - 1]]
-            book.moves.setdefault(key_of(board), Counter())[col] += 1
+            book.moves.setdefault(position_key(board), Counter())[col] += 1
             board = board.play(col)
 
     def team(self, name: str) -> TeamBook:

@@ -32,7 +32,7 @@ def check_write(team: str | None, write: Path | None, force: bool = False, forci
     ``force``: ``--force`` replaces it; ``forcing``: how the caller says it)."""
     if (team is None) != (write is None):
         raise UserError("--team TEAM and --write FILE go together: the team's ghost, written to FILE")
-    outputs.check_file(write, force, "--write", forcing=forcing)
+    outputs.check_output(write, force, "--write", forcing=forcing)
 
 
 def write_ghost(books: Books, team: str, fallback: str | None, write: Path, replace: bool = False) -> TeamBook:

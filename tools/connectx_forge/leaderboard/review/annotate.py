@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from agents.board import Board
 from connectx_forge import table
 from connectx_forge.leaderboard.review.games import Game
-from connectx_forge.leaderboard.review.labeller import Labeller, Position
+from connectx_forge.leaderboard.review.labeller import Labeller, PositionValues
 from connectx_forge.progress import count
 
 WDL = {1: "win", 0: "draw", -1: "loss"}
@@ -66,7 +66,7 @@ def tag_of(before: int | None, after: int | None, score_before: int | None, scor
     return None
 
 
-def note(ply: int, mark: int, column: int, position: Position, opening: bool = False) -> MoveNote:
+def note(ply: int, mark: int, column: int, position: PositionValues, opening: bool = False) -> MoveNote:
     """The verdict on playing ``column`` in ``position``."""
     after = position.moves[column]
     before = position.before

@@ -29,7 +29,7 @@ from typing import TypedDict, TypeGuard
 from agents.board import Board
 from connectx_forge import boundedread, safe_write
 from connectx_forge.errors import UserError
-from connectx_forge.leaderboard.review.labeller import Position, Value
+from connectx_forge.leaderboard.review.labeller import PositionValues, Value
 from connectx_forge.paths import user_cache
 
 MAX_BYTES = 64 * boundedread.MIB  # about 300,000 positions
@@ -37,8 +37,8 @@ SOURCES = ("", "rules", "book", "solver")
 MAX_SCORE = boundedread.MAX_SIDE * boundedread.MAX_SIDE  # no score is larger than the cells of a board
 
 
-class Entry(TypedDict):
-    """One line of the file: the position's key (``key_of``), the engine (``e``) and time limit (``t``, seconds)
+class CachedLabel(TypedDict):
+    """One line of the file: the position's key (``label_key``), the engine (``e``) and time limit (``t``, seconds)
     it was labelled with, its value before the move (``b``) and after each move (``m``, by column), each as
     ``[wdl, score, source]``, the book's move (``bm``) and whether a solve timed out (``to``)."""
 
@@ -56,18 +56,18 @@ def default_path() -> Path:
     return user_cache() / "review" / "labels.jsonl"
 
 
-def key_of(board: Board) -> str:
+def label_key(board: Board) -> str:
     """The position's key: its size and Pons' unique ``current + mask``, in hex."""
     return f"{board.rows}x{board.columns}x{board.inarow}:{board.key():x}"
 
 
 class LabelCache:
-    """Positions labelled before, by ``key_of``: read from ``path`` (None: kept in memory only), new ones
+    """Positions labelled before, by ``label_key``: read from ``path`` (None: kept in memory only), new ones
     added with ``keep`` and written by ``save``."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
-        self.entries: dict[str, Entry] = {}
+        self.entries: dict[str, CachedLabel] = {}
         self.pending: list[str] = []  # lines kept since the last save
         self.hits = 0
         if path is not None and path.exists():
@@ -90,9 +90,9 @@ class LabelCache:
             if _valid(entry):
                 self.entries[str(entry["k"])] = entry
 
-    def get(self, board: Board, engine: str, time_limit: float) -> Position | None:
+    def get(self, board: Board, engine: str, time_limit: float) -> PositionValues | None:
         """The kept values of ``board`` where they may stand for a solve now (see the module), else None."""
-        entry = self.entries.get(key_of(board))
+        entry = self.entries.get(label_key(board))
         if entry is None:
             return None
         position = _position(entry)
@@ -104,10 +104,10 @@ class LabelCache:
         self.hits += 1
         return position
 
-    def keep(self, board: Board, position: Position, engine: str, time_limit: float) -> None:
+    def keep(self, board: Board, position: PositionValues, engine: str, time_limit: float) -> None:
         """Keep ``position``, the values of ``board``, labelled by ``engine`` within ``time_limit`` s."""
-        key = key_of(board)
-        entry: Entry = {"k": key, "e": engine, "t": time_limit, "b": _value(position.before),
+        key = label_key(board)
+        entry: CachedLabel = {"k": key, "e": engine, "t": time_limit, "b": _value(position.before),
                         "m": {str(c): _value(v) for c, v in position.moves.items()}, "bm": position.book_move,
                         "to": position.timed_out}
         self.entries[key] = entry
@@ -138,12 +138,12 @@ def _value(v: Value) -> list[object]:
     return [v.wdl, v.score, v.source]
 
 
-def _position(entry: Entry) -> Position:
+def _position(entry: CachedLabel) -> PositionValues:
     def value(v: list[object]) -> Value:  # a value _valid_value passed, or _value wrote
         wdl, score, source = v
         return Value(wdl if isinstance(wdl, int) else None, score if isinstance(score, int) else None, str(source))
 
-    return Position(value(entry["b"]), {int(c): value(v) for c, v in entry["m"].items()}, entry["bm"],
+    return PositionValues(value(entry["b"]), {int(c): value(v) for c, v in entry["m"].items()}, entry["bm"],
                     timed_out=entry["to"])
 
 
@@ -155,7 +155,7 @@ def _valid_value(v: object) -> bool:
         (score is None or (type(score) is int and abs(score) <= MAX_SCORE))
 
 
-def _valid(entry: object) -> TypeGuard[Entry]:
+def _valid(entry: object) -> TypeGuard[CachedLabel]:
     """Whether a parsed line is an entry ``keep`` writes, every value in range."""
     if not isinstance(entry, dict) or set(entry) != {"k", "e", "t", "b", "m", "bm", "to"}:
         return False

@@ -56,7 +56,7 @@ class Value:
 
 
 @dataclass
-class Position:
+class PositionValues:
     """The values of a position before a move (``before``) and of each legal move (``moves``), all the mover's.
 
     ``book_move``: the book's best column, where the book holds the position; ``solve_s``: the time it took.
@@ -86,9 +86,9 @@ class Position:
 class Kept(Protocol):
     """Where positions labelled before are kept (``label_cache.LabelCache``)."""
 
-    def get(self, board: Board, engine: str, time_limit: float) -> Position | None: ...
+    def get(self, board: Board, engine: str, time_limit: float) -> PositionValues | None: ...
 
-    def keep(self, board: Board, position: Position, engine: str, time_limit: float) -> None: ...
+    def keep(self, board: Board, position: PositionValues, engine: str, time_limit: float) -> None: ...
 
 
 class Labeller:
@@ -122,7 +122,7 @@ class Labeller:
             return None
         return self.book.lookup(board.current, board.mask)
 
-    def position(self, board: Board, played: int | None = None) -> Position:
+    def position(self, board: Board, played: int | None = None) -> PositionValues:
         """The values before a move on ``board`` and of every legal move, ``played`` solved before the others;
         from the cache where it holds them, and kept there when the solver labelled them now."""
         if self.cache is not None:
@@ -157,7 +157,7 @@ class Labeller:
         elif any(v.source == "rules" and v.wdl == 1 for v in moves.values()):
             before = Value.exact((size + 1 - board.moves) // 2, "rules")
         pending.sort(key=lambda item: item[0] != played)  # the played move first
-        result = Position(before, moves, book_move)
+        result = PositionValues(before, moves, book_move)
         solver = self._solver(board)
         if solver is not None:
             self._solve_all(solver, board, pending, result, deadline)
@@ -167,7 +167,7 @@ class Labeller:
             self.cache.keep(board, result, self.engine_used, self.time_limit)
         return result
 
-    def _solve_all(self, solver: Engine, board: Board, pending: list[tuple[int, Board]], result: Position,
+    def _solve_all(self, solver: Engine, board: Board, pending: list[tuple[int, Board]], result: PositionValues,
                    deadline: float) -> None:
         """Weak values first (the position, then each move), then exact ones, until ``deadline``."""
         moves = result.moves
@@ -183,7 +183,7 @@ class Labeller:
                     if found is not None:
                         moves[col] = found.negated()
 
-    def _solve(self, solver: Engine, board: Board, weak: bool, deadline: float, result: Position) -> Value | None:
+    def _solve(self, solver: Engine, board: Board, weak: bool, deadline: float, result: PositionValues) -> Value | None:
         """``board``'s value for its side to move, or None (and ``result.timed_out``) past ``deadline``."""
         if time.perf_counter() >= deadline:
             result.timed_out = True
@@ -197,7 +197,7 @@ class Labeller:
         return Value(sign(score), None, "solver") if weak else Value.exact(score, "solver")
 
     @staticmethod
-    def _derive(result: Position) -> None:
+    def _derive(result: PositionValues) -> None:
         """What the known values imply: the book's move has the position's value, and the position has its
         best move's value (where every move is known, or one wins)."""
         column = result.book_move

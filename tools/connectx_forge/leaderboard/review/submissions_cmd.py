@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_json(parser, "print the submissions as a JSON list instead of the table")
 
 
-def format_table(rows: Sequence[Mapping[str, object]]) -> str:
+def submissions_table(rows: Sequence[Mapping[str, object]]) -> str:
     """The submissions as a table: id, date, status, scores, file and description."""
     if not rows:
         return "no submissions yet (make upload MSG=... submits one)"
@@ -39,5 +39,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{k: s.get(k) for k in FIELDS} for s in rows], indent=2))
     else:
-        print(format_table(rows))
+        print(submissions_table(rows))
     return 0
