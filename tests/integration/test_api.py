@@ -69,6 +69,30 @@ def test_a_match_gives_the_records_the_command_saves(games4: cf.MatchResult) -> 
     assert "A = random" in m.text and repr(m).startswith("<MatchResult random vs negamax-fast: 4 games")
 
 
+def test_a_match_is_one_run_through_execute_from_the_notebook_and_the_command(
+        empty_cwd: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``cf.match`` and ``cxforge match`` without ``--store`` play through the runs' one driver, ``execute``, in
+    memory (nothing written), with the players resolved once as given: a function too."""
+    from connectx_forge.api import functions
+    from connectx_forge.arena import match_cmd
+    from connectx_forge.arena.run import MEMORY, execute
+    from connectx_forge.cli import main
+
+    runs: list[tuple[str, object, tuple[str, ...]]] = []
+
+    def spy(run: Any, how: Any) -> Any:
+        runs.append((run.kind, how.store, tuple(p.label for p in how.players.values())))
+        return execute(run, how)
+
+    monkeypatch.setattr(functions, "execute", spy)
+    monkeypatch.setattr(match_cmd, "execute", spy)
+    r = cf.match(first_legal, "random", games=2, workers=1)
+    assert main(["match", "leftmost", "random", "-n", "2", "-w", "1", "--no-progress", "--json"]) == 0
+    assert runs == [("match", MEMORY, ("first_legal", "random")), ("match", MEMORY, ("leftmost", "random"))]
+    assert len(r.games) == 2 and json.loads(capsys.readouterr().out)["overall"]["games"] == 2
+    assert list(empty_cwd.iterdir()) == []
+
+
 def test_a_function_plays_a_match_and_one_game_shows_its_replay(empty_cwd: Path) -> None:
     m = cf.match(first_legal, "random", games=2, seed=1)  # all cores: a module-level function pickles
     assert m.a == "first_legal" and len(m.games) == 2

@@ -42,11 +42,11 @@ def test_a_missing_output_folder_is_made_before_the_work(tmp_path: Path, argv: l
 
 def test_an_output_that_cannot_be_written_is_refused_before_any_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from connectx_forge.arena import match_cmd
+    from connectx_forge.arena import match_run
 
     (tmp_path / "afile").write_text("")
     matches: list[object] = []
-    monkeypatch.setattr(match_cmd, "play_match", lambda *args, **kwargs: matches.append(args))
+    monkeypatch.setattr(match_run, "play_match", lambda *args, **kwargs: matches.append(args))
     assert main(["match", "kaggle:negamax", "random", "-n", "100", "--save", str(tmp_path / "afile" / "g.jsonl")]) \
         == 2
     err = capsys.readouterr().err

@@ -1,10 +1,8 @@
 """``connectx_forge.match``, ``check``, ``tournament``, ``sprt`` and ``review``: the commands, from Python.
 
-Each is a thin layer over what its ``cxforge`` command calls (``tools/connectx_forge/arena/match.play_match``,
-``tools/connectx_forge/submit/check.check_file``, ``tools/connectx_forge/arena/run.execute``,
-``tools/connectx_forge/leaderboard/review``), with the command's
-defaults,
-and returns a result object (``results.py``).  A run takes the settings object its command builds from its
+Each is a thin layer over what its ``cxforge`` command calls (the runs' ``tools/connectx_forge/arena/run.execute``,
+``tools/connectx_forge/submit/check.check_file``, ``tools/connectx_forge/leaderboard/review``), with the command's
+defaults, and returns a result object (``results.py``).  A run takes the settings object its command builds from its
 flags (``Match``, ``Tournament``, ``Sprt``, ``Ladder``, each holding a ``GameSettings``) as ``settings=``, or
 its fields as keywords (``configured``): the object checks them, once.  Bad input is the command's own one-line
 ``UserError`` (``connectx_forge.UserError``).
@@ -42,10 +40,10 @@ from connectx_forge.api.results import CheckResult, MatchResult, ReviewResult, S
 from connectx_forge.arena import plots
 from connectx_forge.arena.dask_cluster import dask_target
 from connectx_forge.arena.flags import projects_game
-from connectx_forge.arena.match import MatchInterrupted, play_match
+from connectx_forge.arena.match import MatchInterrupted
 from connectx_forge.arena.match_report import format_match
 from connectx_forge.arena.match_run import Match
-from connectx_forge.arena.run import MIX, NEW_RUN, Execution, Run, RunResult, execute
+from connectx_forge.arena.run import MEMORY, MIX, NEW_RUN, Execution, Run, RunResult, execute
 from connectx_forge.arena.sprt_run import FILES as SPRT_FILES
 from connectx_forge.arena.sprt_run import Sprt, SprtReport, format_sprt
 from connectx_forge.arena.tournament import Tournament, TournamentReport
@@ -259,10 +257,11 @@ def match(a: PlayerLike | os.PathLike[str], b: PlayerLike | os.PathLike[str], ga
     m = configured(Match, settings, {**given, "a": pa.spec, "b": pb.spec}, "match")
     if workers is None and not _picklable(pa, pb):
         workers = 1
-    plan = m.plan_of(pa, pb, progress)
     writer = _writer(save, force)
+    how = Execution(workers, progress=progress, store=MEMORY, on_game=writer.add if writer is not None else None,
+                    players={pa.spec: pa, pb.spec: pb})
     try:
-        result = play_match(plan, workers, progress, on_game=writer.add if writer is not None else None)
+        result = execute(m, how).result
     except MatchInterrupted:
         if writer is not None:
             writer.close()

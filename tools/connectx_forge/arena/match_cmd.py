@@ -1,13 +1,12 @@
-"""``cxforge match``: the command-line face of ``play_match`` (flags in, report out, nothing else).
+"""``cxforge match``: the flags parsed into a ``Match`` and an ``Execution``, the run played by ``execute``
+(as the notebook's ``match`` plays it), the report printed.
 
-The shared flags come from ``tools/connectx_forge/options`` (-n, -w, --seed, the board size,
---json, --save, --no-progress); the flags of
-Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate and --memory
-(the agent hosts of ``tools/connectx_forge/sandbox``) are this command's own; --store, --resume, --new-run and
---mix-versions
-are the arena's (``tools/connectx_forge/arena/flags.add_store_flags``): with --store the match is a run of the results
-store
-(``match_run``), each game committed as it ends, Ctrl-C one line naming the store to resume from.
+The shared flags come from ``tools/connectx_forge/options`` (-n, -w, --seed, the board size, --json, --save,
+--no-progress); Kaggle's time rule (--act-timeout, --overage), --seats, --openings, --isolate and --memory (the
+agent hosts of ``tools/connectx_forge/sandbox``) are this command's own; --store, --resume, --new-run and
+--mix-versions are the arena's (``tools/connectx_forge/arena/flags.add_store_flags``).  With --store the games
+are committed to the results store as they end, and Ctrl-C names the store to resume from; without, they are
+kept in memory (``match_run.in_memory``), and Ctrl-C prints the finished games' table.
 """
 
 from __future__ import annotations
@@ -15,21 +14,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from connectx_forge import options
 from connectx_forge.arena import flags
-from connectx_forge.arena.match import SEATS, MatchInterrupted, PlayedMatch, play_match
+from connectx_forge.arena.match import SEATS, MatchInterrupted, PlayedMatch
 from connectx_forge.arena.match_report import format_match
-from connectx_forge.arena.match_run import Match, match_run
+from connectx_forge.arena.match_run import Match, in_memory
 from connectx_forge.arena.run import NEW_RUN, RunInterrupted, execute, version_lines
 from connectx_forge.errors import UserError
 from connectx_forge.games.catalog import CONNECTX
 from connectx_forge.play import why_lost
-from connectx_forge.play.game_record import GameRecord
-from connectx_forge.play.records import GameWriter, tag
+from connectx_forge.play.records import GameWriter
 from connectx_forge.play.rules import ACT_TIMEOUT, OVERAGE
-from connectx_forge.players.player import GhostFiles
 from connectx_forge.sandbox import jail
 
 HELP = "play games between two agents with Kaggle's rules and report win rates"
@@ -93,15 +90,17 @@ def _settings(args: argparse.Namespace) -> Match:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the match (with --store: the games the store lacks), save its games if asked, print the report; 0."""
+    """Play the match (with --store: the games the store lacks; without, in memory), save its games if asked,
+    print the report; 0."""
     s = _settings(args)
     writer = flags.writer_of(args)
-    if args.store is not None:
-        return _stored(args, s, writer)
-    ghosts = flags.ghosts_of(args)
-    plan = s.plan(options.progress_of(args), ghosts)
+    how = flags.execution_of(args, writer)
+    if args.store is None:
+        s, how = in_memory(s, how)
     try:
-        result = play_match(plan, args.workers, options.progress_of(args), on_game=_saver(s, writer, ghosts))
+        stored = execute(s, how)
+    except RunInterrupted as stop:
+        return flags.interrupted(args, stop, writer)
     except MatchInterrupted as stop:
         if writer is not None:
             writer.close()
@@ -111,25 +110,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"cxforge match: interrupted: the table counts the {len(result.records)} finished game(s) of "
               f"{s.games}{kept} (with --store FILE a match resumes where it stopped)", file=sys.stderr)
         return 130
-    _report(args, s, result, writer, result.to_json())
-    return 0
-
-
-def _saver(s: Match, writer: GameWriter | None, ghosts: GhostFiles | None) -> Callable[[GameRecord], None] | None:
-    """``--save``'s ``on_game``: each game, named by the match's run and pairing (its stable key), written as
-    it ends."""
-    if writer is None:
-        return None
-    run, pairing = match_run(s, ghosts)
-    return lambda rec: writer.add(tag(rec, run, pairing))
-
-
-def _stored(args: argparse.Namespace, s: Match, writer: GameWriter | None) -> int:
-    """The match as a run of the store at --store: only the games it lacks are played; Ctrl-C: the resume hint."""
-    try:
-        stored = execute(s, flags.execution_of(args, writer))
-    except RunInterrupted as stop:
-        return flags.interrupted(args, stop, writer)
+    if args.store is None:
+        _report(args, s, stored.result, writer, stored.result.to_json())
+        return 0
     notes = version_lines(stored.chosen.mixed, stored.chosen.note)
     _report(args, s, stored.result, writer, stored.to_json())
     for note in notes:

@@ -27,14 +27,11 @@ from agents.board import STANDARD
 from connectx_forge.arena import openings as suites
 from connectx_forge.arena.match import MatchJson, MatchPlan, PlayedMatch, play_match
 from connectx_forge.arena.run import (
+    MEMORY,
     Chosen,
     Execution,
     Opened,
     canonical_specs,
-    file_versions,
-    labels_of,
-    name_of,
-    versioned_name,
 )
 from connectx_forge.arena.store import Key
 from connectx_forge.errors import UserError
@@ -125,11 +122,6 @@ class Match:
         suite = suites.load_suite(size=max(suites.DEFAULT_SIZE, self.openings), progress=progress)
         return tuple(tuple(o.columns) for o in suite[:self.openings])
 
-    def plan(self, progress: bool, ghosts: GhostFiles | None = None) -> MatchPlan:
-        """The match's games: A and B resolved (two of one label told apart by their specs), the openings."""
-        a, b = distinct([resolve(self.a, ghosts), resolve(self.b, ghosts)])
-        return self.plan_of(a, b, progress)
-
     def plan_of(self, a: Player, b: Player, progress: bool) -> MatchPlan:
         """The match's games between players A and B as given (the API's: a function too); ``UserError`` for
         settings that make no match (``MatchPlan``)."""
@@ -139,7 +131,8 @@ class Match:
         """Play the games ``0 .. N-1`` the store lacks, committing each as it ends; the result counts all N."""
         labels, db, run = opened.labels, opened.db, opened.run
         pairing = f"{labels[self.a]} vs {labels[self.b]}"
-        plan = self.plan(how.progress)
+        a, b = distinct([how.player(self.a), how.player(self.b)])
+        plan = self.plan_of(a, b, how.progress)
         keys = {job.slot: Key(pairing, job.digits, job.colour, job.seed) for job in plan.jobs()}
         index = {key: i for i, key in keys.items()}
         stored = [replace(g.record, index=index[g.key]) for g in db.games(run) if g.key in index]
@@ -177,9 +170,10 @@ class StoredMatch:
                 "mixed_versions": list(self.chosen.mixed), "run_note": self.chosen.note}
 
 
-def match_run(s: Match, ghosts: GhostFiles | None = None) -> tuple[str, str]:
-    """The run and pairing that name the games of match ``s`` played without a store (their stable key's): the
-    run a new store would give it (its settings and the players' sources), "A vs B" by the players' labels."""
-    s = s.settled(ghosts)
-    labels = labels_of(s.specs())
-    return versioned_name(name_of(s), file_versions(s.specs())), f"{labels[s.a]} vs {labels[s.b]}"
+def in_memory(s: Match, how: Execution) -> tuple[Match, Execution]:
+    """Match ``s`` played without a store (``cxforge match`` without ``--store``): its games kept in memory
+    (``MEMORY``), its players resolved once as written (a ghost's from ``how.ghosts``), the match settled as a
+    store keeps it, so that ``--save`` names each game as a stored run of it would (its stable key)."""
+    a, b = resolve(s.a, how.ghosts), resolve(s.b, how.ghosts)
+    settled = s.settled(how.ghosts)
+    return settled, replace(how, store=MEMORY, players={settled.a: a, settled.b: b})

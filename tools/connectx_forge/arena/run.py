@@ -32,9 +32,10 @@ from connectx_forge.play.game_record import GameRecord
 from connectx_forge.play.records import tag
 from connectx_forge.play.resolve import canonical_spec, resolve
 from connectx_forge.play.settings import GameSettings
-from connectx_forge.players.player import GhostFiles, PlayerLike, distinct
+from connectx_forge.players.player import GhostFiles, Player, PlayerLike, distinct
 
 STORE_DIR = paths.RUNS / "arena"
+MEMORY = ":memory:"  # ``Execution.store``: the run's games kept in memory, nothing written
 R_co = TypeVar("R_co", covariant=True)
 Report = TypeVar("Report")
 
@@ -50,25 +51,27 @@ def run_name(kind: str, settings: Mapping[str, object]) -> str:
     return f"{kind}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
-def file_versions(specs: Sequence[str]) -> dict[str, str]:
-    """The sha256 of the file each file player plays (a project's or source file's build included).
+def file_versions(specs: Sequence[str], find: Callable[[str], Player] = resolve) -> dict[str, str]:
+    """The sha256 of the file each file player plays (a project's or source file's build included); ``find``
+    gives a spec's player (``Execution.player``).
 
     Kept with a run (``choose_run``), so that a tournament or SPRT of an agent
     whose sources changed never resumes the old agent's games unasked.
     """
     out = {}
     for spec in specs:
-        player = resolve(spec)
+        player = find(spec)
         if player.fresh:
             out[spec] = hashlib.sha256(Path(player.file).read_bytes()).hexdigest()
     return out
 
 
-def labels_of(specs: Sequence[str]) -> dict[str, str]:
+def labels_of(specs: Sequence[str], find: Callable[[str], Player] = resolve) -> dict[str, str]:
     """Each player's label in a run's tables, files and store: a project's name, a file's name, a registered
-    name; the path (the spec) only where two players' labels collide (``players.distinct``)."""
+    name; the path (the spec) only where two players' labels collide (``players.distinct``).  ``find`` gives
+    a spec's player (``Execution.player``)."""
     unique = list(dict.fromkeys(specs))
-    return {spec: p.label for spec, p in zip(unique, distinct([resolve(s) for s in unique]), strict=True)}
+    return {spec: p.label for spec, p in zip(unique, distinct([find(s) for s in unique]), strict=True)}
 
 
 def canonical_specs(specs: Sequence[str], ghosts: GhostFiles | None = None) -> tuple[str, ...]:
@@ -282,7 +285,11 @@ class Execution:
     ``store`` (default ``runs/arena/<run>.sqlite``), which must exist with ``resume`` (``--resume``);
     ``on_change`` (``NEW_RUN`` or ``MIX``) for a player whose sources changed since the stored games
     (``choose_run``); a bar unless ``progress`` is False; ``on_game`` sees each game played now as it ends;
-    ``ghosts``: where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``)."""
+    ``ghosts``: where ``ghost:TEAM`` players come from (``--replays``, ``--fallback``).
+
+    ``store`` ``MEMORY`` keeps the games in memory only (a match without ``--store``, the notebook's
+    ``match``).  ``players``: the run's players resolved already, by spec (the notebook's functions, the
+    command's players resolved once as written): the run plays them as given, its specs taken as settled."""
 
     workers: int | None = None
     dask: DaskTarget | str | None = None
@@ -293,6 +300,7 @@ class Execution:
     progress: bool = True
     on_game: Callable[[GameRecord], None] | None = None
     ghosts: GhostFiles | None = None
+    players: Mapping[str, Player] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dask", dask_target(self.dask))  # an unauthenticated scheduler refused now
@@ -301,6 +309,11 @@ class Execution:
     def n_workers(self) -> int:
         """The worker processes: those asked for, else all cores."""
         return self.workers if self.workers is not None else (os.cpu_count() or 1)
+
+    def player(self, spec: str) -> Player:
+        """The player a run's spec plays: the one given (``players``), else resolved from the spec."""
+        given = self.players.get(spec)
+        return given if given is not None else resolve(spec)
 
     def seen(self, job: GameJob, record: GameRecord) -> None:
         """``play_run``'s ``on_game``: hands the record to ``on_game``."""
@@ -396,11 +409,16 @@ def execute(run: Run[R_co], how: Execution | None = None) -> R_co:
     players settled, its run chosen and registered in the store, then its own ``play``.  Ctrl-C raises
     ``RunInterrupted`` naming the store."""
     how = how or Execution()
-    run = run.settled(how.ghosts)
+    run = run if how.players else run.settled(how.ghosts)
     specs = list(dict.fromkeys(run.specs()))
-    labels = labels_of(specs)
-    versions = file_versions(specs)
+    labels = labels_of(specs, how.player)
+    versions = file_versions(specs, how.player)
     base = name_of(run)
+    if how.store == MEMORY:
+        with Store(None) as db:
+            chosen = Chosen(versioned_name(base, versions))
+            db.register(chosen.run, run.kind, RunConfig(run.to_json(), base, labels, versions))
+            return run.play(Opened(db, chosen, labels, Path(MEMORY)), how)
     path = store_path(how.store, base, how.resume)
     with interruptible(path), Store(path) as db:
         chosen = choose_run(db, run.kind, base, versions, labels, how.resume, how.on_change)

@@ -51,12 +51,13 @@ class SqliteFile:
     ``CREATE TABLE IF NOT EXISTS`` and ``CREATE INDEX IF NOT EXISTS`` statements, which are run to make what is
     missing); ``UserError`` in one line naming the file for a file that is not such a database."""
 
-    def __init__(self, path: Path, schema: str, seconds: float = QUERY_SECONDS) -> None:
-        self.path, self.seconds = path, seconds
+    def __init__(self, path: Path | None, schema: str, seconds: float = QUERY_SECONDS) -> None:
+        self.path, self.seconds = path if path is not None else Path(":memory:"), seconds
         self.deadline, self.timed_out = 0.0, False
-        _check_file(path)
+        if path is not None:
+            _check_file(path)
         try:
-            uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=rwc"
+            uri = "file::memory:" if path is None else "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=rwc"
             self.db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=LOCK_WAIT)
         except sqlite3.Error as exc:
             raise UserError(f"store {path}: cannot open it: {boundedread.one_line(exc)}") from None

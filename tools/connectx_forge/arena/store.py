@@ -152,10 +152,12 @@ class Store:
     results store, or holds what the toolkit does not make (``sqlite_file``).  ``seconds``: each query's
     deadline."""
 
-    def __init__(self, path: Path | str, seconds: float = QUERY_SECONDS) -> None:
-        self.path = Path(path)
-        check_database(self.path)  # no link where SQLite writes (its folders made)
-        self.file = SqliteFile(self.path, SCHEMA, seconds)
+    def __init__(self, path: Path | str | None, seconds: float = QUERY_SECONDS) -> None:
+        """The store at ``path``; None: one in memory, gone when closed."""
+        self.path = Path(path if path is not None else ":memory:")
+        if path is not None:
+            check_database(self.path)  # no link where SQLite writes (its folders made)
+        self.file = SqliteFile(None if path is None else self.path, SCHEMA, seconds)
 
     def __enter__(self) -> Store:
         return self
