@@ -1,2 +1,3 @@
-"""From the leaderboard back home: your submissions' games judged (``review``), Kaggle's rating simulated
-(``ladder``), other teams replayed (``ghosts``) and lost games turned into tests (``regress``)."""
+"""From the leaderboard back home: your submissions' games judged (``review``), other teams replayed
+(``ghosts``) and lost games turned into tests (``regress``).  Kaggle's rating simulated is a run:
+``arena/ladder``."""
