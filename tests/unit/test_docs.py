@@ -56,6 +56,12 @@ def _commands() -> list[tuple[str, list[str]]]:
 COMMANDS = _commands()
 
 
+def test_the_docs_hold_at_most_20000_words() -> None:
+    """docs/*.md are read, not skimmed: at most 20,000 words in all (as ``wc -w`` counts them)."""
+    words = sum(len(page.read_text(encoding="utf-8").split()) for page in (ROOT / "docs").glob("*.md"))
+    assert 0 < words <= 20_000, words
+
+
 def test_the_readme_is_a_front_door_of_at_most_150_lines() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
 
