@@ -224,3 +224,22 @@ def test_shared_function_names_do_not_grow() -> None:
     shared = sorted(name for (kind, name), where in _public_definitions().items()
                     if kind == "function" and len(where) > 1 and name not in COMMAND_PROTOCOL)
     assert 0 < len(shared) <= SHARED_FUNCTION_NAMES, shared
+
+
+def test_only_the_command_line_takes_parsed_flags() -> None:
+    """The flags are parsed once, into typed values (a run's settings, an ``Execution``, a ``GameSettings``, a
+    ``TrainSettings``): a function that takes ``argparse.Namespace`` is a command module's (``*_cmd``), a flag
+    parser's (``options``, ``arena/flags``) or a settings class's ``from_args``."""
+    parsers = {"tools/connectx_forge/options.py", "tools/connectx_forge/arena/flags.py"}
+    found = []
+    for folder in ("agents", "build", "tools"):
+        for path in sorted((importlayers.ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(importlayers.ROOT).as_posix()
+            if path.stem.endswith("_cmd") or rel in parsers:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name != "from_args" and any(
+                        "argparse.Namespace" in ast.unparse(a.annotation)
+                        for a in node.args.args if a.annotation is not None):
+                    found.append(f"{rel}:{node.lineno} {node.name}")
+    assert found == []

@@ -20,7 +20,6 @@ from random weights, as the notebook's did.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import time
@@ -46,6 +45,7 @@ from connectx_forge.players.player import FAST_NEGAMAX
 from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train.arrays import read_npz
 from connectx_forge.train.labels import tactical_random
+from connectx_forge.train.training_settings import TrainSettings
 
 if TYPE_CHECKING:
     from torch import nn
@@ -121,7 +121,7 @@ def greedy_win_rate(q_of: Callable[[np.ndarray], np.ndarray], opponent: str, gam
     return result.tally().win_rate
 
 
-def run_dqn(args: argparse.Namespace) -> int:
+def run_dqn(settings: TrainSettings) -> int:
     import torch  # torch, netlib and rl_env (torch, gymnasium at their tops) load when training runs
     from torch.nn import functional as F
 
@@ -140,26 +140,27 @@ def run_dqn(args: argparse.Namespace) -> int:
     )
     from connectx_forge.train.rl_env import ConnectXEnv
 
-    if args.eval_every < 0 or args.eval_every % 500:
-        raise UserError(f"--eval-every must be a multiple of 500 (the logging interval), got {args.eval_every}")
-    specs = [s.strip() for s in args.opponents.split(",") if s.strip()]
-    for spec in [s for s in specs if s not in ("tactical", "self")] + ([args.eval_opponent] if args.eval_every else []):
+    if settings.eval_every < 0 or settings.eval_every % 500:
+        raise UserError(f"--eval-every must be a multiple of 500 (the logging interval), got {settings.eval_every}")
+    specs = [s.strip() for s in settings.opponents.split(",") if s.strip()]
+    evaluated = [settings.eval_opponent] if settings.eval_every else []
+    for spec in [s for s in specs if s not in ("tactical", "self")] + evaluated:
         resolve(spec)  # a bad spec fails now, before the run folder and the first evaluation
-    if args.init and args.hidden:
+    if settings.init and settings.hidden:
         raise UserError("--hidden and --init both set the layers: --init takes them from its weight file")
-    init = load_init(args.init) if args.init else None  # before the run folder: a bad file leaves nothing
-    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "dqn", args.resume, args.force)
+    init = load_init(settings.init) if settings.init else None  # before the run folder: a bad file leaves nothing
+    run_dir, ckpt_path = prepare_run_dir(settings.out, settings.name or "dqn", settings.resume, settings.force)
 
-    seed_everything(args.seed)
-    rng = random.Random(args.seed)
-    device = pick_device(args.device)
+    seed_everything(settings.seed)
+    rng = random.Random(settings.seed)
+    device = pick_device(settings.device)
     n_in = feature_size(6, 7)
-    hidden = tuple(w.shape[1] for w in init.weights[:-1]) if init else (args.hidden or (128, 64))
+    hidden = tuple(w.shape[1] for w in init.weights[:-1]) if init else (settings.hidden or (128, 64))
     q_net = build_mlp(n_in, hidden, 7).to(device)
     target = build_mlp(n_in, hidden, 7).to(device)
-    if init and not args.resume:
-        warm_start(q_net, init, args.init_scale)
-    opt = torch.optim.Adam(q_net.parameters(), lr=min(args.lr, 1e-3))
+    if init and not settings.resume:
+        warm_start(q_net, init, settings.init_scale)
+    opt = torch.optim.Adam(q_net.parameters(), lr=min(settings.lr, 1e-3))
 
     def q_of(x: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -179,7 +180,7 @@ def run_dqn(args: argparse.Namespace) -> int:
     history: list[dict[str, float]] = []
     start_ep = 0
     best = (-1.0, 0)  # greedy evaluation win rate, episode
-    if args.resume:
+    if settings.resume:
         ckpt = load_checkpoint(ckpt_path, q_net, opt, {"episode": int, "steps": int, "rng": tuple, "best": tuple})
         history, start_ep, steps = ckpt["history"], ckpt["episode"], ckpt["steps"]
         with restoring(ckpt_path, RESUME_HINT):
@@ -187,21 +188,21 @@ def run_dqn(args: argparse.Namespace) -> int:
             best = _best(ckpt["best"])
     target.load_state_dict(q_net.state_dict())
 
-    extra = {"hidden": list(hidden), "seed": args.seed, "opponents": specs,
-             "init": str(args.init) if args.init else None}
+    extra = {"hidden": list(hidden), "seed": settings.seed, "opponents": specs,
+             "init": str(settings.init) if settings.init else None}
     best_path = run_dir / "best_dqn_weights.npz"
-    episodes = args.episodes
-    explore = max(1, int(args.explore * episodes))
+    episodes = settings.episodes
+    explore = max(1, int(settings.explore * episodes))
     outcomes: list[str] = []
     losses: list[float] = []
     t0 = time.time()
     plan = (f"cxforge dqn: {progress_bars.count(episodes - start_ep, 'episode')} of double DQN against "
             f"{', '.join(specs)}")
-    bar = progress_bars.bar(episodes, "dqn episodes", unit="episode", enabled=not args.no_progress, plan=plan)
+    bar = progress_bars.bar(episodes, "dqn episodes", unit="episode", enabled=not settings.no_progress, plan=plan)
     bar.update(start_ep)
     for ep in range(start_ep, episodes):
         eps = max(0.05, 1.0 - 0.95 * ep / explore)
-        obs, info = env.reset(seed=args.seed * 1_000_003 + ep)
+        obs, info = env.reset(seed=settings.seed * 1_000_003 + ep)
         done = False
         while not done:
             legal = np.flatnonzero(info["action_mask"])
@@ -243,11 +244,11 @@ def run_dqn(args: argparse.Namespace) -> int:
                    "win_rate": recent.count("win") / len(recent),
                    "invalid_rate": recent.count("invalid") / len(recent), "epsilon": eps,
                    "wall_s": time.time() - t0}
-            if args.eval_every and ((ep + 1) % args.eval_every == 0 or ep + 1 == episodes):
-                row["eval_win_rate"] = greedy_win_rate(q_of, args.eval_opponent, args.eval_games, args.seed)
+            if settings.eval_every and ((ep + 1) % settings.eval_every == 0 or ep + 1 == episodes):
+                row["eval_win_rate"] = greedy_win_rate(q_of, settings.eval_opponent, settings.eval_games, settings.seed)
                 if row["eval_win_rate"] > best[0]:
                     best = (row["eval_win_rate"], ep + 1)
-                    write_export(q_net, best_path, "q", args.dtype, extra={**extra, "episode": ep + 1})
+                    write_export(q_net, best_path, "q", settings.dtype, extra={**extra, "episode": ep + 1})
             history.append(row)
             bar.set_postfix(win=f"{row['win_rate']:.2f}", eps=f"{eps:.2f}", best=f"{best[0]:.2f}@{best[1]}")
             checkpoint.save(ckpt_path, {"model": q_net.state_dict(), "optimizer": opt.state_dict(),
@@ -259,11 +260,11 @@ def run_dqn(args: argparse.Namespace) -> int:
     out = run_dir / "dqn_weights.npz"
     if best[1]:
         write_bytes(out, best_path.read_bytes(), replace=True)
-        print(f"best greedy win rate vs {args.eval_opponent}: {best[0]:.1%} at episode {best[1]} (exported)")
+        print(f"best greedy win rate vs {settings.eval_opponent}: {best[0]:.1%} at episode {best[1]} (exported)")
     else:
-        write_export(q_net.cpu(), out, "q", args.dtype, extra={**extra, "episode": episodes})
+        write_export(q_net.cpu(), out, "q", settings.dtype, extra={**extra, "episode": episodes})
     print(f"weights: {out}")
-    if args.export:
+    if settings.export:
         write_bytes(agent_data("dqn_weights.npz"), out.read_bytes(), replace=True)
         print(f"exported to {agent_data('dqn_weights.npz')}")
     return 0

@@ -14,12 +14,12 @@ continues from it; data, never a pickle: tools/connectx_forge/train/checkpoint.p
 ``curves.png`` (loss, accuracy and mistake rate), and the exported numpy weights.  ``--export`` also copies them to
 ``agents/data/``, where the agents and the bundler read them.  Runs are seeded:
 the same flags and data give the same weights.  The flags are in
-tools/connectx_forge/train/train_cmd.py; ``run_supervised`` and ``run_dqn`` take its parsed arguments.
+tools/connectx_forge/train/train_cmd.py; ``run_supervised`` and ``run_dqn`` take them parsed once, a
+``TrainSettings``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Iterable
@@ -38,6 +38,7 @@ from connectx_forge.paths import agent_data
 from connectx_forge.safe_write import write_bytes, write_text
 from connectx_forge.train import labels as labelling
 from connectx_forge.train.labels import BestMove, Label
+from connectx_forge.train.training_settings import TrainSettings
 
 WIN_CLASS_WEIGHT = 100.0  # the class dominates the score in the policy target
 
@@ -169,19 +170,19 @@ def _label_engine(name: str) -> str:
     return tool_engines.resolve(name, check=False)
 
 
-def _holdout_paths(args: argparse.Namespace) -> list[Path]:
+def _holdout_paths(settings: TrainSettings) -> list[Path]:
     """The test files training must not see: by default Pons' sets and our held-out sets, where present."""
-    if args.no_holdout:
+    if settings.no_holdout:
         return []
-    if args.holdout is None:
+    if settings.holdout is None:
         return [folder for folder in (paths.PONS_DIR, paths.HELDOUT_DIR) if folder.is_dir() and pons_files(folder)]
-    missing = [str(p) for p in args.holdout if not Path(p).exists()]
+    missing = [str(p) for p in settings.holdout if not Path(p).exists()]
     if missing:
         raise UserError(f"--holdout: no such file or folder: {', '.join(missing)}")
-    return list(args.holdout)
+    return list(settings.holdout)
 
 
-def run_supervised(args: argparse.Namespace) -> int:
+def run_supervised(settings: TrainSettings) -> int:
     import torch  # torch and netlib (torch at its top) load when training runs
     from torch.nn import functional as F
 
@@ -199,17 +200,18 @@ def run_supervised(args: argparse.Namespace) -> int:
         write_export,
     )
 
-    run_dir, ckpt_path = prepare_run_dir(args.out, args.name or "supervised", args.resume, args.force)
-    held_files = _holdout_paths(args)
+    run_dir, ckpt_path = prepare_run_dir(settings.out, settings.name or "supervised", settings.resume, settings.force)
+    held_files = _holdout_paths(settings)
 
-    if args.generate:
-        labelling.generate(args.labels, args.seed, labelling._last_game(
-            labelling.shard_path(args.labels, args.seed)) + 1 + args.generate,
-            args.label_budget, args.min_stones, progress=not args.no_progress, engine=_label_engine(args.label_engine))
+    if settings.generate:
+        labelling.generate(settings.labels, settings.seed, labelling._last_game(
+            labelling.shard_path(settings.labels, settings.seed)) + 1 + settings.generate,
+            settings.label_budget, settings.min_stones, progress=not settings.no_progress,
+            engine=_label_engine(settings.label_engine))
     holdout = holdout_keys(held_files)
     if held_files:
         print(f"held out: {len(holdout)} keys of the positions in {', '.join(map(str, held_files))} and their children")
-    data = build_arrays(labelling.read_labels(args.labels), args.positions, holdout=holdout)
+    data = build_arrays(labelling.read_labels(settings.labels), settings.positions, holdout=holdout)
     train_idx = np.flatnonzero(~data["val"])
     val_idx = np.flatnonzero(data["val"])
     if len(val_idx) == 0:
@@ -217,14 +219,14 @@ def run_supervised(args: argparse.Namespace) -> int:
     print(f"positions: {int((data['w'] > 0).sum())} labelled and {int((data['w'] == 0).sum())} value-only rows "
           f"(mirrors included); {len(train_idx)} train, {len(val_idx)} validation")
 
-    seed_everything(args.seed)
-    device = pick_device(args.device)
-    hidden = args.hidden or (384, 256, 128)
+    seed_everything(settings.seed)
+    device = pick_device(settings.device)
+    hidden = settings.hidden or (384, 256, 128)
     model = build_mlp(feature_size(6, 7), hidden, 7 + 1).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     history: list[dict[str, float]] = []
     start_epoch = 0
-    if args.resume:
+    if settings.resume:
         ckpt = load_checkpoint(ckpt_path, model, opt, {"epoch": int, "torch_rng": torch.Tensor})
         history, start_epoch = ckpt["history"], ckpt["epoch"] + 1
         with restoring(ckpt_path, RESUME_HINT):
@@ -252,17 +254,17 @@ def run_supervised(args: argparse.Namespace) -> int:
         opt.step()
         return float(loss.item()) * len(idx)
 
-    for epoch in range(start_epoch, args.epochs):
+    for epoch in range(start_epoch, settings.epochs):
         for group in opt.param_groups:  # cosine decay, a function of the epoch alone (resumable)
-            group["lr"] = args.lr * 0.5 * (1 + math.cos(math.pi * epoch / args.epochs))
+            group["lr"] = settings.lr * 0.5 * (1 + math.cos(math.pi * epoch / settings.epochs))
         model.train()
-        order = np.random.default_rng(args.seed * 7919 + epoch).permutation(train_idx)
-        batches = [order[i:i + args.batch_size] for i in range(0, len(order), args.batch_size)]
+        order = np.random.default_rng(settings.seed * 7919 + epoch).permutation(train_idx)
+        batches = [order[i:i + settings.batch_size] for i in range(0, len(order), settings.batch_size)]
         total = 0.0
         first = epoch == start_epoch  # the first line, at the run's first epoch
-        plan = f"cxforge train: {args.epochs - epoch} epochs of {len(batches):,} batches" if first else None
-        with progress_bars.bar(len(batches), f"epoch {epoch + 1}/{args.epochs}", unit="batch",
-                               enabled=not args.no_progress, plan=plan) as bar:
+        plan = f"cxforge train: {settings.epochs - epoch} epochs of {len(batches):,} batches" if first else None
+        with progress_bars.bar(len(batches), f"epoch {epoch + 1}/{settings.epochs}", unit="batch",
+                               enabled=not settings.no_progress, plan=plan) as bar:
             for idx in batches:
                 total += _train_step(idx)
                 bar.update()
@@ -286,10 +288,10 @@ def run_supervised(args: argparse.Namespace) -> int:
         write_text(run_dir / "history.json", json.dumps(history, indent=1), replace=True)
         plot_curves(history, run_dir / "curves.png", SUPERVISED_PANELS)
 
-    out = write_export(model.cpu(), run_dir / "net_weights.npz", "policy_value", args.dtype,
-                       extra={"hidden": list(hidden), "seed": args.seed})
+    out = write_export(model.cpu(), run_dir / "net_weights.npz", "policy_value", settings.dtype,
+                       extra={"hidden": list(hidden), "seed": settings.seed})
     print(f"weights: {out}")
-    if args.export:
+    if settings.export:
         write_bytes(agent_data("net_weights.npz"), out.read_bytes(), replace=True)
         print(f"exported to {agent_data('net_weights.npz')}")
     return 0

@@ -18,6 +18,7 @@ from connectx_forge import options
 from connectx_forge.errors import UserError
 from connectx_forge.train.dqn_training import run_dqn
 from connectx_forge.train.train import run_supervised
+from connectx_forge.train.training_settings import TrainSettings
 
 HELP = "train the net / net-search (supervised on solver labels) or dqn networks"
 EXAMPLE = """\
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--device must be auto, cpu or cuda, got {args.device!r}")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda: no CUDA device is available")
-    if args.method == "dqn":
-        return run_dqn(args)
-
-    return run_supervised(args)
+    settings = TrainSettings.from_args(args)
+    if settings.method == "dqn":
+        return run_dqn(settings)
+    return run_supervised(settings)
