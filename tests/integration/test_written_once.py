@@ -101,6 +101,19 @@ def test_a_match_resumed_from_its_store_writes_each_game_once(tmp_path: Path) ->
     assert len(set(_keys(save))) == 6
 
 
+def test_a_match_without_a_store_keys_its_games_as_a_stored_one(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``--store`` a match names its saved games by the run a store would give it: a file given by a
+    relative path is named by its absolute path in both, so the two files hold the same stable keys."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bot.py").write_text("def agent(obs, config):\n    return 3\n")
+    plain, stored = tmp_path / "plain.jsonl", tmp_path / "stored.jsonl"
+    argv = ["match", "bot.py", "random", "-n", "2", *CHEAP]
+    assert main([*argv, "--save", str(plain)]) == 0
+    assert main([*argv, "--save", str(stored), "--store", str(tmp_path / "m.sqlite")]) == 0
+    assert _keys(plain) == _keys(stored) and str(_lines(plain)[0]["run"]).startswith("match-")
+
+
 def test_a_plain_match_saved_twice_is_one_match_for_compare(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     new, base, doubled = tmp_path / "new.jsonl", tmp_path / "base.jsonl", tmp_path / "doubled.jsonl"

@@ -172,8 +172,9 @@ class StoredMatch:
 
 def in_memory(s: Match, how: Execution) -> tuple[Match, Execution]:
     """Match ``s`` played without a store (``cxforge match`` without ``--store``): its games kept in memory
-    (``MEMORY``), its players resolved once as written (a ghost's from ``how.ghosts``), the match settled as a
-    store keeps it, so that ``--save`` names each game as a stored run of it would (its stable key)."""
+    (``MEMORY``), its players resolved once as written (a ghost's from ``how.ghosts``), the match named by their
+    ``canonical`` specs as ``settled`` names it for a store, so that ``--save`` names each game as a stored run of
+    it would (its stable key)."""
     a, b = resolve(s.a, how.ghosts), resolve(s.b, how.ghosts)
-    settled = s.settled(how.ghosts)
-    return settled, replace(how, store=MEMORY, players={settled.a: a, settled.b: b})
+    return replace(s, a=a.canonical, b=b.canonical), replace(how, store=MEMORY,
+                                                             players={a.canonical: a, b.canonical: b})
